@@ -1,0 +1,617 @@
+//! The arithmetic generator (paper A.2): exact-L-digit products, balanced/unbalanced operand
+//! lengths, a grade-school column simulator for carries, frozen bounded pools with a low/high
+//! carry split at the pool median, and four-by-two candidates whose gold-path K vector equals
+//! that of a paired lexical item.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use c2s_records::{ArithmeticMeta, CarryClass, CarryStats, Domain, Item, Structure};
+
+/// Lengths of the main panels.
+pub const LENGTHS: std::ops::RangeInclusive<usize> = 3..=8;
+
+/// Result of simulating `a × b` in columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Simulation {
+    pub stats: CarryStats,
+    /// The partial products (row j is `a × b_j`, unshifted), least significant row first.
+    pub partial_products: Vec<u64>,
+    /// The product obtained by summing the shifted partial products column by column.
+    pub product: u64,
+}
+
+fn digits_lsd(mut n: u64) -> Vec<u32> {
+    if n == 0 {
+        return vec![0];
+    }
+    let mut d = Vec::new();
+    while n > 0 {
+        d.push((n % 10) as u32);
+        n /= 10;
+    }
+    d
+}
+
+fn max_run(trace: &[u32]) -> u32 {
+    let mut best = 0;
+    let mut run = 0;
+    for &c in trace {
+        if c > 0 {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    best
+}
+
+/// Grade-school multiplication of `a` (top) by `b` (bottom): one row per digit of `b`, then a
+/// column-wise sum of the shifted rows.
+///
+/// Counted carries are the positive outgoing carries that are added into a further column
+/// operation. The carry out of a row's last column (and of the summation's last column) is
+/// written down as the leading digit instead; the traces keep it, the counts do not. Counting
+/// it would make every 4-digit product of a 3-digit by 1-digit pair carry in its last column,
+/// so the L = 4 unbalanced pool's median would equal its maximum and leave the high-carry
+/// cell empty.
+pub fn simulate(a: u64, b: u64) -> Simulation {
+    let da = digits_lsd(a);
+    let db = digits_lsd(b);
+    let mut row_carry_trace = Vec::with_capacity(db.len());
+    // Each row as digits (LSD first), built only from single-digit products and carries.
+    let mut rows: Vec<Vec<u32>> = Vec::with_capacity(db.len());
+    for &bj in &db {
+        let mut carry = 0;
+        let mut trace = Vec::with_capacity(da.len());
+        let mut row = Vec::with_capacity(da.len() + 1);
+        for &ai in &da {
+            let p = ai * bj + carry;
+            row.push(p % 10);
+            carry = p / 10;
+            trace.push(carry);
+        }
+        if carry > 0 {
+            row.push(carry);
+        }
+        row_carry_trace.push(trace);
+        rows.push(row);
+    }
+    let partial_products = rows
+        .iter()
+        .map(|r| r.iter().rev().fold(0u64, |acc, &d| acc * 10 + u64::from(d)))
+        .collect();
+    // Column summation of the shifted rows (only when there is more than one row).
+    let mut sum_carry_trace = Vec::new();
+    let product_digits: Vec<u32> = if rows.len() == 1 {
+        rows[0].clone()
+    } else {
+        let width = rows
+            .iter()
+            .enumerate()
+            .map(|(j, r)| r.len() + j)
+            .max()
+            .unwrap_or(0);
+        let mut out = Vec::with_capacity(width + 1);
+        let mut carry = 0;
+        for col in 0..width {
+            let mut s = carry;
+            for (j, r) in rows.iter().enumerate() {
+                if col >= j {
+                    s += r.get(col - j).copied().unwrap_or(0);
+                }
+            }
+            out.push(s % 10);
+            carry = s / 10;
+            sum_carry_trace.push(carry);
+        }
+        let mut c = carry;
+        while c > 0 {
+            out.push(c % 10);
+            c /= 10;
+        }
+        while out.len() > 1 && out.last() == Some(&0) {
+            out.pop();
+        }
+        out
+    };
+    let product = product_digits
+        .iter()
+        .rev()
+        .fold(0u64, |acc, &d| acc * 10 + u64::from(d));
+    // The last entry of each trace is the written-down leading carry (see above).
+    let counted = |t: &[u32]| -> Vec<u32> { t[..t.len().saturating_sub(1)].to_vec() };
+    let row_carries: u32 = row_carry_trace
+        .iter()
+        .map(|t| counted(t).iter().filter(|&&c| c > 0).count() as u32)
+        .sum();
+    let sum_carries = counted(&sum_carry_trace).iter().filter(|&&c| c > 0).count() as u32;
+    let max_carry_chain = row_carry_trace
+        .iter()
+        .map(|t| max_run(&counted(t)))
+        .chain(std::iter::once(max_run(&counted(&sum_carry_trace))))
+        .max()
+        .unwrap_or(0);
+    let concat = format!("{a}{b}");
+    let zero_digits = concat.bytes().filter(|&c| c == b'0').count() as u32;
+    let distinct: BTreeSet<u8> = concat.bytes().collect();
+    let repeated_digits = (concat.len() - distinct.len()) as u32;
+    Simulation {
+        stats: CarryStats {
+            operand_lengths: [da.len() as u32, db.len() as u32],
+            row_carries,
+            sum_carries,
+            total_carries: row_carries + sum_carries,
+            max_carry_chain,
+            elementary_products: (da.len() * db.len()) as u32,
+            zero_digits,
+            repeated_digits,
+            row_carry_trace,
+            sum_carry_trace,
+        },
+        partial_products,
+        product,
+    }
+}
+
+/// Number of decimal digits of `n`.
+pub fn num_digits(n: u64) -> usize {
+    digits_lsd(n).len()
+}
+
+/// Operand-length pairs `(len_a, len_b)`, `len_a ≥ len_b`, that can give an L-digit product.
+pub fn operand_lengths(length: usize, structure: Structure) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for la in 1..=length {
+        for lb in 1..=la {
+            if la + lb != length && la + lb != length + 1 {
+                continue;
+            }
+            let balanced = la - lb <= 1;
+            if balanced == (structure == Structure::Balanced) {
+                out.push((la, lb));
+            }
+        }
+    }
+    out
+}
+
+/// One operand pair drawn into a pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draw {
+    pub a: u64,
+    pub b: u64,
+    pub length: usize,
+    pub structure: Structure,
+    pub stats: CarryStats,
+}
+
+impl Draw {
+    pub fn product(&self) -> u64 {
+        self.a * self.b
+    }
+
+    /// The unordered operand pair.
+    pub fn pair(&self) -> (u64, u64) {
+        (self.a.min(self.b), self.a.max(self.b))
+    }
+}
+
+/// Frozen bounded pool for one (length, structure): `size` distinct operand pairs drawn with a
+/// seeded generator, in draw order, plus the median of their total carries.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    pub length: usize,
+    pub structure: Structure,
+    pub draws: Vec<Draw>,
+    pub median_carries: f64,
+}
+
+impl Pool {
+    pub fn carry_class(&self, d: &Draw) -> CarryClass {
+        if f64::from(d.stats.total_carries) <= self.median_carries {
+            CarryClass::Low
+        } else {
+            CarryClass::High
+        }
+    }
+}
+
+fn pow10(e: usize) -> u64 {
+    10u64.pow(e as u32)
+}
+
+/// Draw a pool of `size` distinct unordered operand pairs with exactly `length`-digit products.
+/// Operands are at least 2 (a factor 1 is an identity, not a multiplication problem).
+pub fn draw_pool(length: usize, structure: Structure, size: usize, rng: &mut ChaCha8Rng) -> Pool {
+    let shapes = operand_lengths(length, structure);
+    let mut seen = BTreeSet::new();
+    let mut draws = Vec::with_capacity(size);
+    let mut attempts = 0usize;
+    while draws.len() < size && attempts < size * 1000 {
+        attempts += 1;
+        let (la, lb) = shapes[rng.random_range(0..shapes.len())];
+        let a = rng.random_range(pow10(la - 1).max(2)..pow10(la));
+        let b = rng.random_range(pow10(lb - 1).max(2)..pow10(lb));
+        let product = a * b;
+        if num_digits(product) != length {
+            continue;
+        }
+        if !seen.insert((a.min(b), a.max(b))) {
+            continue;
+        }
+        let stats = simulate(a, b).stats;
+        draws.push(Draw {
+            a,
+            b,
+            length,
+            structure,
+            stats,
+        });
+    }
+    let mut carries: Vec<u32> = draws.iter().map(|d| d.stats.total_carries).collect();
+    carries.sort_unstable();
+    let n = carries.len();
+    let median_carries = if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        f64::from(carries[n / 2])
+    } else {
+        (f64::from(carries[n / 2 - 1]) + f64::from(carries[n / 2])) / 2.0
+    };
+    Pool {
+        length,
+        structure,
+        draws,
+        median_carries,
+    }
+}
+
+/// Four-by-two candidates for the gold `product`: four distinct nonzero first digits (the
+/// gold's and three others), and at 0-based `branch` (1 ≤ branch < L) the gold digit or one
+/// alternative; every other position copies the gold. Returned in a seeded display order.
+pub fn four_by_two_candidates(product: u64, branch: usize, rng: &mut ChaCha8Rng) -> Vec<String> {
+    let gold: Vec<u8> = product.to_string().into_bytes();
+    assert!(
+        branch >= 1 && branch < gold.len(),
+        "branch position out of range"
+    );
+    let mut firsts: Vec<u8> = (b'1'..=b'9').filter(|&d| d != gold[0]).collect();
+    firsts.shuffle(rng);
+    let mut first_digits = vec![gold[0]];
+    first_digits.extend_from_slice(&firsts[..3]);
+    let alternatives: Vec<u8> = (b'0'..=b'9').filter(|&d| d != gold[branch]).collect();
+    let alt = alternatives[rng.random_range(0..alternatives.len())];
+    let mut out = Vec::with_capacity(8);
+    for &f in &first_digits {
+        for &d in &[gold[branch], alt] {
+            let mut c = gold.clone();
+            c[0] = f;
+            c[branch] = d;
+            out.push(String::from_utf8(c).expect("digits are ASCII"));
+        }
+    }
+    out.shuffle(rng);
+    out
+}
+
+/// Arithmetic operands selected for the frozen banks.
+#[derive(Debug, Clone)]
+pub struct ArithmeticSelection {
+    /// Per length, in cell order (balanced-low, balanced-high, unbalanced-low, unbalanced-high).
+    pub dev: BTreeMap<usize, Vec<(Draw, CarryClass)>>,
+    pub test: BTreeMap<usize, Vec<(Draw, CarryClass)>>,
+    /// Pool medians per (length, structure).
+    pub medians: BTreeMap<(usize, Structure), f64>,
+}
+
+/// Sizes of the arithmetic selection.
+#[derive(Debug, Clone, Copy)]
+pub struct ArithmeticQuota {
+    /// Operand pairs drawn per (length, structure) pool.
+    pub pool_size: usize,
+    /// Items per structure × carry cell per length in the test bank (16 → 64 per length).
+    pub test_per_cell: usize,
+    /// Items per cell per length in the dev bank (2 → 8 per length).
+    pub dev_per_cell: usize,
+}
+
+impl Default for ArithmeticQuota {
+    fn default() -> Self {
+        ArithmeticQuota {
+            pool_size: 2000,
+            test_per_cell: 16,
+            dev_per_cell: 2,
+        }
+    }
+}
+
+/// Select dev then test operands from frozen pools. Products are unique across both banks;
+/// test shares no product and no unordered operand pair with dev.
+pub fn select_operands(seed: u64, quota: ArithmeticQuota) -> Result<ArithmeticSelection, String> {
+    let mut used_products = BTreeSet::new();
+    let mut used_pairs = BTreeSet::new();
+    let mut dev = BTreeMap::new();
+    let mut test = BTreeMap::new();
+    let mut medians = BTreeMap::new();
+    for length in LENGTHS {
+        let mut dev_items = Vec::new();
+        let mut test_items = Vec::new();
+        for (si, structure) in [Structure::Balanced, Structure::Unbalanced]
+            .into_iter()
+            .enumerate()
+        {
+            let mut rng =
+                ChaCha8Rng::seed_from_u64(seed ^ ((length as u64) << 8) ^ (si as u64 + 1));
+            let pool = draw_pool(length, structure, quota.pool_size, &mut rng);
+            medians.insert((length, structure), pool.median_carries);
+            for class in [CarryClass::Low, CarryClass::High] {
+                let cell: Vec<&Draw> = pool
+                    .draws
+                    .iter()
+                    .filter(|d| pool.carry_class(d) == class)
+                    .collect();
+                let mut take = |n: usize,
+                                out: &mut Vec<(Draw, CarryClass)>|
+                 -> Result<(), String> {
+                    let mut got = 0;
+                    for d in &cell {
+                        if got == n {
+                            break;
+                        }
+                        if used_products.contains(&d.product()) || used_pairs.contains(&d.pair()) {
+                            continue;
+                        }
+                        used_products.insert(d.product());
+                        used_pairs.insert(d.pair());
+                        out.push(((*d).clone(), class));
+                        got += 1;
+                    }
+                    if got < n {
+                        return Err(format!(
+                            "pool L={length} {structure:?}/{class:?} holds only {got} usable pairs, {n} needed"
+                        ));
+                    }
+                    Ok(())
+                };
+                take(quota.dev_per_cell, &mut dev_items)?;
+                take(quota.test_per_cell, &mut test_items)?;
+            }
+        }
+        dev.insert(length, dev_items);
+        test.insert(length, test_items);
+    }
+    Ok(ArithmeticSelection { dev, test, medians })
+}
+
+/// The problem text of `a × b` (ASCII, so that every bank is plain ASCII).
+pub fn problem_text(a: u64, b: u64) -> String {
+    format!("What is {a} * {b}?")
+}
+
+/// Length of the common prefix of the gold and its first-letter partner in a four-by-two set:
+/// the largest k ≥ 1 with K(k) = 2. This is the 0-based branch position of arithmetic partners.
+pub fn branch_from_k_vector(k_vector: &[u32]) -> Option<usize> {
+    if k_vector.len() < 3 || k_vector[0] != 8 || k_vector[1] != 2 {
+        return None;
+    }
+    let last_two = k_vector.iter().rposition(|&k| k == 2)?;
+    if k_vector[1..=last_two].iter().all(|&k| k == 2)
+        && k_vector[last_two + 1..].iter().all(|&k| k == 1)
+    {
+        Some(last_two)
+    } else {
+        None
+    }
+}
+
+/// Build arithmetic items for one split, pairing each with a lexical item of the same length
+/// and taking its K vector: within a length, lexical partners are assigned by a seeded
+/// permutation. Sets `partner_id` on both sides.
+pub fn build_paired_items(
+    split: &str,
+    selection: &BTreeMap<usize, Vec<(Draw, CarryClass)>>,
+    lexical: &mut [Item],
+    seed: u64,
+) -> Result<Vec<Item>, String> {
+    let mut out = Vec::new();
+    for (&length, draws) in selection {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA11CE ^ ((length as u64) << 16));
+        let mut partners: Vec<usize> = lexical
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.length == length)
+            .map(|(i, _)| i)
+            .collect();
+        if partners.len() != draws.len() {
+            return Err(format!(
+                "{split} L={length}: {} arithmetic items but {} lexical partners",
+                draws.len(),
+                partners.len()
+            ));
+        }
+        partners.shuffle(&mut rng);
+        for (n, ((draw, class), &li)) in draws.iter().zip(&partners).enumerate() {
+            let partner = &mut lexical[li];
+            let branch = branch_from_k_vector(&partner.k_vector).ok_or_else(|| {
+                format!(
+                    "lexical item {} has no four-by-two K vector: {:?}",
+                    partner.item_id, partner.k_vector
+                )
+            })?;
+            let product = draw.product();
+            let candidates = four_by_two_candidates(product, branch, &mut rng);
+            let item_id = format!("arith-{split}-{length}-{:02}", n + 1);
+            partner.partner_id = Some(item_id.clone());
+            let mut item = Item {
+                item_id,
+                domain: Domain::Arithmetic,
+                problem: problem_text(draw.a, draw.b),
+                target: product.to_string(),
+                length,
+                candidates,
+                k_vector: vec![],
+                partner_id: Some(partner.item_id.clone()),
+                geometry: None,
+                arithmetic: Some(ArithmeticMeta {
+                    operands: [draw.a, draw.b],
+                    structure: draw.structure,
+                    carry_class: *class,
+                    carry: draw.stats.clone(),
+                }),
+                lexical: None,
+            };
+            c2s_records::validate_item(&mut item, &c2s_records::ItemPolicy::default(), false)
+                .map_err(|e| e.to_string())?;
+            if item.k_vector != partner.k_vector {
+                return Err(format!(
+                    "{}: K vector {:?} differs from partner {}'s {:?}",
+                    item.item_id, item.k_vector, partner.item_id, partner.k_vector
+                ));
+            }
+            out.push(item);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn simulator_counts_known_example() {
+        // 39 × 15: row 5: 9*5=45 (carry 4), 3*5+4=19 (carry 1) → 195; row 1: 39 (no carries).
+        // Sum: col0 5, col1 9+9=18 (carry 1), col2 1+3+1=5 → 585.
+        let c = simulate(999, 99);
+        assert_eq!(c.product, 98901);
+        assert_eq!(c.stats.row_carry_trace, vec![vec![8, 8, 8], vec![8, 8, 8]]);
+        assert_eq!(c.stats.row_carries, 4);
+        // Summing 8991 + 89910: carries out of columns 1, 2 and 3 form a chain of three.
+        assert_eq!(c.stats.sum_carry_trace, vec![0, 1, 1, 1, 0]);
+        assert_eq!(c.stats.sum_carries, 3);
+        assert_eq!(c.stats.max_carry_chain, 3);
+        let s = simulate(39, 15);
+        assert_eq!(s.product, 585);
+        assert_eq!(s.partial_products, vec![195, 39]);
+        assert_eq!(s.stats.row_carry_trace, vec![vec![4, 1], vec![0, 0]]);
+        // The row's final carry (1, written as the leading digit of 195) is not counted.
+        assert_eq!(s.stats.row_carries, 1);
+        assert_eq!(s.stats.sum_carry_trace, vec![0, 1, 0]);
+        assert_eq!(s.stats.sum_carries, 1);
+        assert_eq!(s.stats.total_carries, 2);
+        assert_eq!(s.stats.max_carry_chain, 1);
+        assert_eq!(s.stats.elementary_products, 4);
+        assert_eq!(s.stats.operand_lengths, [2, 2]);
+        assert_eq!(s.stats.zero_digits, 0);
+        assert_eq!(s.stats.repeated_digits, 0);
+        let t = simulate(101, 7);
+        assert_eq!(t.product, 707);
+        assert_eq!(t.stats.sum_carry_trace, Vec::<u32>::new());
+        assert_eq!(t.stats.zero_digits, 1);
+        assert_eq!(t.stats.repeated_digits, 1);
+    }
+
+    proptest! {
+        #[test]
+        fn simulator_equals_integer_product(a in 1u64..100_000_000, b in 1u64..100_000) {
+            let s = simulate(a, b);
+            prop_assert_eq!(s.product, a * b);
+            // Each partial product is a × (digit of b).
+            for (j, p) in s.partial_products.iter().enumerate() {
+                let digit = (b / 10u64.pow(j as u32)) % 10;
+                prop_assert_eq!(*p, a * digit);
+            }
+            prop_assert_eq!(s.stats.total_carries, s.stats.row_carries + s.stats.sum_carries);
+            prop_assert!(s.stats.max_carry_chain <= s.stats.total_carries);
+        }
+
+        #[test]
+        fn candidates_have_four_by_two_geometry(product in 100u64..100_000_000, seed in any::<u64>(), pick in 0usize..100) {
+            let l = num_digits(product);
+            let branch = 1 + pick % (l - 1);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let c = four_by_two_candidates(product, branch, &mut rng);
+            let gold = product.to_string();
+            prop_assert_eq!(c.len(), 8);
+            prop_assert!(c.contains(&gold));
+            prop_assert_eq!(c.iter().collect::<BTreeSet<_>>().len(), 8);
+            prop_assert!(c.iter().all(|s| s.len() == l && !s.starts_with('0')));
+            let cands: Vec<Vec<char>> = c.iter().map(|s| s.chars().collect()).collect();
+            let target: Vec<char> = gold.chars().collect();
+            let k = c2s_records::k_vector(&target, &cands);
+            prop_assert_eq!(branch_from_k_vector(&k), Some(branch));
+            // Only the first position and the branch position vary.
+            for pos in 0..l {
+                let u = c2s_records::position_union(&cands, pos);
+                let expected = if pos == 0 { 4 } else if pos == branch { 2 } else { 1 };
+                prop_assert_eq!(u.len(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn structures_partition_operand_lengths() {
+        assert_eq!(
+            operand_lengths(3, Structure::Balanced),
+            vec![(2, 1), (2, 2)]
+        );
+        assert_eq!(operand_lengths(3, Structure::Unbalanced), vec![(3, 1)]);
+        for l in LENGTHS {
+            for (la, lb) in operand_lengths(l, Structure::Unbalanced) {
+                assert!(la - lb >= 2);
+            }
+            assert!(!operand_lengths(l, Structure::Balanced).is_empty());
+            assert!(!operand_lengths(l, Structure::Unbalanced).is_empty());
+        }
+    }
+
+    #[test]
+    fn selection_fills_every_cell_with_unique_products() {
+        let sel = select_operands(7, ArithmeticQuota::default()).unwrap();
+        let mut products = BTreeSet::new();
+        let mut dev_pairs = BTreeSet::new();
+        for (l, items) in &sel.dev {
+            assert_eq!(items.len(), 8, "dev L={l}");
+            for (d, _) in items {
+                assert!(products.insert(d.product()));
+                dev_pairs.insert(d.pair());
+            }
+        }
+        for (l, items) in &sel.test {
+            assert_eq!(items.len(), 64, "test L={l}");
+            let mut cells: BTreeMap<(Structure, CarryClass), usize> = BTreeMap::new();
+            for (d, c) in items {
+                assert_eq!(num_digits(d.product()), *l);
+                assert!(products.insert(d.product()), "product reused");
+                assert!(!dev_pairs.contains(&d.pair()));
+                let med = sel.medians[&(*l, d.structure)];
+                assert_eq!(
+                    *c == CarryClass::High,
+                    f64::from(d.stats.total_carries) > med
+                );
+                let (la, lb) = (num_digits(d.a), num_digits(d.b));
+                match d.structure {
+                    Structure::Balanced => assert!(la.abs_diff(lb) <= 1),
+                    Structure::Unbalanced => assert!(la.abs_diff(lb) >= 2),
+                }
+                *cells.entry((d.structure, *c)).or_default() += 1;
+            }
+            assert_eq!(cells.len(), 4);
+            assert!(cells.values().all(|&n| n == 16));
+        }
+    }
+
+    #[test]
+    fn branch_is_read_from_k_vector() {
+        assert_eq!(branch_from_k_vector(&[8, 2, 2, 1]), Some(2));
+        assert_eq!(branch_from_k_vector(&[8, 2, 1, 1, 1]), Some(1));
+        assert_eq!(branch_from_k_vector(&[8, 4, 1, 1]), None);
+        assert_eq!(branch_from_k_vector(&[8, 2, 1, 2]), None);
+    }
+}

@@ -1,0 +1,9 @@
+//! Frozen item banks (SPEC §3, paper A.2–A.3): the arithmetic generator with its column
+//! carry simulator, the lexical generator over WordNet 3.0 and wordfreq, the pairing of
+//! arithmetic and lexical items by K vector, and bank files with provenance.
+
+pub mod arithmetic;
+pub mod bank;
+pub mod lexical;
+pub mod wordfreq;
+pub mod wordnet;

@@ -1,0 +1,697 @@
+//! Typed run configuration (TOML), validated before any work. Every error names the file, the
+//! line and the field; the CLI exits with status 2 on them.
+//!
+//! The reference of every field is `config/reference.toml`; `config/quickstart.toml` and
+//! `config/paper-main.toml` are runnable examples.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+use toml::Spanned;
+
+use c2s_records::{
+    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionOrder, PromptVariant, Support,
+    Template,
+};
+
+/// A configuration error: file, line (1-based, when known), field path and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{}{}: {field}: {message}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub field: String,
+    pub message: String,
+}
+
+/// `[run]`: identity and seeds of the run.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// Free-form name, recorded in the manifest.
+    pub name: String,
+    /// Seed of option display orders and code bindings.
+    pub option_seed: u64,
+    /// Shortest and longest accepted target length.
+    pub min_length: usize,
+    pub max_length: usize,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            name: "run".into(),
+            option_seed: 20261005,
+            min_length: 3,
+            max_length: 8,
+        }
+    }
+}
+
+/// `[[sources]]`: where items come from.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SourceConfig {
+    /// A JSONL bank file (one item per line).
+    Jsonl {
+        path: PathBuf,
+        /// Take only the first `limit` items.
+        #[serde(default)]
+        limit: Option<usize>,
+    },
+    /// A Parquet file of items (columns as the JSONL fields; `candidates` a list of strings).
+    Parquet {
+        path: PathBuf,
+        #[serde(default)]
+        limit: Option<usize>,
+    },
+    /// A Kafka topic of JSON item messages.
+    Kafka {
+        /// `host:port[,host:port]`.
+        brokers: String,
+        topic: String,
+        /// Consumer group used for committed offsets (no group rebalancing is used).
+        #[serde(default = "default_group")]
+        group: String,
+        /// Keep consuming until stopped (true) or stop at the end of the topic (false).
+        #[serde(default = "yes")]
+        continuous: bool,
+    },
+}
+
+fn default_group() -> String {
+    "choice2seq".into()
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[model]`: the model and its engine.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    /// GGUF file (or a local model directory for the mistral.rs engine).
+    pub path: PathBuf,
+    /// `prefix` (our batched forward with prefix reuse, the default), `mistralrs`, or
+    /// `simulated` (a seeded test double, for tests only).
+    #[serde(default = "default_engine")]
+    pub engine: String,
+    /// Prefix-cache budget in MiB (prefix engine).
+    #[serde(default = "default_cache_mb")]
+    pub cache_mb: usize,
+}
+
+fn default_engine() -> String {
+    "prefix".into()
+}
+
+fn default_cache_mb() -> usize {
+    1024
+}
+
+/// `[[arms]]`: one interface or control to run on every item.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ArmEntry {
+    /// Native, NativeControl, Independent, Serial, TeacherForced, GoldCopy, SelfPlanSpell,
+    /// SerialStop, WholeGenerate, PrefixContinue.
+    pub arm: String,
+    /// Full, FullFill, UnionCall, UnionFill, TrieCall, TrieFill (local arms; default Full).
+    #[serde(default)]
+    pub support: Option<String>,
+    /// `code` (scored codes, default), `gencode`, `char` or `string` (generated).
+    #[serde(default)]
+    pub contract: Option<String>,
+    /// Prompt variant v1, v2, v3 (default v1).
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Readout template T0, T1, T2 (copy arms).
+    #[serde(default)]
+    pub template: Option<String>,
+    /// Copy evidence raw, indexed, direct (copy arms; default raw).
+    #[serde(default)]
+    pub evidence: Option<String>,
+    /// Copy control independent or serial (copy arms; default serial).
+    #[serde(default)]
+    pub copy_control: Option<String>,
+    /// Option order: 0 = reference, k > 0 = seeded permutation Ok.
+    #[serde(default)]
+    pub order: Option<u32>,
+}
+
+/// `[[comparisons]]`: a paired comparison (arm labels).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonEntry {
+    /// Label of the whole-answer arm, e.g. `Native/code`.
+    pub native: String,
+    /// Label of the local arm, e.g. `Serial/Full/code`.
+    pub serial: String,
+}
+
+/// `[inference]`: batching and flow control.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InferenceSection {
+    /// Most requests per engine batch.
+    pub max_batch: usize,
+    /// Most distinct requests queued or computing (backpressure).
+    pub max_in_flight: usize,
+    /// Milliseconds the engine waits to fill a batch.
+    pub linger_ms: u64,
+    /// Most items whose trajectories are in progress at once.
+    pub max_active_items: usize,
+}
+
+impl Default for InferenceSection {
+    fn default() -> Self {
+        InferenceSection {
+            max_batch: 32,
+            max_in_flight: 256,
+            linger_ms: 2,
+            max_active_items: 64,
+        }
+    }
+}
+
+/// A Holm family: comparisons corrected together.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyEntry {
+    pub name: String,
+    /// Comparison labels `"<native> vs <serial>"`.
+    pub comparisons: Vec<String>,
+    /// `per_model_domain` (default), `per_model`, `per_domain` or `global`.
+    #[serde(default = "default_scope")]
+    pub scope: String,
+}
+
+fn default_scope() -> String {
+    "per_model_domain".into()
+}
+
+/// `[stats]`: statistics and snapshots.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StatsSection {
+    /// Bootstrap draws per snapshot (9,999; 99,999 for final tables).
+    pub bootstrap_draws: u32,
+    /// Bootstrap seed.
+    pub seed: u64,
+    /// Interval level.
+    pub level: f64,
+    /// Write a metric snapshot every this many new outcomes…
+    pub snapshot_every: u64,
+    /// …or every this many seconds (and always at the end).
+    pub snapshot_seconds: f64,
+    /// Holm families (default: all comparisons of a model and domain).
+    pub families: Vec<FamilyEntry>,
+}
+
+impl Default for StatsSection {
+    fn default() -> Self {
+        StatsSection {
+            bootstrap_draws: 9999,
+            seed: 20261005,
+            level: 0.95,
+            snapshot_every: 100,
+            snapshot_seconds: 30.0,
+            families: vec![],
+        }
+    }
+}
+
+/// `[output.kafka]`: optional publication of outcomes and metric snapshots.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaSink {
+    pub brokers: String,
+    pub outcomes_topic: String,
+    pub metrics_topic: String,
+}
+
+/// `[output]`: Parquet parts.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputSection {
+    /// Run directory (the CLI's --run-dir overrides it).
+    pub dir: Option<PathBuf>,
+    /// Roll a part file after this many rows…
+    pub part_rows: usize,
+    /// …or after this many seconds.
+    pub part_seconds: f64,
+    pub kafka: Option<KafkaSink>,
+}
+
+impl Default for OutputSection {
+    fn default() -> Self {
+        OutputSection {
+            dir: None,
+            part_rows: 2000,
+            part_seconds: 5.0,
+            kafka: None,
+        }
+    }
+}
+
+/// The file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    run: RunSection,
+    model: Spanned<ModelSection>,
+    #[serde(default)]
+    sources: Vec<Spanned<SourceConfig>>,
+    arms: Vec<Spanned<ArmEntry>>,
+    #[serde(default)]
+    comparisons: Vec<Spanned<ComparisonEntry>>,
+    #[serde(default)]
+    inference: Option<Spanned<InferenceSection>>,
+    #[serde(default)]
+    stats: Option<Spanned<StatsSection>>,
+    #[serde(default)]
+    output: Option<Spanned<OutputSection>>,
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunConfig {
+    pub run: RunSection,
+    pub model: ModelSection,
+    pub sources: Vec<SourceConfig>,
+    /// Arms in file order, parsed.
+    pub arms: Vec<ArmSpec>,
+    /// Comparisons as (whole-answer label, local label).
+    pub comparisons: Vec<(String, String)>,
+    pub inference: InferenceSection,
+    pub stats: StatsSection,
+    pub output: OutputSection,
+    /// Where the config was read from.
+    pub file: PathBuf,
+}
+
+impl RunConfig {
+    pub fn item_policy(&self) -> ItemPolicy {
+        ItemPolicy {
+            min_length: self.run.min_length,
+            max_length: self.run.max_length,
+        }
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The line where `key` is assigned in the table whose header starts at `span` (toml spans a
+/// table of an array of tables by its header only), or `span` itself.
+fn key_span(text: &str, span: &std::ops::Range<usize>, key: &str) -> std::ops::Range<usize> {
+    let start = span.start.min(text.len());
+    let mut offset = start;
+    for (n, line) in text[start..].split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_start();
+        if n > 0 && trimmed.starts_with('[') {
+            break;
+        }
+        if let Some(rest) = trimmed.strip_prefix(key) {
+            if rest.trim_start().starts_with('=') {
+                return offset..offset + line.len();
+            }
+        }
+        offset += line.len();
+    }
+    span.clone()
+}
+
+/// Read and validate a config file.
+pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: path.to_path_buf(),
+        line: None,
+        field: "-".into(),
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(&text, path)
+}
+
+/// Validate config `text` (read from `file`, for messages); relative paths resolve against the
+/// current directory.
+pub fn parse(text: &str, file: &Path) -> Result<RunConfig, ConfigError> {
+    parse_in(text, file, Path::new("."))
+}
+
+/// Validate config `text`, resolving relative paths against `base` for existence checks.
+pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, ConfigError> {
+    let raw: RawConfig = toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        let message = e.message().to_string();
+        let field = message
+            .split('`')
+            .nth(1)
+            .map(str::to_string)
+            .unwrap_or_else(|| "-".into());
+        ConfigError {
+            file: file.to_path_buf(),
+            line,
+            field,
+            message,
+        }
+    })?;
+    // A span of None (a section left out, so defaulted) gives no line.
+    let err = |span: Option<std::ops::Range<usize>>, field: String, message: String| ConfigError {
+        file: file.to_path_buf(),
+        line: span.map(|s| line_of(text, s.start)),
+        field,
+        message,
+    };
+    fn split<T: Default>(s: Option<Spanned<T>>) -> (T, Option<std::ops::Range<usize>>) {
+        match s {
+            Some(s) => {
+                let span = s.span();
+                (s.into_inner(), Some(span))
+            }
+            None => (T::default(), None),
+        }
+    }
+    if raw.run.min_length == 0 || raw.run.min_length > raw.run.max_length {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            field: "run.min_length".into(),
+            message: format!(
+                "min_length {} must be at least 1 and at most max_length {}",
+                raw.run.min_length, raw.run.max_length
+            ),
+        });
+    }
+    let model_span = Some(raw.model.span());
+    let model = raw.model.into_inner();
+    if !matches!(model.engine.as_str(), "prefix" | "mistralrs" | "simulated") {
+        return Err(err(
+            model_span,
+            "model.engine".into(),
+            format!(
+                "unknown engine `{}` (prefix, mistralrs or simulated)",
+                model.engine
+            ),
+        ));
+    }
+    if model.engine != "simulated" && !base.join(&model.path).exists() {
+        return Err(err(
+            model_span,
+            "model.path".into(),
+            format!(
+                "{} does not exist (scripts/fetch-model.sh installs the default model)",
+                model.path.display()
+            ),
+        ));
+    }
+    let mut sources = Vec::new();
+    for (i, s) in raw.sources.into_iter().enumerate() {
+        let span = Some(s.span());
+        let s = s.into_inner();
+        match &s {
+            SourceConfig::Jsonl { path, .. } | SourceConfig::Parquet { path, .. } => {
+                if !base.join(path).exists() {
+                    return Err(err(
+                        span,
+                        format!("sources[{i}].path"),
+                        format!("{} does not exist", path.display()),
+                    ));
+                }
+            }
+            SourceConfig::Kafka { brokers, topic, .. } => {
+                if brokers.trim().is_empty() || topic.trim().is_empty() {
+                    return Err(err(
+                        span,
+                        format!("sources[{i}]"),
+                        "a Kafka source needs brokers and topic".into(),
+                    ));
+                }
+            }
+        }
+        sources.push(s);
+    }
+    if sources.is_empty() {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            field: "sources".into(),
+            message: "at least one [[sources]] entry is needed".into(),
+        });
+    }
+    if raw.arms.is_empty() {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            field: "arms".into(),
+            message: "at least one [[arms]] entry is needed".into(),
+        });
+    }
+    let mut arms: Vec<ArmSpec> = Vec::new();
+    for (i, a) in raw.arms.into_iter().enumerate() {
+        let span = Some(a.span());
+        let spec = arm_spec(a.get_ref()).map_err(|(field, message)| {
+            let at = span.as_ref().map(|s| key_span(text, s, &field));
+            err(at, format!("arms[{i}].{field}"), message)
+        })?;
+        c2s_protocol::validate_spec(&spec)
+            .map_err(|message| err(span.clone(), format!("arms[{i}]"), message))?;
+        if arms.contains(&spec) {
+            return Err(err(
+                span,
+                format!("arms[{i}]"),
+                format!("arm {} is listed twice", spec.label()),
+            ));
+        }
+        arms.push(spec);
+    }
+    let labels: Vec<String> = arms.iter().map(ArmSpec::label).collect();
+    let mut comparisons = Vec::new();
+    for (i, c) in raw.comparisons.iter().enumerate() {
+        let span = Some(c.span());
+        let c = c.get_ref();
+        for (field, label, whole) in [("native", &c.native, true), ("serial", &c.serial, false)] {
+            let at = span.as_ref().map(|s| key_span(text, s, field));
+            let Some(k) = labels.iter().position(|l| l == label) else {
+                return Err(err(
+                    at,
+                    format!("comparisons[{i}].{field}"),
+                    format!(
+                        "`{label}` is not one of the configured arms ({})",
+                        labels.join(", ")
+                    ),
+                ));
+            };
+            if arms[k].arm.is_whole_answer() != whole {
+                return Err(err(
+                    at,
+                    format!("comparisons[{i}].{field}"),
+                    format!(
+                        "`{label}` must be a {} arm",
+                        if whole { "whole-answer" } else { "local" }
+                    ),
+                ));
+            }
+        }
+        comparisons.push((c.native.clone(), c.serial.clone()));
+    }
+    if raw.comparisons.is_empty() {
+        for w in arms.iter().filter(|a| a.arm.is_whole_answer()) {
+            for l in arms.iter().filter(|a| a.arm.is_local()) {
+                comparisons.push((w.label(), l.label()));
+            }
+        }
+    }
+    let (inference, inference_span) = split(raw.inference);
+    for (field, v) in [
+        ("max_batch", inference.max_batch),
+        ("max_in_flight", inference.max_in_flight),
+        ("max_active_items", inference.max_active_items),
+    ] {
+        if v == 0 {
+            return Err(err(
+                inference_span.clone(),
+                format!("inference.{field}"),
+                "must be at least 1".into(),
+            ));
+        }
+    }
+    let (stats, stats_span) = split(raw.stats);
+    if !(stats.level > 0.0 && stats.level < 1.0) {
+        return Err(err(
+            stats_span.clone(),
+            "stats.level".into(),
+            format!("{} is not in (0, 1)", stats.level),
+        ));
+    }
+    if stats.bootstrap_draws == 0 {
+        return Err(err(
+            stats_span.clone(),
+            "stats.bootstrap_draws".into(),
+            "must be at least 1".into(),
+        ));
+    }
+    if stats.snapshot_every == 0 || stats.snapshot_seconds.is_nan() || stats.snapshot_seconds <= 0.0
+    {
+        return Err(err(
+            stats_span.clone(),
+            "stats.snapshot_every".into(),
+            "snapshot_every and snapshot_seconds must be positive".into(),
+        ));
+    }
+    let comparison_labels: Vec<String> = comparisons
+        .iter()
+        .map(|(a, b)| format!("{a} vs {b}"))
+        .collect();
+    for (i, f) in stats.families.iter().enumerate() {
+        if !matches!(
+            f.scope.as_str(),
+            "per_model_domain" | "per_model" | "per_domain" | "global"
+        ) {
+            return Err(err(
+                stats_span.clone(),
+                format!("stats.families[{i}].scope"),
+                format!(
+                    "unknown scope `{}` (per_model_domain, per_model, per_domain, global)",
+                    f.scope
+                ),
+            ));
+        }
+        for c in &f.comparisons {
+            if !comparison_labels.contains(c) {
+                return Err(err(
+                    stats_span.clone(),
+                    format!("stats.families[{i}].comparisons"),
+                    format!(
+                        "`{c}` is not a configured comparison ({})",
+                        comparison_labels.join("; ")
+                    ),
+                ));
+            }
+        }
+    }
+    let (output, output_span) = split(raw.output);
+    if output.part_rows == 0 || output.part_seconds.is_nan() || output.part_seconds <= 0.0 {
+        return Err(err(
+            output_span,
+            "output.part_rows".into(),
+            "part_rows and part_seconds must be positive".into(),
+        ));
+    }
+    Ok(RunConfig {
+        run: raw.run,
+        model,
+        sources,
+        arms,
+        comparisons,
+        inference,
+        stats,
+        output,
+        file: file.to_path_buf(),
+    })
+}
+
+/// Parse one `[[arms]]` entry; errors are (field, message).
+pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
+    let arm = Arm::ALL
+        .into_iter()
+        .find(|x| x.as_str().eq_ignore_ascii_case(&a.arm))
+        .ok_or_else(|| {
+            let names: Vec<&str> = Arm::ALL.iter().map(|x| x.as_str()).collect();
+            (
+                "arm".to_string(),
+                format!("unknown arm `{}` ({})", a.arm, names.join(", ")),
+            )
+        })?;
+    let mut spec = ArmSpec::new(arm);
+    if let Some(s) = &a.support {
+        spec.support = Support::parse(s).ok_or_else(|| {
+            (
+                "support".to_string(),
+                format!("unknown support `{s}` (Full, FullFill, UnionCall, UnionFill, TrieCall, TrieFill)"),
+            )
+        })?;
+        if arm.is_whole_answer() {
+            return Err((
+                "support".into(),
+                format!("{arm} selects a whole answer; it has no local support"),
+            ));
+        }
+    }
+    spec.contract = match a.contract.as_deref() {
+        None => match arm {
+            Arm::WholeGenerate | Arm::PrefixContinue => Contract::GeneratedString,
+            _ => Contract::ScoredCode,
+        },
+        Some("code") => Contract::ScoredCode,
+        Some("gencode") => Contract::GeneratedCode,
+        Some("char") => Contract::GeneratedCharacter,
+        Some("string") => Contract::GeneratedString,
+        Some(other) => {
+            return Err((
+                "contract".into(),
+                format!("unknown contract `{other}` (code, gencode, char, string)"),
+            ))
+        }
+    };
+    spec.variant = match a.variant.as_deref() {
+        None | Some("v1") => PromptVariant::V1,
+        Some("v2") => PromptVariant::V2,
+        Some("v3") => PromptVariant::V3,
+        Some(other) => {
+            return Err((
+                "variant".into(),
+                format!("unknown variant `{other}` (v1, v2, v3)"),
+            ))
+        }
+    };
+    spec.template = match a.template.as_deref() {
+        None => None,
+        Some("T0") => Some(Template::T0),
+        Some("T1") => Some(Template::T1),
+        Some("T2") => Some(Template::T2),
+        Some(other) => {
+            return Err((
+                "template".into(),
+                format!("unknown template `{other}` (T0, T1, T2)"),
+            ))
+        }
+    };
+    spec.evidence = match a.evidence.as_deref() {
+        None | Some("raw") => Evidence::Raw,
+        Some("indexed") => Evidence::Indexed,
+        Some("direct") => Evidence::Direct,
+        Some(other) => {
+            return Err((
+                "evidence".into(),
+                format!("unknown evidence `{other}` (raw, indexed, direct)"),
+            ))
+        }
+    };
+    spec.copy_control = match a.copy_control.as_deref() {
+        None | Some("serial") => CopyControl::Serial,
+        Some("independent") => CopyControl::Independent,
+        Some(other) => {
+            return Err((
+                "copy_control".into(),
+                format!("unknown copy control `{other}` (independent, serial)"),
+            ))
+        }
+    };
+    spec.order = match a.order {
+        None | Some(0) => OptionOrder::Reference,
+        Some(k) => OptionOrder::Permuted(k),
+    };
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,50 @@
+//! Stage 3a, controller expansion: every valid item becomes one task per configured arm.
+//! SelfPlanSpell tasks name the arm whose choice they copy (the item's own Native), so the
+//! feedback loop starts them when that trajectory completes.
+
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::StreamVec;
+
+use c2s_records::{Arm, ArmSpec};
+
+use crate::messages::Task;
+use crate::validate::Located;
+
+/// The plan source of SelfPlanSpell: the first Native arm of the configuration.
+pub fn plan_source(specs: &[ArmSpec]) -> Option<String> {
+    specs
+        .iter()
+        .find(|s| s.arm == Arm::Native)
+        .map(ArmSpec::label)
+}
+
+pub fn expand<'s>(
+    items: StreamVec<'s, u64, Located>,
+    specs: Vec<ArmSpec>,
+) -> StreamVec<'s, u64, Task> {
+    let plan = plan_source(&specs);
+    items.unary::<CapacityContainerBuilder<Vec<Task>>, _, _, _>(
+        Pipeline,
+        "ExpandArms",
+        move |_, _| {
+            move |input, output| {
+                input.for_each(|cap, data| {
+                    let mut session = output.session(&cap);
+                    for l in data.drain(..) {
+                        for spec in &specs {
+                            session.give(Task {
+                                item: l.item.clone(),
+                                spec: *spec,
+                                plan_from: (spec.arm == Arm::SelfPlanSpell)
+                                    .then(|| plan.clone())
+                                    .flatten(),
+                            });
+                        }
+                    }
+                });
+            }
+        },
+    )
+}

@@ -1,0 +1,137 @@
+//! The engine interface: score a batch of prompts over their legal options, or generate
+//! greedily for a batch of prompts. Engines are synchronous and own their model; the
+//! [`super::service::InferenceService`] runs one on its own thread behind an async interface.
+
+use serde::{Deserialize, Serialize};
+
+use c2s_records::FinishReason;
+
+use super::error::EngineError;
+
+/// What identifies the model that answered: file hash, tokenizer and chat template.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelIdentity {
+    /// Short name (file stem), e.g. `SmolLM2-135M-Instruct.Q4_1`.
+    pub name: String,
+    /// Path the model was loaded from.
+    pub path: String,
+    /// SHA-256 of the model file.
+    pub file_sha256: String,
+    /// Tokenizer description (model type, pre-tokenizer, vocabulary size).
+    pub tokenizer: String,
+    /// SHA-256 of the chat template source.
+    pub chat_template_sha256: String,
+    /// Which engine computed the answers (e.g. `candle-prefix/f32`, `mistralrs-0.8.1`).
+    pub engine: String,
+}
+
+impl ModelIdentity {
+    /// `name@sha12`: the `model` column of the outputs.
+    pub fn label(&self) -> String {
+        format!(
+            "{}@{}",
+            self.name,
+            &self.file_sha256[..12.min(self.file_sha256.len())]
+        )
+    }
+}
+
+/// A chat prompt: optional system message, one user message, and text placed after the
+/// assistant generation boundary.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PromptSpec {
+    pub system: Option<String>,
+    pub user: String,
+    pub assistant_prefix: Option<String>,
+}
+
+impl PromptSpec {
+    pub fn from_request(r: &c2s_records::Request) -> PromptSpec {
+        PromptSpec {
+            system: r.system.clone(),
+            user: r.user.clone(),
+            assistant_prefix: r.assistant_prefix.clone(),
+        }
+    }
+}
+
+/// Score the continuations `options` (e.g. option codes) at the prompt boundary.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScoreJob {
+    pub prompt: PromptSpec,
+    pub options: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreOutput {
+    /// Natural-log probability of each option's token sequence under the full vocabulary
+    /// (summed over its tokens).
+    pub logprobs: Vec<f64>,
+    /// The conditional distribution over the options (softmax of `logprobs`): every other
+    /// continuation is masked.
+    pub probabilities: Vec<f64>,
+    pub prompt_tokens: u32,
+    /// Prompt tokens served from the prefix cache.
+    pub reused_tokens: u32,
+    pub latency_ms: f64,
+}
+
+/// Greedy generation with a budget of new tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GenerateJob {
+    pub prompt: PromptSpec,
+    pub max_new_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerateOutput {
+    /// Decoded text of the generated tokens (stop token excluded).
+    pub text: String,
+    pub tokens: Vec<u32>,
+    pub finish_reason: FinishReason,
+    /// The budget ran out before a stop token.
+    pub truncated: bool,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub reused_tokens: u32,
+    pub latency_ms: f64,
+}
+
+/// Counters an engine keeps (for benchmarks and logs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineStats {
+    /// Prompt tokens requested.
+    pub prompt_tokens: u64,
+    /// Prompt tokens actually computed (the rest came from the prefix cache).
+    pub computed_tokens: u64,
+    /// Generated tokens.
+    pub generated_tokens: u64,
+    /// Forward passes (batched calls of the model).
+    pub forwards: u64,
+    /// Seconds spent in forward passes.
+    pub forward_seconds: f64,
+}
+
+/// A model engine. Implementations must return exactly one result per job, in job order.
+pub trait Engine: Send {
+    fn identity(&self) -> &ModelIdentity;
+    fn score(&mut self, jobs: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>>;
+    fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>>;
+    fn stats(&self) -> EngineStats {
+        EngineStats::default()
+    }
+    /// Forget cached prefixes (benchmarks measure cold paths with it).
+    fn clear_cache(&mut self) {}
+}
+
+/// Softmax of natural-log scores.
+pub fn normalize_logprobs(logprobs: &[f64]) -> Vec<f64> {
+    let max = logprobs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() {
+        let n = logprobs.len().max(1) as f64;
+        return vec![1.0 / n; logprobs.len()];
+    }
+    let exps: Vec<f64> = logprobs.iter().map(|&l| (l - max).exp()).collect();
+    let sum: f64 = exps.iter().sum();
+    exps.iter().map(|e| e / sum).collect()
+}

@@ -1,0 +1,605 @@
+//! [`PrefixEngine`]: the fast CPU path. Prompts are rendered with the GGUF's chat template,
+//! tokenized with the GGUF's tokenizer, matched against the prefix cache, and the uncached
+//! suffixes of a whole batch run through one ragged forward pass.
+//!
+//! Scoring is exact: the full-vocabulary log-softmax (f64) at the prompt boundary, read at the
+//! options' tokens; options of several tokens add the log-probabilities of their later tokens
+//! (teacher-forced); the conditional distribution over the options is the softmax of those
+//! sums, so every other continuation is masked.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use c2s_records::FinishReason;
+
+use super::backend::{
+    normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
+    PromptSpec, ScoreJob, ScoreOutput,
+};
+use super::error::EngineError;
+use super::llama::{log_softmax, LayerKv, LlamaModel, SeqInput};
+use super::prefix_cache::{PrefixCache, PrefixMatch, BLOCK};
+use super::tokenizer::{ChatMessage, ModelTokenizer};
+
+/// Settings of the prefix engine.
+#[derive(Debug, Clone, Copy)]
+pub struct PrefixEngineConfig {
+    /// Reuse cached prefixes (off: every prompt is computed in full).
+    pub prefix_reuse: bool,
+    /// Byte budget of the prefix cache.
+    pub cache_bytes: usize,
+    /// Largest number of prompt tokens computed in one forward pass.
+    pub max_batch_tokens: usize,
+}
+
+impl Default for PrefixEngineConfig {
+    fn default() -> Self {
+        PrefixEngineConfig {
+            prefix_reuse: true,
+            cache_bytes: 1 << 30,
+            max_batch_tokens: 4096,
+        }
+    }
+}
+
+pub struct PrefixEngine {
+    model: LlamaModel,
+    tokenizer: ModelTokenizer,
+    cache: PrefixCache,
+    identity: ModelIdentity,
+    config: PrefixEngineConfig,
+    stats: EngineStats,
+}
+
+/// SHA-256 of a file, streamed.
+pub fn file_sha256(path: &Path) -> Result<String, EngineError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| EngineError::ModelFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| EngineError::ModelFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Model identity of a GGUF file.
+pub fn gguf_identity(
+    path: &Path,
+    tokenizer: &ModelTokenizer,
+    engine: &str,
+) -> Result<ModelIdentity, EngineError> {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "model".into());
+    Ok(ModelIdentity {
+        name,
+        path: path.display().to_string(),
+        file_sha256: file_sha256(path)?,
+        tokenizer: format!(
+            "gguf gpt2-bpe pre={} vocab={}",
+            tokenizer.pre_tokenizer,
+            tokenizer.vocab_size()
+        ),
+        chat_template_sha256: hex::encode(Sha256::digest(
+            tokenizer.chat_template().unwrap_or("").as_bytes(),
+        )),
+        engine: engine.to_string(),
+    })
+}
+
+/// Open a GGUF file's metadata and tokenizer.
+pub fn load_tokenizer(path: &Path) -> Result<ModelTokenizer, EngineError> {
+    let mut file = std::fs::File::open(path).map_err(|e| EngineError::ModelFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let ct = candle_core::quantized::gguf_file::Content::read(&mut file).map_err(|e| {
+        EngineError::ModelFile {
+            path: path.to_path_buf(),
+            reason: format!("not a readable GGUF file: {e}"),
+        }
+    })?;
+    ModelTokenizer::from_gguf(&ct)
+}
+
+/// A prompt prepared for the model.
+struct Prepared {
+    tokens: Vec<u32>,
+}
+
+/// Result of prefilling one prompt.
+struct Prefilled {
+    kv: Vec<LayerKv>,
+    last_logits: Vec<f32>,
+    reused: usize,
+}
+
+impl PrefixEngine {
+    pub fn load(path: &Path, config: PrefixEngineConfig) -> Result<PrefixEngine, EngineError> {
+        let tokenizer = load_tokenizer(path)?;
+        let model = LlamaModel::load(path)?;
+        let identity = gguf_identity(path, &tokenizer, "candle-prefix/f32")?;
+        let c = &model.config;
+        let bytes_per_token = c.n_layers * 2 * c.kv_width() * 4;
+        Ok(PrefixEngine {
+            cache: PrefixCache::new(config.cache_bytes, bytes_per_token),
+            model,
+            tokenizer,
+            identity,
+            config,
+            stats: EngineStats::default(),
+        })
+    }
+
+    pub fn tokenizer(&self) -> &ModelTokenizer {
+        &self.tokenizer
+    }
+
+    /// Full-vocabulary logits at the prompt boundary, computed from scratch (no prefix cache):
+    /// the reference that scoring is checked against.
+    pub fn boundary_logits(&self, prompt: &PromptSpec) -> Result<Vec<f32>, EngineError> {
+        let tokens = self.prompt_tokens(prompt)?;
+        let rows = [tokens.len() - 1];
+        let out = self.model.forward(&[SeqInput {
+            prefix: None,
+            prefix_len: 0,
+            tokens: &tokens,
+            logit_rows: &rows,
+        }])?;
+        out.into_iter()
+            .next()
+            .and_then(|o| o.logits.into_iter().next())
+            .ok_or_else(|| EngineError::Compute("no logits".into()))
+    }
+
+    /// Render a prompt with the chat template and tokenize it.
+    pub fn prompt_tokens(&self, p: &PromptSpec) -> Result<Vec<u32>, EngineError> {
+        let mut messages = Vec::new();
+        if let Some(s) = &p.system {
+            messages.push(ChatMessage {
+                role: "system".into(),
+                content: s.clone(),
+            });
+        }
+        messages.push(ChatMessage {
+            role: "user".into(),
+            content: p.user.clone(),
+        });
+        let text = self
+            .tokenizer
+            .render_chat(&messages, p.assistant_prefix.as_deref())?;
+        self.tokenizer.encode(&text)
+    }
+
+    /// Prefill many prompts, reusing and extending the prefix cache. Prompts that share an
+    /// uncached block with an earlier prompt of the same round wait for the next round, so a
+    /// shared prefix is computed once.
+    fn prefill(&mut self, prompts: &[Prepared]) -> Vec<Result<Prefilled, EngineError>> {
+        let mut results: Vec<Option<Result<Prefilled, EngineError>>> =
+            (0..prompts.len()).map(|_| None).collect();
+        let mut pending: Vec<usize> = (0..prompts.len()).collect();
+        while !pending.is_empty() {
+            let mut round = Vec::new();
+            let mut deferred = Vec::new();
+            let mut claimed: HashSet<Vec<u32>> = HashSet::new();
+            let mut round_tokens = 0;
+            for &i in &pending {
+                let tokens = &prompts[i].tokens;
+                let m = if self.config.prefix_reuse {
+                    self.cache.lookup(tokens, 1)
+                } else {
+                    PrefixMatch {
+                        nodes: vec![],
+                        tokens: 0,
+                    }
+                };
+                let new_tokens = tokens.len() - m.tokens;
+                let first_block_end = m.tokens + BLOCK;
+                let shares_uncached = self.config.prefix_reuse
+                    && first_block_end < tokens.len()
+                    && !claimed.insert(tokens[..first_block_end].to_vec());
+                let over_budget =
+                    !round.is_empty() && round_tokens + new_tokens > self.config.max_batch_tokens;
+                if shares_uncached || over_budget {
+                    deferred.push(i);
+                } else {
+                    round_tokens += new_tokens;
+                    round.push((i, m));
+                }
+            }
+            let prefixes: Vec<Result<Vec<LayerKv>, EngineError>> =
+                round.iter().map(|(_, m)| self.cache.assemble(m)).collect();
+            let last_rows: Vec<[usize; 1]> = round
+                .iter()
+                .map(|(i, m)| [prompts[*i].tokens.len() - m.tokens - 1])
+                .collect();
+            let mut seqs = Vec::with_capacity(round.len());
+            let mut idx = Vec::with_capacity(round.len());
+            for (((i, m), prefix), rows) in round.iter().zip(&prefixes).zip(&last_rows) {
+                match prefix {
+                    Ok(kv) => {
+                        let tokens = &prompts[*i].tokens;
+                        seqs.push(SeqInput {
+                            prefix: (m.tokens > 0).then_some(kv.as_slice()),
+                            prefix_len: m.tokens,
+                            tokens: &tokens[m.tokens..],
+                            logit_rows: rows,
+                        });
+                        idx.push(*i);
+                    }
+                    Err(e) => results[*i] = Some(Err(e.clone())),
+                }
+            }
+            let started = Instant::now();
+            let computed: usize = seqs.iter().map(|s| s.tokens.len()).sum();
+            let out = self.model.forward(&seqs);
+            self.stats.forwards += 1;
+            self.stats.forward_seconds += started.elapsed().as_secs_f64();
+            self.stats.computed_tokens += computed as u64;
+            drop(seqs);
+            match out {
+                Ok(outs) => {
+                    let matches: std::collections::HashMap<usize, &PrefixMatch> =
+                        round.iter().map(|(i, m)| (*i, m)).collect();
+                    for (i, out) in idx.iter().zip(outs) {
+                        let m = matches[i];
+                        let tokens = &prompts[*i].tokens;
+                        if self.config.prefix_reuse {
+                            if let Err(e) = self.cache.insert(tokens, m, &out.kv) {
+                                results[*i] = Some(Err(e));
+                                continue;
+                            }
+                        }
+                        let last_logits = out.logits.into_iter().next().unwrap_or_default();
+                        results[*i] = Some(Ok(Prefilled {
+                            kv: out.kv,
+                            last_logits,
+                            reused: m.tokens,
+                        }));
+                    }
+                }
+                Err(e) => {
+                    for i in idx {
+                        results[i] = Some(Err(e.clone()));
+                    }
+                }
+            }
+            pending = deferred;
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or(Err(EngineError::Compute("prompt was not prefilled".into()))))
+            .collect()
+    }
+
+    /// Token sequences of the options, as the model would emit them after the generation
+    /// boundary. When one option's sequence is a prefix of another's, every option is closed
+    /// with the end-of-turn token so that the options are disjoint events.
+    fn option_tokens(&self, options: &[String]) -> Result<Vec<Vec<u32>>, EngineError> {
+        let mut seqs = Vec::with_capacity(options.len());
+        for o in options {
+            let t = self.tokenizer.encode(o)?;
+            if t.is_empty() {
+                return Err(EngineError::Request(format!("option `{o}` has no tokens")));
+            }
+            seqs.push(t);
+        }
+        let prefix_conflict = seqs.iter().enumerate().any(|(i, a)| {
+            seqs.iter()
+                .enumerate()
+                .any(|(j, b)| i != j && b.len() >= a.len() && b[..a.len()] == a[..])
+        });
+        if prefix_conflict {
+            let eos = self.tokenizer.eos_id;
+            for s in &mut seqs {
+                s.push(eos);
+            }
+            let distinct: HashSet<&Vec<u32>> = seqs.iter().collect();
+            if distinct.len() != seqs.len() {
+                return Err(EngineError::Request(
+                    "two options have the same tokens".into(),
+                ));
+            }
+        }
+        Ok(seqs)
+    }
+}
+
+fn argmax(logits: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &x) in logits.iter().enumerate() {
+        if x > logits[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+impl Engine for PrefixEngine {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn score(&mut self, jobs: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>> {
+        let started = Instant::now();
+        let mut prepared = Vec::with_capacity(jobs.len());
+        let mut errors: Vec<Option<EngineError>> = vec![None; jobs.len()];
+        let mut options = Vec::with_capacity(jobs.len());
+        for (i, j) in jobs.iter().enumerate() {
+            let tokens = match self.prompt_tokens(&j.prompt) {
+                Ok(t) => t,
+                Err(e) => {
+                    errors[i] = Some(e);
+                    vec![0]
+                }
+            };
+            let opts = match self.option_tokens(&j.options) {
+                Ok(o) => o,
+                Err(e) => {
+                    errors[i] = errors[i].take().or(Some(e));
+                    vec![]
+                }
+            };
+            self.stats.prompt_tokens += tokens.len() as u64;
+            prepared.push(Prepared { tokens });
+            options.push(opts);
+        }
+        let prefilled = self.prefill(&prepared);
+        // Later tokens of multi-token options, teacher-forced after the prompt.
+        let mut extra_inputs: Vec<(usize, usize, Vec<u32>, Vec<usize>)> = Vec::new();
+        for (i, opts) in options.iter().enumerate() {
+            if errors[i].is_some() || prefilled[i].is_err() {
+                continue;
+            }
+            for (k, o) in opts.iter().enumerate() {
+                if o.len() > 1 {
+                    let toks = o[..o.len() - 1].to_vec();
+                    let rows = (0..toks.len()).collect();
+                    extra_inputs.push((i, k, toks, rows));
+                }
+            }
+        }
+        let mut extra_logprob: std::collections::HashMap<(usize, usize), f64> = Default::default();
+        if !extra_inputs.is_empty() {
+            let seqs: Vec<SeqInput<'_>> = extra_inputs
+                .iter()
+                .map(|(i, _, toks, rows)| {
+                    let p = prefilled[*i]
+                        .as_ref()
+                        .map(|p| p.kv.as_slice())
+                        .unwrap_or(&[]);
+                    SeqInput {
+                        prefix: Some(p),
+                        prefix_len: prepared[*i].tokens.len(),
+                        tokens: toks,
+                        logit_rows: rows,
+                    }
+                })
+                .collect();
+            match self.model.forward(&seqs) {
+                Ok(outs) => {
+                    for ((i, k, _, _), out) in extra_inputs.iter().zip(outs) {
+                        let o = &options[*i][*k];
+                        let lp: f64 = out
+                            .logits
+                            .iter()
+                            .enumerate()
+                            .map(|(j, row)| log_softmax(row)[o[j + 1] as usize])
+                            .sum();
+                        extra_logprob.insert((*i, *k), lp);
+                    }
+                }
+                Err(e) => {
+                    for (i, _, _, _) in &extra_inputs {
+                        errors[*i] = Some(e.clone());
+                    }
+                }
+            }
+        }
+        let latency_ms = started.elapsed().as_secs_f64() * 1e3;
+        prefilled
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if let Some(e) = errors[i].take() {
+                    return Err(e);
+                }
+                let p = p?;
+                let ls = log_softmax(&p.last_logits);
+                let logprobs: Vec<f64> = options[i]
+                    .iter()
+                    .enumerate()
+                    .map(|(k, o)| {
+                        ls[o[0] as usize] + extra_logprob.get(&(i, k)).copied().unwrap_or(0.0)
+                    })
+                    .collect();
+                Ok(ScoreOutput {
+                    probabilities: normalize_logprobs(&logprobs),
+                    logprobs,
+                    prompt_tokens: prepared[i].tokens.len() as u32,
+                    reused_tokens: p.reused as u32,
+                    latency_ms,
+                })
+            })
+            .collect()
+    }
+
+    fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>> {
+        let started = Instant::now();
+        let mut prepared = Vec::with_capacity(jobs.len());
+        let mut errors: Vec<Option<EngineError>> = vec![None; jobs.len()];
+        for (i, j) in jobs.iter().enumerate() {
+            let tokens = match self.prompt_tokens(&j.prompt) {
+                Ok(t) => t,
+                Err(e) => {
+                    errors[i] = Some(e);
+                    vec![0]
+                }
+            };
+            self.stats.prompt_tokens += tokens.len() as u64;
+            prepared.push(Prepared { tokens });
+        }
+        let prefilled = self.prefill(&prepared);
+        struct Live {
+            kv: Vec<LayerKv>,
+            len: usize,
+            generated: Vec<u32>,
+            finish: Option<FinishReason>,
+            reused: usize,
+        }
+        let mut live: Vec<Option<Live>> = Vec::with_capacity(jobs.len());
+        for (i, p) in prefilled.into_iter().enumerate() {
+            match (errors[i].is_some(), p) {
+                (false, Ok(p)) => {
+                    let first = argmax(&p.last_logits);
+                    let mut l = Live {
+                        kv: p.kv,
+                        len: prepared[i].tokens.len(),
+                        generated: vec![],
+                        finish: None,
+                        reused: p.reused,
+                    };
+                    push_token(
+                        &mut l.generated,
+                        &mut l.finish,
+                        first,
+                        jobs[i].max_new_tokens,
+                        &self.tokenizer.stop_ids,
+                    );
+                    live.push(Some(l));
+                }
+                (_, Err(e)) => {
+                    errors[i] = errors[i].take().or(Some(e));
+                    live.push(None);
+                }
+                (true, Ok(_)) => live.push(None),
+            }
+        }
+        fn push_token(
+            gen: &mut Vec<u32>,
+            finish: &mut Option<FinishReason>,
+            tok: u32,
+            budget: u32,
+            stops: &[u32],
+        ) {
+            if stops.contains(&tok) {
+                *finish = Some(FinishReason::Stop);
+                return;
+            }
+            gen.push(tok);
+            if gen.len() as u32 >= budget {
+                *finish = Some(FinishReason::Length);
+            }
+        }
+        // Decode all unfinished sequences together, one token per step.
+        loop {
+            let active: Vec<usize> = live
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.as_ref().is_some_and(|l| l.finish.is_none()))
+                .map(|(i, _)| i)
+                .collect();
+            if active.is_empty() {
+                break;
+            }
+            let last: Vec<[u32; 1]> = active
+                .iter()
+                .map(|&i| {
+                    [*live[i]
+                        .as_ref()
+                        .map(|l| l.generated.last().unwrap_or(&0))
+                        .unwrap_or(&0)]
+                })
+                .collect();
+            let rows = [0usize];
+            let seqs: Vec<SeqInput<'_>> = active
+                .iter()
+                .zip(&last)
+                .map(|(&i, tok)| {
+                    let l = live[i].as_ref().expect("active sequences are live");
+                    SeqInput {
+                        prefix: Some(l.kv.as_slice()),
+                        prefix_len: l.len,
+                        tokens: tok,
+                        logit_rows: &rows,
+                    }
+                })
+                .collect();
+            let t0 = Instant::now();
+            let out = self.model.forward(&seqs);
+            self.stats.forwards += 1;
+            self.stats.forward_seconds += t0.elapsed().as_secs_f64();
+            drop(seqs);
+            match out {
+                Ok(outs) => {
+                    for (&i, o) in active.iter().zip(outs) {
+                        if let Some(l) = live[i].as_mut() {
+                            l.kv = o.kv;
+                            l.len += 1;
+                            let tok = argmax(o.logits.first().map(Vec::as_slice).unwrap_or(&[]));
+                            push_token(
+                                &mut l.generated,
+                                &mut l.finish,
+                                tok,
+                                jobs[i].max_new_tokens,
+                                &self.tokenizer.stop_ids,
+                            );
+                        }
+                    }
+                }
+                Err(e) => {
+                    for &i in &active {
+                        errors[i] = Some(e.clone());
+                        live[i] = None;
+                    }
+                }
+            }
+        }
+        let latency_ms = started.elapsed().as_secs_f64() * 1e3;
+        live.into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                if let Some(e) = errors[i].take() {
+                    return Err(e);
+                }
+                let l = l.ok_or(EngineError::Compute("sequence lost".into()))?;
+                self.stats.generated_tokens += l.generated.len() as u64;
+                let finish = l.finish.unwrap_or(FinishReason::Length);
+                Ok(GenerateOutput {
+                    text: self.tokenizer.decode(&l.generated)?,
+                    completion_tokens: l.generated.len() as u32
+                        + u32::from(finish == FinishReason::Stop),
+                    tokens: l.generated,
+                    finish_reason: finish,
+                    truncated: finish == FinishReason::Length,
+                    prompt_tokens: prepared[i].tokens.len() as u32,
+                    reused_tokens: l.reused as u32,
+                    latency_ms,
+                })
+            })
+            .collect()
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.stats
+    }
+
+    fn clear_cache(&mut self) {
+        self.cache.clear();
+    }
+}

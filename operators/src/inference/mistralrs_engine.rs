@@ -1,0 +1,797 @@
+//! [`MistralRsEngine`]: the same model run by mistral.rs 0.8.1 (CPU, f32 weights), as an
+//! independent reference for [`super::PrefixEngine`].
+//!
+//! Both engines see identical tokens: prompts are rendered with the GGUF's chat template and
+//! tokenized by our [`ModelTokenizer`], and the ids go to mistral.rs as
+//! `RequestMessage::CompletionTokens` (mistral.rs's own GGUF tokenizer conversion splits digits
+//! differently from the model's `smollm` pre-tokenizer).
+//!
+//! mistral.rs's own log-probabilities are base-10 and sampling-dependent, and it ignores
+//! `logits_bias`, so neither is used. Every request instead carries a
+//! [`CustomLogitsProcessor`] that sees the full-vocabulary logits of each decoding step:
+//!
+//! - scoring records the logits of the first step (the prompt boundary) and leaves them
+//!   unchanged; the natural-log log-softmax is computed here in f64 over the full vocabulary;
+//!   an option of several tokens adds the log-probability of each later token, read at the
+//!   boundary of the prompt extended by the option's earlier tokens (teacher forcing by
+//!   prefill);
+//! - greedy generation picks the argmax (first maximum, as [`super::PrefixEngine`] does) and
+//!   masks every other token, so the token sequence is known exactly. Generation ends at the
+//!   tokenizer's stop ids or after the budget; the processor then ends the mistral.rs request
+//!   with a forced stop token (mistral.rs's own EOS list is disabled).
+//!
+//! The processor also checks that the context mistral.rs decodes from is our prompt followed
+//! by the tokens forced so far.
+//!
+//! Two faults of mistral.rs 0.8.1 shape the requests:
+//!
+//! - On the CPU, decoding several sequences in one step computes wrong attention:
+//!   `flash_attn_cpu_single_q` (the `q_len == 1` kernel) keeps its per-tile scratch by head
+//!   only, not by batch row, so every row gets the attention output of the batch's last row.
+//!   Prompt prefill (`q_len > 1`) is correct in batches. So scoring reads only prefill logits
+//!   (many requests at once), and generation sends one request at a time.
+//! - A sequence that finishes in its prompt step (`max_len` 1, or a stop token as the first
+//!   token) is answered, then set back to "running" by the engine loop and keeps decoding
+//!   unseen, next to later requests. So no request ends in its prompt step: scoring requests
+//!   run a second, ignored step, and generation is stopped by the processor from step 1 on.
+//!
+//! Loading never touches the network: the GGUF is validated and hashed first, then handed to
+//! mistral.rs from a private staging directory that holds only a link to it (mistral.rs would
+//! otherwise pick up `generation_config.json`, `chat_template.json` and similar files lying
+//! next to the model). `CANDLE_DEQUANTIZE_ALL=1` is set before loading, so candle stores exact
+//! f32 weights instead of running its scalar Q4_1 kernel.
+//!
+//! mistral.rs runs its engine on its own thread; this struct owns a small tokio runtime to talk
+//! to it and blocks on it, so it must be used from a plain OS thread, never from inside another
+//! tokio runtime.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once};
+use std::time::Instant;
+
+use candle_core::{Device, Tensor};
+use mistralrs::core::{
+    AutoDeviceMapParams, Constraint, CustomLogitsProcessor, DefaultSchedulerMethod,
+    DeviceMapSetting, GGUFLoaderBuilder, GGUFSpecificConfig, MistralRs, MistralRsBuilder,
+    ModelDType, NormalRequest, Request, RequestMessage, Response, SamplingParams, SchedulerConfig,
+    StopTokens, TokenSource,
+};
+
+use c2s_records::FinishReason;
+
+use super::backend::{
+    normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
+    PromptSpec, ScoreJob, ScoreOutput,
+};
+use super::candle_engine::gguf_identity;
+use super::error::EngineError;
+use super::llama::log_softmax;
+use super::tokenizer::{ChatMessage, ModelTokenizer};
+
+/// The `engine` field of the identity.
+pub const MISTRALRS_ENGINE: &str = "mistralrs-0.8.1/f32";
+
+/// GGUF architectures mistral.rs 0.8.1 runs.
+const SUPPORTED_ARCHITECTURES: &[&str] = &[
+    "llama",
+    "mistral3",
+    "phi2",
+    "phi3",
+    "starcoder2",
+    "qwen2",
+    "qwen3",
+    "qwen3moe",
+];
+
+/// New tokens of a scoring request: its first step is recorded; it runs a second one only so
+/// that it does not end in its prompt step (see [`Trace::observe`]).
+const RECORD_MAX_LEN: usize = 2;
+
+/// Sequences mistral.rs schedules together.
+const MAX_RUNNING_SEQUENCES: usize = 32;
+
+/// mistral.rs serving one GGUF model on the CPU with f32 weights; see the module notes.
+pub struct MistralRsEngine {
+    runtime: tokio::runtime::Runtime,
+    runner: Arc<MistralRs>,
+    tokenizer: ModelTokenizer,
+    identity: ModelIdentity,
+    stats: EngineStats,
+}
+
+/// What the logits processor does at each step of one request.
+#[derive(Debug, Clone)]
+enum Policy {
+    /// Keep the first step's logits; change nothing.
+    Record,
+    /// Greedy decoding with a budget of new tokens and the ids that end generation.
+    Greedy { budget: usize, stops: Arc<Vec<u32>> },
+}
+
+/// What the processor saw during one request.
+#[derive(Debug)]
+struct Trace {
+    prompt: Arc<Vec<u32>>,
+    policy: Policy,
+    steps: usize,
+    /// Record: the logits at the prompt boundary.
+    first_logits: Option<Vec<f32>>,
+    /// Greedy: the tokens forced so far (what mistral.rs decodes from).
+    fed: Vec<u32>,
+    /// Greedy: the generated tokens (stop token excluded) and why generation ended.
+    generated: Vec<u32>,
+    finish: Option<FinishReason>,
+    error: Option<String>,
+}
+
+impl Trace {
+    fn new(prompt: Arc<Vec<u32>>, policy: Policy) -> Trace {
+        Trace {
+            prompt,
+            policy,
+            steps: 0,
+            first_logits: None,
+            fed: Vec::new(),
+            generated: Vec::new(),
+            finish: None,
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, msg: String) {
+        if self.error.is_none() {
+            self.error = Some(msg);
+        }
+    }
+
+    /// One decoding step. Problems are recorded, never returned: an error from a logits
+    /// processor makes mistral.rs skip the rest of its batch for that step.
+    fn observe(&mut self, logits: &Tensor, context: &[u32]) -> Tensor {
+        let step = self.steps;
+        self.steps += 1;
+        if self.error.is_some() {
+            return logits.clone();
+        }
+        let (budget, stops) = match &self.policy {
+            Policy::Record if step > 0 => return logits.clone(),
+            Policy::Record => (0, None),
+            Policy::Greedy { budget, stops } => (*budget, Some(stops.clone())),
+        };
+        let n = self.prompt.len();
+        let consistent = context.len() == n + step
+            && if step == 0 {
+                context == self.prompt.as_slice()
+            } else {
+                // Earlier steps checked the prompt; here the tokens forced so far.
+                context[n..] == self.fed[..]
+            };
+        if !consistent {
+            self.fail(format!(
+                "mistral.rs decoded step {step} from a context of {} tokens that is not the \
+                 prompt ({n} tokens) followed by the {} tokens forced so far",
+                context.len(),
+                self.fed.len()
+            ));
+            return logits.clone();
+        }
+        let values: Vec<f32> = match logits
+            .to_dtype(candle_core::DType::F32)
+            .and_then(|t| t.flatten_all())
+            .and_then(|t| t.to_vec1())
+        {
+            Ok(v) => v,
+            Err(e) => {
+                self.fail(format!("reading the logits: {e}"));
+                return logits.clone();
+            }
+        };
+        let Some(stops) = stops else {
+            self.first_logits = Some(values);
+            return logits.clone();
+        };
+        // mistral.rs 0.8.1 resets a sequence that finishes in its prompt step to "running"
+        // after answering it, and the orphan keeps decoding next to later requests. So no
+        // request may end at step 0: mistral.rs is stopped by a forced stop token at step 1
+        // or later, and the answer is read from here.
+        let token = if self.finish.is_some() {
+            stops[0]
+        } else {
+            let best = argmax(&values, |_| true);
+            if stops.contains(&best) {
+                self.finish = Some(FinishReason::Stop);
+                if step == 0 {
+                    argmax(&values, |t| !stops.contains(&t))
+                } else {
+                    best
+                }
+            } else {
+                self.generated.push(best);
+                if self.generated.len() >= budget {
+                    self.finish = Some(FinishReason::Length);
+                }
+                best
+            }
+        };
+        self.fed.push(token);
+        let mut forced = vec![f32::NEG_INFINITY; values.len()];
+        match forced.get_mut(token as usize) {
+            Some(x) => *x = 0.0,
+            None => {
+                self.fail(format!(
+                    "token {token} is outside the vocabulary of {} logits",
+                    values.len()
+                ));
+                return logits.clone();
+            }
+        }
+        match Tensor::from_vec(forced, logits.shape().clone(), logits.device()) {
+            Ok(t) => t,
+            Err(e) => {
+                self.fail(format!("building the forced logits: {e}"));
+                logits.clone()
+            }
+        }
+    }
+}
+
+/// First maximum among the allowed tokens (the rule of [`super::PrefixEngine`]).
+fn argmax(values: &[f32], allowed: impl Fn(u32) -> bool) -> u32 {
+    let mut best: Option<(u32, f32)> = None;
+    for (i, &x) in values.iter().enumerate() {
+        let i = i as u32;
+        if allowed(i) && best.is_none_or(|(_, b)| x > b) {
+            best = Some((i, x));
+        }
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
+/// One request to mistral.rs.
+struct Pending {
+    prompt: Arc<Vec<u32>>,
+    policy: Policy,
+    max_len: usize,
+    stop: Option<Vec<u32>>,
+}
+
+/// A request mistral.rs answered.
+struct Finished {
+    trace: Trace,
+    finish_reason: String,
+}
+
+fn model_file_error(path: &Path, reason: impl Into<String>) -> EngineError {
+    EngineError::ModelFile {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+/// Read the GGUF header: tokenizer and architecture. Errors name the file.
+fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
+    let meta = std::fs::metadata(path).map_err(|e| model_file_error(path, e.to_string()))?;
+    if !meta.is_file() {
+        return Err(model_file_error(path, "not a regular file"));
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| model_file_error(path, e.to_string()))?;
+    let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
+        .map_err(|e| model_file_error(path, format!("not a readable GGUF file: {e}")))?;
+    let arch = ct
+        .metadata
+        .get("general.architecture")
+        .and_then(|v| v.to_string().ok())
+        .cloned()
+        .ok_or_else(|| model_file_error(path, "GGUF metadata `general.architecture` missing"))?;
+    let tokenizer = ModelTokenizer::from_gguf(&ct)?;
+    Ok((tokenizer, arch))
+}
+
+/// A directory holding only a link to the model, removed on drop.
+struct Staging {
+    dir: PathBuf,
+}
+
+impl Staging {
+    fn new(model: &Path, file_name: &str) -> Result<Staging, EngineError> {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "c2s-mistralrs-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let staging = Staging { dir };
+        let fail = |e: std::io::Error| {
+            EngineError::Model(format!("staging directory {}: {e}", staging.dir.display()))
+        };
+        let _ = std::fs::remove_dir_all(&staging.dir);
+        std::fs::create_dir_all(&staging.dir).map_err(fail)?;
+        let link = staging.dir.join(file_name);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(model, &link).map_err(fail)?;
+        #[cfg(not(unix))]
+        std::fs::hard_link(model, &link)
+            .or_else(|_| std::fs::copy(model, &link).map(|_| ()))
+            .map_err(fail)?;
+        Ok(staging)
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
+impl MistralRsEngine {
+    /// Load a GGUF model. The file is checked (exists, is a GGUF with a supported architecture
+    /// and a usable tokenizer) before mistral.rs sees it.
+    pub fn load(path: &Path) -> Result<MistralRsEngine, EngineError> {
+        let (tokenizer, arch) = read_gguf(path)?;
+        if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
+            return Err(model_file_error(
+                path,
+                format!("architecture `{arch}` is not supported by mistral.rs 0.8.1 GGUF loading"),
+            ));
+        }
+        let identity = gguf_identity(path, &tokenizer, MISTRALRS_ENGINE)?;
+        let canonical =
+            std::fs::canonicalize(path).map_err(|e| model_file_error(path, e.to_string()))?;
+        let file_name = canonical
+            .file_name()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "model.gguf".into());
+        let staging = Staging::new(&canonical, &file_name)?;
+
+        // candle reads this once per thread, at the first quantized matmul it builds.
+        static DEQUANTIZE: Once = Once::new();
+        DEQUANTIZE.call_once(|| std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1"));
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| EngineError::Model(format!("tokio runtime: {e}")))?;
+        let dir = staging.dir.to_string_lossy().to_string();
+        let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // No tokenizer model id and a local directory: mistral.rs reads only the staged
+            // file (tokenizer and chat template from the GGUF) and never calls the HF hub.
+            let loader = GGUFLoaderBuilder::new(
+                None,
+                None,
+                dir,
+                vec![file_name.clone()],
+                GGUFSpecificConfig::default(),
+                false,
+                None,
+            )
+            .build();
+            let pipeline = loader
+                .load_model_from_hf(
+                    None,
+                    TokenSource::None,
+                    &ModelDType::F32,
+                    &Device::Cpu,
+                    true,
+                    DeviceMapSetting::Auto(AutoDeviceMapParams::default_text()),
+                    None,
+                    None,
+                )
+                .map_err(|e| {
+                    EngineError::Model(format!("mistral.rs could not load the model: {e:#}"))
+                })?;
+            let method =
+                DefaultSchedulerMethod::Fixed(MAX_RUNNING_SEQUENCES.try_into().expect("nonzero"));
+            let runner = runtime.block_on(
+                MistralRsBuilder::new(
+                    pipeline,
+                    SchedulerConfig::DefaultScheduler { method },
+                    false,
+                    None,
+                )
+                .with_no_prefix_cache(true)
+                // Generation stops at our stop ids, given with each request.
+                .with_disable_eos_stop(true)
+                .build(),
+            );
+            Ok::<_, EngineError>(runner)
+        }));
+        drop(staging);
+        let runner = match loaded {
+            Ok(r) => r?,
+            Err(p) => {
+                return Err(EngineError::Model(format!(
+                    "mistral.rs panicked while loading the model: {}",
+                    panic_message(p)
+                )))
+            }
+        };
+        Ok(MistralRsEngine {
+            runtime,
+            runner,
+            tokenizer,
+            identity,
+            stats: EngineStats::default(),
+        })
+    }
+
+    pub fn tokenizer(&self) -> &ModelTokenizer {
+        &self.tokenizer
+    }
+
+    /// Render a prompt with the chat template and tokenize it (as [`super::PrefixEngine`]).
+    pub fn prompt_tokens(&self, p: &PromptSpec) -> Result<Vec<u32>, EngineError> {
+        let mut messages = Vec::new();
+        if let Some(s) = &p.system {
+            messages.push(ChatMessage {
+                role: "system".into(),
+                content: s.clone(),
+            });
+        }
+        messages.push(ChatMessage {
+            role: "user".into(),
+            content: p.user.clone(),
+        });
+        let text = self
+            .tokenizer
+            .render_chat(&messages, p.assistant_prefix.as_deref())?;
+        self.tokenizer.encode(&text)
+    }
+
+    /// Natural-log probabilities of every vocabulary token at the prompt boundary.
+    pub fn next_token_logprobs(&mut self, prompt: &PromptSpec) -> Result<Vec<f64>, EngineError> {
+        let tokens = Arc::new(self.prompt_tokens(prompt)?);
+        let pending = vec![Pending {
+            prompt: tokens,
+            policy: Policy::Record,
+            max_len: RECORD_MAX_LEN,
+            stop: None,
+        }];
+        let done = self
+            .run(pending, true)
+            .pop()
+            .unwrap_or(Err(EngineError::Stopped))?;
+        let logits = done
+            .trace
+            .first_logits
+            .ok_or_else(|| EngineError::Compute("mistral.rs ran no decoding step".into()))?;
+        Ok(log_softmax(&logits))
+    }
+
+    /// Token sequences of the options (as [`super::PrefixEngine`]): when one option's tokens
+    /// are a prefix of another's, every option is closed with the EOS token.
+    fn option_tokens(&self, options: &[String]) -> Result<Vec<Vec<u32>>, EngineError> {
+        let mut seqs = Vec::with_capacity(options.len());
+        for o in options {
+            let t = self.tokenizer.encode(o)?;
+            if t.is_empty() {
+                return Err(EngineError::Request(format!("option `{o}` has no tokens")));
+            }
+            seqs.push(t);
+        }
+        let prefix_conflict = seqs.iter().enumerate().any(|(i, a)| {
+            seqs.iter()
+                .enumerate()
+                .any(|(j, b)| i != j && b.len() >= a.len() && b[..a.len()] == a[..])
+        });
+        if prefix_conflict {
+            let eos = self.tokenizer.eos_id;
+            for s in &mut seqs {
+                s.push(eos);
+            }
+            let distinct: std::collections::HashSet<&Vec<u32>> = seqs.iter().collect();
+            if distinct.len() != seqs.len() {
+                return Err(EngineError::Request(
+                    "two options have the same tokens".into(),
+                ));
+            }
+        }
+        Ok(seqs)
+    }
+
+    /// Run requests and wait for every answer: all at once (mistral.rs batches them), or one
+    /// after the other when `alone` (see the module notes on batched decoding).
+    fn run(&mut self, pending: Vec<Pending>, alone: bool) -> Vec<Result<Finished, EngineError>> {
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        let started = Instant::now();
+        self.stats.forwards += if alone { pending.len() as u64 } else { 1 };
+        self.stats.computed_tokens += pending.iter().map(|p| p.prompt.len() as u64).sum::<u64>();
+        let runner = self.runner.clone();
+        let out = self.runtime.block_on(async move {
+            let sender = match runner.get_sender(None) {
+                Ok(s) => s,
+                Err(e) => {
+                    let msg = format!("mistral.rs engine unavailable: {e}");
+                    return pending
+                        .iter()
+                        .map(|_| Err(EngineError::Compute(msg.clone())))
+                        .collect();
+                }
+            };
+            let mut results = Vec::with_capacity(pending.len());
+            if alone {
+                for p in pending {
+                    let submitted = submit(&runner, &sender, p).await;
+                    results.push(collect(submitted).await);
+                }
+            } else {
+                let mut submitted = Vec::with_capacity(pending.len());
+                for p in pending {
+                    submitted.push(submit(&runner, &sender, p).await);
+                }
+                for s in submitted {
+                    results.push(collect(s).await);
+                }
+            }
+            results
+        });
+        self.stats.forward_seconds += started.elapsed().as_secs_f64();
+        out
+    }
+}
+
+/// A request on its way: what its processor saw, where its answer comes.
+struct Submitted {
+    trace: Arc<Mutex<Trace>>,
+    answer: Result<tokio::sync::mpsc::Receiver<Response>, EngineError>,
+}
+
+async fn submit(
+    runner: &MistralRs,
+    sender: &tokio::sync::mpsc::Sender<Request>,
+    p: Pending,
+) -> Submitted {
+    let trace = Arc::new(Mutex::new(Trace::new(p.prompt.clone(), p.policy)));
+    let seen = trace.clone();
+    let processor: Arc<dyn CustomLogitsProcessor> = Arc::new(
+        move |logits: &Tensor, context: &[u32]| -> candle_core::Result<Tensor> {
+            let mut t = seen.lock().unwrap_or_else(|e| e.into_inner());
+            Ok(t.observe(logits, context))
+        },
+    );
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let request = NormalRequest {
+        messages: RequestMessage::CompletionTokens(p.prompt.to_vec()),
+        sampling_params: SamplingParams {
+            max_len: Some(p.max_len),
+            stop_toks: p.stop.map(StopTokens::Ids),
+            ..SamplingParams::deterministic()
+        },
+        response: tx,
+        return_logprobs: false,
+        is_streaming: false,
+        id: runner.next_request_id(),
+        constraint: Constraint::None,
+        suffix: None,
+        tools: None,
+        tool_choice: None,
+        logits_processors: Some(vec![processor]),
+        return_raw_logits: false,
+        web_search_options: None,
+        model_id: None,
+        truncate_sequence: false,
+    };
+    let answer = match sender.send(Request::Normal(Box::new(request))).await {
+        Ok(()) => Ok(rx),
+        Err(_) => Err(EngineError::Compute("the mistral.rs engine is gone".into())),
+    };
+    Submitted { trace, answer }
+}
+
+async fn collect(s: Submitted) -> Result<Finished, EngineError> {
+    let mut rx = s.answer?;
+    let finish_reason = match rx.recv().await {
+        None => Err(EngineError::Compute(
+            "mistral.rs dropped the request (its engine thread stopped)".into(),
+        )),
+        Some(Response::CompletionDone(r)) => r
+            .choices
+            .first()
+            .map(|c| c.finish_reason.clone())
+            .ok_or_else(|| EngineError::Compute("mistral.rs returned no choice".into())),
+        Some(Response::ValidationError(e)) => Err(EngineError::Request(format!("mistral.rs: {e}"))),
+        Some(Response::InternalError(e)) => Err(EngineError::Compute(format!("mistral.rs: {e}"))),
+        Some(Response::CompletionModelError(e, _)) | Some(Response::ModelError(e, _)) => {
+            Err(EngineError::Compute(format!("mistral.rs: {e}")))
+        }
+        Some(_) => Err(EngineError::Compute(
+            "mistral.rs sent an unexpected response kind".into(),
+        )),
+    }?;
+    drop(rx);
+    // The answer is the last thing mistral.rs does with a request; take what the processor saw.
+    let trace = {
+        let mut t = s.trace.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = Trace::new(t.prompt.clone(), t.policy.clone());
+        std::mem::replace(&mut *t, fresh)
+    };
+    match trace.error {
+        Some(e) => Err(EngineError::Compute(format!("mistral.rs run: {e}"))),
+        None => Ok(Finished {
+            trace,
+            finish_reason,
+        }),
+    }
+}
+
+impl Engine for MistralRsEngine {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn score(&mut self, jobs: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>> {
+        let started = Instant::now();
+        // Every distinct context whose next-token distribution is needed: each prompt, and
+        // each prompt extended by a proper prefix of a multi-token option. All are prefilled.
+        let mut pending: Vec<Pending> = Vec::new();
+        let mut index: HashMap<Arc<Vec<u32>>, usize> = HashMap::new();
+        let mut context = |tokens: Vec<u32>| -> usize {
+            let tokens = Arc::new(tokens);
+            *index.entry(tokens.clone()).or_insert_with(|| {
+                pending.push(Pending {
+                    prompt: tokens,
+                    policy: Policy::Record,
+                    max_len: RECORD_MAX_LEN,
+                    stop: None,
+                });
+                pending.len() - 1
+            })
+        };
+        // Per job: the prompt length, and per option its tokens with the context each is read at.
+        type Plan = (usize, Vec<Vec<(u32, usize)>>);
+        let mut plans: Vec<Result<Plan, EngineError>> = Vec::with_capacity(jobs.len());
+        for j in jobs {
+            let prepared = self.prompt_tokens(&j.prompt).and_then(|tokens| {
+                let options = self.option_tokens(&j.options)?;
+                if options.is_empty() {
+                    return Err(EngineError::Request("no options to score".into()));
+                }
+                Ok((tokens, options))
+            });
+            plans.push(prepared.map(|(tokens, options)| {
+                self.stats.prompt_tokens += tokens.len() as u64;
+                let reads = options
+                    .iter()
+                    .map(|o| {
+                        (0..o.len())
+                            .map(|k| {
+                                let mut c = tokens.clone();
+                                c.extend_from_slice(&o[..k]);
+                                (o[k], context(c))
+                            })
+                            .collect()
+                    })
+                    .collect();
+                (tokens.len(), reads)
+            }));
+        }
+        // A one-token prompt would be prefilled through the faulty one-row kernel.
+        let alone = pending.iter().any(|p| p.prompt.len() < 2);
+        let finished = self.run(pending, alone);
+        let latency_ms = started.elapsed().as_secs_f64() * 1e3;
+        let dists: Vec<Result<Vec<f64>, EngineError>> = finished
+            .into_iter()
+            .map(|f| {
+                f?.trace
+                    .first_logits
+                    .map(|l| log_softmax(&l))
+                    .ok_or_else(|| EngineError::Compute("mistral.rs ran no decoding step".into()))
+            })
+            .collect();
+        plans
+            .into_iter()
+            .map(|plan| {
+                let (prompt_len, reads) = plan?;
+                let mut logprobs = Vec::with_capacity(reads.len());
+                for option in reads {
+                    let mut lp = 0.0;
+                    for (token, at) in option {
+                        let dist = dists[at].as_ref().map_err(Clone::clone)?;
+                        lp += *dist.get(token as usize).ok_or_else(|| {
+                            EngineError::Compute(format!(
+                                "token {token} is outside the vocabulary of {} logits",
+                                dist.len()
+                            ))
+                        })?;
+                    }
+                    logprobs.push(lp);
+                }
+                Ok(ScoreOutput {
+                    probabilities: normalize_logprobs(&logprobs),
+                    logprobs,
+                    prompt_tokens: prompt_len as u32,
+                    reused_tokens: 0,
+                    latency_ms,
+                })
+            })
+            .collect()
+    }
+
+    fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>> {
+        let started = Instant::now();
+        let stops = Arc::new(self.tokenizer.stop_ids.clone());
+        let mut pending = Vec::new();
+        let mut plans: Vec<Result<(usize, usize), EngineError>> = Vec::with_capacity(jobs.len());
+        for j in jobs {
+            let prepared = if j.max_new_tokens == 0 {
+                Err(EngineError::Request(
+                    "max_new_tokens must be at least 1".into(),
+                ))
+            } else {
+                self.prompt_tokens(&j.prompt)
+            };
+            let plan = prepared.map(|tokens| {
+                self.stats.prompt_tokens += tokens.len() as u64;
+                let n = tokens.len();
+                let budget = j.max_new_tokens as usize;
+                pending.push(Pending {
+                    prompt: Arc::new(tokens),
+                    policy: Policy::Greedy {
+                        budget,
+                        stops: stops.clone(),
+                    },
+                    // The processor ends the request with a stop token at the latest one step
+                    // after the budget; the length limit is only a backstop.
+                    max_len: budget + 1,
+                    stop: Some(stops.to_vec()),
+                });
+                (pending.len() - 1, n)
+            });
+            plans.push(plan);
+        }
+        // One at a time: batched decoding is wrong in mistral.rs 0.8.1 on the CPU.
+        let mut finished: Vec<Option<Result<Finished, EngineError>>> =
+            self.run(pending, true).into_iter().map(Some).collect();
+        let latency_ms = started.elapsed().as_secs_f64() * 1e3;
+        let mut outputs = Vec::with_capacity(jobs.len());
+        for plan in plans {
+            let out = plan.and_then(|(i, prompt_len)| {
+                let f = finished
+                    .get_mut(i)
+                    .and_then(Option::take)
+                    .unwrap_or(Err(EngineError::Compute("request lost".into())))?;
+                let finish = match (f.finish_reason.as_str(), f.trace.finish) {
+                    ("stop", Some(finish)) => finish,
+                    (reason, _) => {
+                        return Err(EngineError::Compute(format!(
+                            "mistral.rs finished with `{reason}` after {} steps, before the \
+                             forced stop token",
+                            f.trace.steps
+                        )))
+                    }
+                };
+                let tokens = f.trace.generated;
+                let completion_tokens =
+                    tokens.len() as u32 + u32::from(finish == FinishReason::Stop);
+                self.stats.generated_tokens += u64::from(completion_tokens);
+                Ok(GenerateOutput {
+                    text: self.tokenizer.decode(&tokens)?,
+                    tokens,
+                    finish_reason: finish,
+                    truncated: finish == FinishReason::Length,
+                    prompt_tokens: prompt_len as u32,
+                    completion_tokens,
+                    reused_tokens: 0,
+                    latency_ms,
+                })
+            });
+            outputs.push(out);
+        }
+        outputs
+    }
+
+    /// `forwards` counts batches submitted to mistral.rs and `forward_seconds` the time spent
+    /// waiting for them (mistral.rs schedules its own forward passes inside).
+    fn stats(&self) -> EngineStats {
+        self.stats
+    }
+}

@@ -1,0 +1,206 @@
+//! The model's tokenizer and chat template, read from the GGUF file: no network, no
+//! tokenizer.json.
+//!
+//! GPT-2 style byte-level BPE (`tokenizer.ggml.model = gpt2`) from `tokenizer.ggml.tokens` and
+//! `tokenizer.ggml.merges`. The pre-tokenizer follows the file's `tokenizer.ggml.pre`: for
+//! `smollm` (SmolLM/SmolLM2) every digit is split off individually before the GPT-2 regex, as in
+//! the model's own tokenizer.json; other pre-tokenizer names get the plain GPT-2 regex.
+//! Control tokens (`token_type = 3`, e.g. `<|im_start|>`) are special tokens matched in raw
+//! text, so a rendered chat prompt tokenizes exactly as the template means.
+
+use std::collections::BTreeMap;
+
+use candle_core::quantized::gguf_file;
+use serde::Serialize;
+use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
+use tokenizers::models::bpe::{Vocab, BPE};
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::digits::Digits;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::{AddedToken, PreTokenizerWrapper, Tokenizer};
+
+use super::error::EngineError;
+
+/// A chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// Tokenizer, chat template and special token ids of a GGUF model.
+pub struct ModelTokenizer {
+    tokenizer: Tokenizer,
+    template: Option<String>,
+    pub bos_token: String,
+    pub eos_token: String,
+    /// Token ids that end generation (EOS, and `<|im_end|>` / `<|endoftext|>` when present).
+    pub stop_ids: Vec<u32>,
+    pub eos_id: u32,
+    pub pre_tokenizer: String,
+}
+
+fn meta_str(ct: &gguf_file::Content, key: &str) -> Option<String> {
+    ct.metadata
+        .get(key)
+        .and_then(|v| v.to_string().ok())
+        .cloned()
+}
+
+fn meta_strings(ct: &gguf_file::Content, key: &str) -> Result<Vec<String>, EngineError> {
+    let v = ct
+        .metadata
+        .get(key)
+        .ok_or_else(|| EngineError::Model(format!("GGUF metadata `{key}` missing")))?
+        .to_vec()
+        .map_err(|e| EngineError::Model(format!("GGUF metadata `{key}`: {e}")))?;
+    v.iter()
+        .map(|x| {
+            x.to_string()
+                .cloned()
+                .map_err(|e| EngineError::Model(format!("GGUF metadata `{key}`: {e}")))
+        })
+        .collect()
+}
+
+impl ModelTokenizer {
+    /// Build from GGUF metadata.
+    pub fn from_gguf(ct: &gguf_file::Content) -> Result<ModelTokenizer, EngineError> {
+        let model = meta_str(ct, "tokenizer.ggml.model").unwrap_or_default();
+        if model != "gpt2" {
+            return Err(EngineError::Model(format!(
+                "tokenizer model `{model}` is not supported (expected gpt2 byte-level BPE)"
+            )));
+        }
+        let tokens = meta_strings(ct, "tokenizer.ggml.tokens")?;
+        let merges_raw = meta_strings(ct, "tokenizer.ggml.merges")?;
+        let types: Vec<i64> = match ct.metadata.get("tokenizer.ggml.token_type") {
+            Some(v) => v
+                .to_vec()
+                .map(|xs| {
+                    xs.iter()
+                        .map(|x| x.to_i32().map(i64::from).unwrap_or(1))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            None => vec![],
+        };
+        let mut vocab = Vocab::default();
+        for (i, t) in tokens.iter().enumerate() {
+            vocab.insert(t.clone(), i as u32);
+        }
+        let merges: Vec<(String, String)> = merges_raw
+            .iter()
+            .filter_map(|m| {
+                m.split_once(' ')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+            })
+            .collect();
+        let bpe = BPE::builder()
+            .vocab_and_merges(vocab, merges)
+            .build()
+            .map_err(|e| EngineError::Model(format!("building the BPE tokenizer: {e}")))?;
+        let mut tokenizer = Tokenizer::new(bpe);
+        let pre = meta_str(ct, "tokenizer.ggml.pre").unwrap_or_else(|| "default".into());
+        let byte_level = ByteLevel::new(false, true, true);
+        let pre_tok: PreTokenizerWrapper = match pre.as_str() {
+            "smollm" => Sequence::new(vec![Digits::new(true).into(), byte_level.into()]).into(),
+            _ => byte_level.into(),
+        };
+        tokenizer.with_pre_tokenizer(Some(pre_tok));
+        tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
+        let specials: Vec<AddedToken> = tokens
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| types.get(*i).copied() == Some(3))
+            .map(|(_, t)| AddedToken::from(t.clone(), true))
+            .collect();
+        tokenizer.add_special_tokens(&specials);
+        let token_at = |key: &str| -> Option<(u32, String)> {
+            let id = ct.metadata.get(key)?.to_u32().ok()?;
+            tokens.get(id as usize).map(|t| (id, t.clone()))
+        };
+        let (eos_id, eos_token) = token_at("tokenizer.ggml.eos_token_id")
+            .ok_or_else(|| EngineError::Model("GGUF has no EOS token".into()))?;
+        let bos_token = token_at("tokenizer.ggml.bos_token_id")
+            .map(|(_, t)| t)
+            .unwrap_or_default();
+        let mut stop_ids = vec![eos_id];
+        for name in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>"] {
+            if let Some(i) = tokens.iter().position(|t| t == name) {
+                if !stop_ids.contains(&(i as u32)) {
+                    stop_ids.push(i as u32);
+                }
+            }
+        }
+        Ok(ModelTokenizer {
+            tokenizer,
+            template: meta_str(ct, "tokenizer.chat_template"),
+            bos_token,
+            eos_token,
+            stop_ids,
+            eos_id,
+            pre_tokenizer: pre,
+        })
+    }
+
+    /// Token ids of `text` (special tokens in the text are recognized; nothing is added).
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, EngineError> {
+        self.tokenizer
+            .encode(text, false)
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| EngineError::Tokenizer(e.to_string()))
+    }
+
+    /// Text of `ids`, special tokens included.
+    pub fn decode(&self, ids: &[u32]) -> Result<String, EngineError> {
+        self.tokenizer
+            .decode(ids, false)
+            .map_err(|e| EngineError::Tokenizer(e.to_string()))
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.tokenizer.get_vocab_size(true)
+    }
+
+    /// The GGUF's chat template source.
+    pub fn chat_template(&self) -> Option<&str> {
+        self.template.as_deref()
+    }
+
+    /// Render `messages` with the GGUF's chat template (as Hugging Face does: Jinja with
+    /// trim_blocks and lstrip_blocks), ending with the assistant generation prompt, then
+    /// append `assistant_prefix` after the generation boundary.
+    pub fn render_chat(
+        &self,
+        messages: &[ChatMessage],
+        assistant_prefix: Option<&str>,
+    ) -> Result<String, EngineError> {
+        let source = self
+            .template
+            .as_deref()
+            .ok_or_else(|| EngineError::Model("GGUF has no tokenizer.chat_template".into()))?;
+        let mut env = minijinja::Environment::new();
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.add_template("chat", source)
+            .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;
+        let tmpl = env
+            .get_template("chat")
+            .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;
+        let mut ctx: BTreeMap<&str, minijinja::Value> = BTreeMap::new();
+        ctx.insert("messages", minijinja::Value::from_serialize(messages));
+        ctx.insert("add_generation_prompt", minijinja::Value::from(true));
+        ctx.insert("bos_token", minijinja::Value::from(self.bos_token.clone()));
+        ctx.insert("eos_token", minijinja::Value::from(self.eos_token.clone()));
+        // Thinking is disabled for templates that know the switch.
+        ctx.insert("enable_thinking", minijinja::Value::from(false));
+        let mut text = tmpl
+            .render(ctx)
+            .map_err(|e| EngineError::Model(format!("rendering the chat template: {e}")))?;
+        if let Some(p) = assistant_prefix {
+            text.push_str(p);
+        }
+        Ok(text)
+    }
+}

@@ -1,0 +1,74 @@
+//! Stage 4, the inference operator: hands every request to the [`InferenceService`] on a tokio
+//! runtime beside timely and never blocks the worker. It holds the request's capability while
+//! the call is in flight (so the loop's frontier cannot pass it), and a sync activator wakes
+//! it when answers arrive. Batching across items and steps happens in the service, which sees
+//! every request in flight at once.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::Capability;
+use timely::dataflow::StreamVec;
+use timely::order::TotalOrder;
+use timely::progress::Timestamp;
+
+use c2s_records::Request;
+
+use crate::inference::InferenceService;
+use crate::messages::Answered;
+
+pub fn inference<'s, T: Timestamp + TotalOrder>(
+    requests: StreamVec<'s, T, Request>,
+    service: InferenceService,
+    runtime: tokio::runtime::Handle,
+) -> StreamVec<'s, T, Answered> {
+    let scope = requests.scope();
+    requests.unary_frontier::<CapacityContainerBuilder<Vec<Answered>>, _, _, _>(
+        Pipeline,
+        "Inference",
+        move |initial, info| {
+            // Only requests create work; the initial capability is not needed.
+            drop(initial);
+            let activator = scope.worker().sync_activator_for(info.address.to_vec());
+            let (tx, rx) = mpsc::channel::<(u64, Answered)>();
+            let mut in_flight: HashMap<u64, Capability<T>> = HashMap::new();
+            let mut next_id: u64 = 0;
+            move |(input, _frontier), output| {
+                input.for_each(|cap, data| {
+                    let Some(cap) = cap.retain_least(output.output_index()) else {
+                        return;
+                    };
+                    for request in data.drain(..) {
+                        let id = next_id;
+                        next_id += 1;
+                        in_flight.insert(id, cap.clone());
+                        let (tx, activator, service) =
+                            (tx.clone(), activator.clone(), service.clone());
+                        runtime.spawn(async move {
+                            let item_id = request.item_id.clone();
+                            let request_id = request.request_id.clone();
+                            let reply = service.call(request).await.map_err(|e| e.to_string());
+                            let _ = tx.send((
+                                id,
+                                Answered {
+                                    item_id,
+                                    request_id,
+                                    reply,
+                                },
+                            ));
+                            let _ = activator.activate();
+                        });
+                    }
+                });
+                while let Ok((id, answered)) = rx.try_recv() {
+                    if let Some(cap) = in_flight.remove(&id) {
+                        output.session(&cap).give(answered);
+                    }
+                }
+            }
+        },
+    )
+}

@@ -1,0 +1,62 @@
+//! Records that flow between the dataflow stages. Everything here is serde so that timely can
+//! exchange it between workers and processes.
+
+use serde::{Deserialize, Serialize};
+
+use c2s_records::{ArmSpec, Item, Request, Response, StepRecord};
+
+/// A raw record from a source, before validation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Incoming {
+    /// Which source (e.g. `jsonl:data/banks/x.jsonl`, `kafka:items`).
+    pub source: String,
+    /// Where in it (`file:line`, `topic/partition@offset`).
+    pub location: String,
+    /// The text of the item, or why it could not be read.
+    pub payload: Result<String, String>,
+}
+
+/// Something that cannot be run, with where it came from and why (the `rejects` dataset).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reject {
+    pub source: String,
+    pub location: String,
+    pub item_id: Option<String>,
+    pub reason: String,
+}
+
+/// One trajectory to run: an item under one arm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub item: Item,
+    pub spec: ArmSpec,
+    /// Label of the arm whose output is this task's plan (SelfPlanSpell copies the item's own
+    /// Native choice); the task starts once that trajectory is complete.
+    pub plan_from: Option<String>,
+}
+
+/// A model answer on its way back into the feedback loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answered {
+    pub item_id: String,
+    pub request_id: String,
+    pub reply: Result<Response, String>,
+}
+
+/// A request, its response and the step it produced (the `requests` dataset).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub request: Request,
+    pub response: Response,
+    pub step: Option<StepRecord>,
+}
+
+/// A stable 64-bit hash (FNV-1a) for routing records by key across workers.
+pub fn route(key: &str) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in key.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}

@@ -1,0 +1,96 @@
+//! Stage 2, candidate checks: parse and validate every incoming record as an item (eight
+//! distinct equal-length candidates containing the target, domain alphabet, length range…,
+//! geometry derived), route valid items to their owner worker by id, and reject duplicates
+//! there. Nothing is lost: every failure becomes a [`Reject`] naming source, location, item and
+//! rule.
+
+use std::collections::HashSet;
+
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::{Exchange as ExchangePact, Pipeline};
+use timely::dataflow::operators::core::OkErr;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::Concat;
+use timely::dataflow::StreamVec;
+
+use c2s_records::{parse_item, Item, ItemPolicy};
+
+use crate::messages::{route, Incoming, Reject};
+
+/// An item with its provenance, routed to its owner.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Located {
+    pub item: Item,
+    pub source: String,
+    pub location: String,
+}
+
+/// Validate `incoming`; returns (valid items on their owner worker, rejects).
+pub fn validate<'s>(
+    incoming: StreamVec<'s, u64, Incoming>,
+    policy: ItemPolicy,
+) -> (StreamVec<'s, u64, Located>, StreamVec<'s, u64, Reject>) {
+    let parsed = incoming.unary::<CapacityContainerBuilder<Vec<Result<Located, Reject>>>, _, _, _>(
+        Pipeline,
+        "ParseItems",
+        move |_, _| {
+            move |input, output| {
+                input.for_each(|cap, data| {
+                    let mut session = output.session(&cap);
+                    for rec in data.drain(..) {
+                        let result = match rec.payload {
+                            Err(reason) => Err(Reject {
+                                source: rec.source,
+                                location: rec.location,
+                                item_id: None,
+                                reason,
+                            }),
+                            Ok(text) => match parse_item(&text, &policy) {
+                                Ok(item) => Ok(Located {
+                                    item,
+                                    source: rec.source,
+                                    location: rec.location,
+                                }),
+                                Err(e) => Err(Reject {
+                                    source: rec.source,
+                                    location: rec.location,
+                                    item_id: e.item_id.clone(),
+                                    reason: e.rule.to_string(),
+                                }),
+                            },
+                        };
+                        session.give(result);
+                    }
+                });
+            }
+        },
+    );
+    let (ok, bad) = parsed.ok_err(|r| r);
+    // Duplicate ids are decided where every copy of an id arrives: its owner worker.
+    let owned = ok.unary::<CapacityContainerBuilder<Vec<Result<Located, Reject>>>, _, _, _>(
+        ExchangePact::new(|l: &Located| route(&l.item.item_id)),
+        "RejectDuplicateIds",
+        move |_, _| {
+            let mut seen: HashSet<String> = HashSet::new();
+            move |input, output| {
+                input.for_each(|cap, data| {
+                    let mut session = output.session(&cap);
+                    for l in data.drain(..) {
+                        if seen.insert(l.item.item_id.clone()) {
+                            session.give(Ok(l));
+                        } else {
+                            session.give(Err(Reject {
+                                source: l.source,
+                                location: l.location,
+                                item_id: Some(l.item.item_id),
+                                reason: "duplicate item_id (already seen in this run)".into(),
+                            }));
+                        }
+                    }
+                });
+            }
+        },
+    );
+    let (items, dups) = owned.ok_err(|r| r);
+    (items, bad.concat(dups))
+}

@@ -1,0 +1,55 @@
+//! Command-line interface: argument parsing and dispatch to the subcommands.
+
+mod bank;
+mod bench;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Choice2Seq: does a model that selects the right answer among eight candidates also
+/// construct it one character at a time?
+#[derive(Debug, Parser)]
+#[command(name = "choice2seq", version, about)]
+pub struct Cli {
+    /// More log output (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build, check and summarize the frozen item banks.
+    #[command(subcommand)]
+    Bank(bank::BankCommand),
+    /// Run (or resume) the pipeline on a config: items in, paired outcomes and metrics out.
+    Run(run::RunArgs),
+    /// Benchmarks that print measured figures.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+pub fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Bank(cmd) => bank::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd),
+        Command::Run(args) => run::execute(args),
+    }
+}

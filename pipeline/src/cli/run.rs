@@ -1,0 +1,58 @@
+//! `choice2seq run CONFIG [--run-dir DIR] [-w N] [-n N] [-p I] [-h HOSTFILE]`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgAction, Args};
+
+use crate::run::{run, RunOptions};
+
+/// Run (or resume) the pipeline described by a TOML config.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct RunArgs {
+    /// The run configuration (see config/reference.toml).
+    pub config: PathBuf,
+    /// Run directory (default: the config's output.dir). An existing directory is resumed.
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Timely worker threads per process (each loads its own engine).
+    #[arg(short = 'w', long = "workers", default_value_t = 1)]
+    pub workers: usize,
+    /// Number of timely processes.
+    #[arg(short = 'n', long = "processes", default_value_t = 1)]
+    pub processes: usize,
+    /// Index of this process.
+    #[arg(short = 'p', long = "process", default_value_t = 0)]
+    pub process: usize,
+    /// Timely host file (one host:port per line), for several processes.
+    #[arg(short = 'h', long = "hostfile")]
+    pub hostfile: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut timely_args = vec![
+        "-w".to_string(),
+        args.workers.to_string(),
+        "-n".to_string(),
+        args.processes.to_string(),
+        "-p".to_string(),
+        args.process.to_string(),
+    ];
+    if let Some(h) = &args.hostfile {
+        timely_args.push("-h".into());
+        timely_args.push(h.display().to_string());
+    }
+    run(RunOptions {
+        config: args.config,
+        run_dir: args.run_dir,
+        timely_args,
+        quiet: args.quiet,
+    })
+}

@@ -1,0 +1,188 @@
+//! The dataflow of one worker, and its driving loop: feed items in epochs with backpressure,
+//! step the worker, commit Kafka offsets of epochs whose outputs are durable, stop on Ctrl-C.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::operators::{Concat, Input, Probe};
+use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::worker::Worker;
+
+use c2s_operators::expand::expand;
+use c2s_operators::live_stats::{live_stats, SnapshotPolicy};
+use c2s_operators::messages::Incoming;
+use c2s_operators::pairing::pair;
+use c2s_operators::serial_loop::serial_loop;
+use c2s_operators::sink_op::sink;
+use c2s_operators::validate::validate;
+use c2s_protocol::ControllerConfig;
+
+use super::console::Console;
+use super::feed::Feeder;
+use super::outputs::{
+    metric_sink, outcome_sink, reject_sink, request_sink, stats_config, trajectory_sink,
+};
+use super::Shared;
+
+/// Items per epoch: the unit of progress tracking, backpressure and offset commits.
+const EPOCH_ITEMS: usize = 4;
+
+pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<()> {
+    let cfg = &shared.cfg;
+    let index = worker.index();
+    let peers = worker.peers();
+    let service = super::engine::start_service(cfg).context("starting the engine")?;
+    service.preload(shared.resume.answers.iter().cloned());
+    let part_check = Duration::from_millis(200);
+    let model = service.identity().label();
+    let dir = &shared.run_dir;
+    let trajectories_out = trajectory_sink(dir, index, cfg, &shared.resume)?;
+    let requests_out = request_sink(dir, index, cfg, &shared.resume, model.clone())?;
+    let rejects_out = reject_sink(dir, index, cfg, &shared.resume, shared.counters.clone())?;
+    let outcomes_out = outcome_sink(dir, index, cfg, &shared.resume)?;
+    let metrics_out = metric_sink(dir, index, cfg)?;
+    let mut input: InputHandle<u64, CapacityContainerBuilder<Vec<Incoming>>> = InputHandle::new();
+    let probe: ProbeHandle<u64> = ProbeHandle::new();
+    let sh = shared.clone();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let incoming = scope.input_from(&mut input);
+        let (items, rejects) = validate(incoming, cfg.item_policy());
+        let tasks = expand(items, cfg.arms.clone());
+        let ccfg = ControllerConfig {
+            option_seed: cfg.run.option_seed,
+        };
+        let out = serial_loop(
+            tasks,
+            service.clone(),
+            sh.runtime.clone(),
+            ccfg,
+            sh.counters.clone(),
+        );
+        let outcomes = pair(out.trajectories.clone(), cfg.comparisons.clone());
+        let policy = SnapshotPolicy {
+            every_outcomes: cfg.stats.snapshot_every,
+            every: Duration::from_secs_f64(cfg.stats.snapshot_seconds),
+            first: sh.resume.next_snapshot,
+        };
+        let metrics = live_stats(
+            outcomes.clone(),
+            out.trajectories.clone(),
+            stats_config(cfg),
+            policy,
+            sh.live.clone(),
+        );
+        let failed = sh.failed.clone();
+        let d1 = sink(
+            out.trajectories,
+            trajectories_out,
+            "trajectories",
+            part_check,
+            failed.clone(),
+        );
+        let d2 = sink(
+            out.exchanges,
+            requests_out,
+            "requests",
+            part_check,
+            failed.clone(),
+        );
+        let d3 = sink(
+            rejects.concat(out.rejects),
+            rejects_out,
+            "rejects",
+            part_check,
+            failed.clone(),
+        );
+        let d4 = sink(
+            outcomes,
+            outcomes_out,
+            "outcomes",
+            part_check,
+            failed.clone(),
+        );
+        let d5 = sink(metrics, metrics_out, "metrics", part_check, failed);
+        d1.concat(d2)
+            .concat(d3)
+            .concat(d4)
+            .concat(d5)
+            .probe_with(&probe);
+    });
+    let mut feeder = Feeder::new(cfg, index, peers).context("opening the sources")?;
+    let window = (cfg.inference.max_active_items / EPOCH_ITEMS).max(1) as u64;
+    let mut console = (index == 0).then(|| Console::new(shared));
+    let mut epoch: u64 = 0;
+    // Kafka positions fed per epoch, committed once the epoch is durable.
+    let mut offsets: BTreeMap<u64, Vec<(String, i32, i64)>> = BTreeMap::new();
+    loop {
+        let stopping = shared.stop.load(Ordering::SeqCst);
+        if stopping || feeder.exhausted() {
+            break;
+        }
+        // Backpressure: at most `window` epochs of items in flight.
+        if !probe.less_than(&epoch.saturating_sub(window)) {
+            let batch = feeder
+                .next_batch(EPOCH_ITEMS)
+                .context("reading the sources")?;
+            if !batch.is_empty() {
+                let mut positions = Vec::new();
+                for (rec, pos) in batch {
+                    input.send(rec);
+                    if let Some(p) = pos {
+                        positions.push(p);
+                    }
+                }
+                offsets.insert(epoch, positions);
+                epoch += 1;
+                input.advance_to(epoch);
+            }
+        }
+        commit_durable(&mut feeder, &mut offsets, &probe)?;
+        if let Some(c) = console.as_mut() {
+            c.tick(shared, items_done(shared));
+        }
+        worker.step_or_park(Some(Duration::from_millis(5)));
+    }
+    drop(input);
+    while !probe.done() {
+        worker.step_or_park(Some(Duration::from_millis(20)));
+        commit_durable(&mut feeder, &mut offsets, &probe)?;
+        if let Some(c) = console.as_mut() {
+            c.tick(shared, items_done(shared));
+        }
+    }
+    commit_durable(&mut feeder, &mut offsets, &probe)?;
+    if let Some(c) = console.as_ref() {
+        c.finish();
+    }
+    Ok(())
+}
+
+/// Items whose every arm has completed (progress of this process).
+fn items_done(shared: &Shared) -> u64 {
+    shared.counters.trajectories.load(Ordering::Relaxed) / shared.cfg.arms.len().max(1) as u64
+}
+
+/// Commit the Kafka offsets of every epoch whose outputs are all durable.
+fn commit_durable(
+    feeder: &mut Feeder,
+    offsets: &mut BTreeMap<u64, Vec<(String, i32, i64)>>,
+    probe: &ProbeHandle<u64>,
+) -> anyhow::Result<()> {
+    let mut ready = Vec::new();
+    while let Some((&e, _)) = offsets.first_key_value() {
+        if probe.less_equal(&e) {
+            break;
+        }
+        if let Some((_, pos)) = offsets.pop_first() {
+            ready.extend(pos);
+        }
+    }
+    if !ready.is_empty() {
+        feeder.commit(&ready).context("committing Kafka offsets")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! Stage 1 on each worker: the configured sources, split across workers. File sources are read
+//! by every worker, each keeping every `peers`-th record (the records are then routed to their
+//! item's owner by id); Kafka partitions are assigned explicitly, `partition % peers == index`.
+
+use std::time::Duration;
+
+use anyhow::Context;
+
+use c2s_config::{RunConfig, SourceConfig};
+use c2s_operators::messages::Incoming;
+use c2s_sources::{read_jsonl, read_parquet_items, KafkaItemSource, SourceRecord};
+
+/// A Kafka position fed in an epoch: (topic, partition, offset).
+pub type Position = (String, i32, i64);
+
+enum Source {
+    Records {
+        iter: Box<dyn Iterator<Item = SourceRecord>>,
+        seen: usize,
+    },
+    Kafka {
+        consumer: Box<KafkaItemSource>,
+        continuous: bool,
+    },
+}
+
+pub struct Feeder {
+    sources: Vec<Source>,
+    current: usize,
+    index: usize,
+    peers: usize,
+}
+
+fn to_incoming(r: SourceRecord) -> (Incoming, Option<Position>) {
+    let pos = r.kafka.map(|k| (k.topic, k.partition, k.offset));
+    (
+        Incoming {
+            source: r.source,
+            location: r.location,
+            payload: r.payload,
+        },
+        pos,
+    )
+}
+
+/// Items of the bounded file sources, when all sources are bounded (for progress and ETA).
+pub fn count_items(cfg: &RunConfig) -> Option<u64> {
+    let mut total = 0u64;
+    for s in &cfg.sources {
+        let n = match s {
+            SourceConfig::Jsonl { path, limit } => read_jsonl(path, *limit).ok()?.count(),
+            SourceConfig::Parquet { path, limit } => read_parquet_items(path, *limit).ok()?.count(),
+            SourceConfig::Kafka { .. } => return None,
+        };
+        total += n as u64;
+    }
+    Some(total)
+}
+
+impl Feeder {
+    pub fn new(cfg: &RunConfig, index: usize, peers: usize) -> anyhow::Result<Feeder> {
+        let mut sources = Vec::new();
+        for s in &cfg.sources {
+            sources.push(match s {
+                SourceConfig::Jsonl { path, limit } => Source::Records {
+                    iter: Box::new(
+                        read_jsonl(path, *limit)
+                            .with_context(|| format!("opening {}", path.display()))?,
+                    ),
+                    seen: 0,
+                },
+                SourceConfig::Parquet { path, limit } => Source::Records {
+                    iter: Box::new(
+                        read_parquet_items(path, *limit)
+                            .with_context(|| format!("opening {}", path.display()))?,
+                    ),
+                    seen: 0,
+                },
+                SourceConfig::Kafka {
+                    brokers,
+                    topic,
+                    group,
+                    continuous,
+                } => Source::Kafka {
+                    consumer: Box::new(
+                        KafkaItemSource::connect(brokers, topic, group, index, peers)
+                            .with_context(|| {
+                                format!("connecting to Kafka topic {topic} at {brokers}")
+                            })?,
+                    ),
+                    continuous: *continuous,
+                },
+            });
+        }
+        Ok(Feeder {
+            sources,
+            current: 0,
+            index,
+            peers,
+        })
+    }
+
+    /// Up to `max` records for this worker, with Kafka positions.
+    pub fn next_batch(&mut self, max: usize) -> anyhow::Result<Vec<(Incoming, Option<Position>)>> {
+        let mut out = Vec::new();
+        while out.len() < max && self.current < self.sources.len() {
+            match &mut self.sources[self.current] {
+                Source::Records { iter, seen } => match iter.next() {
+                    Some(r) => {
+                        let mine = *seen % self.peers == self.index;
+                        *seen += 1;
+                        if mine {
+                            out.push(to_incoming(r));
+                        }
+                    }
+                    None => self.current += 1,
+                },
+                Source::Kafka {
+                    consumer,
+                    continuous,
+                } => {
+                    let got = consumer.poll_batch(max - out.len(), Duration::ZERO);
+                    let empty = got.is_empty();
+                    out.extend(got.into_iter().map(to_incoming));
+                    if empty {
+                        if !*continuous
+                            && consumer
+                                .try_caught_up()
+                                .context("reading Kafka watermarks")?
+                        {
+                            self.current += 1;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every bounded source is read to its end.
+    pub fn exhausted(&self) -> bool {
+        self.current >= self.sources.len()
+    }
+
+    /// Commit Kafka positions (the next offset after each fed message).
+    pub fn commit(&mut self, positions: &[Position]) -> anyhow::Result<()> {
+        for s in &mut self.sources {
+            if let Source::Kafka { consumer, .. } = s {
+                let mut next: std::collections::BTreeMap<i32, i64> = Default::default();
+                for (topic, p, o) in positions {
+                    if topic == consumer.topic() {
+                        let e = next.entry(*p).or_insert(o + 1);
+                        *e = (*e).max(o + 1);
+                    }
+                }
+                if !next.is_empty() {
+                    let offsets: Vec<(i32, i64)> = next.into_iter().collect();
+                    consumer.commit(&offsets)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,174 @@
+//! `choice2seq run`: the run lifecycle — validate the config (exit 2 before any work), prepare
+//! or resume the run directory, start timely workers (each with its own engine), feed items
+//! with backpressure, commit Kafka offsets behind durable outputs, stop gracefully on Ctrl-C.
+
+mod console;
+mod dataflow;
+pub mod engine;
+mod feed;
+mod outputs;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+
+use c2s_config::RunConfig;
+use c2s_operators::inference::ModelIdentity;
+use c2s_operators::live_stats::LiveTable;
+use c2s_operators::Counters;
+
+pub use outputs::ResumeState;
+
+/// Options of `choice2seq run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub config: PathBuf,
+    pub run_dir: Option<PathBuf>,
+    /// Arguments for timely (`-w`, `-n`, `-p`, `-h`).
+    pub timely_args: Vec<String>,
+    /// No progress bars (logs and the final summary only).
+    pub quiet: bool,
+}
+
+/// State shared by every worker of this process.
+pub struct Shared {
+    pub cfg: RunConfig,
+    pub run_dir: PathBuf,
+    pub resume: ResumeState,
+    pub runtime: tokio::runtime::Handle,
+    pub counters: Arc<Counters>,
+    pub live: Arc<Mutex<LiveTable>>,
+    /// Set by Ctrl-C: stop feeding, finish what is in flight, close parts.
+    pub stop: Arc<AtomicBool>,
+    /// Set when a sink could not write.
+    pub failed: Arc<AtomicBool>,
+    pub quiet: bool,
+    pub total_items: Option<u64>,
+}
+
+/// The model identity recorded in the manifest (computed once, before the workers start).
+pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
+    use c2s_operators::inference::candle_engine::{gguf_identity, load_tokenizer};
+    match cfg.model.engine.as_str() {
+        "simulated" => Ok(c2s_operators::inference::Engine::identity(
+            &c2s_operators::inference::SimulatedEngine::new(cfg.run.option_seed),
+        )
+        .clone()),
+        engine => {
+            let tok = load_tokenizer(&cfg.model.path)
+                .with_context(|| format!("reading {}", cfg.model.path.display()))?;
+            let name = if engine == "mistralrs" {
+                "mistralrs-0.8.1/f32"
+            } else {
+                "candle-prefix/f32"
+            };
+            Ok(gguf_identity(&cfg.model.path, &tok, name)?)
+        }
+    }
+}
+
+pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
+    // 1. The config: any error stops here, before any work, with exit status 2.
+    let cfg = match c2s_config::load(&opts.config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let run_dir = opts
+        .run_dir
+        .clone()
+        .or_else(|| cfg.output.dir.clone())
+        .unwrap_or_else(|| PathBuf::from("runs").join(&cfg.run.name));
+    let timely_config = match timely_config(&opts.timely_args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: timely arguments: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    // 2. The run directory: new, or resumed.
+    std::fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
+    let resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
+    let identity = model_identity(&cfg)?;
+    outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume)
+        .context("writing manifest.json")?;
+    if resume.is_resume() {
+        eprintln!(
+            "resuming {}: {} trajectories, {} requests, {} outcomes already recorded",
+            run_dir.display(),
+            resume.trajectory_keys.len(),
+            resume.request_ids.len(),
+            resume.outcome_keys.len()
+        );
+    }
+    let total_items = feed::count_items(&cfg);
+    // 3. The async runtime beside timely (model calls, Ctrl-C).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        runtime.spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nstopping: no new items; finishing the items in flight and closing parts (Ctrl-C again to abort)");
+                stop.store(true, Ordering::SeqCst);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("aborted; closed parts are intact, resume with the same command");
+                    std::process::exit(130);
+                }
+            }
+        });
+    }
+    let shared = Arc::new(Shared {
+        cfg,
+        run_dir: run_dir.clone(),
+        resume,
+        runtime: runtime.handle().clone(),
+        counters: Arc::new(Counters::default()),
+        live: Arc::new(Mutex::new(LiveTable::default())),
+        stop,
+        failed: Arc::new(AtomicBool::new(false)),
+        quiet: opts.quiet,
+        total_items,
+    });
+    let started = std::time::Instant::now();
+    let worker_shared = shared.clone();
+    let guards = timely::execute(timely_config, move |worker| {
+        dataflow::worker_main(worker, &worker_shared)
+    })
+    .map_err(|e| anyhow::anyhow!("starting timely: {e}"))?;
+    let mut failures = Vec::new();
+    for (i, r) in guards.join().into_iter().enumerate() {
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => failures.push(format!("worker {i}: {e:#}")),
+            Err(e) => failures.push(format!("worker {i}: {e}")),
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    outputs::finish_manifest(&run_dir).context("updating manifest.json")?;
+    console::summary(&shared, elapsed);
+    if !failures.is_empty() || shared.failed.load(Ordering::SeqCst) {
+        for f in &failures {
+            eprintln!("error: {f}");
+        }
+        if shared.failed.load(Ordering::SeqCst) {
+            eprintln!("error: some output parts could not be written (see the log)");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Timely's configuration from its own arguments (`-w`, `-n`, `-p`, `-h`).
+fn timely_config(args: &[String]) -> Result<timely::Config, String> {
+    timely::Config::from_args(args.iter().cloned())
+}

@@ -1,0 +1,285 @@
+//! The run directory: what a resumed run already holds, the manifest, and the writers of the
+//! five datasets (adapters from dataflow records to `c2s-sinks` rows that also drop what a
+//! resumed run already wrote, so nothing is duplicated).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use c2s_config::{RunConfig, SourceConfig};
+use c2s_operators::inference::ModelIdentity;
+use c2s_operators::messages::{Exchange, Reject};
+use c2s_operators::sink_op::RowSink;
+use c2s_operators::Counters;
+use c2s_records::{PairedOutcome, Response, Trajectory};
+use c2s_sinks::{
+    read_manifest, read_outcome_keys, read_rejects, read_request_answers, read_requests,
+    read_trajectory_keys, Manifest, MetricsRow, OutcomeRow, PartConfig, PartWriter, RejectRow,
+    RequestRow, Row, SourceFile, TrajectoryRow,
+};
+use c2s_stats::{FamilyScope, HolmFamily, MetricRow, StatsConfig};
+
+/// What an existing run directory already holds.
+#[derive(Debug, Default)]
+pub struct ResumeState {
+    pub trajectory_keys: BTreeSet<(String, String)>,
+    pub request_ids: BTreeSet<String>,
+    /// Answers of completed model calls, by prompt key (replayed instead of the model).
+    pub answers: Vec<(String, Response)>,
+    pub outcome_keys: BTreeSet<(String, String)>,
+    pub reject_keys: BTreeSet<(String, String, String)>,
+    /// Number of the next metric snapshot.
+    pub next_snapshot: u64,
+    pub manifest: Option<Manifest>,
+}
+
+impl ResumeState {
+    pub fn load(run_dir: &Path) -> anyhow::Result<ResumeState> {
+        let manifest = read_manifest(run_dir)?;
+        if manifest.is_none() {
+            return Ok(ResumeState::default());
+        }
+        let answers = read_request_answers(&run_dir.join("requests"))?
+            .into_iter()
+            .map(|(k, mut r)| {
+                r.cached = true;
+                (k, r)
+            })
+            .collect();
+        Ok(ResumeState {
+            trajectory_keys: read_trajectory_keys(&run_dir.join("trajectories"))?,
+            request_ids: read_requests(&run_dir.join("requests"))?
+                .into_iter()
+                .map(|r| r.request_id)
+                .collect(),
+            answers,
+            outcome_keys: read_outcome_keys(&run_dir.join("outcomes"))?,
+            reject_keys: read_rejects(&run_dir.join("rejects"))?
+                .into_iter()
+                .map(|r| (r.source, r.location, r.reason))
+                .collect(),
+            next_snapshot: c2s_sinks::max_snapshot(&run_dir.join("metrics"))?
+                .map(|s| s + 1)
+                .unwrap_or(0),
+            manifest,
+        })
+    }
+
+    pub fn is_resume(&self) -> bool {
+        self.manifest.is_some()
+    }
+}
+
+/// Write (or, on resume, update) `manifest.json`: resolved config, seeds, source hashes, model
+/// identity and versions.
+pub fn write_manifest_for(
+    run_dir: &Path,
+    cfg: &RunConfig,
+    identity: &ModelIdentity,
+    resume: &ResumeState,
+) -> anyhow::Result<()> {
+    let mut m = match &resume.manifest {
+        Some(m) => {
+            let mut m = m.clone();
+            m.mark_resumed(c2s_sinks::now_ms());
+            m
+        }
+        None => Manifest::new(
+            cfg.run.name.clone(),
+            serde_json::to_value(cfg)?,
+            serde_json::to_value(identity)?,
+        ),
+    };
+    m.config = serde_json::to_value(cfg)?;
+    m.model = serde_json::to_value(identity)?;
+    m.seeds.insert("option_seed".into(), cfg.run.option_seed);
+    m.seeds.insert("bootstrap_seed".into(), cfg.stats.seed);
+    m.sources.clear();
+    for s in &cfg.sources {
+        match s {
+            SourceConfig::Jsonl { path, .. } | SourceConfig::Parquet { path, .. } => {
+                m.sources.push(
+                    SourceFile::hash("items", path)
+                        .with_context(|| format!("hashing {}", path.display()))?,
+                );
+            }
+            SourceConfig::Kafka { .. } => {}
+        }
+    }
+    let provenance = Path::new("data/banks/provenance.json");
+    if provenance.exists() {
+        m.sources
+            .push(SourceFile::hash("bank provenance", provenance)?);
+    }
+    m.sources.push(
+        SourceFile::hash("model", &cfg.model.path).unwrap_or(SourceFile {
+            role: "model".into(),
+            path: cfg.model.path.display().to_string(),
+            sha256: identity.file_sha256.clone(),
+            bytes: 0,
+        }),
+    );
+    c2s_sinks::write_manifest(run_dir, &m)?;
+    Ok(())
+}
+
+/// Stamp the manifest's update time at the end of a run.
+pub fn finish_manifest(run_dir: &Path) -> anyhow::Result<()> {
+    if let Some(mut m) = read_manifest(run_dir)? {
+        m.updated_at_ms = c2s_sinks::now_ms();
+        c2s_sinks::write_manifest(run_dir, &m)?;
+    }
+    Ok(())
+}
+
+/// The statistics settings of a config.
+pub fn stats_config(cfg: &RunConfig) -> StatsConfig {
+    StatsConfig {
+        bootstrap_draws: cfg.stats.bootstrap_draws,
+        seed: cfg.stats.seed,
+        level: cfg.stats.level,
+        families: cfg
+            .stats
+            .families
+            .iter()
+            .map(|f| HolmFamily {
+                name: f.name.clone(),
+                comparisons: f.comparisons.clone(),
+                scope: match f.scope.as_str() {
+                    "per_model" => FamilyScope::PerModel,
+                    "per_domain" => FamilyScope::PerDomain,
+                    "global" => FamilyScope::Global,
+                    _ => FamilyScope::PerModelDomain,
+                },
+            })
+            .collect(),
+        threads: 0,
+    }
+}
+
+fn part_config(cfg: &RunConfig) -> PartConfig {
+    PartConfig {
+        part_rows: cfg.output.part_rows,
+        part_seconds: cfg.output.part_seconds,
+        ..Default::default()
+    }
+}
+
+/// A dataset writer fed with dataflow records.
+pub struct DatasetSink<D, R: Row> {
+    writer: PartWriter<R>,
+    convert: Box<dyn FnMut(D) -> Option<R>>,
+}
+
+impl<D: 'static, R: Row + 'static> RowSink<D> for DatasetSink<D, R> {
+    fn push(&mut self, record: D) -> Result<(), String> {
+        if let Some(row) = (self.convert)(record) {
+            self.writer.push_at(row, Instant::now());
+        }
+        Ok(())
+    }
+
+    fn buffered(&self) -> usize {
+        self.writer.buffered()
+    }
+
+    fn due(&self, now: Instant) -> bool {
+        self.writer.due(now)
+    }
+
+    fn roll(&mut self) -> Result<(), String> {
+        self.writer.roll().map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+fn open<D, R: Row>(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+    convert: impl FnMut(D) -> Option<R> + 'static,
+) -> anyhow::Result<DatasetSink<D, R>> {
+    Ok(DatasetSink {
+        writer: PartWriter::open(run_dir, worker, part_config(cfg))
+            .with_context(|| format!("opening {}/{}", run_dir.display(), R::DATASET))?,
+        convert: Box::new(convert),
+    })
+}
+
+pub fn trajectory_sink(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+    resume: &ResumeState,
+) -> anyhow::Result<DatasetSink<Trajectory, TrajectoryRow>> {
+    let done = resume.trajectory_keys.clone();
+    open(run_dir, worker, cfg, move |t: Trajectory| {
+        (!done.contains(&(t.item_id.clone(), t.arm.clone()))).then(|| TrajectoryRow::from(&t))
+    })
+}
+
+pub fn request_sink(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+    resume: &ResumeState,
+    model: String,
+) -> anyhow::Result<DatasetSink<Exchange, RequestRow>> {
+    let done = resume.request_ids.clone();
+    open(run_dir, worker, cfg, move |x: Exchange| {
+        (!done.contains(&x.request.request_id))
+            .then(|| RequestRow::from_response(&x.request, &x.response, x.step.as_ref(), &model))
+    })
+}
+
+pub fn reject_sink(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+    resume: &ResumeState,
+    counters: Arc<Counters>,
+) -> anyhow::Result<DatasetSink<Reject, RejectRow>> {
+    let done = resume.reject_keys.clone();
+    open(run_dir, worker, cfg, move |r: Reject| {
+        counters
+            .rejects
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::warn!(
+            "rejected {} at {}{}: {}",
+            r.source,
+            r.location,
+            r.item_id
+                .as_deref()
+                .map(|i| format!(" (item {i})"))
+                .unwrap_or_default(),
+            r.reason
+        );
+        let key = (r.source.clone(), r.location.clone(), r.reason.clone());
+        (!done.contains(&key)).then(|| RejectRow::new(r.source, r.location, r.item_id, r.reason))
+    })
+}
+
+pub fn outcome_sink(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+    resume: &ResumeState,
+) -> anyhow::Result<DatasetSink<PairedOutcome, OutcomeRow>> {
+    let done = resume.outcome_keys.clone();
+    open(run_dir, worker, cfg, move |o: PairedOutcome| {
+        let row = OutcomeRow::from(&o);
+        (!done.contains(&(row.item_id.clone(), row.comparison.clone()))).then_some(row)
+    })
+}
+
+pub fn metric_sink(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+) -> anyhow::Result<DatasetSink<MetricRow, MetricsRow>> {
+    open(run_dir, worker, cfg, |m: MetricRow| {
+        Some(MetricsRow::new(m, c2s_sinks::now_ms()))
+    })
+}

@@ -1,0 +1,867 @@
+//! Controllers: pure state machines that turn an (item, arm) into requests and, answer by
+//! answer, into a trajectory. No model, no I/O: `start` gives the first requests, every
+//! `on_response` gives the requests that became possible, `trajectory` the outcome.
+//!
+//! [`LocalController`] follows Algorithm 1 (Appendix A) line by line for the Full / Union /
+//! Trie supports with Call / Fill rules; [`StopController`] runs the 51-option stopping track;
+//! [`WholeAnswerController`] makes the single request of Native, NativeControl and
+//! WholeGenerate.
+
+use std::collections::BTreeMap;
+
+use thiserror::Error;
+
+use c2s_records::{
+    position_union, Answer, Arm, ArmSpec, Contract, CopyControl, FillRule, Item, Membership,
+    Request, RequestOption, Response, ResponseClass, StepRecord, SupportSet, Trajectory, END,
+    INVALID_MARKER,
+};
+
+use crate::options::{candidate_binding, local_binding, stop_binding, OptionBinding};
+use crate::outcome::{confidence, membership, position_correct, stop_outcome};
+use crate::prompts::{render_request, shows_codes, StepState};
+use crate::scoring::{parse_answer, ParsedAnswer, ScoringError};
+
+/// Why a controller could not be built or could not take a response.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ControllerError {
+    #[error("arm {arm}: {reason}")]
+    InvalidSpec { arm: String, reason: String },
+    #[error("response to unknown or already answered request {0}")]
+    UnknownRequest(String),
+    #[error("request {request_id}: {source}")]
+    Scoring {
+        request_id: String,
+        source: ScoringError,
+    },
+}
+
+/// Check that `spec` is a protocol arm this crate can run.
+pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
+    let arm = spec.arm;
+    if spec.support.set == SupportSet::Trie && !arm.has_prefix() {
+        return Err(format!("Trie support needs a prefix, but {arm} has none"));
+    }
+    if matches!(arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+        && spec.copy_control == CopyControl::Independent
+        && spec.support.set == SupportSet::Trie
+    {
+        return Err("Trie support needs a prefix; independent copy control has none".into());
+    }
+    if arm == Arm::GoldCopy && spec.support.set != SupportSet::Full {
+        return Err("GoldCopy withholds the candidates, so only Full support is defined".into());
+    }
+    if arm == Arm::SerialStop {
+        if spec.support != c2s_records::Support::FULL {
+            return Err("SerialStop uses the full 51-option alphabet (support Full)".into());
+        }
+        if !matches!(
+            spec.contract,
+            Contract::ScoredCode | Contract::GeneratedCode
+        ) {
+            return Err(
+                "SerialStop needs a code contract: space, newline and tab cannot survive outer-whitespace removal"
+                    .into(),
+            );
+        }
+    }
+    if arm == Arm::PrefixContinue
+        && !matches!(
+            spec.contract,
+            Contract::GeneratedString | Contract::GeneratedCharacter
+        )
+    {
+        return Err("PrefixContinue consumes generated text; use a generated contract".into());
+    }
+    if arm == Arm::WholeGenerate && spec.contract != Contract::GeneratedString {
+        return Err(
+            "WholeGenerate emits the complete answer; use the generated string contract".into(),
+        );
+    }
+    if matches!(arm, Arm::Native | Arm::NativeControl)
+        && spec.contract == Contract::GeneratedCharacter
+    {
+        return Err("Native selects a complete string; use a code or string contract".into());
+    }
+    if arm.is_local()
+        && !matches!(arm, Arm::PrefixContinue)
+        && spec.contract == Contract::GeneratedString
+    {
+        return Err("local steps answer one character; use a character or code contract".into());
+    }
+    if spec.template.is_some() && !matches!(arm, Arm::GoldCopy | Arm::SelfPlanSpell) {
+        return Err(
+            "readout templates T0-T2 apply to the copy arms (GoldCopy, SelfPlanSpell)".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Settings shared by all controllers of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControllerConfig {
+    /// Seed of option display orders and code bindings.
+    pub option_seed: u64,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            option_seed: 20261005,
+        }
+    }
+}
+
+/// Any controller.
+#[derive(Debug, Clone)]
+pub enum Controller {
+    Whole(WholeAnswerController),
+    Local(LocalController),
+    Stop(StopController),
+}
+
+impl Controller {
+    /// Build the controller of `spec` for `item`. `plan` is the `copy_target` of SelfPlanSpell
+    /// (the model's own Native choice); GoldCopy copies the target.
+    pub fn new(
+        item: &Item,
+        spec: ArmSpec,
+        plan: Option<String>,
+        cfg: &ControllerConfig,
+    ) -> Result<Controller, ControllerError> {
+        validate_spec(&spec).map_err(|reason| ControllerError::InvalidSpec {
+            arm: spec.label(),
+            reason,
+        })?;
+        Ok(match spec.arm {
+            Arm::Native | Arm::NativeControl | Arm::WholeGenerate => {
+                Controller::Whole(WholeAnswerController::new(item, spec, cfg))
+            }
+            Arm::SerialStop => Controller::Stop(StopController::new(item, spec, cfg)),
+            _ => Controller::Local(LocalController::new(item, spec, plan, cfg)?),
+        })
+    }
+
+    pub fn start(&mut self) -> Vec<Request> {
+        match self {
+            Controller::Whole(c) => c.start(),
+            Controller::Local(c) => c.start(),
+            Controller::Stop(c) => c.start(),
+        }
+    }
+
+    pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
+        match self {
+            Controller::Whole(c) => c.on_response(response),
+            Controller::Local(c) => c.on_response(response),
+            Controller::Stop(c) => c.on_response(response),
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        match self {
+            Controller::Whole(c) => c.is_complete(),
+            Controller::Local(c) => c.is_complete(),
+            Controller::Stop(c) => c.is_complete(),
+        }
+    }
+
+    /// The finished trajectory (None while requests are outstanding).
+    pub fn trajectory(&self, model: &str) -> Option<Trajectory> {
+        if !self.is_complete() {
+            return None;
+        }
+        Some(match self {
+            Controller::Whole(c) => c.trajectory(model),
+            Controller::Local(c) => c.trajectory(model),
+            Controller::Stop(c) => c.trajectory(model),
+        })
+    }
+
+    /// The step record written for `request_id`, once its response was taken.
+    pub fn step_for(&self, request_id: &str) -> Option<&StepRecord> {
+        let id = Some(request_id);
+        match self {
+            Controller::Whole(c) => c.step.as_ref().filter(|s| s.request_id.as_deref() == id),
+            Controller::Local(c) => c.steps.values().find(|s| s.request_id.as_deref() == id),
+            Controller::Stop(c) => c.steps.iter().find(|s| s.request_id.as_deref() == id),
+        }
+    }
+
+    pub fn spec(&self) -> &ArmSpec {
+        match self {
+            Controller::Whole(c) => &c.spec,
+            Controller::Local(c) => &c.spec,
+            Controller::Stop(c) => &c.spec,
+        }
+    }
+}
+
+fn parse(
+    request: &Request,
+    response: &Response,
+    required: &str,
+    spec: &ArmSpec,
+) -> Result<ParsedAnswer, ControllerError> {
+    parse_answer(request, &response.answer, required, shows_codes(spec)).map_err(|source| {
+        ControllerError::Scoring {
+            request_id: request.request_id.clone(),
+            source,
+        }
+    })
+}
+
+fn step_record(
+    position: u32,
+    support: &[String],
+    request: &Request,
+    response: &Response,
+    emitted: String,
+    required: String,
+    parsed: &ParsedAnswer,
+) -> StepRecord {
+    StepRecord {
+        position,
+        support: support.to_vec(),
+        filled: false,
+        aborted: false,
+        request_id: Some(request.request_id.clone()),
+        emitted,
+        required,
+        class: Some(parsed.class),
+        probabilities: parsed.probabilities.clone(),
+        chosen_probability: parsed.chosen_probability,
+        top_probability: parsed.top_probability,
+        prompt_tokens: response.prompt_tokens,
+        completion_tokens: response.completion_tokens,
+        latency_ms: response.latency_ms,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    item: &Item,
+    spec: &ArmSpec,
+    model: &str,
+    output: String,
+    steps: Vec<StepRecord>,
+    aborted: bool,
+    plan: Option<String>,
+    stop: Option<c2s_records::StopOutcome>,
+) -> Trajectory {
+    let valid = !aborted
+        && !output.contains(INVALID_MARKER)
+        && steps
+            .iter()
+            .all(|s| s.filled || s.class.is_some_and(ResponseClass::is_valid));
+    let correct = match &stop {
+        Some(s) => s.exact_completion,
+        None => valid && output == item.target,
+    };
+    let calls = steps.iter().filter(|s| s.is_call()).count() as u32;
+    let fills = steps.iter().filter(|s| s.filled).count() as u32;
+    Trajectory {
+        item_id: item.item_id.clone(),
+        domain: item.domain,
+        length: item.length,
+        model: model.to_string(),
+        arm: spec.label(),
+        support: if spec.arm.is_whole_answer() {
+            "-".into()
+        } else {
+            spec.support.name().into()
+        },
+        membership: if spec.arm == Arm::SerialStop {
+            // Membership of the content track: the content before END.
+            membership(item, &output)
+        } else if aborted {
+            Membership::Malformed
+        } else {
+            membership(item, &output)
+        },
+        fidelity: plan.as_ref().map(|p| valid && &output == p),
+        plan,
+        stop,
+        aborted,
+        calls,
+        fills,
+        prompt_tokens: steps.iter().map(|s| u64::from(s.prompt_tokens)).sum(),
+        completion_tokens: steps.iter().map(|s| u64::from(s.completion_tokens)).sum(),
+        latency_ms: steps.iter().map(|s| s.latency_ms).sum(),
+        confidence: confidence(&steps),
+        position_correct: if spec.arm.is_whole_answer() {
+            vec![]
+        } else {
+            position_correct(&item.target, &output)
+        },
+        correct,
+        valid,
+        output,
+        steps,
+    }
+}
+
+/// Native, NativeControl and WholeGenerate: one request.
+#[derive(Debug, Clone)]
+pub struct WholeAnswerController {
+    item: Item,
+    spec: ArmSpec,
+    binding: OptionBinding,
+    request: Option<Request>,
+    step: Option<StepRecord>,
+    output: String,
+}
+
+impl WholeAnswerController {
+    pub fn new(item: &Item, spec: ArmSpec, cfg: &ControllerConfig) -> Self {
+        WholeAnswerController {
+            item: item.clone(),
+            binding: candidate_binding(item, cfg.option_seed, spec.order),
+            spec,
+            request: None,
+            step: None,
+            output: String::new(),
+        }
+    }
+
+    pub fn start(&mut self) -> Vec<Request> {
+        if self.request.is_some() || self.step.is_some() {
+            return vec![];
+        }
+        let r = render_request(
+            &self.item,
+            &self.spec,
+            0,
+            &StepState::default(),
+            self.binding.options.clone(),
+            None,
+        );
+        self.request = Some(r.clone());
+        vec![r]
+    }
+
+    pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
+        let request = match &self.request {
+            Some(r) if r.request_id == response.request_id && self.step.is_none() => r.clone(),
+            _ => return Err(ControllerError::UnknownRequest(response.request_id.clone())),
+        };
+        let parsed = parse(&request, response, &self.item.target, &self.spec)?;
+        // A failed generated answer keeps its stripped text for the membership audit.
+        let output = match (&parsed.value, &response.answer) {
+            (Some(v), _) => v.clone(),
+            (None, Answer::Generated { text, .. }) => text.trim().to_string(),
+            (None, Answer::Scored { .. }) => String::new(),
+        };
+        let emitted = parsed
+            .value
+            .clone()
+            .unwrap_or_else(|| INVALID_MARKER.to_string());
+        self.step = Some(step_record(
+            0,
+            &self.binding.values(),
+            &request,
+            response,
+            emitted,
+            self.item.target.clone(),
+            &parsed,
+        ));
+        self.output = output;
+        Ok(vec![])
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.step.is_some()
+    }
+
+    pub fn trajectory(&self, model: &str) -> Trajectory {
+        assemble(
+            &self.item,
+            &self.spec,
+            model,
+            self.output.clone(),
+            self.step.iter().cloned().collect(),
+            false,
+            None,
+            None,
+        )
+    }
+}
+
+/// Independent, Serial, TeacherForced, GoldCopy, SelfPlanSpell and PrefixContinue: one
+/// decision per position under a Full / Union / Trie support with a Call / Fill rule.
+#[derive(Debug, Clone)]
+pub struct LocalController {
+    item: Item,
+    spec: ArmSpec,
+    binding: OptionBinding,
+    gold: Vec<char>,
+    candidates: Vec<Vec<char>>,
+    /// `copy_target` of copy arms.
+    plan: Option<Vec<char>>,
+    /// Steps depend on earlier answers (the model's own prefix).
+    sequential: bool,
+    /// ŷ: the constructed prefix (sequential arms).
+    prefix: Vec<char>,
+    /// Next position to decide (1-based), sequential arms.
+    next_position: usize,
+    steps: BTreeMap<u32, StepRecord>,
+    outstanding: BTreeMap<String, (u32, Vec<String>, Request)>,
+    aborted: bool,
+    started: bool,
+}
+
+impl LocalController {
+    pub fn new(
+        item: &Item,
+        spec: ArmSpec,
+        plan: Option<String>,
+        cfg: &ControllerConfig,
+    ) -> Result<Self, ControllerError> {
+        let plan = match spec.arm {
+            Arm::GoldCopy => Some(item.target.clone()),
+            Arm::SelfPlanSpell => Some(plan.ok_or_else(|| ControllerError::InvalidSpec {
+                arm: spec.label(),
+                reason: "SelfPlanSpell needs the model's Native choice as its plan".into(),
+            })?),
+            _ => None,
+        };
+        if let Some(p) = &plan {
+            if p.chars().count() != item.length {
+                return Err(ControllerError::InvalidSpec {
+                    arm: spec.label(),
+                    reason: format!("plan `{p}` does not have the item length {}", item.length),
+                });
+            }
+        }
+        let sequential = match spec.arm {
+            Arm::Serial | Arm::PrefixContinue => true,
+            Arm::GoldCopy | Arm::SelfPlanSpell => spec.copy_control == CopyControl::Serial,
+            _ => false,
+        };
+        Ok(LocalController {
+            gold: item.target_chars(),
+            candidates: item.candidate_chars(),
+            binding: local_binding(item, cfg.option_seed, spec.order),
+            item: item.clone(),
+            plan: plan.map(|p| p.chars().collect()),
+            spec,
+            sequential,
+            prefix: Vec::new(),
+            next_position: 1,
+            steps: BTreeMap::new(),
+            outstanding: BTreeMap::new(),
+            aborted: false,
+            started: false,
+        })
+    }
+
+    /// Value the step at `t` should produce: the plan's character for copy arms, else gold.
+    fn required(&self, t: usize) -> char {
+        match &self.plan {
+            Some(p) => p[t - 1],
+            None => self.gold[t - 1],
+        }
+    }
+
+    /// The prefix the support and the state see at position `t`: the model's own (sequential),
+    /// the gold prefix (TeacherForced), none otherwise.
+    fn visible_prefix(&self, t: usize) -> Option<Vec<char>> {
+        if self.sequential {
+            Some(self.prefix.clone())
+        } else if self.spec.arm == Arm::TeacherForced {
+            Some(self.gold[..t - 1].to_vec())
+        } else {
+            None
+        }
+    }
+
+    /// Algorithm 1, lines 4–9: V ← Σ; Union: {a_t : a ∈ A}; Trie: {a_t : a ∈ A, a_<t = ŷ}.
+    /// Returned in the displayed order of the item's binding.
+    pub fn support(&self, t: usize, prefix: Option<&[char]>) -> Vec<String> {
+        let chars: Vec<char> = match self.spec.support.set {
+            SupportSet::Full => self.item.domain.alphabet().to_vec(),
+            SupportSet::Union => position_union(&self.candidates, t - 1),
+            SupportSet::Trie => {
+                let p = prefix.unwrap_or(&[]);
+                let mut v = Vec::new();
+                for a in &self.candidates {
+                    if a[..t - 1] == *p && !v.contains(&a[t - 1]) {
+                        v.push(a[t - 1]);
+                    }
+                }
+                v
+            }
+        };
+        let as_strings: Vec<String> = chars.iter().map(|c| c.to_string()).collect();
+        self.binding
+            .filter(&as_strings)
+            .into_iter()
+            .map(|o| o.value)
+            .collect()
+    }
+
+    /// Algorithm 1, line 13: the singleton to fill, if the Fill rule applies. FullFill fills
+    /// singletons of the position union and keeps the full alphabet elsewhere.
+    fn fill_value(&self, t: usize, support: &[String]) -> Option<String> {
+        if self.spec.support.fill != FillRule::Fill {
+            return None;
+        }
+        match self.spec.support.set {
+            SupportSet::Full => {
+                let u = position_union(&self.candidates, t - 1);
+                (u.len() == 1).then(|| u[0].to_string())
+            }
+            SupportSet::Union | SupportSet::Trie => {
+                (support.len() == 1).then(|| support[0].clone())
+            }
+        }
+    }
+
+    fn request_for(&self, t: usize, support: &[String], prefix: Option<&[char]>) -> Request {
+        let options: Vec<RequestOption> = self.binding.filter(support);
+        let prefix_text: Option<String> = prefix.map(|p| p.iter().collect());
+        let plan_text: Option<String> = self.plan.as_ref().map(|p| p.iter().collect());
+        let continue_arm = self.spec.arm == Arm::PrefixContinue;
+        let step = StepState {
+            position: (!continue_arm).then_some(t as u32),
+            prefix: if continue_arm {
+                None
+            } else {
+                prefix_text.as_deref()
+            },
+            copy_target: plan_text.as_deref(),
+        };
+        render_request(
+            &self.item,
+            &self.spec,
+            t as u32,
+            &step,
+            options,
+            if continue_arm {
+                prefix_text.clone()
+            } else {
+                None
+            },
+        )
+    }
+
+    fn fill_step(&self, t: usize, support: &[String], value: String) -> StepRecord {
+        StepRecord {
+            position: t as u32,
+            support: support.to_vec(),
+            filled: true,
+            aborted: false,
+            request_id: None,
+            required: self.required(t).to_string(),
+            emitted: value,
+            class: None,
+            probabilities: None,
+            chosen_probability: None,
+            top_probability: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            latency_ms: 0.0,
+        }
+    }
+
+    /// Algorithm 1, lines 10–12: an empty support ends the trajectory as INVALID; the remaining
+    /// positions are logged with zero calls.
+    fn abort_from(&mut self, t: usize) {
+        self.aborted = true;
+        for pos in t..=self.item.length {
+            self.steps.insert(
+                pos as u32,
+                StepRecord {
+                    position: pos as u32,
+                    support: vec![],
+                    filled: false,
+                    aborted: true,
+                    request_id: None,
+                    emitted: INVALID_MARKER.to_string(),
+                    required: self.required(pos).to_string(),
+                    class: None,
+                    probabilities: None,
+                    chosen_probability: None,
+                    top_probability: None,
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
+                    latency_ms: 0.0,
+                },
+            );
+        }
+        self.next_position = self.item.length + 1;
+    }
+
+    /// Sequential arms: decide positions until one needs the model (or the string is done).
+    fn advance(&mut self) -> Vec<Request> {
+        while self.next_position <= self.item.length {
+            let t = self.next_position;
+            let prefix = self.visible_prefix(t);
+            let support = self.support(t, prefix.as_deref());
+            if support.is_empty() {
+                self.abort_from(t);
+                return vec![];
+            }
+            if let Some(z) = self.fill_value(t, &support) {
+                let step = self.fill_step(t, &support, z.clone());
+                self.steps.insert(t as u32, step);
+                self.prefix.extend(z.chars());
+                self.next_position += 1;
+                continue;
+            }
+            let request = self.request_for(t, &support, prefix.as_deref());
+            self.outstanding.insert(
+                request.request_id.clone(),
+                (t as u32, support, request.clone()),
+            );
+            return vec![request];
+        }
+        vec![]
+    }
+
+    pub fn start(&mut self) -> Vec<Request> {
+        if self.started {
+            return vec![];
+        }
+        self.started = true;
+        if self.sequential {
+            return self.advance();
+        }
+        let mut requests = Vec::new();
+        for t in 1..=self.item.length {
+            let prefix = self.visible_prefix(t);
+            let support = self.support(t, prefix.as_deref());
+            if support.is_empty() {
+                // Cannot happen without a prefix or with the gold prefix, but stay total.
+                self.abort_from(t);
+                requests.clear();
+                self.outstanding.clear();
+                return requests;
+            }
+            if let Some(z) = self.fill_value(t, &support) {
+                let step = self.fill_step(t, &support, z);
+                self.steps.insert(t as u32, step);
+                continue;
+            }
+            let request = self.request_for(t, &support, prefix.as_deref());
+            self.outstanding.insert(
+                request.request_id.clone(),
+                (t as u32, support, request.clone()),
+            );
+            requests.push(request);
+        }
+        requests
+    }
+
+    pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
+        let Some((t, support, request)) = self.outstanding.remove(&response.request_id) else {
+            return Err(ControllerError::UnknownRequest(response.request_id.clone()));
+        };
+        let required = self.required(t as usize).to_string();
+        let parsed = if self.spec.arm == Arm::PrefixContinue {
+            parse_continuation(&request, response, &support, &required)
+        } else {
+            parse(&request, response, &required, &self.spec)?
+        };
+        // Algorithm 1, lines 18–20: an answer outside V becomes the INVALID marker.
+        let z = match &parsed.value {
+            Some(v) if support.contains(v) => v.clone(),
+            _ => INVALID_MARKER.to_string(),
+        };
+        let step = step_record(
+            t,
+            &support,
+            &request,
+            response,
+            z.clone(),
+            required,
+            &parsed,
+        );
+        self.steps.insert(t, step);
+        if self.sequential {
+            // Line 21: ŷ ← ŷ ∥ z.
+            self.prefix.extend(z.chars());
+            self.next_position += 1;
+            return Ok(self.advance());
+        }
+        Ok(vec![])
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.started && self.outstanding.is_empty() && self.steps.len() == self.item.length
+    }
+
+    pub fn output(&self) -> String {
+        self.steps.values().map(|s| s.emitted.as_str()).collect()
+    }
+
+    pub fn trajectory(&self, model: &str) -> Trajectory {
+        assemble(
+            &self.item,
+            &self.spec,
+            model,
+            self.output(),
+            self.steps.values().cloned().collect(),
+            self.aborted,
+            self.plan.as_ref().map(|p| p.iter().collect()),
+            None,
+        )
+    }
+}
+
+/// PrefixContinue consumes the first character of the generated suffix.
+fn parse_continuation(
+    request: &Request,
+    response: &Response,
+    support: &[String],
+    required: &str,
+) -> ParsedAnswer {
+    let _ = request;
+    let (value, class) = match &response.answer {
+        Answer::Generated { text, .. } => match text.chars().next() {
+            None => (None, ResponseClass::Empty),
+            Some(c) => {
+                let s = c.to_string();
+                if !support.contains(&s) {
+                    (None, ResponseClass::OtherInvalid)
+                } else if s == required {
+                    (Some(s), ResponseClass::StrictCorrect)
+                } else {
+                    (Some(s), ResponseClass::FormatValidWrong)
+                }
+            }
+        },
+        Answer::Scored { .. } => (None, ResponseClass::OtherInvalid),
+    };
+    ParsedAnswer {
+        value,
+        class,
+        probabilities: None,
+        chosen_probability: None,
+        top_probability: None,
+    }
+}
+
+/// SerialStop: the 51-option alphabet with END, at most L+3 requests (paper A.4).
+#[derive(Debug, Clone)]
+pub struct StopController {
+    item: Item,
+    spec: ArmSpec,
+    binding: OptionBinding,
+    gold: Vec<char>,
+    content: Vec<char>,
+    steps: Vec<StepRecord>,
+    outstanding: Option<(Vec<String>, Request)>,
+    ended: bool,
+    started: bool,
+}
+
+impl StopController {
+    pub fn new(item: &Item, spec: ArmSpec, cfg: &ControllerConfig) -> Self {
+        StopController {
+            item: item.clone(),
+            binding: stop_binding(item, cfg.option_seed, spec.order),
+            gold: item.target_chars(),
+            spec,
+            content: Vec::new(),
+            steps: Vec::new(),
+            outstanding: None,
+            ended: false,
+            started: false,
+        }
+    }
+
+    /// The step cap: L + 3 requests.
+    pub fn cap(&self) -> u32 {
+        self.item.length as u32 + 3
+    }
+
+    fn next_request(&mut self) -> Vec<Request> {
+        if self.ended || self.steps.len() as u32 >= self.cap() {
+            return vec![];
+        }
+        let t = self.steps.len() + 1;
+        let prefix: String = self.content.iter().collect();
+        let support = self.binding.values();
+        let request = render_request(
+            &self.item,
+            &self.spec,
+            t as u32,
+            &StepState {
+                position: Some(t as u32),
+                prefix: Some(&prefix),
+                copy_target: None,
+            },
+            self.binding.options.clone(),
+            None,
+        );
+        self.outstanding = Some((support, request.clone()));
+        vec![request]
+    }
+
+    fn required(&self, t: usize) -> String {
+        self.gold
+            .get(t - 1)
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| END.to_string())
+    }
+
+    pub fn start(&mut self) -> Vec<Request> {
+        if self.started {
+            return vec![];
+        }
+        self.started = true;
+        self.next_request()
+    }
+
+    pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
+        let (support, request) = match self.outstanding.take() {
+            Some((s, r)) if r.request_id == response.request_id => (s, r),
+            other => {
+                self.outstanding = other;
+                return Err(ControllerError::UnknownRequest(response.request_id.clone()));
+            }
+        };
+        let t = self.steps.len() + 1;
+        let required = self.required(t);
+        let parsed = parse(&request, response, &required, &self.spec)?;
+        let z = match &parsed.value {
+            Some(v) if support.contains(v) => v.clone(),
+            _ => INVALID_MARKER.to_string(),
+        };
+        if z == END {
+            self.ended = true;
+        } else {
+            self.content.extend(z.chars());
+        }
+        self.steps.push(step_record(
+            t as u32, &support, &request, response, z, required, &parsed,
+        ));
+        Ok(self.next_request())
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.started && self.outstanding.is_none()
+    }
+
+    pub fn trajectory(&self, model: &str) -> Trajectory {
+        let content: String = self.content.iter().collect();
+        let stop = stop_outcome(
+            &self.item.target,
+            &content,
+            self.ended,
+            self.steps.len() as u32,
+            self.cap(),
+        );
+        assemble(
+            &self.item,
+            &self.spec,
+            model,
+            content,
+            self.steps.clone(),
+            false,
+            None,
+            Some(stop),
+        )
+    }
+}

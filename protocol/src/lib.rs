@@ -1,0 +1,20 @@
+//! The Choice2Seq protocol core, free of models and I/O: option binding and display orders,
+//! verbatim prompts (Appendix E) rendered from canonical JSON state, controllers for every arm
+//! (Algorithm 1), strict response scoring and trajectory outcomes.
+
+pub mod canonical;
+pub mod controller;
+pub mod options;
+pub mod outcome;
+pub mod prompts;
+pub mod scoring;
+
+pub use controller::{
+    validate_spec, Controller, ControllerConfig, ControllerError, LocalController, StopController,
+    WholeAnswerController,
+};
+pub use options::{
+    candidate_binding, code_for, local_binding, stop_alphabet, stop_binding, OptionBinding,
+};
+pub use outcome::{membership, stop_outcome};
+pub use scoring::{argmax_first, parse_answer, ParsedAnswer, ScoringError};

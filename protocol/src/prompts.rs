@@ -1,0 +1,439 @@
+//! Verbatim instructions and response contracts of Appendix E, and the rendering of a request
+//! from state.
+//!
+//! Layout of every request (a project choice where the paper leaves it open): one user message
+//! holding a JSON object whose keys come in this order — `question` (the instruction),
+//! `choices` (code → criterion, when codes are shown) or `allowed_values` (when a value itself
+//! is the answer), `response_format`, and `state`, the canonical JSON text of the state. The
+//! invariant parts come first so that requests of one item share a long token prefix; the
+//! state is last. Readout templates T0–T2 add a system message.
+
+use serde_json::{json, Map, Value};
+
+use c2s_records::{
+    Arm, ArmSpec, Contract, Decoding, Evidence, Item, PromptVariant, Request, RequestOption,
+    Template, BUDGET_CHARACTER, BUDGET_STRING,
+};
+
+use crate::canonical::to_canonical_string;
+
+/// E.1 / E.2 natural-task instructions.
+pub mod text {
+    pub const NATIVE_V1: &str = "Select the complete correct answer from the provided candidates.";
+    pub const NATIVE_V2: &str = "Which listed full answer correctly solves the problem?";
+    pub const NATIVE_V3: &str =
+        "Identify the correct complete solution among the candidate answers.";
+    pub const INDEPENDENT_V1: &str = "Solve the original problem. Select its true answer character at the specified one-based position, independently of other positions.";
+    pub const INDEPENDENT_V2: &str = "Which character occupies the specified one-based position of the answer to the original problem?";
+    pub const INDEPENDENT_V3: &str =
+        "Determine the complete solution and identify the character at the specified position.";
+    pub const SERIAL_V1: &str = "Solve the original problem. Select its true answer character at the specified position. The current prefix is a draft and may contain errors; it does not change the original answer.";
+    pub const SERIAL_V2: &str = "Given the possibly incorrect draft prefix, identify the original answer character at the specified position.";
+    pub const SERIAL_V3: &str = "Use the draft history to determine the true solution character at this position; the draft may be wrong.";
+    pub const GOLD_COPY: &str =
+        "Copy copy_target exactly. Select its character at the specified one-based position.";
+    pub const SERIAL_STOP: &str = "Solve the original problem. Select the next character after current_prefix. Select END immediately after the complete answer.";
+    /// E.3: shared by WholeGenerate and PrefixContinue.
+    pub const COMPLETE_ANSWER: &str = "Solve the original problem and output only its complete answer, without explanation or markdown.";
+
+    /// E.2 response contracts.
+    pub const NATIVE_DIRECT_CONTRACT: &str =
+        "Output only the requested complete string. No explanation or markdown.";
+    pub const LOCAL_DIRECT_CONTRACT: &str =
+        "Output only the single requested lowercase letter or digit.";
+    /// E.3 response contract.
+    pub const COMPLETE_ANSWER_CONTRACT: &str =
+        "Output only the complete answer. No explanation or markdown.";
+
+    /// E.5 response formats.
+    pub const CODE_RESPONSE_FORMAT: &str =
+        "Select one choice and output only its single-character code.";
+    /// Used when more than 26 options need two-letter codes (the 51-option stopping track); the
+    /// paper's single-character wording would be false there.
+    pub const MULTI_CODE_RESPONSE_FORMAT: &str = "Select one choice and output only its code.";
+    pub const CHARACTER_RESPONSE_FORMAT: &str =
+        "Select one choice and output only the single character described by its criterion.";
+    /// E.5 shared user question of the readout grid.
+    pub const READOUT_QUESTION: &str = "Select the character of copy_target at the one-based query_position. Auxiliary representations, when present, encode the same target. Each criterion description specifies an output character. Select by the criterion description; option names identify criteria.";
+
+    /// E.5 system messages.
+    pub const T0_CODE: &str = "Return exactly ONE listed choice code, as a single uppercase letter. Do not output the option name or criterion value. Do not explain, reason aloud, add whitespace, punctuation, or any other text.";
+    pub const T0_CHARACTER: &str = "Return exactly ONE character described by the correct criterion: a lowercase letter or digit, as appropriate for the listed criteria. Do not output a choice code or option name. Do not explain, reason aloud, add whitespace, punctuation, or any other text.";
+    pub const T1_CODE: &str = "Your entire response must be exactly one uppercase letter: the code of the selected choice. Use its criterion to decide. Omit the option name and criterion value. Include no explanation, reasoning, whitespace, punctuation, or additional text.";
+    pub const T1_CHARACTER: &str = "Your entire response must be exactly one character: the lowercase letter or digit specified by the correct choice's criterion. Omit the code and option name. Include no explanation, reasoning, whitespace, punctuation, or additional text.";
+    pub const T2_CODE: &str = "Choose the option whose criterion answers the question. Reply with its single uppercase choice code alone. Your response must contain no other characters, explanation, or formatting.";
+    pub const T2_CHARACTER: &str = "Choose the option whose criterion answers the question. Reply with the single lowercase letter or digit given by that criterion alone. Your response must contain no other characters, explanation, or formatting.";
+}
+
+/// Whether response codes are shown to the model (and so can be answered instead of a value).
+pub fn shows_codes(spec: &ArmSpec) -> bool {
+    matches!(
+        spec.contract,
+        Contract::ScoredCode | Contract::GeneratedCode
+    ) || spec.template.is_some()
+}
+
+/// Copy arms with a readout template use the E.5 readout layout.
+fn is_readout(spec: &ArmSpec) -> bool {
+    spec.template.is_some() && matches!(spec.arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+}
+
+/// The instruction (question) of `spec`.
+pub fn instruction(spec: &ArmSpec) -> &'static str {
+    use text::*;
+    if is_readout(spec) {
+        return READOUT_QUESTION;
+    }
+    match (spec.arm, spec.variant) {
+        (Arm::Native | Arm::NativeControl, PromptVariant::V1) => NATIVE_V1,
+        (Arm::Native | Arm::NativeControl, PromptVariant::V2) => NATIVE_V2,
+        (Arm::Native | Arm::NativeControl, PromptVariant::V3) => NATIVE_V3,
+        (Arm::Independent, PromptVariant::V1) => INDEPENDENT_V1,
+        (Arm::Independent, PromptVariant::V2) => INDEPENDENT_V2,
+        (Arm::Independent, PromptVariant::V3) => INDEPENDENT_V3,
+        // TeacherForced shares the Serial instruction (E.1).
+        (Arm::Serial | Arm::TeacherForced, PromptVariant::V1) => SERIAL_V1,
+        (Arm::Serial | Arm::TeacherForced, PromptVariant::V2) => SERIAL_V2,
+        (Arm::Serial | Arm::TeacherForced, PromptVariant::V3) => SERIAL_V3,
+        (Arm::GoldCopy | Arm::SelfPlanSpell, _) => GOLD_COPY,
+        (Arm::SerialStop, _) => SERIAL_STOP,
+        (Arm::WholeGenerate | Arm::PrefixContinue, _) => COMPLETE_ANSWER,
+    }
+}
+
+/// The response-format text of `spec` with `n_options` displayed options.
+pub fn response_format(spec: &ArmSpec, n_options: usize) -> &'static str {
+    use text::*;
+    match spec.contract {
+        Contract::ScoredCode | Contract::GeneratedCode => {
+            if n_options > 26 {
+                MULTI_CODE_RESPONSE_FORMAT
+            } else {
+                CODE_RESPONSE_FORMAT
+            }
+        }
+        Contract::GeneratedCharacter if spec.template.is_some() => CHARACTER_RESPONSE_FORMAT,
+        Contract::GeneratedCharacter => LOCAL_DIRECT_CONTRACT,
+        Contract::GeneratedString => match spec.arm {
+            Arm::WholeGenerate | Arm::PrefixContinue => COMPLETE_ANSWER_CONTRACT,
+            _ => NATIVE_DIRECT_CONTRACT,
+        },
+    }
+}
+
+/// The optional system message (readout templates T0–T2).
+pub fn system_message(spec: &ArmSpec) -> Option<&'static str> {
+    use text::*;
+    let code = matches!(
+        spec.contract,
+        Contract::ScoredCode | Contract::GeneratedCode
+    );
+    spec.template.map(|t| match (t, code) {
+        (Template::T0, true) => T0_CODE,
+        (Template::T0, false) => T0_CHARACTER,
+        (Template::T1, true) => T1_CODE,
+        (Template::T1, false) => T1_CHARACTER,
+        (Template::T2, true) => T2_CODE,
+        (Template::T2, false) => T2_CHARACTER,
+    })
+}
+
+/// What a local step knows: position, prefix and copy evidence.
+#[derive(Debug, Clone, Default)]
+pub struct StepState<'a> {
+    /// One-based position (None for whole-answer arms and PrefixContinue).
+    pub position: Option<u32>,
+    /// Prefix shown in `current_prefix` (None when the arm shows no prefix).
+    pub prefix: Option<&'a str>,
+    /// `copy_target` of copy arms.
+    pub copy_target: Option<&'a str>,
+}
+
+/// The state object of `spec` for `item` at `step` (E.1, E.2, E.5; Table E1).
+pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
+    let mut s = Map::new();
+    // Gold Copy withholds the candidates; the Native control withholds the problem.
+    let with_candidates = spec.arm != Arm::GoldCopy;
+    let with_problem = spec.arm != Arm::NativeControl;
+    if with_candidates && !is_readout(spec) {
+        s.insert("candidates".into(), json!(item.candidates));
+    }
+    if with_problem && !is_readout(spec) {
+        s.insert("problem".into(), json!(item.problem));
+    }
+    if !is_readout(spec) {
+        s.insert("target_length".into(), json!(item.length));
+    }
+    if is_readout(spec) {
+        // E.5: copy_target, query_position, indexing and the indexed table in every arm.
+        let target = step.copy_target.unwrap_or_default();
+        s.insert("copy_target".into(), json!(target));
+        s.insert("query_position".into(), json!(step.position.unwrap_or(0)));
+        s.insert("indexing".into(), json!("one-based"));
+        s.insert("indexed_characters".into(), indexed_characters(target));
+        if spec.evidence == Evidence::Direct {
+            s.insert(
+                "query_character".into(),
+                json!(query_character(target, step.position)),
+            );
+        }
+        return Value::Object(s);
+    }
+    if let Some(p) = step.position {
+        s.insert("position".into(), json!(p));
+    }
+    if let Some(prefix) = step.prefix {
+        s.insert("current_prefix".into(), json!(prefix));
+    }
+    if let Some(target) = step.copy_target {
+        s.insert("copy_target".into(), json!(target));
+        match spec.evidence {
+            Evidence::Raw => {}
+            Evidence::Indexed | Evidence::Direct => {
+                s.insert("indexing".into(), json!("one-based"));
+                s.insert("indexed_characters".into(), indexed_characters(target));
+                if spec.evidence == Evidence::Direct {
+                    s.insert(
+                        "query_character".into(),
+                        json!(query_character(target, step.position)),
+                    );
+                }
+            }
+        }
+    }
+    Value::Object(s)
+}
+
+fn indexed_characters(target: &str) -> Value {
+    Value::Array(
+        target
+            .chars()
+            .enumerate()
+            .map(|(i, c)| json!({"position": i + 1, "character": c.to_string()}))
+            .collect(),
+    )
+}
+
+fn query_character(target: &str, position: Option<u32>) -> String {
+    position
+        .and_then(|p| target.chars().nth(p.saturating_sub(1) as usize))
+        .map(|c| c.to_string())
+        .unwrap_or_default()
+}
+
+/// Decoding of `spec`: scoring, or greedy with the SPEC budget (8 per character, 32 per
+/// string).
+pub fn decoding(spec: &ArmSpec) -> Decoding {
+    match spec.contract {
+        Contract::ScoredCode => Decoding::Score,
+        Contract::GeneratedCode | Contract::GeneratedCharacter => Decoding::Greedy {
+            max_new_tokens: BUDGET_CHARACTER,
+        },
+        Contract::GeneratedString => Decoding::Greedy {
+            max_new_tokens: if spec.arm.is_whole_answer() || spec.arm == Arm::PrefixContinue {
+                BUDGET_STRING
+            } else {
+                BUDGET_CHARACTER
+            },
+        },
+    }
+}
+
+/// Render a complete request. `options` are the displayed options (display order, codes
+/// bound); `assistant_prefix` is placed after the generation boundary (PrefixContinue).
+pub fn render_request(
+    item: &Item,
+    spec: &ArmSpec,
+    step_number: u32,
+    step: &StepState<'_>,
+    options: Vec<RequestOption>,
+    assistant_prefix: Option<String>,
+) -> Request {
+    let state = to_canonical_string(&state_value(item, spec, step));
+    let question = instruction(spec);
+    let mut user = Map::new();
+    user.insert("question".into(), json!(question));
+    if shows_codes(spec) {
+        let mut choices = Map::new();
+        for o in &options {
+            choices.insert(o.code.clone(), json!(o.value));
+        }
+        user.insert("choices".into(), Value::Object(choices));
+    } else if !matches!(spec.arm, Arm::WholeGenerate | Arm::PrefixContinue) {
+        user.insert(
+            "allowed_values".into(),
+            Value::Array(options.iter().map(|o| json!(o.value)).collect()),
+        );
+    }
+    user.insert(
+        "response_format".into(),
+        json!(response_format(spec, options.len())),
+    );
+    user.insert("state".into(), json!(state));
+    let user_text = serde_json::to_string(&Value::Object(user)).unwrap_or_default();
+    let mut request = Request {
+        request_id: String::new(),
+        item_id: item.item_id.clone(),
+        arm: spec.label(),
+        step: step_number,
+        system: system_message(spec).map(str::to_string),
+        user: user_text,
+        assistant_prefix,
+        state,
+        instruction: question.to_string(),
+        options,
+        contract: spec.contract,
+        decoding: decoding(spec),
+    };
+    request.request_id = request.derive_id();
+    request
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{candidate_binding, local_binding};
+    use c2s_records::{OptionOrder, Support};
+
+    fn item() -> Item {
+        c2s_records::parse_item(
+            r#"{"item_id":"x","domain":"arithmetic","problem":"What is 39 * 15?","target":"585",
+               "candidates":["585","589","385","389","485","489","685","689"]}"#,
+            &Default::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn serial_state_is_canonical_and_last() {
+        let it = item();
+        let spec = ArmSpec::new(Arm::Serial).with_support(Support::FULL);
+        let b = local_binding(&it, 1, OptionOrder::Reference);
+        let r = render_request(
+            &it,
+            &spec,
+            2,
+            &StepState {
+                position: Some(2),
+                prefix: Some("5"),
+                copy_target: None,
+            },
+            b.options.clone(),
+            None,
+        );
+        assert_eq!(
+            r.state,
+            r#"{"candidates":["585","589","385","389","485","489","685","689"],"current_prefix":"5","position":2,"problem":"What is 39 * 15?","target_length":3}"#
+        );
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["question", "choices", "response_format", "state"]);
+        assert_eq!(v["question"], text::SERIAL_V1);
+        assert_eq!(v["state"], json!(r.state));
+        assert_eq!(v["response_format"], text::CODE_RESPONSE_FORMAT);
+        assert_eq!(v["choices"].as_object().unwrap().len(), 10);
+        assert_eq!(r.decoding, Decoding::Score);
+        assert!(r.system.is_none());
+        assert!(r.request_id.starts_with("x:Serial/Full/code:2:"));
+    }
+
+    #[test]
+    fn states_follow_table_e1_per_arm() {
+        let it = item();
+        let keys = |arm: Arm, st: StepState<'_>| -> Vec<String> {
+            let v = state_value(&it, &ArmSpec::new(arm), &st);
+            v.as_object().unwrap().keys().cloned().collect()
+        };
+        assert_eq!(
+            keys(Arm::Native, StepState::default()),
+            ["candidates", "problem", "target_length"]
+        );
+        assert_eq!(
+            keys(Arm::NativeControl, StepState::default()),
+            ["candidates", "target_length"]
+        );
+        assert_eq!(
+            keys(
+                Arm::Independent,
+                StepState {
+                    position: Some(1),
+                    ..Default::default()
+                }
+            ),
+            ["candidates", "problem", "target_length", "position"]
+        );
+        assert_eq!(
+            keys(
+                Arm::GoldCopy,
+                StepState {
+                    position: Some(1),
+                    prefix: Some(""),
+                    copy_target: Some("585")
+                }
+            ),
+            [
+                "problem",
+                "target_length",
+                "position",
+                "current_prefix",
+                "copy_target"
+            ]
+        );
+        let mut indexed = ArmSpec::new(Arm::SelfPlanSpell);
+        indexed.evidence = Evidence::Direct;
+        let v = state_value(
+            &it,
+            &indexed,
+            &StepState {
+                position: Some(3),
+                prefix: Some("58"),
+                copy_target: Some("589"),
+            },
+        );
+        assert_eq!(v["query_character"], "9");
+        assert_eq!(
+            v["indexed_characters"][2],
+            json!({"position": 3, "character": "9"})
+        );
+        assert_eq!(v["candidates"].as_array().unwrap().len(), 8);
+    }
+
+    #[test]
+    fn contracts_choose_texts_and_budgets() {
+        let it = item();
+        let native = ArmSpec::new(Arm::Native).with_contract(Contract::GeneratedString);
+        let b = candidate_binding(&it, 1, OptionOrder::Reference);
+        let r = render_request(
+            &it,
+            &native,
+            0,
+            &StepState::default(),
+            b.options.clone(),
+            None,
+        );
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        assert_eq!(v["response_format"], text::NATIVE_DIRECT_CONTRACT);
+        assert_eq!(v["allowed_values"].as_array().unwrap().len(), 8);
+        assert_eq!(r.decoding, Decoding::Greedy { max_new_tokens: 32 });
+        let local = ArmSpec::new(Arm::Serial).with_contract(Contract::GeneratedCharacter);
+        assert_eq!(response_format(&local, 10), text::LOCAL_DIRECT_CONTRACT);
+        assert_eq!(decoding(&local), Decoding::Greedy { max_new_tokens: 8 });
+        let mut t2 = local;
+        t2.template = Some(Template::T2);
+        assert_eq!(system_message(&t2), Some(text::T2_CHARACTER));
+        assert_eq!(response_format(&t2, 10), text::CHARACTER_RESPONSE_FORMAT);
+        assert!(shows_codes(&t2));
+        for (v, s) in [
+            (PromptVariant::V1, text::NATIVE_V1),
+            (PromptVariant::V2, text::NATIVE_V2),
+            (PromptVariant::V3, text::NATIVE_V3),
+        ] {
+            let mut n = ArmSpec::new(Arm::Native);
+            n.variant = v;
+            assert_eq!(instruction(&n), s);
+        }
+        let mut tf = ArmSpec::new(Arm::TeacherForced);
+        tf.variant = PromptVariant::V3;
+        assert_eq!(instruction(&tf), text::SERIAL_V3);
+    }
+}

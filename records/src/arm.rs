@@ -1,0 +1,368 @@
+//! Arms (interfaces and controls, SPEC §4), local supports, response contracts and prompt
+//! variants. An [`ArmSpec`] is everything that decides how an item is turned into requests.
+
+use serde::{Deserialize, Serialize};
+
+/// The interface or control an item is run under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Arm {
+    /// One request: problem, the eight candidates and the length.
+    Native,
+    /// One request: candidates and length only (no problem).
+    NativeControl,
+    /// L requests: absolute position, no prefix.
+    Independent,
+    /// L sequential requests, each with the model's own prefix.
+    Serial,
+    /// L requests with the gold prefix.
+    TeacherForced,
+    /// L requests copying the gold target (`copy_target`), no candidates.
+    GoldCopy,
+    /// L requests copying the model's own Native choice (candidates kept).
+    SelfPlanSpell,
+    /// Serial with the 51-option alphabet including END, at most L+3 requests.
+    SerialStop,
+    /// One generated response holding the complete answer.
+    WholeGenerate,
+    /// L requests; the prefix is appended after the assistant boundary.
+    PrefixContinue,
+}
+
+impl Arm {
+    pub const ALL: [Arm; 10] = [
+        Arm::Native,
+        Arm::NativeControl,
+        Arm::Independent,
+        Arm::Serial,
+        Arm::TeacherForced,
+        Arm::GoldCopy,
+        Arm::SelfPlanSpell,
+        Arm::SerialStop,
+        Arm::WholeGenerate,
+        Arm::PrefixContinue,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arm::Native => "Native",
+            Arm::NativeControl => "NativeControl",
+            Arm::Independent => "Independent",
+            Arm::Serial => "Serial",
+            Arm::TeacherForced => "TeacherForced",
+            Arm::GoldCopy => "GoldCopy",
+            Arm::SelfPlanSpell => "SelfPlanSpell",
+            Arm::SerialStop => "SerialStop",
+            Arm::WholeGenerate => "WholeGenerate",
+            Arm::PrefixContinue => "PrefixContinue",
+        }
+    }
+
+    /// Arms that select a complete candidate (the left side of a paired comparison).
+    pub fn is_whole_answer(self) -> bool {
+        matches!(self, Arm::Native | Arm::NativeControl | Arm::WholeGenerate)
+    }
+
+    /// Arms that construct the answer one position at a time.
+    pub fn is_local(self) -> bool {
+        !self.is_whole_answer()
+    }
+
+    /// Arms whose requests carry a prefix (so that Trie support is defined).
+    pub fn has_prefix(self) -> bool {
+        matches!(
+            self,
+            Arm::Serial
+                | Arm::TeacherForced
+                | Arm::GoldCopy
+                | Arm::SelfPlanSpell
+                | Arm::SerialStop
+                | Arm::PrefixContinue
+        )
+    }
+}
+
+impl std::fmt::Display for Arm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which characters a local step may choose from (Algorithm 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SupportSet {
+    /// The whole domain alphabet.
+    Full,
+    /// Characters occurring at this position in any candidate.
+    Union,
+    /// Continuations of the current prefix that stay inside the candidate set.
+    Trie,
+}
+
+/// Whether singleton supports are still queried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FillRule {
+    /// Query every position, singletons too.
+    Call,
+    /// Supply a singleton without a request (no probability is recorded).
+    Fill,
+}
+
+/// A local support: Full / Union / Trie × Call / Fill. `Full` + `Fill` is FullFill: singletons
+/// of the position union are filled and the full alphabet is used elsewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Support {
+    pub set: SupportSet,
+    pub fill: FillRule,
+}
+
+impl Support {
+    pub const FULL: Support = Support {
+        set: SupportSet::Full,
+        fill: FillRule::Call,
+    };
+    pub const FULL_FILL: Support = Support {
+        set: SupportSet::Full,
+        fill: FillRule::Fill,
+    };
+    pub const UNION_CALL: Support = Support {
+        set: SupportSet::Union,
+        fill: FillRule::Call,
+    };
+    pub const UNION_FILL: Support = Support {
+        set: SupportSet::Union,
+        fill: FillRule::Fill,
+    };
+    pub const TRIE_CALL: Support = Support {
+        set: SupportSet::Trie,
+        fill: FillRule::Call,
+    };
+    pub const TRIE_FILL: Support = Support {
+        set: SupportSet::Trie,
+        fill: FillRule::Fill,
+    };
+
+    /// The paper's names: Full, FullFill, UnionCall, UnionFill, TrieCall, TrieFill.
+    pub fn name(self) -> &'static str {
+        match (self.set, self.fill) {
+            (SupportSet::Full, FillRule::Call) => "Full",
+            (SupportSet::Full, FillRule::Fill) => "FullFill",
+            (SupportSet::Union, FillRule::Call) => "UnionCall",
+            (SupportSet::Union, FillRule::Fill) => "UnionFill",
+            (SupportSet::Trie, FillRule::Call) => "TrieCall",
+            (SupportSet::Trie, FillRule::Fill) => "TrieFill",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Support> {
+        [
+            Support::FULL,
+            Support::FULL_FILL,
+            Support::UNION_CALL,
+            Support::UNION_FILL,
+            Support::TRIE_CALL,
+            Support::TRIE_FILL,
+        ]
+        .into_iter()
+        .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl std::fmt::Display for Support {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the model answers a request (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Contract {
+    /// Typed decision: a probability distribution over the legal option codes at the prompt
+    /// boundary; the choice is the argmax.
+    ScoredCode,
+    /// Greedy text that must be exactly one listed option code.
+    GeneratedCode,
+    /// Greedy text that must be exactly one listed character (local) or candidate (whole).
+    GeneratedCharacter,
+    /// Greedy text that must be exactly a complete string (whole-answer arms).
+    GeneratedString,
+}
+
+impl Contract {
+    pub fn is_scored(self) -> bool {
+        matches!(self, Contract::ScoredCode)
+    }
+}
+
+/// Natural paraphrases of the instruction (Appendix E.2).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+pub enum PromptVariant {
+    #[default]
+    V1,
+    V2,
+    V3,
+}
+
+/// Readout templates of the crossed readout grid (Appendix E.5): a system message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Template {
+    T0,
+    T1,
+    T2,
+}
+
+/// Copy evidence for GoldCopy / SelfPlanSpell (paper §3.3, A.5).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+pub enum Evidence {
+    /// `copy_target` as a string.
+    #[default]
+    Raw,
+    /// Plus the one-based position table `indexed_characters`.
+    Indexed,
+    /// Plus `query_character`, the character at the queried position.
+    Direct,
+}
+
+/// The step schedule of copy arms: positions queried independently or serially.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+pub enum CopyControl {
+    Independent,
+    #[default]
+    Serial,
+}
+
+/// Displayed option order: the frozen reference order or a seeded permutation of it (O1, O2…).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+pub enum OptionOrder {
+    #[default]
+    Reference,
+    Permuted(u32),
+}
+
+/// Everything that decides how an item becomes requests under one arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ArmSpec {
+    pub arm: Arm,
+    /// Local support (local arms only; `Full` for whole-answer arms).
+    pub support: Support,
+    pub contract: Contract,
+    #[serde(default)]
+    pub variant: PromptVariant,
+    /// Optional readout system message (T0–T2).
+    #[serde(default)]
+    pub template: Option<Template>,
+    #[serde(default)]
+    pub evidence: Evidence,
+    #[serde(default)]
+    pub copy_control: CopyControl,
+    #[serde(default)]
+    pub order: OptionOrder,
+}
+
+impl ArmSpec {
+    /// A default spec for `arm`: Full support, scored codes, v1, reference order.
+    pub fn new(arm: Arm) -> ArmSpec {
+        ArmSpec {
+            arm,
+            support: Support::FULL,
+            contract: Contract::ScoredCode,
+            variant: PromptVariant::V1,
+            template: None,
+            evidence: Evidence::Raw,
+            copy_control: CopyControl::Serial,
+            order: OptionOrder::Reference,
+        }
+    }
+
+    pub fn with_support(mut self, support: Support) -> ArmSpec {
+        self.support = support;
+        self
+    }
+
+    pub fn with_contract(mut self, contract: Contract) -> ArmSpec {
+        self.contract = contract;
+        self
+    }
+
+    /// A short stable label, e.g. `Serial/UnionFill/ScoredCode/V1`, used as the `arm` column
+    /// key and in request ids.
+    pub fn label(&self) -> String {
+        let mut s = self.arm.as_str().to_string();
+        if self.arm.is_local() && self.arm != Arm::PrefixContinue {
+            s.push('/');
+            s.push_str(self.support.name());
+        }
+        s.push('/');
+        s.push_str(match self.contract {
+            Contract::ScoredCode => "code",
+            Contract::GeneratedCode => "gencode",
+            Contract::GeneratedCharacter => "char",
+            Contract::GeneratedString => "string",
+        });
+        s.push_str(match self.variant {
+            PromptVariant::V1 => "",
+            PromptVariant::V2 => "/v2",
+            PromptVariant::V3 => "/v3",
+        });
+        if let Some(t) = self.template {
+            s.push_str(match t {
+                Template::T0 => "/T0",
+                Template::T1 => "/T1",
+                Template::T2 => "/T2",
+            });
+        }
+        if matches!(self.arm, Arm::GoldCopy | Arm::SelfPlanSpell) {
+            s.push_str(match self.evidence {
+                Evidence::Raw => "/raw",
+                Evidence::Indexed => "/indexed",
+                Evidence::Direct => "/direct",
+            });
+            s.push_str(match self.copy_control {
+                CopyControl::Independent => "/independent",
+                CopyControl::Serial => "/serial",
+            });
+        }
+        if let OptionOrder::Permuted(k) = self.order {
+            s.push_str(&format!("/O{k}"));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn support_names_round_trip() {
+        for name in [
+            "Full",
+            "FullFill",
+            "UnionCall",
+            "UnionFill",
+            "TrieCall",
+            "TrieFill",
+        ] {
+            assert_eq!(Support::parse(name).unwrap().name(), name);
+        }
+        assert!(Support::parse("Bogus").is_none());
+    }
+
+    #[test]
+    fn labels_are_stable() {
+        assert_eq!(ArmSpec::new(Arm::Native).label(), "Native/code");
+        assert_eq!(
+            ArmSpec::new(Arm::Serial)
+                .with_support(Support::TRIE_FILL)
+                .label(),
+            "Serial/TrieFill/code"
+        );
+    }
+}

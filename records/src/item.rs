@@ -1,0 +1,182 @@
+//! Items: one problem, its gold target and eight equal-length candidates (SPEC §3).
+
+use serde::{Deserialize, Serialize};
+
+use crate::geometry::Geometry;
+
+/// Task domain. The local alphabet of the content track follows from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Domain {
+    Arithmetic,
+    Lexical,
+}
+
+impl Domain {
+    pub const ALL: [Domain; 2] = [Domain::Arithmetic, Domain::Lexical];
+
+    /// The content-track alphabet (paper §3.1): ten digits or 26 lowercase letters, in
+    /// canonical (unshuffled) order.
+    pub fn alphabet(self) -> &'static [char] {
+        const DIGITS: [char; 10] = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'];
+        const LETTERS: [char; 26] = [
+            'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q',
+            'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z',
+        ];
+        match self {
+            Domain::Arithmetic => &DIGITS,
+            Domain::Lexical => &LETTERS,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Domain::Arithmetic => "arithmetic",
+            Domain::Lexical => "lexical",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Domain> {
+        match s {
+            "arithmetic" => Some(Domain::Arithmetic),
+            "lexical" => Some(Domain::Lexical),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Domain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Operand-length structure of a multiplication item (paper A.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Structure {
+    /// Operand lengths differ by at most one digit.
+    Balanced,
+    /// Operand lengths differ by at least two digits.
+    Unbalanced,
+}
+
+/// Carry class relative to the median of the frozen pool of the same length and structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CarryClass {
+    /// Total carries at or below the pool median.
+    Low,
+    /// Total carries above the pool median.
+    High,
+}
+
+/// Column-arithmetic statistics of a product, as recorded by the carry simulator (paper A.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CarryStats {
+    /// Digits of the top operand `a` and the bottom operand `b`.
+    pub operand_lengths: [u32; 2],
+    /// Positive outgoing carries inside the row multiplications (one row per digit of `b`).
+    pub row_carries: u32,
+    /// Positive outgoing carries while summing the partial products.
+    pub sum_carries: u32,
+    /// `row_carries + sum_carries`; the carry-class criterion.
+    pub total_carries: u32,
+    /// Longest run of consecutive carry events inside one row or the summation (runs reset
+    /// between rows and between the rows and the summation).
+    pub max_carry_chain: u32,
+    /// Number of single-digit multiplications (len(a) × len(b)).
+    pub elementary_products: u32,
+    /// Zero digits in the concatenated operands.
+    pub zero_digits: u32,
+    /// Digits of the concatenated operands that repeat an earlier digit.
+    pub repeated_digits: u32,
+    /// Outgoing carry of every column of every row, least significant first; one row per digit
+    /// of `b`, least significant digit first.
+    pub row_carry_trace: Vec<Vec<u32>>,
+    /// Outgoing carry of every column of the partial-product summation (empty when `b` has
+    /// one digit).
+    pub sum_carry_trace: Vec<u32>,
+}
+
+/// Metadata of an arithmetic item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArithmeticMeta {
+    /// The operands `[a, b]` of `a × b`.
+    pub operands: [u64; 2],
+    pub structure: Structure,
+    pub carry_class: CarryClass,
+    pub carry: CarryStats,
+}
+
+/// Zipf-frequency stratum of a lexical target (split at Zipf 4.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrequencyStratum {
+    /// Zipf < 4.0.
+    Low,
+    /// Zipf ≥ 4.0.
+    High,
+}
+
+/// Metadata of a lexical item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LexicalMeta {
+    /// WordNet 3.0 noun synset of the target sense, as `"<offset>-n"` (8-digit offset).
+    pub synset: String,
+    /// Zipf frequency of the target (wordfreq `large_en`).
+    pub zipf: f64,
+    /// Zipf frequency of each candidate, in display order.
+    pub candidate_zipf: Vec<f64>,
+    pub frequency_stratum: FrequencyStratum,
+    /// Whether the target contains a letter more than once.
+    pub repeated_letters: bool,
+    /// All lemmas of the target synset (raw WordNet forms, the target included), for audit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synset_lemmas: Vec<String>,
+}
+
+/// One benchmark item. JSON field names are the bank-file format (one object per line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub item_id: String,
+    pub domain: Domain,
+    pub problem: String,
+    pub target: String,
+    /// Target length L (characters).
+    pub length: usize,
+    /// The eight candidates in their frozen display order.
+    pub candidates: Vec<String>,
+    /// K(k) for k = 0..=L: candidates consistent with the gold prefix of length k.
+    pub k_vector: Vec<u32>,
+    /// The paired item of the other domain with the same K vector, if any.
+    #[serde(default)]
+    pub partner_id: Option<String>,
+    /// Derived geometry (entropies, first unique prefix); recomputed on validation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geometry: Option<Geometry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arithmetic: Option<ArithmeticMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<LexicalMeta>,
+}
+
+impl Item {
+    /// Index of the target among the candidates (display order).
+    pub fn gold_index(&self) -> Option<usize> {
+        self.candidates.iter().position(|c| c == &self.target)
+    }
+
+    /// Characters of the target.
+    pub fn target_chars(&self) -> Vec<char> {
+        self.target.chars().collect()
+    }
+
+    /// Candidates as character vectors, in display order.
+    pub fn candidate_chars(&self) -> Vec<Vec<char>> {
+        self.candidates
+            .iter()
+            .map(|c| c.chars().collect())
+            .collect()
+    }
+}

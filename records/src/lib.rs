@@ -1,0 +1,31 @@
+//! Shared records of the Choice2Seq protocol: items and their geometry, arms, requests,
+//! responses, step records, trajectories and paired outcomes. Every stage of the pipeline
+//! speaks these types; serde gives the JSON forms used by bank files and Kafka messages.
+
+pub mod arm;
+pub mod geometry;
+pub mod item;
+pub mod request;
+pub mod trajectory;
+pub mod validate;
+
+pub use arm::{
+    Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, OptionOrder, PromptVariant, Support,
+    SupportSet, Template,
+};
+pub use geometry::{geometry, k_vector, position_union, Geometry};
+pub use item::{
+    ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Structure,
+};
+pub use request::{
+    Answer, Decoding, FinishReason, Request, RequestOption, Response, BUDGET_CHARACTER,
+    BUDGET_DIALOGUE, BUDGET_STRING,
+};
+pub use trajectory::{
+    Confidence, Membership, PairedOutcome, ResponseClass, StepRecord, StopCategory, StopOutcome,
+    Trajectory, END, INVALID_MARKER,
+};
+pub use validate::{
+    parse_item, parse_item_value, validate_item, DuplicateIdGuard, ItemError, ItemPolicy, ItemRule,
+    CANDIDATE_COUNT,
+};

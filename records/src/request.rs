@@ -1,0 +1,141 @@
+//! Model requests and responses (SPEC §5). A request is rebuilt from state at every step: it
+//! carries the full rendered prompt, the displayed options and the decoding budget.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::arm::Contract;
+
+/// One displayed option: its response code and the criterion (value) it is bound to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RequestOption {
+    /// The code shown to the model (`A`, `B`, …, `AA`, …).
+    pub code: String,
+    /// The value the code stands for: one character, a complete candidate, or `END`.
+    pub value: String,
+}
+
+/// How the answer is obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Decoding {
+    /// Exact conditional distribution over the legal option codes at the prompt boundary.
+    Score,
+    /// Greedy decoding with a budget of new tokens, thinking disabled.
+    Greedy { max_new_tokens: u32 },
+}
+
+/// Greedy budgets of SPEC §5.
+pub const BUDGET_CHARACTER: u32 = 8;
+pub const BUDGET_STRING: u32 = 32;
+pub const BUDGET_DIALOGUE: u32 = 256;
+
+/// A model request, complete enough to be replayed without its controller.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Deterministic id: item, arm, step and prompt hash (see [`Request::derive_id`]).
+    pub request_id: String,
+    pub item_id: String,
+    /// Arm label (see `ArmSpec::label`).
+    pub arm: String,
+    /// One-based position for local arms; 0 for whole-answer arms.
+    pub step: u32,
+    /// Optional system message (readout templates T0–T2).
+    pub system: Option<String>,
+    /// The user message: a JSON object holding question, options, response format and state.
+    pub user: String,
+    /// Text placed after the assistant generation boundary (PrefixContinue).
+    pub assistant_prefix: Option<String>,
+    /// Canonical JSON of the state (also embedded in `user`).
+    pub state: String,
+    /// The instruction (question) text.
+    pub instruction: String,
+    /// Displayed options in display order.
+    pub options: Vec<RequestOption>,
+    pub contract: Contract,
+    pub decoding: Decoding,
+}
+
+impl Request {
+    /// SHA-256 (hex) of everything the model sees and how it answers: system, user, assistant
+    /// prefix, options and decoding. Two requests with equal keys get equal answers from the
+    /// same model, so the key also serves in-run de-duplication and resume.
+    pub fn prompt_key(&self) -> String {
+        let mut h = Sha256::new();
+        for part in [
+            self.system.as_deref().unwrap_or("\u{0}"),
+            "\u{1}",
+            &self.user,
+            "\u{1}",
+            self.assistant_prefix.as_deref().unwrap_or("\u{0}"),
+            "\u{1}",
+        ] {
+            h.update(part.as_bytes());
+        }
+        for o in &self.options {
+            h.update(o.code.as_bytes());
+            h.update(b"\x02");
+            h.update(o.value.as_bytes());
+            h.update(b"\x03");
+        }
+        h.update(format!("{:?}|{:?}", self.contract, self.decoding).as_bytes());
+        hex::encode(h.finalize())
+    }
+
+    /// SHA-256 of the rendered prompt text alone.
+    pub fn prompt_sha256(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(self.system.as_deref().unwrap_or("").as_bytes());
+        h.update(b"\x01");
+        h.update(self.user.as_bytes());
+        h.update(b"\x01");
+        h.update(self.assistant_prefix.as_deref().unwrap_or("").as_bytes());
+        hex::encode(h.finalize())
+    }
+
+    /// `item:arm:step:<first 12 hex of prompt_key>`: stable across runs and resumes.
+    pub fn derive_id(&self) -> String {
+        let key = self.prompt_key();
+        format!("{}:{}:{}:{}", self.item_id, self.arm, self.step, &key[..12])
+    }
+
+    /// Option values in display order.
+    pub fn values(&self) -> Vec<&str> {
+        self.options.iter().map(|o| o.value.as_str()).collect()
+    }
+}
+
+/// Why generation stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FinishReason {
+    /// End-of-turn / end-of-sequence token.
+    Stop,
+    /// The new-token budget ran out.
+    Length,
+}
+
+/// What the model returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Answer {
+    /// Probabilities aligned with the request's options (sum 1), natural-log based.
+    Scored { probabilities: Vec<f64> },
+    /// Greedy text.
+    Generated {
+        text: String,
+        finish_reason: FinishReason,
+        truncated: bool,
+    },
+}
+
+/// A model response with its costs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    pub request_id: String,
+    pub answer: Answer,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// Wall time of the model call (0 when answered from a cache).
+    pub latency_ms: f64,
+    /// Whether the answer came from de-duplication or a resumed run rather than the model.
+    #[serde(default)]
+    pub cached: bool,
+}

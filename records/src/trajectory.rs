@@ -1,0 +1,181 @@
+//! Per-step records, trajectories and paired outcomes (SPEC §5–§6).
+
+use serde::{Deserialize, Serialize};
+
+use crate::item::Domain;
+
+/// Marks a position whose answer was outside the support, or an aborted position.
+/// `#` is in no alphabet of the protocol (digits, lowercase letters, the 11 punctuation
+/// symbols, whitespace).
+pub const INVALID_MARKER: char = '#';
+
+/// The END option of the stopping track.
+pub const END: &str = "END";
+
+/// Classification of one response against the value it should have produced (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ResponseClass {
+    /// Exactly the required value.
+    StrictCorrect,
+    /// A listed value, but not the required one.
+    FormatValidWrong,
+    /// Generation hit its token budget.
+    Truncated,
+    /// Nothing but whitespace.
+    Empty,
+    /// Character contract answered with the code bound to the required value.
+    CorrectBoundCode,
+    /// Character contract answered with another listed code.
+    OtherListedCode,
+    /// A listed value followed or preceded by other text.
+    ExtraText,
+    /// Anything else.
+    OtherInvalid,
+}
+
+impl ResponseClass {
+    /// Whether the response is a listed value (strict format).
+    pub fn is_valid(self) -> bool {
+        matches!(
+            self,
+            ResponseClass::StrictCorrect | ResponseClass::FormatValidWrong
+        )
+    }
+}
+
+/// One position of a local trajectory (or the single step of a whole-answer arm).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// One-based position (0 for whole-answer arms).
+    pub position: u32,
+    /// Legal values at this step, in display order.
+    pub support: Vec<String>,
+    /// Filled without a request (singleton under a Fill rule).
+    pub filled: bool,
+    /// Not executed because the trajectory aborted earlier (logged with zero calls).
+    pub aborted: bool,
+    pub request_id: Option<String>,
+    /// The value appended (a character, a candidate, `END`), or the INVALID marker.
+    pub emitted: String,
+    /// The value the step should produce (gold character, plan character, candidate).
+    pub required: String,
+    pub class: Option<ResponseClass>,
+    /// Scored contracts: probabilities aligned with `support`.
+    pub probabilities: Option<Vec<f64>>,
+    /// Probability of the emitted value (scored contracts).
+    pub chosen_probability: Option<f64>,
+    /// Largest probability at this step (scored contracts).
+    pub top_probability: Option<f64>,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub latency_ms: f64,
+}
+
+impl StepRecord {
+    pub fn is_call(&self) -> bool {
+        self.request_id.is_some()
+    }
+}
+
+/// Where a completed string falls relative to the candidate set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Membership {
+    Gold,
+    OtherCandidate,
+    /// Contains the INVALID marker, was aborted, or has the wrong length.
+    Malformed,
+    /// Not a candidate, but every character is in its position-wise union.
+    Recombination,
+    /// Anything else.
+    Outside,
+}
+
+/// Exclusive stopping category of the 51-option track, by priority (paper A.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StopCategory {
+    ExactCompletion,
+    PrematureEnd,
+    CorrectContentWithoutEnd,
+    CapExhaustion,
+    WrongContent,
+}
+
+/// Stopping-track outcome with its auxiliary indicators.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StopOutcome {
+    pub category: StopCategory,
+    /// Gold immediately followed by END.
+    pub exact_completion: bool,
+    /// The emitted content (before END, or everything at the cap) equals the gold string.
+    pub content_em: bool,
+    /// The first L emitted characters equal the gold string.
+    pub first_l_correct: bool,
+    /// The L+3 cap was reached without END.
+    pub cap_exhausted: bool,
+    /// Some emitted content character differs from gold at its position.
+    pub content_error: bool,
+    /// Steps taken (requests and fills), END included.
+    pub steps: u32,
+}
+
+/// Confidence composites over the model-chosen (called, scored) steps (paper A.6).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Confidence {
+    /// Product of the chosen probabilities.
+    pub product: f64,
+    /// exp(mean log chosen probability).
+    pub geometric_mean: f64,
+    /// Smallest per-step top-choice probability.
+    pub min_top: f64,
+    /// Steps that entered the composites.
+    pub steps: u32,
+}
+
+/// A completed (item, arm) trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    pub item_id: String,
+    pub domain: Domain,
+    pub length: usize,
+    pub model: String,
+    /// Arm label (`ArmSpec::label`).
+    pub arm: String,
+    /// Support name (Full, UnionFill, …); `-` for whole-answer arms.
+    pub support: String,
+    /// The completed string (INVALID markers included; without END).
+    pub output: String,
+    /// Strict closed-set exact match with the target.
+    pub correct: bool,
+    /// Every step answered with a listed value and nothing aborted.
+    pub valid: bool,
+    /// Copy arms: the output equals the supplied plan.
+    pub fidelity: Option<bool>,
+    /// Copy arms: the supplied plan (`copy_target`).
+    pub plan: Option<String>,
+    pub membership: Membership,
+    pub stop: Option<StopOutcome>,
+    /// A Trie prefix left the candidate set (or an empty support) and the rest was skipped.
+    pub aborted: bool,
+    pub calls: u32,
+    pub fills: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub latency_ms: f64,
+    pub confidence: Option<Confidence>,
+    /// Per position: the emitted character equals the gold character (local arms).
+    pub position_correct: Vec<bool>,
+    pub steps: Vec<StepRecord>,
+}
+
+/// A paired Native/Serial outcome of one item (SPEC §6).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PairedOutcome {
+    pub item_id: String,
+    pub domain: Domain,
+    pub length: usize,
+    pub model: String,
+    pub native_arm: String,
+    pub serial_arm: String,
+    pub native_correct: bool,
+    pub serial_correct: bool,
+}

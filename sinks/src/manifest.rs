@@ -1,0 +1,177 @@
+//! The run manifest `RUN/manifest.json`: what a run is (resolved config, seeds, inputs with
+//! their hashes, model identity, versions) and how often it was resumed. Written atomically
+//! (temporary file, sync, rename, directory sync), so a reader never sees a partial one.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::SinkError;
+use crate::fsutil::write_atomic;
+
+/// File name of the manifest inside the run directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// Version of the manifest layout.
+pub const MANIFEST_FORMAT: u32 = 1;
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it).
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// SHA-256 (hex) of a file's bytes.
+pub fn file_sha256(path: &Path) -> Result<String, SinkError> {
+    Ok(hash_file(path)?.0)
+}
+
+fn hash_file(path: &Path) -> Result<(String, u64), SinkError> {
+    let mut f = File::open(path).map_err(|e| SinkError::io(path, e))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut bytes = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(|e| SinkError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        bytes += n as u64;
+    }
+    Ok((hex::encode(h.finalize()), bytes))
+}
+
+/// An input file of the run (an item bank, a word list, a model file…) with its hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceFile {
+    /// What the file is for (`bank`, `wordfreq`, `model`, …).
+    pub role: String,
+    /// The path as given in the configuration.
+    pub path: String,
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+impl SourceFile {
+    /// Hashes the file at `path`.
+    pub fn hash(role: impl Into<String>, path: &Path) -> Result<SourceFile, SinkError> {
+        let (sha256, bytes) = hash_file(path)?;
+        Ok(SourceFile {
+            role: role.into(),
+            path: path.display().to_string(),
+            sha256,
+            bytes,
+        })
+    }
+}
+
+/// `RUN/manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`MANIFEST_FORMAT`] of the writer.
+    pub format: u32,
+    /// The run name.
+    pub run: String,
+    /// When the run was first started (ms since the Unix epoch).
+    pub started_at_ms: u64,
+    /// When the manifest was last written (ms since the Unix epoch).
+    pub updated_at_ms: u64,
+    /// The resolved configuration.
+    pub config: serde_json::Value,
+    /// Named seeds (bank, bootstrap, option order, …).
+    #[serde(default)]
+    pub seeds: BTreeMap<String, u64>,
+    /// Input files with their SHA-256.
+    #[serde(default)]
+    pub sources: Vec<SourceFile>,
+    /// Model identity (name, files and their hashes, engine settings).
+    pub model: serde_json::Value,
+    /// Version of the crates that wrote the run.
+    pub crate_version: String,
+    /// `rustc --version` of the build, when known.
+    #[serde(default)]
+    pub rustc: Option<String>,
+    /// Target triple of the build, when known.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Cargo profile of the build, when known.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// How many times the run was resumed.
+    #[serde(default)]
+    pub resumed: u32,
+    /// When each resume started (ms since the Unix epoch).
+    #[serde(default)]
+    pub resumed_at_ms: Vec<u64>,
+}
+
+impl Manifest {
+    /// A manifest for a new run started now, with this build's versions.
+    pub fn new(
+        run: impl Into<String>,
+        config: serde_json::Value,
+        model: serde_json::Value,
+    ) -> Manifest {
+        let now = now_ms();
+        Manifest {
+            format: MANIFEST_FORMAT,
+            run: run.into(),
+            started_at_ms: now,
+            updated_at_ms: now,
+            config,
+            seeds: BTreeMap::new(),
+            sources: Vec::new(),
+            model,
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            rustc: option_env!("C2S_SINKS_RUSTC_VERSION").map(str::to_string),
+            target: option_env!("C2S_SINKS_TARGET").map(str::to_string),
+            profile: option_env!("C2S_SINKS_PROFILE").map(str::to_string),
+            resumed: 0,
+            resumed_at_ms: Vec::new(),
+        }
+    }
+
+    /// Records a resume at `now_ms`.
+    pub fn mark_resumed(&mut self, now_ms: u64) {
+        self.resumed += 1;
+        self.resumed_at_ms.push(now_ms);
+        self.updated_at_ms = now_ms;
+    }
+
+    /// The manifest path of a run directory.
+    pub fn path(run_dir: &Path) -> PathBuf {
+        run_dir.join(MANIFEST_FILE)
+    }
+}
+
+/// Writes `RUN/manifest.json` atomically (pretty JSON, trailing newline).
+pub fn write_manifest(run_dir: &Path, manifest: &Manifest) -> Result<PathBuf, SinkError> {
+    let path = Manifest::path(run_dir);
+    let mut bytes = serde_json::to_vec_pretty(manifest).map_err(|source| SinkError::Json {
+        path: path.clone(),
+        source,
+    })?;
+    bytes.push(b'\n');
+    write_atomic(&path, &bytes)?;
+    Ok(path)
+}
+
+/// Reads `RUN/manifest.json`; `None` when the run has none yet.
+pub fn read_manifest(run_dir: &Path) -> Result<Option<Manifest>, SinkError> {
+    let path = Manifest::path(run_dir);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(SinkError::io(&path, e)),
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|source| SinkError::Json { path, source })
+}

@@ -1,0 +1,98 @@
+//! Item sources: bank files (JSONL, Parquet) and Kafka topics (SPEC §2, stage 1).
+//!
+//! Sources deliver *raw text records*; validation (`c2s_records::parse_item`) happens
+//! downstream so that every source is checked by the same rules. A source never loses a
+//! record: input it cannot read (a line that is not UTF-8, a Parquet value that cannot be
+//! turned into JSON, a Kafka message without a usable payload) becomes a [`SourceRecord`]
+//! whose `payload` is `Err(message)`, so that it reaches the run's `rejects/` with its
+//! location. Failures that concern the whole source (a missing file, an unreachable broker)
+//! are [`SourceError`]s.
+
+mod jsonl;
+mod kafka;
+mod parquet_items;
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+pub use jsonl::{read_jsonl, JsonlRecords};
+pub use kafka::{create_topic, produce, KafkaItemSource, KAFKA_TIMEOUT};
+pub use parquet_items::{read_parquet_items, ParquetRecords};
+
+/// Where a Kafka record came from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KafkaPosition {
+    pub topic: String,
+    pub partition: i32,
+    /// Offset of the message itself; commit `offset + 1` once it is durable.
+    pub offset: i64,
+}
+
+impl KafkaPosition {
+    /// The offset to commit once this record's outputs are durable.
+    pub fn next_offset(&self) -> i64 {
+        self.offset + 1
+    }
+}
+
+/// One raw item record as delivered by a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRecord {
+    /// The source, e.g. `jsonl:data/banks/x.jsonl`, `parquet:items.parquet`, `kafka:items`.
+    pub source: String,
+    /// The record's place in the source: `data/banks/x.jsonl:12` (1-based line),
+    /// `items.parquet#0` (0-based row), `items/0@35` (topic/partition@offset).
+    pub location: String,
+    /// The item's JSON text, or why the record could not be read (the message names the
+    /// location).
+    pub payload: Result<String, String>,
+    /// Topic, partition and offset for records read from Kafka.
+    pub kafka: Option<KafkaPosition>,
+}
+
+/// A failure of a whole source (as opposed to one unreadable record).
+#[derive(Debug, Error)]
+pub enum SourceError {
+    #[error("cannot open {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read Parquet file {}: {source}", path.display())]
+    Parquet {
+        path: PathBuf,
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    #[error("kafka ({brokers}): {action}: {source}")]
+    Kafka {
+        brokers: String,
+        action: String,
+        #[source]
+        source: Box<rdkafka::error::KafkaError>,
+    },
+    #[error("kafka ({brokers}): topic `{topic}` does not exist or has no partitions")]
+    TopicNotFound { brokers: String, topic: String },
+    #[error("kafka ({brokers}): topic `{topic}`: {detail}")]
+    TopicMetadata {
+        brokers: String,
+        topic: String,
+        detail: String,
+    },
+    #[error("kafka: worker index {worker_index} is not below the number of peers {peers}")]
+    BadWorker { worker_index: usize, peers: usize },
+    #[error("kafka: partition {topic}/{partition} is not assigned to this worker")]
+    NotAssigned { topic: String, partition: i32 },
+    #[error("kafka ({brokers}): {failed} of {total} messages to `{topic}` were not delivered; first error: {first}")]
+    Produce {
+        brokers: String,
+        topic: String,
+        failed: usize,
+        total: usize,
+        first: String,
+    },
+}
+
+pub mod testing;

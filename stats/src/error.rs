@@ -1,0 +1,57 @@
+//! Errors of the statistics library. Bad input is reported, never unwrapped.
+
+use thiserror::Error;
+
+/// Everything that can be wrong with the input of a statistic.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum StatsError {
+    /// A confidence level outside the open interval (0, 1).
+    #[error("confidence level {0} is not in (0, 1)")]
+    InvalidLevel(f64),
+    /// A success count larger than its trial count.
+    #[error("success count {k} exceeds trial count {n}")]
+    InvalidCount { k: u64, n: u64 },
+    /// A bootstrap asked for zero draws.
+    #[error("the bootstrap needs at least one draw")]
+    ZeroDraws,
+    /// A p-value that is NaN or outside [0, 1].
+    #[error("p-value {0} is not in [0, 1]")]
+    InvalidPValue(f64),
+    /// A probability score (Brier, ECE) that is NaN or outside [0, 1].
+    #[error("score {0} is not a probability in [0, 1]")]
+    InvalidScore(f64),
+    /// A ranking score that is NaN or infinite.
+    #[error("score {0} is not finite")]
+    NonFiniteScore(f64),
+    /// The same item twice in one group.
+    #[error("item {item_id} occurs more than once in group {group}")]
+    DuplicateItem { group: String, item_id: String },
+    /// A target length that does not fit the metric row (`u32`).
+    #[error("length {0} does not fit in u32")]
+    LengthOutOfRange(usize),
+    /// A bootstrap code outside the declared code alphabet.
+    #[error("bootstrap code {code} is not below the code count {k}")]
+    CodeOutOfRange { code: u8, k: usize },
+    /// A code alphabet that is empty or too large for the bootstrap (at most 256 codes).
+    #[error("code count {0} is not in 1..=256")]
+    InvalidCodeCount(usize),
+    /// A trajectory whose per-position correctness does not have one entry per position.
+    #[error("item {item_id}: {found} position outcomes for length {expected}")]
+    PositionCount {
+        item_id: String,
+        expected: usize,
+        found: usize,
+    },
+    /// A trajectory given to a group of another model, domain, arm or length.
+    #[error("item {item_id} does not belong to group {group}")]
+    MixedGroup { group: String, item_id: String },
+    /// A comparison label declared in more than one Holm family.
+    #[error("comparison {0:?} is declared in more than one Holm family")]
+    FamilyOverlap(String),
+    /// A Holm family without members.
+    #[error("Holm family {0:?} has no comparisons")]
+    EmptyFamily(String),
+    /// Statrs refused the parameters of a distribution.
+    #[error("distribution parameters rejected: {0}")]
+    Distribution(String),
+}

@@ -1,0 +1,299 @@
+//! The empirical independence reference R = Π_t c_t (paper §3.4, D.10): within one
+//! model/domain/arm/length group of local trajectories (Independent or TeacherForced), c_t is
+//! the mean observed correctness at position t over items, and R is what string EM would be
+//! if position errors were independent and items homogeneous. Observed string EM − R reflects
+//! error dependence and item heterogeneity. Outcomes are binary observed correctness, never
+//! reported model probabilities.
+
+use std::collections::BTreeMap;
+
+use c2s_records::{Domain, Trajectory};
+use serde::{Deserialize, Serialize};
+
+use crate::bootstrap::{bootstrap, BootstrapConfig, Estimate, StratifiedSample};
+use crate::error::StatsError;
+use crate::intervals::check_level;
+
+/// Point values of the reference for one group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndependenceReference {
+    pub items: u64,
+    /// Items correct at each position t = 1..=L (numerators of c_t).
+    pub position_correct: Vec<u64>,
+    /// c_t = position_correct[t] / items.
+    pub position_accuracy: Vec<f64>,
+    /// R = Π_t c_t.
+    pub reference: f64,
+    /// Items whose whole string is correct.
+    pub string_correct: u64,
+    /// Observed string EM.
+    pub string_em: f64,
+}
+
+impl IndependenceReference {
+    /// Observed string EM − R.
+    pub fn difference(&self) -> f64 {
+        self.string_em - self.reference
+    }
+
+    /// From per-item position correctness (all of the same length) and string correctness.
+    /// `None` for no items. Errors when an item's position count differs from the first's.
+    pub fn from_items<'a, I>(items: I) -> Result<Option<IndependenceReference>, StatsError>
+    where
+        I: IntoIterator<Item = (&'a str, &'a [bool], bool)>,
+    {
+        let mut counts: Option<Vec<u64>> = None;
+        let (mut n, mut string_correct) = (0u64, 0u64);
+        for (id, positions, correct) in items {
+            let counts = counts.get_or_insert_with(|| vec![0; positions.len()]);
+            if positions.len() != counts.len() {
+                return Err(StatsError::PositionCount {
+                    item_id: id.to_string(),
+                    expected: counts.len(),
+                    found: positions.len(),
+                });
+            }
+            for (c, &p) in counts.iter_mut().zip(positions) {
+                *c += u64::from(p);
+            }
+            n += 1;
+            string_correct += u64::from(correct);
+        }
+        let Some(position_correct) = counts else {
+            return Ok(None);
+        };
+        let nf = n as f64;
+        let position_accuracy: Vec<f64> = position_correct.iter().map(|&c| c as f64 / nf).collect();
+        Ok(Some(IndependenceReference {
+            items: n,
+            reference: position_accuracy.iter().product(),
+            position_accuracy,
+            position_correct,
+            string_correct,
+            string_em: string_correct as f64 / nf,
+        }))
+    }
+}
+
+/// Whether an arm label (`ArmSpec::label`) names an arm the reference is defined for.
+pub fn is_reference_arm(label: &str) -> bool {
+    matches!(
+        label.split('/').next(),
+        Some("Independent" | "TeacherForced")
+    )
+}
+
+/// One model/domain/arm/length group.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LocalGroup {
+    pub model: String,
+    pub domain: Domain,
+    pub arm: String,
+    pub length: usize,
+}
+
+impl LocalGroup {
+    pub fn of(t: &Trajectory) -> LocalGroup {
+        LocalGroup {
+            model: t.model.clone(),
+            domain: t.domain,
+            arm: t.arm.clone(),
+            length: t.length,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        format!(
+            "{}/{}/{}/L{}",
+            self.model, self.domain, self.arm, self.length
+        )
+    }
+}
+
+/// Checks one group of trajectories: same model/domain/arm/length, one position outcome per
+/// position, unique item ids.
+fn check_group(trajectories: &[&Trajectory]) -> Result<(), StatsError> {
+    let Some(first) = trajectories.first() else {
+        return Ok(());
+    };
+    let group = LocalGroup::of(first);
+    let mut ids: Vec<&str> = Vec::with_capacity(trajectories.len());
+    for t in trajectories {
+        if t.model != group.model
+            || t.domain != group.domain
+            || t.arm != group.arm
+            || t.length != group.length
+        {
+            return Err(StatsError::MixedGroup {
+                group: group.label(),
+                item_id: t.item_id.clone(),
+            });
+        }
+        if t.position_correct.len() != t.length {
+            return Err(StatsError::PositionCount {
+                item_id: t.item_id.clone(),
+                expected: t.length,
+                found: t.position_correct.len(),
+            });
+        }
+        ids.push(&t.item_id);
+    }
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(StatsError::DuplicateItem {
+            group: group.label(),
+            item_id: w[0].to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The reference of one group of local trajectories (one model, domain, arm and length).
+pub fn independence_reference(
+    trajectories: &[Trajectory],
+) -> Result<Option<IndependenceReference>, StatsError> {
+    let refs: Vec<&Trajectory> = trajectories.iter().collect();
+    check_group(&refs)?;
+    IndependenceReference::from_items(
+        refs.iter()
+            .map(|t| (t.item_id.as_str(), t.position_correct.as_slice(), t.correct)),
+    )
+}
+
+/// The reference with paired bootstrap intervals: every draw resamples items (one length, so
+/// one stratum) and recomputes all c_t, R, string EM and EM − R together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndependenceEstimate {
+    pub point: IndependenceReference,
+    pub reference: Estimate,
+    pub string_em: Estimate,
+    pub difference: Estimate,
+}
+
+/// Groups local trajectories of reference arms (Independent, TeacherForced) by
+/// model/domain/arm/length and estimates each group's reference with bootstrap intervals.
+/// Other arms are ignored. Items are coded by their distinct (position pattern, string
+/// correctness) so any length works; a group with more than 256 distinct patterns is an
+/// error.
+pub fn independence_estimates(
+    trajectories: &[Trajectory],
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<Vec<(LocalGroup, IndependenceEstimate)>, StatsError> {
+    check_level(level)?;
+    let mut groups: BTreeMap<LocalGroup, Vec<&Trajectory>> = BTreeMap::new();
+    for t in trajectories.iter().filter(|t| is_reference_arm(&t.arm)) {
+        groups.entry(LocalGroup::of(t)).or_default().push(t);
+    }
+    let mut out = Vec::with_capacity(groups.len());
+    for (group, members) in groups {
+        check_group(&members)?;
+        let Some(point) = IndependenceReference::from_items(
+            members
+                .iter()
+                .map(|t| (t.item_id.as_str(), t.position_correct.as_slice(), t.correct)),
+        )?
+        else {
+            continue;
+        };
+        // Distinct patterns, sorted, become the codes.
+        let mut patterns: Vec<(&[bool], bool)> = members
+            .iter()
+            .map(|t| (t.position_correct.as_slice(), t.correct))
+            .collect();
+        patterns.sort_unstable();
+        patterns.dedup();
+        if patterns.len() > 256 {
+            return Err(StatsError::InvalidCodeCount(patterns.len()));
+        }
+        let code_of = |t: &Trajectory| {
+            patterns
+                .binary_search(&(t.position_correct.as_slice(), t.correct))
+                .map(|i| i as u8)
+                .unwrap_or(0)
+        };
+        let sample = StratifiedSample::new(
+            patterns.len(),
+            members
+                .iter()
+                .map(|t| (0u32, t.item_id.as_str(), code_of(t))),
+        )?;
+        let length = group.length;
+        let draws = bootstrap(&sample, cfg, 3, |counts, out| {
+            let c = counts.stratum(0);
+            let n: u32 = c.iter().sum();
+            let n = f64::from(n);
+            let mut reference = 1.0;
+            for t in 0..length {
+                let correct_t: u32 = patterns
+                    .iter()
+                    .zip(c)
+                    .filter(|((p, _), _)| p[t])
+                    .map(|(_, &k)| k)
+                    .sum();
+                reference *= f64::from(correct_t) / n;
+            }
+            let em: u32 = patterns
+                .iter()
+                .zip(c)
+                .filter(|((_, correct), _)| *correct)
+                .map(|(_, &k)| k)
+                .sum();
+            let em = f64::from(em) / n;
+            out[0] = Some(reference);
+            out[1] = Some(em);
+            out[2] = Some(em - reference);
+        })?;
+        out.push((
+            group,
+            IndependenceEstimate {
+                point,
+                reference: draws[0].estimate(level),
+                string_em: draws[1].estimate(level),
+                difference: draws[2].estimate(level),
+            },
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_by_hand() {
+        // Four items of length 3. Positions: c = (3/4, 2/4, 4/4); R = 0.375; EM = 1/4.
+        let rows: [(&str, [bool; 3], bool); 4] = [
+            ("a", [true, true, true], true),
+            ("b", [true, false, true], false),
+            ("c", [false, true, true], false),
+            ("d", [true, false, true], false),
+        ];
+        let r = IndependenceReference::from_items(
+            rows.iter().map(|(id, p, c)| (*id, p.as_slice(), *c)),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.position_correct, vec![3, 2, 4]);
+        assert_eq!(r.position_accuracy, vec![0.75, 0.5, 1.0]);
+        assert_eq!(r.reference, 0.375);
+        assert_eq!(r.string_em, 0.25);
+        assert_eq!(r.difference(), -0.125);
+        let none = IndependenceReference::from_items(std::iter::empty()).unwrap();
+        assert_eq!(none, None);
+        let bad = IndependenceReference::from_items([
+            ("a", [true].as_slice(), true),
+            ("b", [true, false].as_slice(), false),
+        ]);
+        assert!(matches!(bad, Err(StatsError::PositionCount { .. })));
+    }
+
+    #[test]
+    fn reference_arms() {
+        assert!(is_reference_arm("Independent/Full/code"));
+        assert!(is_reference_arm("TeacherForced/UnionFill/code"));
+        assert!(!is_reference_arm("Serial/Full/code"));
+        assert!(!is_reference_arm("Native/code"));
+    }
+}

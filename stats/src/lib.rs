@@ -1,0 +1,52 @@
+//! Paired statistics of choice2seq (SPEC §6; paper §3.1, §3.4, A.1, A.6, D.10, D.15): joint
+//! tables and SCR, exact intervals and tests, the length-stratified whole-item bootstrap, the
+//! independence reference, confidence calibration, and the metric rows of a snapshot.
+//!
+//! Everything here is a pure function of its input; the dataflow wires it in.
+//!
+//! Modules:
+//! - [`joint`]: the 2×2 joint table, point metrics, SCR bounds, equal-length mixture.
+//! - [`intervals`]: Clopper–Pearson intervals and type-7 percentiles.
+//! - [`hypothesis`]: exact McNemar test and Holm correction.
+//! - [`bootstrap`]: the code-count bootstrap engine, joint-table and paired-difference
+//!   bootstraps.
+//! - [`independence`]: the independence reference Π_t c_t.
+//! - [`calibration`]: Brier, ECE, AUROC, AP and their baselines.
+//! - [`metrics`]: `MetricRow`, `StatsConfig` and the snapshot functions.
+
+pub mod bootstrap;
+pub mod calibration;
+pub mod error;
+pub mod hypothesis;
+pub mod independence;
+pub mod intervals;
+pub mod joint;
+pub mod metrics;
+
+pub use bootstrap::{
+    bootstrap, bootstrap_joint, paired_em_difference, paired_scr_difference, BootstrapConfig,
+    Counts, EqualLengthEstimates, Estimate, JointBootstrap, JointEstimates, StatDraws,
+    StratifiedSample, DEFAULT_DRAWS, DEFAULT_SEED,
+};
+pub use calibration::{
+    auroc, average_precision, brier, calibration_report, ece, negative_length_baseline,
+    prevalence_baseline, reliability, CalibrationReport, PrevalenceBaseline, Ranking, Reliability,
+    ReliabilityBin, ScoreKind, ECE_BINS,
+};
+pub use error::StatsError;
+pub use hypothesis::{binomial_half_cdf, holm, mcnemar_exact, McNemar};
+pub use independence::{
+    independence_estimates, independence_reference, is_reference_arm, IndependenceEstimate,
+    IndependenceReference, LocalGroup,
+};
+pub use intervals::{
+    clopper_pearson, percentile_interval, percentile_sorted, Interval, DEFAULT_LEVEL,
+};
+pub use joint::{
+    equal_length_weighted, EqualLengthMixture, JointCell, JointTable, Ratio, ScrBounds,
+};
+pub use metrics::{
+    calibration_metrics, comparison_label, independence_metrics, paired_metrics, sort_rows,
+    FamilyScope, HolmFamily, MetricRow, StatsConfig, CI_BOOTSTRAP, CI_CLOPPER_PEARSON,
+    METRIC_ORDER,
+};

@@ -1,0 +1,596 @@
+//! Metric rows of a snapshot, in the schema of the `metrics/` Parquet dataset.
+//!
+//! [`paired_metrics`] groups paired outcomes by (model, domain, native arm, serial arm) and
+//! emits, per length and for all lengths (`length = None`): the joint counts, Native EM,
+//! Serial EM, SCR, gain rate, loss mass (bootstrap intervals), the marginal SCR bounds, and,
+//! on the all-lengths rows, the equal-length mixture and the exact McNemar test with its Holm
+//! adjustment.
+//!
+//! Choices where the paper is silent (also in the crate README):
+//! - SCR cells with a zero numerator use the exact Clopper–Pearson interval (as the paper's
+//!   zero-success cells), every other interval is the stratified bootstrap percentile
+//!   interval. EM, gain rate and loss mass keep the bootstrap even at 0 or 1.
+//! - McNemar tests are run on the all-lengths table only (the primary paired test); per-length
+//!   tables get no test, so no family grows with the number of lengths.
+//! - Holm families: by default one family per (model, domain) holding all its comparisons.
+//!   Declared families replace the default; a comparison outside every declared family gets
+//!   `mcnemar_p` but no `mcnemar_p_holm`. A family's size is the number of its tests present
+//!   in the snapshot.
+//! - Each group is bootstrapped with the same configured seed, so a group's intervals do not
+//!   depend on which other groups are in the snapshot.
+
+use std::collections::BTreeMap;
+
+use c2s_records::{Domain, PairedOutcome, Trajectory};
+use serde::{Deserialize, Serialize};
+
+use crate::bootstrap::{
+    bootstrap_joint, BootstrapConfig, Estimate, JointEstimates, DEFAULT_DRAWS, DEFAULT_SEED,
+};
+use crate::calibration::{calibration_report, ScoreKind};
+use crate::error::StatsError;
+use crate::hypothesis::{holm, McNemar};
+use crate::independence::independence_estimates;
+use crate::intervals::{check_level, clopper_pearson, DEFAULT_LEVEL};
+use crate::joint::{JointCell, Ratio};
+
+/// `ci_method` of bootstrap intervals.
+pub const CI_BOOTSTRAP: &str = "bootstrap_percentile";
+/// `ci_method` of exact binomial intervals.
+pub const CI_CLOPPER_PEARSON: &str = "clopper_pearson";
+
+/// One row of the `metrics/` dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRow {
+    pub snapshot: u64,
+    pub model: String,
+    pub domain: String,
+    /// `None` = all lengths.
+    pub length: Option<u32>,
+    /// E.g. `Native/code vs Serial/Full/code`; an arm label for single-arm metrics.
+    pub comparison: String,
+    /// snake_case metric name.
+    pub metric: String,
+    pub value: Option<f64>,
+    pub numerator: Option<u64>,
+    pub denominator: Option<u64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// `bootstrap_percentile` or `clopper_pearson`.
+    pub ci_method: Option<String>,
+}
+
+/// Which tests share a Holm family beyond their comparison labels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FamilyScope {
+    /// One family per (model, domain).
+    #[default]
+    PerModelDomain,
+    /// One family per model, across domains.
+    PerModel,
+    /// One family per domain, across models.
+    PerDomain,
+    /// One family over every model and domain (e.g. the paper's primary Native/Serial tests).
+    Global,
+}
+
+/// A declared Holm family: the McNemar tests of the listed comparisons, within `scope`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolmFamily {
+    pub name: String,
+    pub comparisons: Vec<String>,
+    #[serde(default)]
+    pub scope: FamilyScope,
+}
+
+/// Snapshot statistics settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatsConfig {
+    /// Bootstrap draws (9,999; 99,999 for final tables).
+    pub bootstrap_draws: u32,
+    pub seed: u64,
+    /// Two-sided confidence level of every interval.
+    pub level: f64,
+    /// Declared Holm families; empty = one family per (model, domain).
+    #[serde(default)]
+    pub families: Vec<HolmFamily>,
+    /// Bootstrap threads (0 = available cores); results do not depend on it.
+    #[serde(default)]
+    pub threads: usize,
+}
+
+impl Default for StatsConfig {
+    fn default() -> StatsConfig {
+        StatsConfig {
+            bootstrap_draws: DEFAULT_DRAWS,
+            seed: DEFAULT_SEED,
+            level: DEFAULT_LEVEL,
+            families: Vec::new(),
+            threads: 0,
+        }
+    }
+}
+
+impl StatsConfig {
+    /// Checks the level, the draw count and that no comparison is in two families.
+    pub fn validate(&self) -> Result<(), StatsError> {
+        check_level(self.level)?;
+        if self.bootstrap_draws == 0 {
+            return Err(StatsError::ZeroDraws);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for f in &self.families {
+            if f.comparisons.is_empty() {
+                return Err(StatsError::EmptyFamily(f.name.clone()));
+            }
+            for c in &f.comparisons {
+                if !seen.insert(c.as_str()) {
+                    return Err(StatsError::FamilyOverlap(c.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn bootstrap(&self) -> BootstrapConfig {
+        BootstrapConfig {
+            draws: self.bootstrap_draws,
+            seed: self.seed,
+            threads: self.threads,
+        }
+    }
+}
+
+/// The comparison label of a Native/Serial pairing.
+pub fn comparison_label(native_arm: &str, serial_arm: &str) -> String {
+    format!("{native_arm} vs {serial_arm}")
+}
+
+/// Metric names in output order; rows are sorted by (model, domain, comparison, length with
+/// all-lengths last, this order).
+pub const METRIC_ORDER: &[&str] = &[
+    "both",
+    "native_only",
+    "serial_only",
+    "neither",
+    "native_em",
+    "serial_em",
+    "scr",
+    "scr_bootstrap_dropped",
+    "gain_rate",
+    "gain_rate_bootstrap_dropped",
+    "loss_mass",
+    "scr_lower_bound",
+    "scr_upper_bound",
+    "native_em_equal_length",
+    "serial_em_equal_length",
+    "scr_equal_length",
+    "scr_equal_length_bootstrap_dropped",
+    "mcnemar_p",
+    "mcnemar_p_holm",
+    "items",
+    "string_em",
+    "independence_reference",
+    "em_minus_reference",
+    "prevalence",
+    "brier_prevalence",
+    "ap_prevalence",
+    "auroc_negative_length",
+    "ap_negative_length",
+];
+
+fn metric_rank(metric: &str) -> (usize, &str, u64) {
+    match METRIC_ORDER.iter().position(|m| *m == metric) {
+        Some(i) => (i, "", 0),
+        // Position accuracies and score-specific metrics follow, by name, with a numeric
+        // suffix in numeric order (position_accuracy_2 before position_accuracy_10).
+        None => match metric.rsplit_once('_') {
+            Some((stem, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                (METRIC_ORDER.len(), stem, n.parse().unwrap_or(u64::MAX))
+            }
+            _ => (METRIC_ORDER.len(), metric, 0),
+        },
+    }
+}
+
+/// Sorts rows into the documented deterministic order.
+pub fn sort_rows(rows: &mut [MetricRow]) {
+    rows.sort_by(|a, b| {
+        (
+            &a.model,
+            &a.domain,
+            &a.comparison,
+            a.length.is_none(),
+            a.length,
+            metric_rank(&a.metric),
+        )
+            .cmp(&(
+                &b.model,
+                &b.domain,
+                &b.comparison,
+                b.length.is_none(),
+                b.length,
+                metric_rank(&b.metric),
+            ))
+    });
+}
+
+/// Row builder for one (model, domain, comparison, length) cell.
+struct Cell<'a> {
+    snapshot: u64,
+    model: &'a str,
+    domain: &'a str,
+    comparison: &'a str,
+    length: Option<u32>,
+}
+
+impl Cell<'_> {
+    fn row(&self, metric: &str) -> MetricRow {
+        MetricRow {
+            snapshot: self.snapshot,
+            model: self.model.to_string(),
+            domain: self.domain.to_string(),
+            length: self.length,
+            comparison: self.comparison.to_string(),
+            metric: metric.to_string(),
+            value: None,
+            numerator: None,
+            denominator: None,
+            ci_low: None,
+            ci_high: None,
+            ci_method: None,
+        }
+    }
+
+    fn count(&self, metric: &str, k: u64, n: u64) -> MetricRow {
+        MetricRow {
+            value: Some(k as f64),
+            numerator: Some(k),
+            denominator: Some(n),
+            ..self.row(metric)
+        }
+    }
+
+    fn point(&self, metric: &str, value: Option<f64>) -> MetricRow {
+        MetricRow {
+            value,
+            ..self.row(metric)
+        }
+    }
+
+    /// A bootstrapped estimate; the interval is kept only when the point is defined.
+    fn estimate(&self, metric: &str, ratio: Option<Ratio>, e: &Estimate) -> MetricRow {
+        let interval = e.value.and(e.interval);
+        MetricRow {
+            value: e.value,
+            numerator: ratio.map(|r| r.numerator),
+            denominator: ratio.map(|r| r.denominator),
+            ci_low: interval.map(|i| i.low),
+            ci_high: interval.map(|i| i.high),
+            ci_method: interval.map(|_| CI_BOOTSTRAP.to_string()),
+            ..self.row(metric)
+        }
+    }
+
+    fn dropped(&self, metric: &str, e: &Estimate) -> MetricRow {
+        let draws = u64::from(e.defined_draws) + u64::from(e.dropped_draws);
+        self.count(metric, u64::from(e.dropped_draws), draws)
+    }
+
+    /// A conditional rate whose draws may be dropped: the estimate, plus the dropped-draw row
+    /// when the point is defined.
+    fn conditional(&self, rows: &mut Vec<MetricRow>, metric: &str, r: Ratio, e: &Estimate) {
+        rows.push(self.estimate(metric, Some(r), e));
+        if e.value.is_some() {
+            rows.push(self.dropped(&format!("{metric}_bootstrap_dropped"), e));
+        }
+    }
+}
+
+fn joint_rows(
+    cell: &Cell<'_>,
+    est: &JointEstimates,
+    level: f64,
+    rows: &mut Vec<MetricRow>,
+) -> Result<(), StatsError> {
+    let t = &est.table;
+    let n = t.n();
+    for c in JointCell::ALL {
+        let name = match c {
+            JointCell::Both => "both",
+            JointCell::NativeOnly => "native_only",
+            JointCell::SerialOnly => "serial_only",
+            JointCell::Neither => "neither",
+        };
+        rows.push(cell.count(name, t.count(c), n));
+    }
+    rows.push(cell.estimate("native_em", Some(t.native_em()), &est.native_em));
+    rows.push(cell.estimate("serial_em", Some(t.serial_em()), &est.serial_em));
+    let scr = t.scr();
+    if scr.denominator > 0 && scr.numerator == 0 {
+        // Zero-success cell: exact two-sided binomial interval instead of the degenerate
+        // bootstrap interval.
+        let ci = clopper_pearson(0, scr.denominator, level)?;
+        rows.push(MetricRow {
+            value: scr.value(),
+            numerator: Some(0),
+            denominator: Some(scr.denominator),
+            ci_low: ci.map(|i| i.low),
+            ci_high: ci.map(|i| i.high),
+            ci_method: ci.map(|_| CI_CLOPPER_PEARSON.to_string()),
+            ..cell.row("scr")
+        });
+    } else {
+        cell.conditional(rows, "scr", scr, &est.scr);
+    }
+    cell.conditional(rows, "gain_rate", t.gain_rate(), &est.gain_rate);
+    rows.push(cell.estimate("loss_mass", Some(t.loss_mass()), &est.loss_mass));
+    let bounds = t.scr_bounds();
+    rows.push(cell.point("scr_lower_bound", bounds.map(|b| b.lower)));
+    rows.push(cell.point("scr_upper_bound", bounds.map(|b| b.upper)));
+    Ok(())
+}
+
+/// A McNemar test waiting for its Holm family.
+struct Test {
+    model: String,
+    domain: Domain,
+    comparison: String,
+    p: f64,
+    row: usize,
+}
+
+/// (model, domain, comparison label) of a paired group.
+type GroupKey<'a> = (&'a str, Domain, String);
+/// (length, item_id, joint cell) of one paired item.
+type GroupItem<'a> = (u32, &'a str, JointCell);
+
+/// Paired metrics of one snapshot. See the module documentation for the rows and choices.
+/// Errors on an invalid config, a repeated item within a group, or a length beyond `u32`.
+pub fn paired_metrics(
+    outcomes: &[PairedOutcome],
+    cfg: &StatsConfig,
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
+    cfg.validate()?;
+    let boot = cfg.bootstrap();
+    let mut groups: BTreeMap<GroupKey<'_>, Vec<GroupItem<'_>>> = BTreeMap::new();
+    for o in outcomes {
+        let length = u32::try_from(o.length).map_err(|_| StatsError::LengthOutOfRange(o.length))?;
+        groups
+            .entry((
+                o.model.as_str(),
+                o.domain,
+                comparison_label(&o.native_arm, &o.serial_arm),
+            ))
+            .or_default()
+            .push((
+                length,
+                o.item_id.as_str(),
+                JointCell::of(o.native_correct, o.serial_correct),
+            ));
+    }
+
+    let mut rows = Vec::new();
+    let mut tests = Vec::new();
+    for ((model, domain, comparison), items) in groups {
+        let group_label = format!("{model}/{domain}/{comparison}");
+        let b = bootstrap_joint(items, &boot, cfg.level).map_err(|e| match e {
+            StatsError::DuplicateItem { item_id, .. } => StatsError::DuplicateItem {
+                group: group_label.clone(),
+                item_id,
+            },
+            other => other,
+        })?;
+        let domain_str = domain.as_str();
+        let mut cell = Cell {
+            snapshot,
+            model,
+            domain: domain_str,
+            comparison: &comparison,
+            length: None,
+        };
+        for (length, est) in &b.per_length {
+            cell.length = Some(*length);
+            joint_rows(&cell, est, cfg.level, &mut rows)?;
+        }
+        cell.length = None;
+        joint_rows(&cell, &b.all, cfg.level, &mut rows)?;
+        let eq = &b.equal_length;
+        rows.push(cell.estimate("native_em_equal_length", None, &eq.native_em));
+        rows.push(cell.estimate("serial_em_equal_length", None, &eq.serial_em));
+        rows.push(cell.estimate("scr_equal_length", None, &eq.scr));
+        if eq.scr.value.is_some() {
+            rows.push(cell.dropped("scr_equal_length_bootstrap_dropped", &eq.scr));
+        }
+        let m = McNemar::of(&b.all.table);
+        rows.push(MetricRow {
+            value: Some(m.p_value),
+            numerator: Some(m.native_only),
+            denominator: Some(m.discordant()),
+            ..cell.row("mcnemar_p")
+        });
+        tests.push(Test {
+            model: model.to_string(),
+            domain,
+            comparison: comparison.clone(),
+            p: m.p_value,
+            row: rows.len() - 1,
+        });
+    }
+
+    // Holm families.
+    let mut families: BTreeMap<(usize, String, Option<Domain>), Vec<usize>> = BTreeMap::new();
+    for (i, t) in tests.iter().enumerate() {
+        let key = if cfg.families.is_empty() {
+            Some((0, t.model.clone(), Some(t.domain)))
+        } else {
+            cfg.families
+                .iter()
+                .position(|f| f.comparisons.contains(&t.comparison))
+                .map(|fi| match cfg.families[fi].scope {
+                    FamilyScope::PerModelDomain => (fi, t.model.clone(), Some(t.domain)),
+                    FamilyScope::PerModel => (fi, t.model.clone(), None),
+                    FamilyScope::PerDomain => (fi, String::new(), Some(t.domain)),
+                    FamilyScope::Global => (fi, String::new(), None),
+                })
+        };
+        if let Some(key) = key {
+            families.entry(key).or_default().push(i);
+        }
+    }
+    for members in families.values() {
+        let p: Vec<f64> = members.iter().map(|&i| tests[i].p).collect();
+        for (&i, adjusted) in members.iter().zip(holm(&p)?) {
+            let base = &rows[tests[i].row];
+            rows.push(MetricRow {
+                metric: "mcnemar_p_holm".to_string(),
+                value: Some(adjusted),
+                numerator: None,
+                denominator: Some(members.len() as u64),
+                ..base.clone()
+            });
+        }
+    }
+    sort_rows(&mut rows);
+    Ok(rows)
+}
+
+/// Independence-reference rows (`length` = the group's length, `comparison` = the arm label)
+/// for Independent and TeacherForced trajectories: `items`, `position_accuracy_<t>`,
+/// `string_em`, `independence_reference` and `em_minus_reference` (paired bootstrap within
+/// the length).
+pub fn independence_metrics(
+    trajectories: &[Trajectory],
+    cfg: &StatsConfig,
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
+    cfg.validate()?;
+    let mut rows = Vec::new();
+    for (g, e) in independence_estimates(trajectories, &cfg.bootstrap(), cfg.level)? {
+        let length = u32::try_from(g.length).map_err(|_| StatsError::LengthOutOfRange(g.length))?;
+        let cell = Cell {
+            snapshot,
+            model: &g.model,
+            domain: g.domain.as_str(),
+            comparison: &g.arm,
+            length: Some(length),
+        };
+        let n = e.point.items;
+        rows.push(cell.count("items", n, n));
+        for (t, (&k, &c)) in e
+            .point
+            .position_correct
+            .iter()
+            .zip(&e.point.position_accuracy)
+            .enumerate()
+        {
+            rows.push(MetricRow {
+                value: Some(c),
+                numerator: Some(k),
+                denominator: Some(n),
+                ..cell.row(&format!("position_accuracy_{}", t + 1))
+            });
+        }
+        rows.push(cell.estimate(
+            "string_em",
+            Some(Ratio::new(e.point.string_correct, n)),
+            &e.string_em,
+        ));
+        rows.push(cell.estimate("independence_reference", None, &e.reference));
+        rows.push(cell.estimate("em_minus_reference", None, &e.difference));
+    }
+    sort_rows(&mut rows);
+    Ok(rows)
+}
+
+/// Confidence rows of completed strings (point values; `length = None`, `comparison` = the
+/// arm label) per (model, domain, arm) for trajectories that carry a confidence composite:
+/// `brier_<score>`, `ece_<score>`, `auroc_<score>`, `ap_<score>` for the three scores, and the
+/// baselines `auroc_negative_length`, `ap_negative_length`, `prevalence`, `brier_prevalence`,
+/// `ap_prevalence`.
+pub fn calibration_metrics(
+    trajectories: &[Trajectory],
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
+    let mut groups: BTreeMap<(&str, Domain, &str), Vec<&Trajectory>> = BTreeMap::new();
+    for t in trajectories.iter().filter(|t| t.confidence.is_some()) {
+        groups
+            .entry((t.model.as_str(), t.domain, t.arm.as_str()))
+            .or_default()
+            .push(t);
+    }
+    let mut rows = Vec::new();
+    for ((model, domain, arm), members) in groups {
+        let cell = Cell {
+            snapshot,
+            model,
+            domain: domain.as_str(),
+            comparison: arm,
+            length: None,
+        };
+        let mut baselines_done = false;
+        for kind in ScoreKind::ALL {
+            let r = calibration_report(members.iter().copied(), kind)?;
+            let s = kind.as_str();
+            rows.push(cell.point(&format!("brier_{s}"), r.brier));
+            rows.push(cell.point(&format!("ece_{s}"), r.reliability.ece));
+            rows.push(cell.point(&format!("auroc_{s}"), r.ranking.auroc));
+            rows.push(cell.point(&format!("ap_{s}"), r.ranking.average_precision));
+            if !baselines_done {
+                baselines_done = true;
+                rows.push(cell.point("auroc_negative_length", r.negative_length.auroc));
+                rows.push(cell.point("ap_negative_length", r.negative_length.average_precision));
+                rows.push(MetricRow {
+                    value: r.prevalence.map(|p| p.prevalence),
+                    numerator: Some(r.positives),
+                    denominator: Some(r.n),
+                    ..cell.row("prevalence")
+                });
+                rows.push(cell.point("brier_prevalence", r.prevalence.map(|p| p.brier)));
+                rows.push(cell.point("ap_prevalence", r.prevalence.map(|p| p.average_precision)));
+            }
+        }
+    }
+    sort_rows(&mut rows);
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_sort_by_key_then_metric_order() {
+        let cell = |length: Option<u32>| Cell {
+            snapshot: 0,
+            model: "m",
+            domain: "lexical",
+            comparison: "Independent/Full/code",
+            length,
+        };
+        let mut rows = vec![
+            cell(None).row("scr"),
+            cell(Some(12)).row("position_accuracy_10"),
+            cell(Some(12)).row("string_em"),
+            cell(Some(12)).row("position_accuracy_2"),
+            cell(Some(3)).row("native_em"),
+            cell(Some(3)).row("both"),
+        ];
+        sort_rows(&mut rows);
+        let order: Vec<(Option<u32>, &str)> =
+            rows.iter().map(|r| (r.length, r.metric.as_str())).collect();
+        assert_eq!(
+            order,
+            [
+                (Some(3), "both"),
+                (Some(3), "native_em"),
+                (Some(12), "string_em"),
+                (Some(12), "position_accuracy_2"),
+                (Some(12), "position_accuracy_10"),
+                (None, "scr"),
+            ]
+        );
+    }
+}

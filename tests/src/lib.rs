@@ -1,0 +1,73 @@
+//! Helpers of the end-to-end tests in `tests/tests/`: where the `choice2seq` binary and the
+//! repository are.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The release binary beside this test executable (`scripts/test.sh` builds it first).
+pub fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> → target/<profile>/choice2seq
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .map(PathBuf::from)
+        .expect("target directory");
+    let bin = dir.join("choice2seq");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first with `cargo build --release --bins` (scripts/test.sh does)",
+        bin.display()
+    );
+    bin
+}
+
+/// Run the binary with `args` from the repository root.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(binary())
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("running choice2seq")
+}
+
+/// Standard output and error as text.
+pub fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Write `text` to `dir/name` and return the path.
+pub fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writing a test file");
+    p
+}
+
+/// The first `n` lines of a committed bank, as a JSONL file in `dir`.
+pub fn bank_head(dir: &std::path::Path, bank: &str, n: usize) -> PathBuf {
+    let text = std::fs::read_to_string(repo_root().join("data/banks").join(bank)).expect("bank");
+    let head: Vec<&str> = text.lines().take(n).collect();
+    write(dir, bank, &(head.join("\n") + "\n"))
+}
+
+/// The default model's path (scripts/fetch-model.sh installs it).
+pub fn model_path() -> PathBuf {
+    let p = repo_root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        p.exists(),
+        "{} missing: run scripts/fetch-model.sh (scripts/test.sh does)",
+        p.display()
+    );
+    p
+}
