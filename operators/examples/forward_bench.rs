@@ -27,11 +27,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             256.0 / s
         );
     }
+    // A batch like the pipeline's: 16 requests continuing one 240-token prefix with 60 new tokens.
+    let prefix_tokens: Vec<u32> = (0..240u32).map(|i| 200 + i * 3).collect();
+    let rows = [239usize];
+    let prefix = model
+        .forward(&[SeqInput {
+            prefix: None,
+            prefix_len: 0,
+            tokens: &prefix_tokens,
+            logit_rows: &rows,
+        }])?
+        .remove(0)
+        .kv;
+    let suffixes: Vec<Vec<u32>> = (0..16u32)
+        .map(|s| (0..60u32).map(|i| 1000 + s * 61 + i).collect())
+        .collect();
+    let last = [59usize];
+    for round in 0..2 {
+        let seqs: Vec<SeqInput<'_>> = suffixes
+            .iter()
+            .map(|t| SeqInput {
+                prefix: Some(&prefix),
+                prefix_len: 240,
+                tokens: t,
+                logit_rows: &last,
+            })
+            .collect();
+        let t = Instant::now();
+        model.forward(&seqs)?;
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "round {round}: 16 × 60 new tokens after a 240-token prefix: {s:.3} s = {:.0} tok/s",
+            960.0 / s
+        );
+    }
     for (m, k, n) in [
         (256, 576, 960),
         (256, 576, 3072),
         (256, 1536, 576),
         (256, 576, 576),
+        (960, 576, 960),
+        (960, 576, 3072),
+        (960, 1536, 576),
+        (960, 576, 576),
     ] {
         let a = Tensor::randn(0f32, 1.0, (m, k), &Device::Cpu)?;
         let b = Tensor::randn(0f32, 1.0, (k, n), &Device::Cpu)?;
@@ -44,6 +82,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let s = t.elapsed().as_secs_f64() / reps as f64;
         println!(
             "matmul {m}x{k}x{n}: {:.2} ms, {:.1} GFLOP/s",
+            s * 1e3,
+            2.0 * (m * k * n) as f64 / s / 1e9
+        );
+    }
+    for (m, k, n, chunk) in [
+        (960, 576, 3072, 240),
+        (960, 576, 3072, 128),
+        (960, 576, 3072, 64),
+        (960, 1536, 576, 240),
+        (960, 1536, 576, 64),
+    ] {
+        let a = Tensor::randn(0f32, 1.0, (m, k), &Device::Cpu)?;
+        let b = Tensor::randn(0f32, 1.0, (k, n), &Device::Cpu)?;
+        let t = Instant::now();
+        let reps = 10;
+        for _ in 0..reps {
+            let parts: Vec<Tensor> = (0..m / chunk)
+                .map(|i| a.narrow(0, i * chunk, chunk).and_then(|x| x.matmul(&b)))
+                .collect::<Result<_, _>>()?;
+            let _ = Tensor::cat(&parts, 0)?;
+        }
+        let s = t.elapsed().as_secs_f64() / reps as f64;
+        println!(
+            "chunked {chunk} matmul {m}x{k}x{n}: {:.2} ms, {:.1} GFLOP/s",
             s * 1e3,
             2.0 * (m * k * n) as f64 / s / 1e9
         );

@@ -43,21 +43,31 @@ pub fn snapshot_rows(
     cfg: &StatsConfig,
     snapshot: u64,
 ) -> Result<Vec<MetricRow>, c2s_stats::StatsError> {
-    let mut rows = paired_metrics(outcomes, cfg, snapshot)?;
-    rows.extend(independence_metrics(trajectories, cfg, snapshot)?);
-    rows.extend(calibration_metrics(trajectories, snapshot)?);
+    // Sums over items run in item order, so results do not depend on arrival order (worker
+    // count, resume, offline recomputation).
+    let mut outcomes: Vec<&PairedOutcome> = outcomes.iter().collect();
+    outcomes.sort_by(|a, b| {
+        (&a.item_id, &a.native_arm, &a.serial_arm).cmp(&(&b.item_id, &b.native_arm, &b.serial_arm))
+    });
+    let outcomes: Vec<PairedOutcome> = outcomes.into_iter().cloned().collect();
+    let mut trajectories: Vec<&Trajectory> = trajectories.iter().collect();
+    trajectories
+        .sort_by(|a, b| (&a.model, &a.arm, &a.item_id).cmp(&(&b.model, &b.arm, &b.item_id)));
+    let trajectories: Vec<Trajectory> = trajectories.into_iter().cloned().collect();
+    let mut rows = paired_metrics(&outcomes, cfg, snapshot)?;
+    rows.extend(independence_metrics(&trajectories, cfg, snapshot)?);
+    rows.extend(calibration_metrics(&trajectories, snapshot)?);
     Ok(rows)
 }
 
-pub fn live_stats<'s>(
+/// Joint counts per (model, domain, comparison), maintained by differential dataflow as
+/// outcomes arrive, published into `live`. Returns the (empty) output stream, for probing.
+pub fn joint_counts<'s>(
     outcomes: StreamVec<'s, u64, PairedOutcome>,
-    trajectories: StreamVec<'s, u64, Trajectory>,
-    cfg: StatsConfig,
-    policy: SnapshotPolicy,
     live: Arc<Mutex<LiveTable>>,
-) -> StreamVec<'s, u64, MetricRow> {
+) -> StreamVec<'s, u64, ()> {
     // Differential: joint-cell counts per group, updated incrementally.
-    let cells = outcomes.clone().unary::<CapacityContainerBuilder<
+    let cells = outcomes.unary::<CapacityContainerBuilder<
         Vec<(((String, Domain, String), u8), u64, isize)>,
     >, _, _, _>(
         ExchangePact::new(|_: &PairedOutcome| 0u64),
@@ -85,7 +95,6 @@ pub fn live_stats<'s>(
             }
         },
     );
-    let table = live.clone();
     cells
         .as_collection()
         .count()
@@ -93,7 +102,7 @@ pub fn live_stats<'s>(
         .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "LiveTable", move |_, _| {
             move |input, _output| {
                 input.for_each(|_, data| {
-                    let mut t = table.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut t = live.lock().unwrap_or_else(|p| p.into_inner());
                     for (((group, cell), count), _, diff) in data.drain(..) {
                         // Counts arrive as retractions of the old value and additions of the new.
                         if diff > 0 {
@@ -109,7 +118,18 @@ pub fn live_stats<'s>(
                     }
                 });
             }
-        });
+        })
+}
+
+/// The statistics stage: live joint counts (differential) and metric snapshots.
+pub fn live_stats<'s>(
+    outcomes: StreamVec<'s, u64, PairedOutcome>,
+    trajectories: StreamVec<'s, u64, Trajectory>,
+    cfg: StatsConfig,
+    policy: SnapshotPolicy,
+    live: Arc<Mutex<LiveTable>>,
+) -> StreamVec<'s, u64, MetricRow> {
+    joint_counts(outcomes.clone(), live.clone());
     let scope = outcomes.scope();
     outcomes.binary_frontier::<_, CapacityContainerBuilder<Vec<MetricRow>>, _, _, _, _>(
         trajectories,

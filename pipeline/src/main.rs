@@ -1,6 +1,7 @@
 //! `choice2seq`: the command line of the Choice2Seq pipeline.
 
 mod cli;
+mod report;
 mod run;
 
 use std::process::ExitCode;

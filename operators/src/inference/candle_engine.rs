@@ -22,7 +22,7 @@ use super::backend::{
 use super::error::EngineError;
 use super::llama::{log_softmax, LayerKv, LlamaModel, SeqInput};
 use super::prefix_cache::{PrefixCache, PrefixMatch, BLOCK};
-use super::tokenizer::{ChatMessage, ModelTokenizer};
+use super::tokenizer::ModelTokenizer;
 
 /// Settings of the prefix engine.
 #[derive(Debug, Clone, Copy)]
@@ -169,21 +169,7 @@ impl PrefixEngine {
 
     /// Render a prompt with the chat template and tokenize it.
     pub fn prompt_tokens(&self, p: &PromptSpec) -> Result<Vec<u32>, EngineError> {
-        let mut messages = Vec::new();
-        if let Some(s) = &p.system {
-            messages.push(ChatMessage {
-                role: "system".into(),
-                content: s.clone(),
-            });
-        }
-        messages.push(ChatMessage {
-            role: "user".into(),
-            content: p.user.clone(),
-        });
-        let text = self
-            .tokenizer
-            .render_chat(&messages, p.assistant_prefix.as_deref())?;
-        self.tokenizer.encode(&text)
+        self.tokenizer.prompt_tokens(p)
     }
 
     /// Prefill many prompts, reusing and extending the prefix cache. Prompts that share an
@@ -286,38 +272,6 @@ impl PrefixEngine {
             .map(|r| r.unwrap_or(Err(EngineError::Compute("prompt was not prefilled".into()))))
             .collect()
     }
-
-    /// Token sequences of the options, as the model would emit them after the generation
-    /// boundary. When one option's sequence is a prefix of another's, every option is closed
-    /// with the end-of-turn token so that the options are disjoint events.
-    fn option_tokens(&self, options: &[String]) -> Result<Vec<Vec<u32>>, EngineError> {
-        let mut seqs = Vec::with_capacity(options.len());
-        for o in options {
-            let t = self.tokenizer.encode(o)?;
-            if t.is_empty() {
-                return Err(EngineError::Request(format!("option `{o}` has no tokens")));
-            }
-            seqs.push(t);
-        }
-        let prefix_conflict = seqs.iter().enumerate().any(|(i, a)| {
-            seqs.iter()
-                .enumerate()
-                .any(|(j, b)| i != j && b.len() >= a.len() && b[..a.len()] == a[..])
-        });
-        if prefix_conflict {
-            let eos = self.tokenizer.eos_id;
-            for s in &mut seqs {
-                s.push(eos);
-            }
-            let distinct: HashSet<&Vec<u32>> = seqs.iter().collect();
-            if distinct.len() != seqs.len() {
-                return Err(EngineError::Request(
-                    "two options have the same tokens".into(),
-                ));
-            }
-        }
-        Ok(seqs)
-    }
 }
 
 fn argmax(logits: &[f32]) -> u32 {
@@ -348,7 +302,7 @@ impl Engine for PrefixEngine {
                     vec![0]
                 }
             };
-            let opts = match self.option_tokens(&j.options) {
+            let opts = match self.tokenizer.option_tokens(&j.options) {
                 Ok(o) => o,
                 Err(e) => {
                     errors[i] = errors[i].take().or(Some(e));

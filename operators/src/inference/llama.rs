@@ -11,6 +11,7 @@ use std::path::Path;
 
 use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device, Tensor};
+use rayon::prelude::*;
 
 use super::error::EngineError;
 
@@ -104,6 +105,15 @@ fn meta_f32(ct: &gguf_file::Content, key: &str, default: f32) -> f32 {
         .unwrap_or(default)
 }
 
+/// The device of the model: the first CUDA GPU in a `cuda` build, else the CPU.
+fn model_device() -> Result<Device, EngineError> {
+    if cfg!(feature = "cuda") {
+        Device::new_cuda(0).map_err(|e| EngineError::Model(format!("no CUDA device: {e}")))
+    } else {
+        Ok(Device::Cpu)
+    }
+}
+
 fn cerr(e: candle_core::Error) -> EngineError {
     EngineError::Compute(e.to_string())
 }
@@ -150,7 +160,7 @@ impl LlamaModel {
         let context = meta_u32(ct, "llama.context_length").unwrap_or(8192) as usize;
         let rope_theta = meta_f32(ct, "llama.rope.freq_base", 10000.0);
         let rms_eps = meta_f32(ct, "llama.attention.layer_norm_rms_epsilon", 1e-5);
-        let device = Device::Cpu;
+        let device = model_device()?;
         let mut get = |name: &str| -> Result<Tensor, EngineError> {
             let q = ct
                 .tensor(file, name, &device)
@@ -304,48 +314,26 @@ impl LlamaModel {
                 .and_then(|t| t.squeeze(0))
                 .map_err(cerr)?;
             let v = to_heads(&v, c.n_kv_heads)?.squeeze(0).map_err(cerr)?;
-            // Attention per sequence over its prefix and its new rows.
-            let mut outs = Vec::with_capacity(seqs.len());
+            // Attention per sequence over its prefix and its new rows; sequences are
+            // independent, so they run in parallel (each one's small matmuls would leave a core
+            // idle).
+            let mut starts = Vec::with_capacity(seqs.len());
             let mut row = 0;
-            for (si, s) in seqs.iter().enumerate() {
-                let n = s.tokens.len();
-                let qs = q.narrow(1, row, n).map_err(cerr)?;
-                let ks = k.narrow(1, row, n).map_err(cerr)?;
-                let vs = v.narrow(1, row, n).map_err(cerr)?;
-                let (kf, vf) = match s.prefix {
-                    Some(p) if s.prefix_len > 0 => (
-                        Tensor::cat(&[&p[li].k, &ks], 1).map_err(cerr)?,
-                        Tensor::cat(&[&p[li].v, &vs], 1).map_err(cerr)?,
-                    ),
-                    _ => (
-                        ks.contiguous().map_err(cerr)?,
-                        vs.contiguous().map_err(cerr)?,
-                    ),
-                };
-                let group = c.n_heads / c.n_kv_heads;
-                // (heads, n, d) → (kv_heads, group·n, d): query heads of one KV head together.
-                let qg = qs
-                    .contiguous()
-                    .and_then(|t| t.reshape((c.n_kv_heads, group * n, c.head_dim)))
-                    .map_err(cerr)?;
-                let mut scores = qg
-                    .matmul(&kf.t().map_err(cerr)?)
-                    .and_then(|t| t * scale)
-                    .map_err(cerr)?;
-                // A single new row may attend to every position: no mask needed.
-                if n > 1 {
-                    scores = scores.broadcast_add(&masks[si]).map_err(cerr)?;
-                }
-                let probs = candle_nn::ops::softmax_last_dim(&scores).map_err(cerr)?;
-                let o = probs
-                    .matmul(&vf)
-                    .and_then(|t| t.reshape((c.n_heads, n, c.head_dim)))
-                    .and_then(|t| t.transpose(0, 1))
-                    .and_then(|t| t.reshape((n, q_width)))
-                    .map_err(cerr)?;
+            for s in seqs {
+                starts.push(row);
+                row += s.tokens.len();
+            }
+            let per_seq: Vec<Result<(Tensor, LayerKv), EngineError>> = seqs
+                .par_iter()
+                .zip(starts.par_iter())
+                .zip(masks.par_iter())
+                .map(|((s, &row), mask)| self.attend(li, s, row, &q, &k, &v, mask, scale))
+                .collect();
+            let mut outs = Vec::with_capacity(seqs.len());
+            for (si, r) in per_seq.into_iter().enumerate() {
+                let (o, kv) = r?;
                 outs.push(o);
-                kv_out[si].push(LayerKv { k: kf, v: vf });
-                row += n;
+                kv_out[si].push(kv);
             }
             let attn = Tensor::cat(&outs, 0).map_err(cerr)?;
             x = (x + attn.matmul(&layer.wo_t).map_err(cerr)?).map_err(cerr)?;
@@ -391,6 +379,61 @@ impl LlamaModel {
             outputs.push(SeqOutput { kv, logits });
         }
         Ok(outputs)
+    }
+
+    /// Attention of one sequence's new rows (starting at batch row `row`) over its prefix and
+    /// its new rows, at layer `li`. Returns the attention output (n, heads·d) and the
+    /// sequence's keys and values after this layer.
+    #[allow(clippy::too_many_arguments)]
+    fn attend(
+        &self,
+        li: usize,
+        s: &SeqInput<'_>,
+        row: usize,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        mask: &Tensor,
+        scale: f64,
+    ) -> Result<(Tensor, LayerKv), EngineError> {
+        let c = &self.config;
+        let n = s.tokens.len();
+        let q_width = c.n_heads * c.head_dim;
+        let qs = q.narrow(1, row, n).map_err(cerr)?;
+        let ks = k.narrow(1, row, n).map_err(cerr)?;
+        let vs = v.narrow(1, row, n).map_err(cerr)?;
+        let (kf, vf) = match s.prefix {
+            Some(p) if s.prefix_len > 0 => (
+                Tensor::cat(&[&p[li].k, &ks], 1).map_err(cerr)?,
+                Tensor::cat(&[&p[li].v, &vs], 1).map_err(cerr)?,
+            ),
+            _ => (
+                ks.contiguous().map_err(cerr)?,
+                vs.contiguous().map_err(cerr)?,
+            ),
+        };
+        let group = c.n_heads / c.n_kv_heads;
+        // (heads, n, d) → (kv_heads, group·n, d): query heads of one KV head together.
+        let qg = qs
+            .contiguous()
+            .and_then(|t| t.reshape((c.n_kv_heads, group * n, c.head_dim)))
+            .map_err(cerr)?;
+        let mut scores = qg
+            .matmul(&kf.t().map_err(cerr)?)
+            .and_then(|t| t * scale)
+            .map_err(cerr)?;
+        // A single new row may attend to every position: no mask needed.
+        if n > 1 {
+            scores = scores.broadcast_add(mask).map_err(cerr)?;
+        }
+        let probs = candle_nn::ops::softmax_last_dim(&scores).map_err(cerr)?;
+        let o = probs
+            .matmul(&vf)
+            .and_then(|t| t.reshape((c.n_heads, n, c.head_dim)))
+            .and_then(|t| t.transpose(0, 1))
+            .and_then(|t| t.reshape((n, q_width)))
+            .map_err(cerr)?;
+        Ok((o, LayerKv { k: kf, v: vf }))
     }
 
     /// Additive causal mask of `n` new rows after `prefix` positions, repeated for each query

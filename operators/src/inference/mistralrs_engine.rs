@@ -68,7 +68,7 @@ use super::backend::{
 use super::candle_engine::gguf_identity;
 use super::error::EngineError;
 use super::llama::log_softmax;
-use super::tokenizer::{ChatMessage, ModelTokenizer};
+use super::tokenizer::ModelTokenizer;
 
 /// The `engine` field of the identity.
 pub const MISTRALRS_ENGINE: &str = "mistralrs-0.8.1/f32";
@@ -428,21 +428,7 @@ impl MistralRsEngine {
 
     /// Render a prompt with the chat template and tokenize it (as [`super::PrefixEngine`]).
     pub fn prompt_tokens(&self, p: &PromptSpec) -> Result<Vec<u32>, EngineError> {
-        let mut messages = Vec::new();
-        if let Some(s) = &p.system {
-            messages.push(ChatMessage {
-                role: "system".into(),
-                content: s.clone(),
-            });
-        }
-        messages.push(ChatMessage {
-            role: "user".into(),
-            content: p.user.clone(),
-        });
-        let text = self
-            .tokenizer
-            .render_chat(&messages, p.assistant_prefix.as_deref())?;
-        self.tokenizer.encode(&text)
+        self.tokenizer.prompt_tokens(p)
     }
 
     /// Natural-log probabilities of every vocabulary token at the prompt boundary.
@@ -463,37 +449,6 @@ impl MistralRsEngine {
             .first_logits
             .ok_or_else(|| EngineError::Compute("mistral.rs ran no decoding step".into()))?;
         Ok(log_softmax(&logits))
-    }
-
-    /// Token sequences of the options (as [`super::PrefixEngine`]): when one option's tokens
-    /// are a prefix of another's, every option is closed with the EOS token.
-    fn option_tokens(&self, options: &[String]) -> Result<Vec<Vec<u32>>, EngineError> {
-        let mut seqs = Vec::with_capacity(options.len());
-        for o in options {
-            let t = self.tokenizer.encode(o)?;
-            if t.is_empty() {
-                return Err(EngineError::Request(format!("option `{o}` has no tokens")));
-            }
-            seqs.push(t);
-        }
-        let prefix_conflict = seqs.iter().enumerate().any(|(i, a)| {
-            seqs.iter()
-                .enumerate()
-                .any(|(j, b)| i != j && b.len() >= a.len() && b[..a.len()] == a[..])
-        });
-        if prefix_conflict {
-            let eos = self.tokenizer.eos_id;
-            for s in &mut seqs {
-                s.push(eos);
-            }
-            let distinct: std::collections::HashSet<&Vec<u32>> = seqs.iter().collect();
-            if distinct.len() != seqs.len() {
-                return Err(EngineError::Request(
-                    "two options have the same tokens".into(),
-                ));
-            }
-        }
-        Ok(seqs)
     }
 
     /// Run requests and wait for every answer: all at once (mistral.rs batches them), or one
@@ -651,7 +606,7 @@ impl Engine for MistralRsEngine {
         let mut plans: Vec<Result<Plan, EngineError>> = Vec::with_capacity(jobs.len());
         for j in jobs {
             let prepared = self.prompt_tokens(&j.prompt).and_then(|tokens| {
-                let options = self.option_tokens(&j.options)?;
+                let options = self.tokenizer.option_tokens(&j.options)?;
                 if options.is_empty() {
                     return Err(EngineError::Request("no options to score".into()));
                 }

@@ -13,7 +13,7 @@ use super::error::EngineError;
 use super::llama::{LayerKv, LlamaModel};
 
 /// Tokens per cached block.
-pub const BLOCK: usize = 16;
+pub const BLOCK: usize = 8;
 
 struct Node {
     parent: usize,

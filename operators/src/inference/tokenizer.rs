@@ -32,6 +32,9 @@ pub struct ChatMessage {
 pub struct ModelTokenizer {
     tokenizer: Tokenizer,
     template: Option<String>,
+    /// The chat template compiled once (Hugging Face's Jinja settings: trim_blocks,
+    /// lstrip_blocks).
+    env: Option<minijinja::Environment<'static>>,
     pub bos_token: String,
     pub eos_token: String,
     /// Token ids that end generation (EOS, and `<|im_end|>` / `<|endoftext|>` when present).
@@ -133,9 +136,22 @@ impl ModelTokenizer {
                 }
             }
         }
+        let template = meta_str(ct, "tokenizer.chat_template");
+        let env = match &template {
+            Some(source) => {
+                let mut env = minijinja::Environment::new();
+                env.set_trim_blocks(true);
+                env.set_lstrip_blocks(true);
+                env.add_template_owned("chat", source.clone())
+                    .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;
+                Some(env)
+            }
+            None => None,
+        };
         Ok(ModelTokenizer {
             tokenizer,
-            template: meta_str(ct, "tokenizer.chat_template"),
+            env,
+            template,
             bos_token,
             eos_token,
             stop_ids,
@@ -163,6 +179,55 @@ impl ModelTokenizer {
         self.tokenizer.get_vocab_size(true)
     }
 
+    /// Token ids of a chat prompt: the system and user messages rendered with the chat
+    /// template, then the assistant prefix after the generation boundary.
+    pub fn prompt_tokens(&self, p: &super::backend::PromptSpec) -> Result<Vec<u32>, EngineError> {
+        let mut messages = Vec::new();
+        if let Some(s) = &p.system {
+            messages.push(ChatMessage {
+                role: "system".into(),
+                content: s.clone(),
+            });
+        }
+        messages.push(ChatMessage {
+            role: "user".into(),
+            content: p.user.clone(),
+        });
+        let text = self.render_chat(&messages, p.assistant_prefix.as_deref())?;
+        self.encode(&text)
+    }
+
+    /// Token sequences of scored options, as the model would emit them after the generation
+    /// boundary. When one option's sequence is a prefix of another's, every option is closed
+    /// with the end-of-turn token so that the options are disjoint events.
+    pub fn option_tokens(&self, options: &[String]) -> Result<Vec<Vec<u32>>, EngineError> {
+        let mut seqs = Vec::with_capacity(options.len());
+        for o in options {
+            let t = self.encode(o)?;
+            if t.is_empty() {
+                return Err(EngineError::Request(format!("option `{o}` has no tokens")));
+            }
+            seqs.push(t);
+        }
+        let prefix_conflict = seqs.iter().enumerate().any(|(i, a)| {
+            seqs.iter()
+                .enumerate()
+                .any(|(j, b)| i != j && b.len() >= a.len() && b[..a.len()] == a[..])
+        });
+        if prefix_conflict {
+            for s in &mut seqs {
+                s.push(self.eos_id);
+            }
+            let distinct: std::collections::HashSet<&Vec<u32>> = seqs.iter().collect();
+            if distinct.len() != seqs.len() {
+                return Err(EngineError::Request(
+                    "two options have the same tokens".into(),
+                ));
+            }
+        }
+        Ok(seqs)
+    }
+
     /// The GGUF's chat template source.
     pub fn chat_template(&self) -> Option<&str> {
         self.template.as_deref()
@@ -176,15 +241,10 @@ impl ModelTokenizer {
         messages: &[ChatMessage],
         assistant_prefix: Option<&str>,
     ) -> Result<String, EngineError> {
-        let source = self
-            .template
-            .as_deref()
+        let env = self
+            .env
+            .as_ref()
             .ok_or_else(|| EngineError::Model("GGUF has no tokenizer.chat_template".into()))?;
-        let mut env = minijinja::Environment::new();
-        env.set_trim_blocks(true);
-        env.set_lstrip_blocks(true);
-        env.add_template("chat", source)
-            .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;
         let tmpl = env
             .get_template("chat")
             .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;

@@ -37,6 +37,16 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 32)]
         max_batch: usize,
     },
+    /// Statistics: incremental joint-count updates (outcomes/s through the differential
+    /// dataflow) and the time of a full metric snapshot.
+    Stats {
+        /// Outcomes fed through the incremental joint counts.
+        #[arg(long, default_value_t = 1_000_000)]
+        outcomes: u64,
+        /// Bootstrap draws of the snapshot.
+        #[arg(long, default_value_t = 9999)]
+        draws: u32,
+    },
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
@@ -47,6 +57,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
             banks,
             max_batch,
         } => inference(model, per_domain, banks, max_batch),
+        BenchCommand::Stats { outcomes, draws } => stats(outcomes, draws),
     }
 }
 
@@ -256,4 +267,101 @@ fn inference(
         eprintln!("(b) did not reproduce (a)");
         ExitCode::FAILURE
     })
+}
+
+/// A synthetic outcome: item `i` of a panel (64 items per length, lengths 3..8).
+fn synthetic_outcome(
+    i: u64,
+    domain: c2s_records::Domain,
+    comparison: usize,
+) -> c2s_records::PairedOutcome {
+    let h = c2s_operators::messages::route(&format!("{i}/{comparison}/{domain}"));
+    c2s_records::PairedOutcome {
+        item_id: format!("{domain}-{i}"),
+        domain,
+        length: 3 + (i as usize / 64) % 6,
+        model: "bench".into(),
+        native_arm: "Native/code".into(),
+        serial_arm: format!("Serial/arm{comparison}/code"),
+        native_correct: h % 10 < 8,
+        serial_correct: (h >> 8) % 10 < 3,
+    }
+}
+
+fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
+    use c2s_operators::live_stats::{joint_counts, snapshot_rows, LiveTable};
+    use c2s_records::Domain;
+    use timely::dataflow::operators::{Input, Probe};
+    use timely::dataflow::{InputHandle, ProbeHandle};
+
+    // 1. Incremental updates: outcomes through the differential joint counts, in epochs.
+    let live = std::sync::Arc::new(std::sync::Mutex::new(LiveTable::default()));
+    let table = live.clone();
+    let started = Instant::now();
+    let epoch_size = 10_000u64;
+    timely::execute(timely::Config::thread(), move |worker| {
+        let mut input: InputHandle<
+            u64,
+            timely::container::CapacityContainerBuilder<Vec<c2s_records::PairedOutcome>>,
+        > = InputHandle::new();
+        let probe = ProbeHandle::new();
+        let live = table.clone();
+        worker.dataflow::<u64, _, _>(|scope| {
+            joint_counts(scope.input_from(&mut input), live).probe_with(&probe);
+        });
+        let mut sent = 0u64;
+        let mut epoch = 0u64;
+        while sent < n_outcomes {
+            for _ in 0..epoch_size.min(n_outcomes - sent) {
+                // Distinct items: 384 per domain, many groups (comparisons) so counts move.
+                let domain = if sent.is_multiple_of(2) {
+                    Domain::Arithmetic
+                } else {
+                    Domain::Lexical
+                };
+                input.send(synthetic_outcome(sent / 2, domain, (sent % 8) as usize / 2));
+                sent += 1;
+            }
+            epoch += 1;
+            input.advance_to(epoch);
+            while probe.less_than(&epoch) {
+                worker.step();
+            }
+        }
+    })
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let secs = started.elapsed().as_secs_f64();
+    let total: u64 = live
+        .lock()
+        .map(|t| t.tables.values().map(|jt| jt.n()).sum())
+        .unwrap_or(0);
+    println!(
+        "incremental joint counts (differential): {n_outcomes} outcomes in {secs:.2} s = {:.0} outcomes/s (epochs of {epoch_size}; tables count {total})",
+        n_outcomes as f64 / secs
+    );
+
+    // 2. A full snapshot: 384 items × 2 domains (64 per length, L = 3..8) × 4 comparisons,
+    //    plus calibration over the Serial trajectories.
+    let mut outcomes = Vec::new();
+    for domain in [Domain::Arithmetic, Domain::Lexical] {
+        for c in 0..4 {
+            for i in 0..384 {
+                outcomes.push(synthetic_outcome(i, domain, c));
+            }
+        }
+    }
+    let cfg = c2s_stats::StatsConfig {
+        bootstrap_draws: draws,
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let rows = snapshot_rows(&outcomes, &[], &cfg, 0)?;
+    let snap = t.elapsed().as_secs_f64();
+    println!(
+        "full snapshot: {} outcomes (384 items × 2 domains × 4 comparisons, 6 lengths), {draws} bootstrap draws: {:.3} s, {} metric rows",
+        outcomes.len(),
+        snap,
+        rows.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }

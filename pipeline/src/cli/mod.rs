@@ -2,7 +2,9 @@
 
 mod bank;
 mod bench;
+mod report;
 mod run;
+pub mod stats;
 
 use std::process::ExitCode;
 
@@ -27,6 +29,10 @@ pub enum Command {
     Bank(bank::BankCommand),
     /// Run (or resume) the pipeline on a config: items in, paired outcomes and metrics out.
     Run(run::RunArgs),
+    /// Recompute every metric of a run offline from outcomes/ and trajectories/.
+    Stats(stats::StatsArgs),
+    /// Write report.md and report.html with tables and figures (SVG, PNG) of a run.
+    Report(report::ReportArgs),
     /// Benchmarks that print measured figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -51,5 +57,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bank(cmd) => bank::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Run(args) => run::execute(args),
+        Command::Stats(args) => stats::execute(args),
+        Command::Report(args) => report::execute(args),
     }
 }

@@ -1,8 +1,6 @@
-//! Shared helpers of the source tests: test items and a real tansu broker per test.
+//! Shared helpers of the source tests: test items (the broker is `c2s_sources::testing`).
 
 #![allow(dead_code)]
-
-pub use c2s_sources::testing::Broker;
 
 /// A valid arithmetic item (as JSON text) with the given id.
 pub fn item_json(id: &str) -> String {
