@@ -1,7 +1,12 @@
 use super::*;
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    std::path::PathBuf::from(
+        // Cargo's runtime value first: a target directory shared with a checkout at another
+        // path may hold this build with that path compiled in.
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("..")
 }
 
 fn parse_text(text: &str) -> Result<RunConfig, ConfigError> {

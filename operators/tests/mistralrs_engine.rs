@@ -15,10 +15,14 @@ use c2s_operators::inference::{
 const TOLERANCE: f64 = 1e-4;
 
 fn model_path() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("models")
-        .join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    let path = std::path::PathBuf::from(
+        // Cargo's runtime value first: a target directory shared with a checkout at another
+        // path may hold this build with that path compiled in.
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("..")
+    .join("models")
+    .join("SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(
         path.is_file(),
         "model file {} is missing: run scripts/fetch-model.sh to install it",

@@ -10,8 +10,12 @@ use c2s_protocol::{Controller, ControllerConfig};
 use c2s_records::{Arm, ArmSpec, Contract, FinishReason, Item, Request, Support};
 
 fn model_path() -> PathBuf {
-    let p =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let p = std::path::PathBuf::from(
+        // Cargo's runtime value first: a target directory shared with a checkout at another
+        // path may hold this build with that path compiled in.
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("../models/SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(
         p.exists(),
         "{} is missing: run scripts/fetch-model.sh (scripts/test.sh does)",
@@ -34,9 +38,14 @@ fn engine(prefix_reuse: bool) -> PrefixEngine {
 fn items() -> Vec<Item> {
     let bank = |f: &str| -> Vec<Item> {
         let text = std::fs::read_to_string(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../data/banks")
-                .join(f),
+            std::path::PathBuf::from(
+                // Cargo's runtime value first: a target directory shared with a checkout at another
+                // path may hold this build with that path compiled in.
+                std::env::var_os("CARGO_MANIFEST_DIR")
+                    .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+            )
+            .join("../data/banks")
+            .join(f),
         )
         .expect("bank file");
         text.lines()

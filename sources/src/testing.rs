@@ -10,7 +10,12 @@ use std::time::{Duration, Instant};
 
 /// The tansu binary fetched by `scripts/fetch-broker.sh`.
 pub fn tansu_bin() -> PathBuf {
-    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.tools/tansu/tansu");
+    let bin = std::path::PathBuf::from(
+        // Cargo's runtime value first: a target directory shared with a checkout at another
+        // path may hold this build with that path compiled in.
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("../.tools/tansu/tansu");
     assert!(
         bin.is_file(),
         "tansu broker binary not found at {}; run scripts/fetch-broker.sh first",

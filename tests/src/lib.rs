@@ -6,10 +6,14 @@ use std::process::{Command, Output};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
+    std::path::PathBuf::from(
+        // Cargo's runtime value first: a target directory shared with a checkout at another
+        // path may hold this build with that path compiled in.
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .parent()
+    .map(PathBuf::from)
+    .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// The release binary beside this test executable (`scripts/test.sh` builds it first).

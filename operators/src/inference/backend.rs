@@ -21,7 +21,7 @@ pub struct ModelIdentity {
     pub tokenizer: String,
     /// SHA-256 of the chat template source.
     pub chat_template_sha256: String,
-    /// Which engine computed the answers (e.g. `candle-prefix/f32`, `mistralrs-0.8.1`).
+    /// Which engine computed the answers (e.g. `prefix/f32`, `mistralrs-0.8.1/f32`).
     pub engine: String,
 }
 

@@ -1,16 +1,22 @@
-//! A llama-architecture forward pass over GGUF weights with candle, built for ragged batches:
+//! A llama-architecture forward pass over GGUF weights on the CPU, built for ragged batches:
 //! the rows of many sequences (each continuing its own cached prefix) go through the linear
-//! layers as one matrix, and attention runs per sequence over its own keys and values.
+//! layers as one matrix, and attention runs per sequence and head over its own keys and values.
 //!
-//! Why our own forward: candle 0.10's Q4_1 kernel is a scalar loop and mistral.rs batches only
-//! equal-length prompts with no usable prefix reuse on CPU. Weights are dequantized to f32 at
-//! load (exact: the same values the quantized kernels use), so prefill runs on the `gemm`
-//! crate's AVX2/FMA kernels.
+//! Why our own forward: candle 0.10's Q4_1 kernel is a scalar loop, its element-wise CPU ops run
+//! on one thread, and mistral.rs batches only equal-length prompts with no usable prefix reuse on
+//! CPU. Weights are dequantized to f32 at load (exact: the same values the quantized kernels
+//! use); every matrix product goes straight to the `gemm` crate's AVX2/FMA kernels (the ones
+//! candle calls), and every element-wise step (norms, RoPE, softmax, SiLU) runs in parallel over
+//! rows with rayon, so neither core waits on the other.
+//!
+//! Keys and values are stored position-major, `(positions, kv_heads · head_dim)`, so a prefix
+//! plus new rows is one append and a cached block is one contiguous slice.
 
 use std::path::Path;
 
 use candle_core::quantized::gguf_file;
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
+use gemm::Parallelism;
 use rayon::prelude::*;
 
 use super::error::EngineError;
@@ -37,37 +43,45 @@ impl LlamaConfig {
     }
 }
 
+/// A row-major f32 matrix of `rows × cols`, used as the right operand `x · W`.
+struct Matrix {
+    data: Vec<f32>,
+    rows: usize,
+    cols: usize,
+}
+
 struct Layer {
-    attn_norm: Tensor,
+    attn_norm: Vec<f32>,
     /// Fused [wq; wk; wv]ᵀ: (hidden, q + 2·kv).
-    wqkv_t: Tensor,
+    wqkv: Matrix,
     /// woᵀ: (hidden, hidden).
-    wo_t: Tensor,
-    ffn_norm: Tensor,
+    wo: Matrix,
+    ffn_norm: Vec<f32>,
     /// Fused [gate; up]ᵀ: (hidden, 2·ffn).
-    wgu_t: Tensor,
+    wgu: Matrix,
     /// downᵀ: (ffn, hidden).
-    wdown_t: Tensor,
+    wdown: Matrix,
 }
 
 /// The model: f32 weights, RoPE tables.
 pub struct LlamaModel {
     pub config: LlamaConfig,
-    embed: Tensor,
-    /// embedᵀ for the tied output head: (hidden, vocab).
-    head_t: Tensor,
-    output_norm: Tensor,
+    /// (vocab, hidden).
+    embed: Vec<f32>,
+    /// Output head transposed: (hidden, vocab) (the embedding when tied).
+    head: Matrix,
+    output_norm: Vec<f32>,
     layers: Vec<Layer>,
-    cos: Tensor,
-    sin: Tensor,
-    device: Device,
+    /// (context, head_dim / 2) each.
+    cos: Vec<f32>,
+    sin: Vec<f32>,
 }
 
-/// Per layer: keys and values of one sequence, each (n_kv_heads, T, head_dim).
-#[derive(Clone)]
+/// Keys and values of one sequence at one layer, position-major: `(positions, kv_width)`.
+#[derive(Clone, Debug, Default)]
 pub struct LayerKv {
-    pub k: Tensor,
-    pub v: Tensor,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
 }
 
 /// One sequence of a ragged batch: new tokens continuing a cached prefix.
@@ -105,17 +119,140 @@ fn meta_f32(ct: &gguf_file::Content, key: &str, default: f32) -> f32 {
         .unwrap_or(default)
 }
 
-/// The device of the model: the first CUDA GPU in a `cuda` build, else the CPU.
-fn model_device() -> Result<Device, EngineError> {
-    if cfg!(feature = "cuda") {
-        Device::new_cuda(0).map_err(|e| EngineError::Model(format!("no CUDA device: {e}")))
-    } else {
-        Ok(Device::Cpu)
+fn cerr(e: candle_core::Error) -> EngineError {
+    EngineError::Compute(e.to_string())
+}
+
+/// The gemm parallelism of the big products: every rayon thread.
+fn parallel() -> Parallelism {
+    match rayon::current_num_threads() {
+        0 | 1 => Parallelism::None,
+        n => Parallelism::Rayon(n),
     }
 }
 
-fn cerr(e: candle_core::Error) -> EngineError {
-    EngineError::Compute(e.to_string())
+/// A read-only matrix view into a slice: element (i, j) at `offset + i·row_stride + j·col_stride`.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    data: &'a [f32],
+    offset: usize,
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+impl<'a> View<'a> {
+    /// A contiguous row-major `rows × cols` matrix.
+    fn dense(data: &'a [f32], rows: usize, cols: usize) -> View<'a> {
+        View {
+            data,
+            offset: 0,
+            rows,
+            cols,
+            row_stride: cols,
+            col_stride: 1,
+        }
+    }
+
+    /// The same elements read transposed.
+    fn t(self) -> View<'a> {
+        View {
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+            ..self
+        }
+    }
+
+    /// Every element lies inside the slice.
+    fn in_bounds(&self) -> bool {
+        self.rows == 0
+            || self.cols == 0
+            || self.offset + (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride
+                < self.data.len()
+    }
+}
+
+/// `out (m × n, row-major) = [out +] scale · lhs (m × k) · rhs (k × n)` on the `gemm` crate's
+/// kernels; every view is bounds-checked first, so the one `unsafe` call below is sound.
+fn gemm_into(
+    out: &mut [f32],
+    accumulate: bool,
+    lhs: View<'_>,
+    rhs: View<'_>,
+    scale: f32,
+    parallelism: Parallelism,
+) {
+    let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
+    assert_eq!(rhs.rows, k, "gemm: inner dimensions");
+    assert_eq!(out.len(), m * n, "gemm: output shape");
+    assert!(lhs.in_bounds() && rhs.in_bounds(), "gemm: operand bounds");
+    if m == 0 || n == 0 {
+        return;
+    }
+    // SAFETY: `out` is exactly m × n contiguous floats and, being a unique borrow, aliases
+    // neither operand; both operands' elements were checked to lie inside their slices.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            1,
+            n as isize,
+            accumulate,
+            lhs.data.as_ptr().add(lhs.offset),
+            lhs.col_stride as isize,
+            lhs.row_stride as isize,
+            rhs.data.as_ptr().add(rhs.offset),
+            rhs.col_stride as isize,
+            rhs.row_stride as isize,
+            1.0,
+            scale,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+}
+
+/// `out (rows × w.cols) = [out +] x (rows × w.rows) · w`, on every thread.
+fn matmul(x: &[f32], rows: usize, w: &Matrix, out: &mut [f32], accumulate: bool) {
+    gemm_into(
+        out,
+        accumulate,
+        View::dense(x, rows, w.rows),
+        View::dense(&w.data, w.rows, w.cols),
+        1.0,
+        parallel(),
+    );
+}
+
+/// RMS norm of each `width`-wide row of `x` into `out`, in parallel over rows.
+fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
+    let width = weight.len();
+    out.par_chunks_mut(width)
+        .zip(x.par_chunks(width))
+        .for_each(|(o, r)| {
+            let ms = r.iter().map(|v| v * v).sum::<f32>() / width as f32;
+            let scale = 1.0 / (ms + eps).sqrt();
+            for ((o, v), w) in o.iter_mut().zip(r).zip(weight) {
+                *o = v * scale * w;
+            }
+        });
+}
+
+/// Rotate the interleaved pairs (2i, 2i+1) of one head's vector by the angles of its position
+/// (llama.cpp's GGUF layout).
+fn rope_pairs(h: &mut [f32], cos: &[f32], sin: &[f32]) {
+    for (i, pair) in h.chunks_exact_mut(2).enumerate() {
+        let (x0, x1) = (pair[0], pair[1]);
+        pair[0] = x0 * cos[i] - x1 * sin[i];
+        pair[1] = x0 * sin[i] + x1 * cos[i];
+    }
 }
 
 impl LlamaModel {
@@ -156,55 +293,116 @@ impl LlamaModel {
         let n_kv_heads = meta_u32(ct, "llama.attention.head_count_kv")
             .map(|v| v as usize)
             .unwrap_or(n_heads);
+        if n_heads == 0
+            || n_kv_heads == 0
+            || !n_heads.is_multiple_of(n_kv_heads)
+            || !hidden.is_multiple_of(n_heads)
+            || !(hidden / n_heads).is_multiple_of(2)
+        {
+            return Err(EngineError::Model(format!(
+                "{}: unsupported head layout ({n_heads} heads, {n_kv_heads} KV heads, hidden {hidden})",
+                path.display()
+            )));
+        }
         let head_dim = hidden / n_heads;
         let context = meta_u32(ct, "llama.context_length").unwrap_or(8192) as usize;
         let rope_theta = meta_f32(ct, "llama.rope.freq_base", 10000.0);
         let rms_eps = meta_f32(ct, "llama.attention.layer_norm_rms_epsilon", 1e-5);
-        let device = model_device()?;
-        let mut get = |name: &str| -> Result<Tensor, EngineError> {
+        let device = Device::Cpu;
+        // A weight as a row-major matrix (rows, cols) of f32.
+        let mut get = |name: &str| -> Result<(Vec<f32>, usize, usize), EngineError> {
             let q = ct
                 .tensor(file, name, &device)
                 .map_err(|e| EngineError::ModelFile {
                     path: path.to_path_buf(),
                     reason: format!("tensor `{name}`: {e}"),
                 })?;
-            q.dequantize(&device)
+            let t = q
+                .dequantize(&device)
                 .and_then(|t| t.to_dtype(DType::F32))
-                .map_err(cerr)
+                .map_err(cerr)?;
+            let (rows, cols) = match t.dims() {
+                [n] => (1, *n),
+                [r, c] => (*r, *c),
+                d => {
+                    return Err(EngineError::Model(format!(
+                        "tensor `{name}` has shape {d:?}, expected 1 or 2 dimensions"
+                    )))
+                }
+            };
+            let data = t.flatten_all().and_then(|t| t.to_vec1()).map_err(cerr)?;
+            Ok((data, rows, cols))
         };
-        let embed = get("token_embd.weight")?;
-        let vocab = embed.dim(0).map_err(cerr)?;
+        // Stack weights (each (out_i, in)) and transpose to (in, Σ out_i) for `x · W`.
+        let stacked_t = |parts: Vec<(Vec<f32>, usize, usize)>| -> Result<Matrix, EngineError> {
+            let cols_in = parts.first().map(|p| p.2).unwrap_or(0);
+            let rows_out: usize = parts.iter().map(|p| p.1).sum();
+            let mut data = vec![0f32; cols_in * rows_out];
+            let mut base = 0;
+            for (w, r, c) in &parts {
+                if *c != cols_in {
+                    return Err(EngineError::Model("fused weights disagree in width".into()));
+                }
+                for i in 0..*r {
+                    for j in 0..*c {
+                        data[j * rows_out + base + i] = w[i * c + j];
+                    }
+                }
+                base += r;
+            }
+            Ok(Matrix {
+                data,
+                rows: cols_in,
+                cols: rows_out,
+            })
+        };
+        let (embed, vocab, embed_width) = get("token_embd.weight")?;
+        if embed_width != hidden {
+            return Err(EngineError::Model(format!(
+                "token embedding width {embed_width} differs from the hidden size {hidden}"
+            )));
+        }
         // Tied embeddings when there is no separate output matrix.
         let head = if ct.tensor_infos.contains_key("output.weight") {
-            get("output.weight")?
+            stacked_t(vec![get("output.weight")?])?
         } else {
-            embed.clone()
+            stacked_t(vec![(embed.clone(), vocab, hidden)])?
         };
-        let head_t = head.t().and_then(|t| t.contiguous()).map_err(cerr)?;
-        let output_norm = get("output_norm.weight")?;
+        let output_norm = get("output_norm.weight")?.0;
         let mut layers = Vec::with_capacity(n_layers);
         for i in 0..n_layers {
             let p = |n: &str| format!("blk.{i}.{n}.weight");
-            let wq = get(&p("attn_q"))?;
-            let wk = get(&p("attn_k"))?;
-            let wv = get(&p("attn_v"))?;
-            let wqkv_t = Tensor::cat(&[&wq, &wk, &wv], 0)
-                .and_then(|t| t.t())
-                .and_then(|t| t.contiguous())
-                .map_err(cerr)?;
-            let wgu_t = Tensor::cat(&[&get(&p("ffn_gate"))?, &get(&p("ffn_up"))?], 0)
-                .and_then(|t| t.t())
-                .and_then(|t| t.contiguous())
-                .map_err(cerr)?;
-            let t = |w: Tensor| w.t().and_then(|t| t.contiguous()).map_err(cerr);
-            layers.push(Layer {
-                attn_norm: get(&p("attn_norm"))?,
-                wqkv_t,
-                wo_t: t(get(&p("attn_output"))?)?,
-                ffn_norm: get(&p("ffn_norm"))?,
-                wgu_t,
-                wdown_t: t(get(&p("ffn_down"))?)?,
-            });
+            let wqkv = stacked_t(vec![
+                get(&p("attn_q"))?,
+                get(&p("attn_k"))?,
+                get(&p("attn_v"))?,
+            ])?;
+            let wgu = stacked_t(vec![get(&p("ffn_gate"))?, get(&p("ffn_up"))?])?;
+            let layer = Layer {
+                attn_norm: get(&p("attn_norm"))?.0,
+                wqkv,
+                wo: stacked_t(vec![get(&p("attn_output"))?])?,
+                ffn_norm: get(&p("ffn_norm"))?.0,
+                wgu,
+                wdown: stacked_t(vec![get(&p("ffn_down"))?])?,
+            };
+            let q_width = n_heads * head_dim;
+            let kv_width = n_kv_heads * head_dim;
+            if layer.wqkv.rows != hidden
+                || layer.wqkv.cols != q_width + 2 * kv_width
+                || layer.wo.rows != q_width
+                || layer.wo.cols != hidden
+                || layer.wgu.rows != hidden
+                || layer.wgu.cols != 2 * ffn
+                || layer.wdown.rows != ffn
+                || layer.wdown.cols != hidden
+            {
+                return Err(EngineError::Model(format!(
+                    "{}: layer {i} weights do not match the metadata's shapes",
+                    path.display()
+                )));
+            }
+            layers.push(layer);
         }
         // RoPE tables (interleaved pairs, as llama.cpp's GGUF conversion expects).
         let half = head_dim / 2;
@@ -220,8 +418,6 @@ impl LlamaModel {
                 sin.push(a.sin());
             }
         }
-        let cos = Tensor::from_vec(cos, (context, half), &device).map_err(cerr)?;
-        let sin = Tensor::from_vec(sin, (context, half), &device).map_err(cerr)?;
         Ok(LlamaModel {
             config: LlamaConfig {
                 n_layers,
@@ -236,12 +432,11 @@ impl LlamaModel {
                 context,
             },
             embed,
-            head_t,
+            head,
             output_norm,
             layers,
             cos,
             sin,
-            device,
         })
     }
 
@@ -249,16 +444,7 @@ impl LlamaModel {
     /// new rows at once.
     pub fn forward(&self, seqs: &[SeqInput<'_>]) -> Result<Vec<SeqOutput>, EngineError> {
         let c = &self.config;
-        let total: usize = seqs.iter().map(|s| s.tokens.len()).sum();
-        if total == 0 {
-            return Ok(seqs
-                .iter()
-                .map(|s| SeqOutput {
-                    kv: s.prefix.map(|p| p.to_vec()).unwrap_or_default(),
-                    logits: vec![],
-                })
-                .collect());
-        }
+        let kv_width = c.kv_width();
         for s in seqs {
             if s.prefix_len + s.tokens.len() > c.context {
                 return Err(EngineError::Model(format!(
@@ -267,87 +453,23 @@ impl LlamaModel {
                     c.context
                 )));
             }
-        }
-        let ids: Vec<u32> = seqs.iter().flat_map(|s| s.tokens.iter().copied()).collect();
-        let positions: Vec<u32> = seqs
-            .iter()
-            .flat_map(|s| (s.prefix_len..s.prefix_len + s.tokens.len()).map(|p| p as u32))
-            .collect();
-        let dev = &self.device;
-        let ids_t = Tensor::from_vec(ids, total, dev).map_err(cerr)?;
-        let pos_t = Tensor::from_vec(positions, total, dev).map_err(cerr)?;
-        let cos = self.cos.index_select(&pos_t, 0).map_err(cerr)?;
-        let sin = self.sin.index_select(&pos_t, 0).map_err(cerr)?;
-        let mut x = self.embed.index_select(&ids_t, 0).map_err(cerr)?;
-        let q_width = c.n_heads * c.head_dim;
-        let kv_width = c.kv_width();
-        let mut kv_out: Vec<Vec<LayerKv>> = vec![Vec::with_capacity(c.n_layers); seqs.len()];
-        let masks: Vec<Tensor> = seqs
-            .iter()
-            .map(|s| {
-                if s.tokens.len() > 1 {
-                    self.causal_mask(s.prefix_len, s.tokens.len())
-                } else {
-                    Tensor::zeros(1, DType::F32, &self.device).map_err(cerr)
+            let have = s.prefix.map(|p| p.len()).unwrap_or(0);
+            if s.prefix_len > 0 && have != c.n_layers {
+                return Err(EngineError::Compute(format!(
+                    "prefix of {} positions has {have} layers, the model {}",
+                    s.prefix_len, c.n_layers
+                )));
+            }
+            if let Some(p) = s.prefix.filter(|_| s.prefix_len > 0) {
+                if p.iter()
+                    .any(|l| l.k.len() != s.prefix_len * kv_width || l.v.len() != l.k.len())
+                {
+                    return Err(EngineError::Compute(format!(
+                        "prefix keys/values do not hold {} positions",
+                        s.prefix_len
+                    )));
                 }
-            })
-            .collect::<Result<_, _>>()?;
-        let scale = 1.0 / (c.head_dim as f64).sqrt();
-        for (li, layer) in self.layers.iter().enumerate() {
-            let h = candle_nn::ops::rms_norm(&x, &layer.attn_norm, c.rms_eps).map_err(cerr)?;
-            let qkv = h.matmul(&layer.wqkv_t).map_err(cerr)?;
-            let q = qkv.narrow(1, 0, q_width).map_err(cerr)?;
-            let k = qkv.narrow(1, q_width, kv_width).map_err(cerr)?;
-            let v = qkv.narrow(1, q_width + kv_width, kv_width).map_err(cerr)?;
-            // (rows, heads·d) → (1, heads, rows, d) for rope_i with per-row positions.
-            let to_heads = |t: &Tensor, heads: usize| -> Result<Tensor, EngineError> {
-                t.reshape((total, heads, c.head_dim))
-                    .and_then(|t| t.transpose(0, 1))
-                    .and_then(|t| t.contiguous())
-                    .and_then(|t| t.unsqueeze(0))
-                    .map_err(cerr)
-            };
-            let q = candle_nn::rotary_emb::rope_i(&to_heads(&q, c.n_heads)?, &cos, &sin)
-                .and_then(|t| t.squeeze(0))
-                .map_err(cerr)?;
-            let k = candle_nn::rotary_emb::rope_i(&to_heads(&k, c.n_kv_heads)?, &cos, &sin)
-                .and_then(|t| t.squeeze(0))
-                .map_err(cerr)?;
-            let v = to_heads(&v, c.n_kv_heads)?.squeeze(0).map_err(cerr)?;
-            // Attention per sequence over its prefix and its new rows; sequences are
-            // independent, so they run in parallel (each one's small matmuls would leave a core
-            // idle).
-            let mut starts = Vec::with_capacity(seqs.len());
-            let mut row = 0;
-            for s in seqs {
-                starts.push(row);
-                row += s.tokens.len();
             }
-            let per_seq: Vec<Result<(Tensor, LayerKv), EngineError>> = seqs
-                .par_iter()
-                .zip(starts.par_iter())
-                .zip(masks.par_iter())
-                .map(|((s, &row), mask)| self.attend(li, s, row, &q, &k, &v, mask, scale))
-                .collect();
-            let mut outs = Vec::with_capacity(seqs.len());
-            for (si, r) in per_seq.into_iter().enumerate() {
-                let (o, kv) = r?;
-                outs.push(o);
-                kv_out[si].push(kv);
-            }
-            let attn = Tensor::cat(&outs, 0).map_err(cerr)?;
-            x = (x + attn.matmul(&layer.wo_t).map_err(cerr)?).map_err(cerr)?;
-            let h = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, c.rms_eps).map_err(cerr)?;
-            let gu = h.matmul(&layer.wgu_t).map_err(cerr)?;
-            let gate = gu.narrow(1, 0, c.ffn).map_err(cerr)?;
-            let up = gu.narrow(1, c.ffn, c.ffn).map_err(cerr)?;
-            let act = (candle_nn::ops::silu(&gate).map_err(cerr)? * up).map_err(cerr)?;
-            x = (x + act.matmul(&layer.wdown_t).map_err(cerr)?).map_err(cerr)?;
-        }
-        // Output head only for the requested rows.
-        let mut wanted = Vec::new();
-        let mut row = 0;
-        for s in seqs {
             for &r in s.logit_rows {
                 if r >= s.tokens.len() {
                     return Err(EngineError::Compute(format!(
@@ -355,24 +477,153 @@ impl LlamaModel {
                         s.tokens.len()
                     )));
                 }
-                wanted.push((row + r) as u32);
             }
-            row += s.tokens.len();
+            if let Some(&t) = s.tokens.iter().find(|&&t| t as usize >= c.vocab) {
+                return Err(EngineError::Compute(format!(
+                    "token id {t} outside the vocabulary of {}",
+                    c.vocab
+                )));
+            }
+        }
+        let total: usize = seqs.iter().map(|s| s.tokens.len()).sum();
+        let hidden = c.hidden;
+        let q_width = c.n_heads * c.head_dim;
+        let qkv_width = q_width + 2 * kv_width;
+        let half = c.head_dim / 2;
+        // Batch row of each sequence's first new token, and each row's position.
+        let mut starts = Vec::with_capacity(seqs.len());
+        let mut positions = Vec::with_capacity(total);
+        for s in seqs {
+            starts.push(positions.len());
+            positions.extend(s.prefix_len..s.prefix_len + s.tokens.len());
+        }
+        let mut x = vec![0f32; total * hidden];
+        for (row, &t) in x
+            .chunks_exact_mut(hidden)
+            .zip(seqs.iter().flat_map(|s| s.tokens.iter()))
+        {
+            let t = t as usize;
+            row.copy_from_slice(&self.embed[t * hidden..(t + 1) * hidden]);
+        }
+        let mut h = vec![0f32; total * hidden];
+        let mut qkv = vec![0f32; total * qkv_width];
+        let mut attn = vec![0f32; total * q_width];
+        let mut gu = vec![0f32; total * 2 * c.ffn];
+        let mut act = vec![0f32; total * c.ffn];
+        let mut kv_out: Vec<Vec<LayerKv>> = vec![Vec::with_capacity(c.n_layers); seqs.len()];
+        let scale = 1.0 / (c.head_dim as f32).sqrt();
+        let group = c.n_heads / c.n_kv_heads;
+        for (li, layer) in self.layers.iter().enumerate() {
+            rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
+            matmul(&h, total, &layer.wqkv, &mut qkv, false);
+            // RoPE on the query and key parts of every row, at the row's position.
+            qkv.par_chunks_mut(qkv_width)
+                .zip(positions.par_iter())
+                .for_each(|(row, &pos)| {
+                    let cos = &self.cos[pos * half..(pos + 1) * half];
+                    let sin = &self.sin[pos * half..(pos + 1) * half];
+                    for head in row[..q_width + kv_width].chunks_exact_mut(c.head_dim) {
+                        rope_pairs(head, cos, sin);
+                    }
+                });
+            // Each sequence's keys and values: its prefix, then its new rows.
+            let layer_kv: Vec<LayerKv> = seqs
+                .par_iter()
+                .zip(starts.par_iter())
+                .map(|(s, &start)| {
+                    let n = s.tokens.len();
+                    let prefix = s.prefix.filter(|_| s.prefix_len > 0).map(|p| &p[li]);
+                    let cap = (s.prefix_len + n) * kv_width;
+                    let mut k = Vec::with_capacity(cap);
+                    let mut v = Vec::with_capacity(cap);
+                    if let Some(p) = prefix {
+                        k.extend_from_slice(&p.k);
+                        v.extend_from_slice(&p.v);
+                    }
+                    for row in
+                        qkv[start * qkv_width..(start + n) * qkv_width].chunks_exact(qkv_width)
+                    {
+                        k.extend_from_slice(&row[q_width..q_width + kv_width]);
+                        v.extend_from_slice(&row[q_width + kv_width..]);
+                    }
+                    LayerKv { k, v }
+                })
+                .collect();
+            // Attention per (sequence, query head), in parallel: scores = q·Kᵀ, causal softmax,
+            // output = P·V, written to the head's columns of the sequence's rows.
+            let tasks: Vec<(usize, usize)> = (0..seqs.len())
+                .flat_map(|si| (0..c.n_heads).map(move |hq| (si, hq)))
+                .filter(|&(si, _)| !seqs[si].tokens.is_empty())
+                .collect();
+            let head_outputs: Vec<Vec<f32>> = tasks
+                .par_iter()
+                .map(|&(si, hq)| {
+                    let s = &seqs[si];
+                    self.attend_head(
+                        &qkv[starts[si] * qkv_width..],
+                        qkv_width,
+                        &layer_kv[si],
+                        s.prefix_len,
+                        s.tokens.len(),
+                        hq,
+                        hq / group,
+                        scale,
+                    )
+                })
+                .collect();
+            for (&(si, hq), out) in tasks.iter().zip(&head_outputs) {
+                let d = c.head_dim;
+                for (i, o) in out.chunks_exact(d).enumerate() {
+                    let row = starts[si] + i;
+                    attn[row * q_width + hq * d..row * q_width + (hq + 1) * d].copy_from_slice(o);
+                }
+            }
+            for (si, kv) in layer_kv.into_iter().enumerate() {
+                kv_out[si].push(kv);
+            }
+            // Residual connections are fused into the products (out += …).
+            matmul(&attn, total, &layer.wo, &mut x, true);
+            rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
+            matmul(&h, total, &layer.wgu, &mut gu, false);
+            let ffn = c.ffn;
+            act.par_chunks_mut(ffn)
+                .zip(gu.par_chunks(2 * ffn))
+                .for_each(|(a, g)| {
+                    for ((a, &gate), &up) in a.iter_mut().zip(&g[..ffn]).zip(&g[ffn..]) {
+                        *a = gate / (1.0 + (-gate).exp()) * up;
+                    }
+                });
+            matmul(&act, total, &layer.wdown, &mut x, true);
+        }
+        // Output head only for the requested rows.
+        let mut wanted = Vec::new();
+        for (s, &start) in seqs.iter().zip(&starts) {
+            wanted.extend(s.logit_rows.iter().map(|&r| start + r));
         }
         let mut logits_rows: Vec<Vec<f32>> = Vec::new();
         if !wanted.is_empty() {
-            let n_wanted = wanted.len();
-            let idx = Tensor::from_vec(wanted, n_wanted, dev).map_err(cerr)?;
-            let h = x.index_select(&idx, 0).map_err(cerr)?;
-            let h = candle_nn::ops::rms_norm(&h, &self.output_norm, c.rms_eps).map_err(cerr)?;
-            logits_rows = h
-                .matmul(&self.head_t)
-                .and_then(|t| t.to_vec2::<f32>())
-                .map_err(cerr)?;
+            let n = wanted.len();
+            let mut sel = vec![0f32; n * hidden];
+            for (dst, &r) in sel.chunks_exact_mut(hidden).zip(&wanted) {
+                dst.copy_from_slice(&x[r * hidden..(r + 1) * hidden]);
+            }
+            let mut normed = vec![0f32; n * hidden];
+            rms_norm(&sel, &self.output_norm, c.rms_eps, &mut normed);
+            let mut logits = vec![0f32; n * c.vocab];
+            matmul(&normed, n, &self.head, &mut logits, false);
+            logits_rows = logits.chunks_exact(c.vocab).map(<[f32]>::to_vec).collect();
         }
         let mut outputs = Vec::with_capacity(seqs.len());
         let mut rows = logits_rows.into_iter();
         for (s, kv) in seqs.iter().zip(kv_out) {
+            let kv = if s.tokens.is_empty() {
+                s.prefix
+                    .filter(|_| s.prefix_len > 0)
+                    .map(<[LayerKv]>::to_vec)
+                    .unwrap_or_default()
+            } else {
+                kv
+            };
             let logits = (0..s.logit_rows.len())
                 .filter_map(|_| rows.next())
                 .collect();
@@ -381,91 +632,109 @@ impl LlamaModel {
         Ok(outputs)
     }
 
-    /// Attention of one sequence's new rows (starting at batch row `row`) over its prefix and
-    /// its new rows, at layer `li`. Returns the attention output (n, heads·d) and the
-    /// sequence's keys and values after this layer.
+    /// Attention of one query head over one sequence: `q` starts at the sequence's first new
+    /// row (row stride `q_stride`), `kv` holds `prefix_len + n` positions. Returns the head's
+    /// output, `(n, head_dim)` row-major.
     #[allow(clippy::too_many_arguments)]
-    fn attend(
+    fn attend_head(
         &self,
-        li: usize,
-        s: &SeqInput<'_>,
-        row: usize,
-        q: &Tensor,
-        k: &Tensor,
-        v: &Tensor,
-        mask: &Tensor,
-        scale: f64,
-    ) -> Result<(Tensor, LayerKv), EngineError> {
+        q: &[f32],
+        q_stride: usize,
+        kv: &LayerKv,
+        prefix_len: usize,
+        n: usize,
+        hq: usize,
+        g: usize,
+        scale: f32,
+    ) -> Vec<f32> {
         let c = &self.config;
-        let n = s.tokens.len();
-        let q_width = c.n_heads * c.head_dim;
-        let qs = q.narrow(1, row, n).map_err(cerr)?;
-        let ks = k.narrow(1, row, n).map_err(cerr)?;
-        let vs = v.narrow(1, row, n).map_err(cerr)?;
-        let (kf, vf) = match s.prefix {
-            Some(p) if s.prefix_len > 0 => (
-                Tensor::cat(&[&p[li].k, &ks], 1).map_err(cerr)?,
-                Tensor::cat(&[&p[li].v, &vs], 1).map_err(cerr)?,
-            ),
-            _ => (
-                ks.contiguous().map_err(cerr)?,
-                vs.contiguous().map_err(cerr)?,
-            ),
+        let d = c.head_dim;
+        let kv_width = c.kv_width();
+        let t = prefix_len + n;
+        assert!(
+            kv.k.len() == t * kv_width && kv.v.len() == t * kv_width,
+            "attention: keys and values of {t} positions"
+        );
+        // This head's columns: queries of the new rows, keys and values of every position.
+        let queries = View {
+            data: q,
+            offset: hq * d,
+            rows: n,
+            cols: d,
+            row_stride: q_stride,
+            col_stride: 1,
         };
-        let group = c.n_heads / c.n_kv_heads;
-        // (heads, n, d) → (kv_heads, group·n, d): query heads of one KV head together.
-        let qg = qs
-            .contiguous()
-            .and_then(|t| t.reshape((c.n_kv_heads, group * n, c.head_dim)))
-            .map_err(cerr)?;
-        let mut scores = qg
-            .matmul(&kf.t().map_err(cerr)?)
-            .and_then(|t| t * scale)
-            .map_err(cerr)?;
-        // A single new row may attend to every position: no mask needed.
-        if n > 1 {
-            scores = scores.broadcast_add(mask).map_err(cerr)?;
-        }
-        let probs = candle_nn::ops::softmax_last_dim(&scores).map_err(cerr)?;
-        let o = probs
-            .matmul(&vf)
-            .and_then(|t| t.reshape((c.n_heads, n, c.head_dim)))
-            .and_then(|t| t.transpose(0, 1))
-            .and_then(|t| t.reshape((n, q_width)))
-            .map_err(cerr)?;
-        Ok((o, LayerKv { k: kf, v: vf }))
-    }
-
-    /// Additive causal mask of `n` new rows after `prefix` positions, repeated for each query
-    /// head of a KV group: (group·n, prefix + n).
-    fn causal_mask(&self, prefix: usize, n: usize) -> Result<Tensor, EngineError> {
-        let group = self.config.n_heads / self.config.n_kv_heads;
-        let cols = prefix + n;
-        let mut m = vec![0f32; group * n * cols];
-        for g in 0..group {
-            for i in 0..n {
-                let row = (g * n + i) * cols;
-                for j in (prefix + i + 1)..cols {
-                    m[row + j] = f32::NEG_INFINITY;
-                }
+        let keys = View {
+            data: &kv.k,
+            offset: g * d,
+            rows: t,
+            cols: d,
+            row_stride: kv_width,
+            col_stride: 1,
+        };
+        let values = View {
+            data: &kv.v,
+            ..keys
+        };
+        let mut scores = vec![0f32; n * t];
+        gemm_into(
+            &mut scores,
+            false,
+            queries,
+            keys.t(),
+            scale,
+            Parallelism::None,
+        );
+        // Causal softmax: row i (position prefix_len + i) sees positions 0..=prefix_len + i.
+        for (i, row) in scores.chunks_exact_mut(t).enumerate() {
+            let visible = prefix_len + i + 1;
+            let (seen, masked) = row.split_at_mut(visible);
+            let max = seen.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+            let mut sum = 0f32;
+            for v in seen.iter_mut() {
+                *v = (*v - max).exp();
+                sum += *v;
             }
+            let inv = 1.0 / sum;
+            for v in seen.iter_mut() {
+                *v *= inv;
+            }
+            masked.fill(0.0);
         }
-        Tensor::from_vec(m, (group * n, cols), &self.device).map_err(cerr)
+        let mut out = vec![0f32; n * d];
+        gemm_into(
+            &mut out,
+            false,
+            View::dense(&scores, n, t),
+            values,
+            1.0,
+            Parallelism::None,
+        );
+        out
     }
 
-    /// Keys/values of positions `start..start+len` of a sequence's KV, copied compactly.
-    pub fn slice_kv(kv: &[LayerKv], start: usize, len: usize) -> Result<Vec<LayerKv>, EngineError> {
+    /// Keys/values of positions `start..start+len` of a sequence's KV (`kv_width` floats per
+    /// position), copied compactly.
+    pub fn slice_kv(
+        kv: &[LayerKv],
+        start: usize,
+        len: usize,
+        kv_width: usize,
+    ) -> Result<Vec<LayerKv>, EngineError> {
+        let w = kv_width;
         kv.iter()
             .map(|l| {
+                let (a, b) = (start * w, (start + len) * w);
+                if b > l.k.len() || b > l.v.len() {
+                    return Err(EngineError::Compute(format!(
+                        "keys/values of positions {start}..{} requested from {} positions",
+                        start + len,
+                        l.k.len() / w.max(1)
+                    )));
+                }
                 Ok(LayerKv {
-                    k: l.k
-                        .narrow(1, start, len)
-                        .and_then(|t| t.contiguous())
-                        .map_err(cerr)?,
-                    v: l.v
-                        .narrow(1, start, len)
-                        .and_then(|t| t.contiguous())
-                        .map_err(cerr)?,
+                    k: l.k[a..b].to_vec(),
+                    v: l.v[a..b].to_vec(),
                 })
             })
             .collect()
@@ -476,16 +745,23 @@ impl LlamaModel {
         let Some(first) = blocks.first() else {
             return Ok(vec![]);
         };
-        (0..first.len())
+        if blocks.iter().any(|b| b.len() != first.len()) {
+            return Err(EngineError::Compute(
+                "cached blocks disagree in layer count".into(),
+            ));
+        }
+        Ok((0..first.len())
             .map(|li| {
-                let ks: Vec<&Tensor> = blocks.iter().map(|b| &b[li].k).collect();
-                let vs: Vec<&Tensor> = blocks.iter().map(|b| &b[li].v).collect();
-                Ok(LayerKv {
-                    k: Tensor::cat(&ks, 1).map_err(cerr)?,
-                    v: Tensor::cat(&vs, 1).map_err(cerr)?,
-                })
+                let n: usize = blocks.iter().map(|b| b[li].k.len()).sum();
+                let mut k = Vec::with_capacity(n);
+                let mut v = Vec::with_capacity(n);
+                for b in blocks {
+                    k.extend_from_slice(&b[li].k);
+                    v.extend_from_slice(&b[li].v);
+                }
+                LayerKv { k, v }
             })
-            .collect()
+            .collect())
     }
 }
 

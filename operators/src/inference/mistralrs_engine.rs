@@ -65,9 +65,9 @@ use super::backend::{
     normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
     PromptSpec, ScoreJob, ScoreOutput,
 };
-use super::candle_engine::gguf_identity;
 use super::error::EngineError;
 use super::llama::log_softmax;
+use super::prefix_engine::gguf_identity;
 use super::tokenizer::ModelTokenizer;
 
 /// The `engine` field of the identity.
@@ -360,6 +360,12 @@ impl MistralRsEngine {
             .build()
             .map_err(|e| EngineError::Model(format!("tokio runtime: {e}")))?;
         let dir = staging.dir.to_string_lossy().to_string();
+        // GPU hosts (`cuda` feature): the first CUDA device; otherwise the CPU.
+        let device = if cfg!(feature = "cuda") {
+            Device::new_cuda(0).map_err(|e| EngineError::Model(format!("no CUDA device: {e}")))?
+        } else {
+            Device::Cpu
+        };
         let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             // No tokenizer model id and a local directory: mistral.rs reads only the staged
             // file (tokenizer and chat template from the GGUF) and never calls the HF hub.
@@ -378,7 +384,7 @@ impl MistralRsEngine {
                     None,
                     TokenSource::None,
                     &ModelDType::F32,
-                    &Device::Cpu,
+                    &device,
                     true,
                     DeviceMapSetting::Auto(AutoDeviceMapParams::default_text()),
                     None,

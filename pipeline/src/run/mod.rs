@@ -51,7 +51,8 @@ pub struct Shared {
 
 /// The model identity recorded in the manifest (computed once, before the workers start).
 pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
-    use c2s_operators::inference::candle_engine::{gguf_identity, load_tokenizer};
+    use c2s_operators::inference::prefix_engine::{gguf_identity, load_tokenizer};
+    use c2s_operators::inference::{MISTRALRS_ENGINE, PREFIX_ENGINE};
     match cfg.model.engine.as_str() {
         "simulated" => Ok(c2s_operators::inference::Engine::identity(
             &c2s_operators::inference::SimulatedEngine::new(cfg.run.option_seed),
@@ -61,9 +62,9 @@ pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
             let tok = load_tokenizer(&cfg.model.path)
                 .with_context(|| format!("reading {}", cfg.model.path.display()))?;
             let name = if engine == "mistralrs" {
-                "mistralrs-0.8.1/f32"
+                MISTRALRS_ENGINE
             } else {
-                "candle-prefix/f32"
+                PREFIX_ENGINE
             };
             Ok(gguf_identity(&cfg.model.path, &tok, name)?)
         }

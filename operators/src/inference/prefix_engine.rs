@@ -45,6 +45,9 @@ impl Default for PrefixEngineConfig {
     }
 }
 
+/// The engine name in model identities.
+pub const PREFIX_ENGINE: &str = "prefix/f32";
+
 pub struct PrefixEngine {
     model: LlamaModel,
     tokenizer: ModelTokenizer,
@@ -133,11 +136,11 @@ impl PrefixEngine {
     pub fn load(path: &Path, config: PrefixEngineConfig) -> Result<PrefixEngine, EngineError> {
         let tokenizer = load_tokenizer(path)?;
         let model = LlamaModel::load(path)?;
-        let identity = gguf_identity(path, &tokenizer, "candle-prefix/f32")?;
+        let identity = gguf_identity(path, &tokenizer, PREFIX_ENGINE)?;
         let c = &model.config;
         let bytes_per_token = c.n_layers * 2 * c.kv_width() * 4;
         Ok(PrefixEngine {
-            cache: PrefixCache::new(config.cache_bytes, bytes_per_token),
+            cache: PrefixCache::new(config.cache_bytes, bytes_per_token, c.kv_width()),
             model,
             tokenizer,
             identity,
@@ -172,6 +175,26 @@ impl PrefixEngine {
         self.tokenizer.prompt_tokens(p)
     }
 
+    /// Render and tokenize prompts. A prompt that fails keeps its place (one placeholder token)
+    /// with its error beside it, so the batch's other prompts go on.
+    fn prepare<'a>(
+        &mut self,
+        prompts: impl Iterator<Item = &'a PromptSpec>,
+    ) -> (Vec<Prepared>, Vec<Option<EngineError>>) {
+        let mut prepared = Vec::new();
+        let mut errors = Vec::new();
+        for p in prompts {
+            let (tokens, error) = match self.prompt_tokens(p) {
+                Ok(t) => (t, None),
+                Err(e) => (vec![0], Some(e)),
+            };
+            self.stats.prompt_tokens += tokens.len() as u64;
+            prepared.push(Prepared { tokens });
+            errors.push(error);
+        }
+        (prepared, errors)
+    }
+
     /// Prefill many prompts, reusing and extending the prefix cache. Prompts that share an
     /// uncached block with an earlier prompt of the same round wait for the next round, so a
     /// shared prefix is computed once.
@@ -189,10 +212,7 @@ impl PrefixEngine {
                 let m = if self.config.prefix_reuse {
                     self.cache.lookup(tokens, 1)
                 } else {
-                    PrefixMatch {
-                        nodes: vec![],
-                        tokens: 0,
-                    }
+                    PrefixMatch::none()
                 };
                 let new_tokens = tokens.len() - m.tokens;
                 let first_block_end = m.tokens + BLOCK;
@@ -291,17 +311,9 @@ impl Engine for PrefixEngine {
 
     fn score(&mut self, jobs: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>> {
         let started = Instant::now();
-        let mut prepared = Vec::with_capacity(jobs.len());
-        let mut errors: Vec<Option<EngineError>> = vec![None; jobs.len()];
+        let (prepared, mut errors) = self.prepare(jobs.iter().map(|j| &j.prompt));
         let mut options = Vec::with_capacity(jobs.len());
         for (i, j) in jobs.iter().enumerate() {
-            let tokens = match self.prompt_tokens(&j.prompt) {
-                Ok(t) => t,
-                Err(e) => {
-                    errors[i] = Some(e);
-                    vec![0]
-                }
-            };
             let opts = match self.tokenizer.option_tokens(&j.options) {
                 Ok(o) => o,
                 Err(e) => {
@@ -309,8 +321,6 @@ impl Engine for PrefixEngine {
                     vec![]
                 }
             };
-            self.stats.prompt_tokens += tokens.len() as u64;
-            prepared.push(Prepared { tokens });
             options.push(opts);
         }
         let prefilled = self.prefill(&prepared);
@@ -395,19 +405,7 @@ impl Engine for PrefixEngine {
 
     fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>> {
         let started = Instant::now();
-        let mut prepared = Vec::with_capacity(jobs.len());
-        let mut errors: Vec<Option<EngineError>> = vec![None; jobs.len()];
-        for (i, j) in jobs.iter().enumerate() {
-            let tokens = match self.prompt_tokens(&j.prompt) {
-                Ok(t) => t,
-                Err(e) => {
-                    errors[i] = Some(e);
-                    vec![0]
-                }
-            };
-            self.stats.prompt_tokens += tokens.len() as u64;
-            prepared.push(Prepared { tokens });
-        }
+        let (prepared, mut errors) = self.prepare(jobs.iter().map(|j| &j.prompt));
         let prefilled = self.prefill(&prepared);
         struct Live {
             kv: Vec<LayerKv>,
