@@ -92,7 +92,8 @@ fn yes() -> bool {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
-    /// GGUF file (or a local model directory for the mistral.rs engine).
+    /// GGUF file, or a local Hugging Face directory (`config.json`, `*.safetensors`,
+    /// `tokenizer.json`, `tokenizer_config.json`) for the prefix engine.
     pub path: PathBuf,
     /// `prefix` (our batched forward with prefix reuse, the default), `mistralrs`, or
     /// `simulated` (a seeded test double, for tests only).
@@ -413,6 +414,16 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             ),
         ));
     }
+    if model.engine == "mistralrs" && base.join(&model.path).is_dir() {
+        return Err(err(
+            model_span,
+            "model.path".into(),
+            format!(
+                "{} is a directory: the mistralrs engine reads GGUF files (use engine = \"prefix\")",
+                model.path.display()
+            ),
+        ));
+    }
     let mut sources = Vec::new();
     for (i, s) in raw.sources.into_iter().enumerate() {
         let span = Some(s.span());
@@ -585,6 +596,28 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             "output.part_rows".into(),
             "part_rows and part_seconds must be positive".into(),
         ));
+    }
+    if let Some(k) = &output.kafka {
+        for (field, value) in [
+            ("brokers", &k.brokers),
+            ("outcomes_topic", &k.outcomes_topic),
+            ("metrics_topic", &k.metrics_topic),
+        ] {
+            if value.trim().is_empty() {
+                return Err(err(
+                    output_span,
+                    format!("output.kafka.{field}"),
+                    "must not be empty".into(),
+                ));
+            }
+        }
+        if k.outcomes_topic == k.metrics_topic {
+            return Err(err(
+                output_span,
+                "output.kafka.metrics_topic".into(),
+                "outcomes and metrics need topics of their own".into(),
+            ));
+        }
     }
     Ok(RunConfig {
         run: raw.run,

@@ -90,6 +90,20 @@ fn bad_values_name_the_field() {
     assert!(e.message.contains("Trie"), "{e}");
     let e = error_of(&MINIMAL.replace("engine = \"simulated\"", "engine = \"prefix\""));
     assert_eq!(e.field, "model.path");
+    let kafka = "\n[output.kafka]\nbrokers = \"127.0.0.1:9092\"\noutcomes_topic = \"o\"\nmetrics_topic = \"m\"\n";
+    assert!(parse_text(&format!("{MINIMAL}{kafka}")).is_ok());
+    let e = error_of(&format!("{MINIMAL}{}", kafka.replace("\"o\"", "\" \"")));
+    assert_eq!(e.field, "output.kafka.outcomes_topic");
+    let e = error_of(&format!("{MINIMAL}{}", kafka.replace("\"o\"", "\"m\"")));
+    assert_eq!(e.field, "output.kafka.metrics_topic");
+    // A directory (here: data/banks) is a Hugging Face model for the prefix engine only.
+    let e = error_of(
+        &MINIMAL
+            .replace("path = \"x.gguf\"", "path = \"data/banks\"")
+            .replace("engine = \"simulated\"", "engine = \"mistralrs\""),
+    );
+    assert_eq!(e.field, "model.path");
+    assert!(e.message.contains("directory"), "{e}");
     let e = error_of(&MINIMAL.replace("arithmetic-dev", "nope"));
     assert_eq!(e.field, "sources[0].path");
     let e = error_of(&format!("{MINIMAL}\n[stats]\nlevel = 1.5\n"));

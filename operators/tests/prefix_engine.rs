@@ -227,3 +227,178 @@ fn missing_and_corrupt_model_files_are_named() {
     assert!(err.to_string().contains("corrupt.gguf"), "{err}");
     assert!(err.to_string().contains("GGUF"), "{err}");
 }
+
+/// Write the GGUF model out as a Hugging Face llama directory, the way checkpoints are
+/// published: HF tensor names, query/key rows in `rotate_half` order (the inverse of llama.cpp's
+/// conversion permutation, written out here independently of the loader), f32 safetensors,
+/// config.json, tokenizer.json and tokenizer_config.json.
+fn write_hf_directory(gguf: &std::path::Path, dir: &std::path::Path) {
+    use candle_core::quantized::gguf_file;
+    use candle_core::{DType, Device, Tensor};
+    let mut file = std::fs::File::open(gguf).unwrap();
+    let ct = gguf_file::Content::read(&mut file).unwrap();
+    let meta = |k: &str| ct.metadata[k].to_u32().unwrap() as usize;
+    let (hidden, n_heads, n_kv) = (
+        meta("llama.embedding_length"),
+        meta("llama.attention.head_count"),
+        meta("llama.attention.head_count_kv"),
+    );
+    let head_dim = hidden / n_heads;
+    let mut tensors = std::collections::HashMap::new();
+    let names: Vec<String> = ct.tensor_infos.keys().cloned().collect();
+    for name in names {
+        let t = ct
+            .tensor(&mut file, &name, &Device::Cpu)
+            .unwrap()
+            .dequantize(&Device::Cpu)
+            .unwrap()
+            .to_dtype(DType::F32)
+            .unwrap();
+        let hf = match name.as_str() {
+            "token_embd.weight" => "model.embed_tokens.weight".to_string(),
+            "output_norm.weight" => "model.norm.weight".to_string(),
+            "output.weight" => "lm_head.weight".to_string(),
+            n => {
+                let (layer, part) = n.strip_prefix("blk.").unwrap().split_once('.').unwrap();
+                // Hugging Face's names for GGUF's per-layer tensors.
+                const LAYER_NAMES: [(&str, &str); 9] = [
+                    ("attn_q", "self_attn.q_proj"),
+                    ("attn_k", "self_attn.k_proj"),
+                    ("attn_v", "self_attn.v_proj"),
+                    ("attn_output", "self_attn.o_proj"),
+                    ("attn_norm", "input_layernorm"),
+                    ("ffn_norm", "post_attention_layernorm"),
+                    ("ffn_gate", "mlp.gate_proj"),
+                    ("ffn_up", "mlp.up_proj"),
+                    ("ffn_down", "mlp.down_proj"),
+                ];
+                let stem = part.strip_suffix(".weight").unwrap();
+                let (_, hf) = LAYER_NAMES.iter().find(|(g, _)| *g == stem).unwrap();
+                let part = format!("{hf}.weight");
+                format!("model.layers.{layer}.{part}")
+            }
+        };
+        let heads = if name.ends_with("attn_q.weight") {
+            Some(n_heads)
+        } else if name.ends_with("attn_k.weight") {
+            Some(n_kv)
+        } else {
+            None
+        };
+        let t = match heads {
+            // GGUF row 2i + j of a head came from HF row j·(d/2) + i: put it back.
+            Some(h) => {
+                let (rows, cols) = t.dims2().unwrap();
+                let w = t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                let half = head_dim / 2;
+                let mut out = vec![0f32; w.len()];
+                for head in 0..h {
+                    for i in 0..half {
+                        for j in 0..2 {
+                            let hf_row = head * head_dim + j * half + i;
+                            let gguf_row = head * head_dim + 2 * i + j;
+                            out[hf_row * cols..(hf_row + 1) * cols]
+                                .copy_from_slice(&w[gguf_row * cols..(gguf_row + 1) * cols]);
+                        }
+                    }
+                }
+                Tensor::from_vec(out, (rows, cols), &Device::Cpu).unwrap()
+            }
+            None => t,
+        };
+        tensors.insert(hf, t);
+    }
+    candle_core::safetensors::save(&tensors, dir.join("model.safetensors")).unwrap();
+    let config = serde_json::json!({
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": hidden,
+        "intermediate_size": meta("llama.feed_forward_length"),
+        "num_attention_heads": n_heads,
+        "num_key_value_heads": n_kv,
+        "num_hidden_layers": meta("llama.block_count"),
+        "max_position_embeddings": meta("llama.context_length"),
+        "rms_norm_eps": ct.metadata["llama.attention.layer_norm_rms_epsilon"].to_f32().unwrap(),
+        "rope_theta": ct.metadata["llama.rope.freq_base"].to_f32().unwrap(),
+        "tie_word_embeddings": true,
+        "torch_dtype": "float32",
+    });
+    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    let tok = c2s_operators::inference::prefix_engine::load_tokenizer(gguf).unwrap();
+    std::fs::write(dir.join("tokenizer.json"), tok.tokenizer_json().unwrap()).unwrap();
+    let tok_config = serde_json::json!({
+        "bos_token": tok.bos_token,
+        "eos_token": {"content": tok.eos_token, "special": true},
+        "chat_template": tok.chat_template().unwrap(),
+    });
+    std::fs::write(dir.join("tokenizer_config.json"), tok_config.to_string()).unwrap();
+}
+
+#[test]
+fn a_hugging_face_directory_serves_the_same_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let hf_dir = dir.path().join("SmolLM2-135M-Instruct-hf");
+    std::fs::create_dir(&hf_dir).unwrap();
+    write_hf_directory(&model_path(), &hf_dir);
+    let mut gguf = engine(true);
+    let mut hf = PrefixEngine::load(&hf_dir, PrefixEngineConfig::default())
+        .expect("the directory loads offline");
+    let (gi, hi) = (gguf.identity().clone(), hf.identity().clone());
+    assert_eq!(hi.name, "SmolLM2-135M-Instruct-hf");
+    assert_ne!(hi.file_sha256, gi.file_sha256);
+    assert_eq!(hi.chat_template_sha256, gi.chat_template_sha256);
+    assert!(
+        hi.tokenizer.starts_with("hf tokenizer.json"),
+        "{}",
+        hi.tokenizer
+    );
+    let reqs = requests();
+    let mut jobs: Vec<ScoreJob> = reqs.iter().map(score_job).collect();
+    // Options of several tokens too.
+    jobs.push(ScoreJob {
+        prompt: jobs[0].prompt.clone(),
+        options: vec!["585".into(), "589".into(), "hello world".into()],
+    });
+    for j in &jobs {
+        assert_eq!(
+            hf.prompt_tokens(&j.prompt).unwrap(),
+            gguf.prompt_tokens(&j.prompt).unwrap(),
+            "identical tokens"
+        );
+    }
+    let (a, b) = (gguf.score(&jobs), hf.score(&jobs));
+    let mut max_diff: f64 = 0.0;
+    for (a, b) in a.iter().zip(&b) {
+        let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+        for (x, y) in a.probabilities.iter().zip(&b.probabilities) {
+            max_diff = max_diff.max((x - y).abs());
+        }
+    }
+    println!("GGUF vs Hugging Face directory: max |Δp| = {max_diff:.3e}");
+    assert!(max_diff <= 1e-6, "max |Δp| = {max_diff}");
+    let gen: Vec<GenerateJob> = jobs
+        .iter()
+        .take(2)
+        .map(|j| GenerateJob {
+            prompt: j.prompt.clone(),
+            max_new_tokens: 8,
+        })
+        .collect();
+    let (a, b) = (gguf.generate(&gen), hf.generate(&gen));
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!(a.as_ref().unwrap().tokens, b.as_ref().unwrap().tokens);
+    }
+    // A directory without its config, or without a tokenizer, is named.
+    std::fs::remove_file(hf_dir.join("config.json")).unwrap();
+    match PrefixEngine::load(&hf_dir, PrefixEngineConfig::default()) {
+        Err(EngineError::ModelFile { path, .. }) => assert!(path.ends_with("config.json")),
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("a directory without config.json loaded"),
+    }
+    std::fs::remove_file(hf_dir.join("tokenizer.json")).unwrap();
+    match PrefixEngine::load(&hf_dir, PrefixEngineConfig::default()) {
+        Err(EngineError::ModelFile { path, .. }) => assert!(path.ends_with("tokenizer.json")),
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("a directory without tokenizer.json loaded"),
+    }
+}

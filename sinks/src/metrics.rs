@@ -27,6 +27,16 @@ impl MetricsRow {
         }
     }
 
+    /// The row as a JSON object with the dataset's column names (the Kafka sink's message);
+    /// undefined values are `null`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.metric).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("written_at_ms".into(), self.written_at_ms.into());
+        }
+        v
+    }
+
     /// Every row of a snapshot, stamped with the same time.
     pub fn stamp(rows: impl IntoIterator<Item = MetricRow>, written_at_ms: u64) -> Vec<MetricsRow> {
         rows.into_iter()

@@ -27,6 +27,23 @@ pub struct OutcomeRow {
     pub serial_correct: bool,
 }
 
+impl OutcomeRow {
+    /// The row as a JSON object with the dataset's column names (the Kafka sink's message).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "item_id": self.item_id,
+            "domain": self.domain,
+            "length": self.length,
+            "model": self.model,
+            "native_arm": self.native_arm,
+            "serial_arm": self.serial_arm,
+            "comparison": self.comparison,
+            "native_correct": self.native_correct,
+            "serial_correct": self.serial_correct,
+        })
+    }
+}
+
 impl From<&PairedOutcome> for OutcomeRow {
     fn from(o: &PairedOutcome) -> OutcomeRow {
         OutcomeRow {

@@ -390,65 +390,98 @@ impl ProducerContext for DeliveryCounter {
     }
 }
 
-/// Produce `payloads` (optional key, value) to `topic` and wait until every message is
-/// acknowledged. Keys choose the partition (librdkafka's default partitioner); messages
-/// without a key are spread over partitions.
+/// A producer kept open across batches: the `[output.kafka]` sink publishes every closed part of
+/// `outcomes/` and `metrics/` through one.
+pub struct KafkaPublisher {
+    brokers: String,
+    producer: BaseProducer<DeliveryCounter>,
+}
+
+impl KafkaPublisher {
+    pub fn connect(brokers: &str) -> Result<KafkaPublisher, SourceError> {
+        let producer: BaseProducer<DeliveryCounter> = ClientConfig::new()
+            .set("bootstrap.servers", brokers)
+            .set("client.id", "c2s-producer")
+            .set("acks", "all")
+            .set("linger.ms", "5")
+            .set("message.timeout.ms", KAFKA_TIMEOUT.as_millis().to_string())
+            .create_with_context(DeliveryCounter::default())
+            .map_err(kafka_err(brokers, "create producer"))?;
+        Ok(KafkaPublisher {
+            brokers: brokers.to_owned(),
+            producer,
+        })
+    }
+
+    /// Produce `payloads` (optional key, value) to `topic` and wait until every message is
+    /// acknowledged. Keys choose the partition (librdkafka's default partitioner); messages
+    /// without a key are spread over partitions.
+    pub fn publish<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        topic: &str,
+        payloads: &[(Option<K>, V)],
+    ) -> Result<(), SourceError> {
+        let brokers = self.brokers.as_str();
+        let producer = &self.producer;
+        let ctx = producer.context();
+        ctx.failed.store(0, Ordering::SeqCst);
+        if let Ok(mut first) = ctx.first_error.lock() {
+            *first = None;
+        }
+        let deadline = Instant::now() + KAFKA_TIMEOUT;
+        for (key, value) in payloads {
+            let mut record: BaseRecord<'_, [u8], [u8]> =
+                BaseRecord::to(topic).payload(value.as_ref());
+            if let Some(k) = key {
+                record = record.key(k.as_ref());
+            }
+            loop {
+                match producer.send(record) {
+                    Ok(()) => break,
+                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
+                        if Instant::now() < deadline =>
+                    {
+                        record = back;
+                        producer.poll(Duration::from_millis(50));
+                    }
+                    Err((e, _)) => {
+                        return Err(kafka_err(brokers, format!("produce to `{topic}`"))(e));
+                    }
+                }
+            }
+            producer.poll(Duration::ZERO);
+        }
+        producer
+            .flush(KAFKA_TIMEOUT)
+            .map_err(kafka_err(brokers, format!("flush messages to `{topic}`")))?;
+        let failed = ctx.failed.load(Ordering::SeqCst);
+        if failed > 0 {
+            let first = ctx
+                .first_error
+                .lock()
+                .ok()
+                .and_then(|f| f.clone())
+                .unwrap_or_default();
+            return Err(SourceError::Produce {
+                brokers: brokers.to_owned(),
+                topic: topic.to_owned(),
+                failed,
+                total: payloads.len(),
+                first,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Produce `payloads` (optional key, value) to `topic` once, with a producer of its own (see
+/// [`KafkaPublisher::publish`]).
 pub fn produce<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     brokers: &str,
     topic: &str,
     payloads: &[(Option<K>, V)],
 ) -> Result<(), SourceError> {
-    let producer: BaseProducer<DeliveryCounter> = ClientConfig::new()
-        .set("bootstrap.servers", brokers)
-        .set("client.id", "c2s-producer")
-        .set("acks", "all")
-        .set("linger.ms", "5")
-        .set("message.timeout.ms", KAFKA_TIMEOUT.as_millis().to_string())
-        .create_with_context(DeliveryCounter::default())
-        .map_err(kafka_err(brokers, "create producer"))?;
-    let deadline = Instant::now() + KAFKA_TIMEOUT;
-    for (key, value) in payloads {
-        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic).payload(value.as_ref());
-        if let Some(k) = key {
-            record = record.key(k.as_ref());
-        }
-        loop {
-            match producer.send(record) {
-                Ok(()) => break,
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
-                    if Instant::now() < deadline =>
-                {
-                    record = back;
-                    producer.poll(Duration::from_millis(50));
-                }
-                Err((e, _)) => {
-                    return Err(kafka_err(brokers, format!("produce to `{topic}`"))(e));
-                }
-            }
-        }
-        producer.poll(Duration::ZERO);
-    }
-    producer
-        .flush(KAFKA_TIMEOUT)
-        .map_err(kafka_err(brokers, format!("flush messages to `{topic}`")))?;
-    let ctx = producer.context();
-    let failed = ctx.failed.load(Ordering::SeqCst);
-    if failed > 0 {
-        let first = ctx
-            .first_error
-            .lock()
-            .ok()
-            .and_then(|f| f.clone())
-            .unwrap_or_default();
-        return Err(SourceError::Produce {
-            brokers: brokers.to_owned(),
-            topic: topic.to_owned(),
-            failed,
-            total: payloads.len(),
-            first,
-        });
-    }
-    Ok(())
+    KafkaPublisher::connect(brokers)?.publish(topic, payloads)
 }
 
 /// Create `topic` with `partitions` partitions (replication factor 1) and wait until its

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use jsonl::{read_jsonl, JsonlRecords};
-pub use kafka::{create_topic, produce, KafkaItemSource, KAFKA_TIMEOUT};
+pub use kafka::{create_topic, produce, KafkaItemSource, KafkaPublisher, KAFKA_TIMEOUT};
 pub use parquet_items::{read_parquet_items, ParquetRecords};
 
 /// Where a Kafka record came from.

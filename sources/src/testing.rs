@@ -89,3 +89,50 @@ impl Drop for Broker {
         let _ = self.child.wait();
     }
 }
+
+/// Every message of `topic` from its beginning, as (key, value): reads all partitions until
+/// `expected` messages arrived or nothing new came for `idle`.
+pub fn read_topic(
+    brokers: &str,
+    topic: &str,
+    expected: usize,
+    idle: Duration,
+) -> Vec<(Option<String>, Vec<u8>)> {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::message::Message;
+    use rdkafka::{Offset, TopicPartitionList};
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", brokers)
+        .set("group.id", "c2s-test-reader")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("a Kafka consumer");
+    let metadata = consumer
+        .fetch_metadata(Some(topic), crate::KAFKA_TIMEOUT)
+        .expect("topic metadata");
+    let mut tpl = TopicPartitionList::new();
+    for t in metadata.topics() {
+        for p in t.partitions() {
+            tpl.add_partition_offset(topic, p.id(), Offset::Beginning)
+                .expect("partition offset");
+        }
+    }
+    consumer.assign(&tpl).expect("assign partitions");
+    let mut out = Vec::new();
+    let mut last = Instant::now();
+    while out.len() < expected && last.elapsed() < idle {
+        match consumer.poll(Duration::from_millis(100)) {
+            Some(Ok(m)) => {
+                out.push((
+                    m.key().map(|k| String::from_utf8_lossy(k).to_string()),
+                    m.payload().unwrap_or_default().to_vec(),
+                ));
+                last = Instant::now();
+            }
+            Some(Err(e)) => panic!("reading `{topic}`: {e}"),
+            None => {}
+        }
+    }
+    out
+}

@@ -43,6 +43,20 @@ pub fn run(args: &[&str]) -> Output {
         .expect("running choice2seq")
 }
 
+/// `choice2seq run CONFIG --run-dir RUN_DIR --quiet`, which must succeed; its standard output.
+pub fn run_ok(config: &std::path::Path, run_dir: &std::path::Path) -> String {
+    let out = run(&[
+        "run",
+        &config.display().to_string(),
+        "--run-dir",
+        &run_dir.display().to_string(),
+        "--quiet",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    stdout
+}
+
 /// Standard output and error as text.
 pub fn text(out: &Output) -> (String, String) {
     (

@@ -1,13 +1,14 @@
 //! Kafka mode against a real broker (tansu): items produced by a separate client, consumed by
 //! the pipeline with the real model; malformed messages go to rejects with their position;
 //! offsets are committed once outputs are durable, so a second run of the same group finds
-//! nothing new.
+//! nothing new; `[output.kafka]` publishes outcomes and metric snapshots.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
-use c2s_e2e::{model_path, repo_root, run, text, write};
+use c2s_e2e::{model_path, repo_root, run, run_ok, write};
 use c2s_sinks::{read_rejects, read_trajectories};
-use c2s_sources::testing::Broker;
+use c2s_sources::testing::{read_topic, Broker};
 use c2s_sources::{create_topic, produce};
 
 #[test]
@@ -36,15 +37,7 @@ fn items_from_a_topic_run_and_offsets_are_committed() {
     );
     let cfg = write(dir.path(), "kafka.toml", &cfg_text);
     let run_dir = dir.path().join("run");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    run_ok(&cfg, &run_dir);
     let ids: BTreeSet<String> = read_trajectories(&run_dir.join("trajectories"))
         .unwrap()
         .into_iter()
@@ -109,4 +102,62 @@ fn items_from_a_topic_run_and_offsets_are_committed() {
         read_trajectories(&run3.join("trajectories")).unwrap().len(),
         1
     );
+}
+
+/// `[output.kafka]`: every outcome and metric row of the run directory also reaches its topic,
+/// as JSON with the dataset's columns, keyed by item id (outcomes) and snapshot (metrics).
+#[test]
+fn outcomes_and_metric_snapshots_are_published_to_topics() {
+    let broker = Broker::start();
+    let b = broker.addr.as_str();
+    let dir = tempfile::tempdir().unwrap();
+    let items = c2s_e2e::bank_head(dir.path(), "arithmetic-dev.jsonl", 6);
+    let cfg_text = format!(
+        "[model]\npath = {:?}\nengine = \"simulated\"\n\n[[sources]]\nkind = \"jsonl\"\npath = {:?}\n\n[[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n[stats]\nbootstrap_draws = 99\nsnapshot_every = 3\n\n[output]\npart_rows = 4\n\n[output.kafka]\nbrokers = \"{b}\"\noutcomes_topic = \"c2s-outcomes\"\nmetrics_topic = \"c2s-metrics\"\n",
+        model_path().display().to_string(),
+        items.display().to_string()
+    );
+    let cfg = write(dir.path(), "publish.toml", &cfg_text);
+    let run_dir = dir.path().join("run");
+    run_ok(&cfg, &run_dir);
+
+    let outcomes = c2s_sinks::read_outcomes(&run_dir.join("outcomes")).unwrap();
+    assert_eq!(outcomes.len(), 6);
+    let published = read_topic(b, "c2s-outcomes", outcomes.len(), Duration::from_secs(10));
+    assert_eq!(published.len(), outcomes.len());
+    let mut seen = BTreeSet::new();
+    for (key, value) in &published {
+        let v: serde_json::Value = serde_json::from_slice(value).unwrap();
+        let id = v["item_id"].as_str().unwrap().to_string();
+        assert_eq!(key.as_deref(), Some(id.as_str()));
+        let row = outcomes.iter().find(|o| o.item_id == id).unwrap();
+        assert_eq!(v["native_correct"], row.native_correct);
+        assert_eq!(v["serial_correct"], row.serial_correct);
+        assert_eq!(v["comparison"], row.comparison.as_str());
+        seen.insert(id);
+    }
+    assert_eq!(seen.len(), 6, "every outcome once");
+
+    let metrics = c2s_sinks::read_metrics(&run_dir.join("metrics")).unwrap();
+    assert!(!metrics.is_empty());
+    let published = read_topic(b, "c2s-metrics", metrics.len(), Duration::from_secs(10));
+    assert_eq!(published.len(), metrics.len());
+    let snapshots: BTreeSet<u64> = metrics.iter().map(|m| m.metric.snapshot).collect();
+    assert!(snapshots.len() >= 2, "snapshots {snapshots:?}");
+    for (key, value) in &published {
+        let v: serde_json::Value = serde_json::from_slice(value).unwrap();
+        let snapshot = v["snapshot"].as_u64().unwrap();
+        assert_eq!(key.as_deref(), Some(snapshot.to_string().as_str()));
+        assert!(snapshots.contains(&snapshot));
+        for column in [
+            "model",
+            "domain",
+            "comparison",
+            "metric",
+            "value",
+            "ci_method",
+        ] {
+            assert!(v.get(column).is_some(), "{column} missing from {v}");
+        }
+    }
 }

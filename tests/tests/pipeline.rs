@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use c2s_e2e::{bank_head, binary, model_path, repo_root, run, text, write};
+use c2s_e2e::{bank_head, binary, model_path, repo_root, run, run_ok, text, write};
 use c2s_sinks::{read_metrics, read_outcomes, read_rejects, read_requests, read_trajectories};
 
 fn config(model: &Path, sources: &[&Path], arms: &str, engine: &str, extra: &str) -> String {
@@ -46,15 +46,7 @@ fn quickstart_panel_with_the_real_model() {
         ),
     );
     let run_dir = dir.path().join("run");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let stdout = run_ok(&cfg, &run_dir);
     assert!(stdout.contains("trajectories/*.parquet"), "{stdout}");
     let trajectories = read_trajectories(&run_dir.join("trajectories")).unwrap();
     assert_eq!(trajectories.len(), 8, "4 items × 2 arms");
@@ -155,15 +147,7 @@ fn every_bad_item_class_goes_to_rejects_and_the_run_goes_on() {
         ),
     );
     let run_dir = dir.path().join("run");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    run_ok(&cfg, &run_dir);
     let rejects = read_rejects(&run_dir.join("rejects")).unwrap();
     let by_line: BTreeMap<String, (Option<String>, String)> = rejects
         .into_iter()

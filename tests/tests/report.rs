@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use c2s_e2e::{bank_head, binary, model_path, run, text, write};
+use c2s_e2e::{bank_head, binary, model_path, run, run_ok, text, write};
 
 const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 
@@ -24,15 +24,7 @@ fn simulated_run(dir: &Path) -> std::path::PathBuf {
     );
     let cfg = write(dir, "run.toml", &cfg);
     let run_dir = dir.join("run");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    run_ok(&cfg, &run_dir);
     run_dir
 }
 

@@ -1,7 +1,7 @@
 //! `choice2seq stats RUN_DIR` recomputes the live final snapshot exactly, also from a directory
 //! holding only outcomes/ and trajectories/.
 
-use c2s_e2e::{bank_head, model_path, run, text, write};
+use c2s_e2e::{bank_head, model_path, run, run_ok, text, write};
 use c2s_sinks::read_metrics;
 
 /// The fields of a metric row that a recomputation must reproduce (the snapshot number and
@@ -45,15 +45,7 @@ fn offline_stats_equal_the_live_final_snapshot() {
     );
     let cfg = write(dir.path(), "run.toml", &cfg);
     let run_dir = dir.path().join("run");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    run_ok(&cfg, &run_dir);
     let metrics = read_metrics(&run_dir.join("metrics")).unwrap();
     let last = metrics.iter().map(|m| m.metric.snapshot).max().unwrap();
     assert!(

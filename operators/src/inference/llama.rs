@@ -12,7 +12,8 @@
 //! Keys and values are stored position-major, `(positions, kv_heads · head_dim)`, so a prefix
 //! plus new rows is one append and a cached block is one contiguous slice.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device};
@@ -121,6 +122,104 @@ fn meta_f32(ct: &gguf_file::Content, key: &str, default: f32) -> f32 {
 
 fn cerr(e: candle_core::Error) -> EngineError {
     EngineError::Compute(e.to_string())
+}
+
+fn model_file(path: &Path, reason: impl ToString) -> EngineError {
+    EngineError::ModelFile {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    }
+}
+
+/// A tensor of 1 or 2 dimensions as a row-major f32 matrix (rows, cols).
+fn dense(name: &str, t: &candle_core::Tensor) -> Result<(Vec<f32>, usize, usize), EngineError> {
+    let (rows, cols) = match t.dims() {
+        [n] => (1, *n),
+        [r, c] => (*r, *c),
+        d => {
+            return Err(EngineError::Model(format!(
+                "tensor `{name}` has shape {d:?}, expected 1 or 2 dimensions"
+            )))
+        }
+    };
+    let data = t
+        .to_dtype(DType::F32)
+        .and_then(|t| t.flatten_all())
+        .and_then(|t| t.to_vec1())
+        .map_err(cerr)?;
+    Ok((data, rows, cols))
+}
+
+/// The fields of a Hugging Face `config.json` that a llama forward needs.
+#[derive(Debug, serde::Deserialize)]
+struct HfConfig {
+    #[serde(default)]
+    model_type: Option<String>,
+    #[serde(default)]
+    architectures: Vec<String>,
+    hidden_size: usize,
+    intermediate_size: usize,
+    num_attention_heads: usize,
+    num_hidden_layers: usize,
+    #[serde(default)]
+    num_key_value_heads: Option<usize>,
+    #[serde(default)]
+    rms_norm_eps: Option<f32>,
+    #[serde(default)]
+    rope_theta: Option<f32>,
+    #[serde(default)]
+    max_position_embeddings: Option<usize>,
+    #[serde(default)]
+    tie_word_embeddings: Option<bool>,
+}
+
+/// The Hugging Face name of a weight named as in GGUF files.
+fn hf_tensor_name(gguf: &str) -> String {
+    let fixed = match gguf {
+        "token_embd.weight" => Some("model.embed_tokens.weight"),
+        "output.weight" => Some("lm_head.weight"),
+        "output_norm.weight" => Some("model.norm.weight"),
+        _ => None,
+    };
+    if let Some(f) = fixed {
+        return f.to_string();
+    }
+    let Some((layer, rest)) = gguf.strip_prefix("blk.").and_then(|r| r.split_once('.')) else {
+        return gguf.to_string();
+    };
+    let part = match rest {
+        "attn_q.weight" => "self_attn.q_proj.weight",
+        "attn_k.weight" => "self_attn.k_proj.weight",
+        "attn_v.weight" => "self_attn.v_proj.weight",
+        "attn_output.weight" => "self_attn.o_proj.weight",
+        "attn_norm.weight" => "input_layernorm.weight",
+        "ffn_norm.weight" => "post_attention_layernorm.weight",
+        "ffn_gate.weight" => "mlp.gate_proj.weight",
+        "ffn_up.weight" => "mlp.up_proj.weight",
+        "ffn_down.weight" => "mlp.down_proj.weight",
+        other => other,
+    };
+    format!("model.layers.{layer}.{part}")
+}
+
+/// llama.cpp's `permute` of query/key rows (convert_hf_to_gguf.py): per head, the rows of the
+/// first and second halves are interleaved, so that row `2i + j` of a head is row
+/// `j · head_dim/2 + i` of the Hugging Face weight. `rotate_half` on the original rows equals
+/// the interleaved-pair rotation on the permuted ones.
+pub fn interleave_rotary_rows(w: &[f32], rows: usize, cols: usize, heads: usize) -> Vec<f32> {
+    let d = rows / heads.max(1);
+    let half = d / 2;
+    let mut out = vec![0f32; w.len()];
+    for h in 0..heads {
+        for i in 0..half {
+            for j in 0..2 {
+                let dst = h * d + 2 * i + j;
+                let src = h * d + j * half + i;
+                out[dst * cols..(dst + 1) * cols].copy_from_slice(&w[src * cols..(src + 1) * cols]);
+            }
+        }
+    }
+    out
 }
 
 /// The gemm parallelism of the big products: every rayon thread.
@@ -256,24 +355,15 @@ fn rope_pairs(h: &mut [f32], cos: &[f32], sin: &[f32]) {
 }
 
 impl LlamaModel {
-    /// Load a GGUF file (architecture `llama`), dequantizing every weight to f32.
+    /// Load a model: a GGUF file (architecture `llama`), or a local Hugging Face directory
+    /// (`config.json` of a `LlamaForCausalLM`, `*.safetensors`). Every weight becomes f32.
     pub fn load(path: &Path) -> Result<LlamaModel, EngineError> {
-        let mut file = std::fs::File::open(path).map_err(|e| EngineError::ModelFile {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        let ct = gguf_file::Content::read(&mut file).map_err(|e| EngineError::ModelFile {
-            path: path.to_path_buf(),
-            reason: format!("not a readable GGUF file: {e}"),
-        })?;
-        Self::from_content(&ct, &mut file, path)
-    }
-
-    fn from_content(
-        ct: &gguf_file::Content,
-        file: &mut std::fs::File,
-        path: &Path,
-    ) -> Result<LlamaModel, EngineError> {
+        if path.is_dir() {
+            return Self::load_hf_dir(path);
+        }
+        let mut file = std::fs::File::open(path).map_err(|e| model_file(path, e))?;
+        let ct = gguf_file::Content::read(&mut file)
+            .map_err(|e| model_file(path, format!("not a readable GGUF file: {e}")))?;
         let arch = ct
             .metadata
             .get("general.architecture")
@@ -286,13 +376,121 @@ impl LlamaModel {
                 path.display()
             )));
         }
-        let n_layers = meta_u32(ct, "llama.block_count")? as usize;
-        let hidden = meta_u32(ct, "llama.embedding_length")? as usize;
-        let ffn = meta_u32(ct, "llama.feed_forward_length")? as usize;
-        let n_heads = meta_u32(ct, "llama.attention.head_count")? as usize;
-        let n_kv_heads = meta_u32(ct, "llama.attention.head_count_kv")
-            .map(|v| v as usize)
-            .unwrap_or(n_heads);
+        let n_heads = meta_u32(&ct, "llama.attention.head_count")? as usize;
+        let config = LlamaConfig {
+            n_layers: meta_u32(&ct, "llama.block_count")? as usize,
+            hidden: meta_u32(&ct, "llama.embedding_length")? as usize,
+            ffn: meta_u32(&ct, "llama.feed_forward_length")? as usize,
+            n_heads,
+            n_kv_heads: meta_u32(&ct, "llama.attention.head_count_kv")
+                .map(|v| v as usize)
+                .unwrap_or(n_heads),
+            head_dim: 0,
+            rope_theta: meta_f32(&ct, "llama.rope.freq_base", 10000.0),
+            rms_eps: meta_f32(&ct, "llama.attention.layer_norm_rms_epsilon", 1e-5),
+            vocab: 0,
+            context: meta_u32(&ct, "llama.context_length").unwrap_or(8192) as usize,
+        };
+        let tied = !ct.tensor_infos.contains_key("output.weight");
+        let device = Device::Cpu;
+        Self::build(config, tied, path, |name| {
+            let q = ct
+                .tensor(&mut file, name, &device)
+                .map_err(|e| model_file(path, format!("tensor `{name}`: {e}")))?;
+            let t = q.dequantize(&device).map_err(cerr)?;
+            dense(name, &t)
+        })
+    }
+
+    /// A Hugging Face directory: `config.json` and the `*.safetensors` weights. Hugging Face
+    /// llama checkpoints rotate the two halves of each head (`rotate_half`); llama.cpp's
+    /// conversion permutes the query and key rows so that interleaved pairs rotate instead.
+    /// The same permutation is applied here, so one forward pass serves both formats.
+    fn load_hf_dir(dir: &Path) -> Result<LlamaModel, EngineError> {
+        let config_path = dir.join("config.json");
+        let text =
+            std::fs::read_to_string(&config_path).map_err(|e| model_file(&config_path, e))?;
+        let hf: HfConfig = serde_json::from_str(&text)
+            .map_err(|e| model_file(&config_path, format!("not a llama config: {e}")))?;
+        let llama = hf.model_type.as_deref() == Some("llama")
+            || hf.architectures.iter().any(|a| a == "LlamaForCausalLM");
+        if !llama {
+            return Err(model_file(
+                &config_path,
+                format!(
+                    "model type {:?} / architectures {:?} are not supported (expected llama)",
+                    hf.model_type, hf.architectures
+                ),
+            ));
+        }
+        let mut shards: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| model_file(dir, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
+            .collect();
+        shards.sort();
+        if shards.is_empty() {
+            return Err(model_file(dir, "no *.safetensors weights in the directory"));
+        }
+        let mut tensors: HashMap<String, candle_core::Tensor> = HashMap::new();
+        for shard in &shards {
+            let part = candle_core::safetensors::load(shard, &Device::Cpu)
+                .map_err(|e| model_file(shard, format!("not a readable safetensors file: {e}")))?;
+            tensors.extend(part);
+        }
+        let n_heads = hf.num_attention_heads;
+        let n_kv_heads = hf.num_key_value_heads.unwrap_or(n_heads);
+        let config = LlamaConfig {
+            n_layers: hf.num_hidden_layers,
+            hidden: hf.hidden_size,
+            ffn: hf.intermediate_size,
+            n_heads,
+            n_kv_heads,
+            head_dim: 0,
+            rope_theta: hf.rope_theta.unwrap_or(10000.0),
+            rms_eps: hf.rms_norm_eps.unwrap_or(1e-5),
+            vocab: 0,
+            context: hf.max_position_embeddings.unwrap_or(8192),
+        };
+        let tied =
+            hf.tie_word_embeddings.unwrap_or(false) || !tensors.contains_key("lm_head.weight");
+        Self::build(config, tied, dir, |name| {
+            let hf_name = hf_tensor_name(name);
+            let t = tensors.get(&hf_name).ok_or_else(|| {
+                model_file(
+                    dir,
+                    format!("tensor `{hf_name}` missing from the safetensors files"),
+                )
+            })?;
+            let (data, rows, cols) = dense(&hf_name, t)?;
+            let heads = if name.ends_with(".attn_q.weight") {
+                n_heads
+            } else if name.ends_with(".attn_k.weight") {
+                n_kv_heads
+            } else {
+                return Ok((data, rows, cols));
+            };
+            Ok((interleave_rotary_rows(&data, rows, cols, heads), rows, cols))
+        })
+    }
+
+    /// Assemble the model from its weights, named as in GGUF files (`blk.{i}.attn_q.weight`, …)
+    /// and read by `get` as row-major (rows, cols) f32 matrices. `config` comes without
+    /// `head_dim` and `vocab`, which are derived here.
+    fn build(
+        mut config: LlamaConfig,
+        tied: bool,
+        path: &Path,
+        mut get: impl FnMut(&str) -> Result<(Vec<f32>, usize, usize), EngineError>,
+    ) -> Result<LlamaModel, EngineError> {
+        let LlamaConfig {
+            n_layers,
+            hidden,
+            ffn,
+            n_heads,
+            n_kv_heads,
+            ..
+        } = config;
         if n_heads == 0
             || n_kv_heads == 0
             || !n_heads.is_multiple_of(n_kv_heads)
@@ -305,34 +503,6 @@ impl LlamaModel {
             )));
         }
         let head_dim = hidden / n_heads;
-        let context = meta_u32(ct, "llama.context_length").unwrap_or(8192) as usize;
-        let rope_theta = meta_f32(ct, "llama.rope.freq_base", 10000.0);
-        let rms_eps = meta_f32(ct, "llama.attention.layer_norm_rms_epsilon", 1e-5);
-        let device = Device::Cpu;
-        // A weight as a row-major matrix (rows, cols) of f32.
-        let mut get = |name: &str| -> Result<(Vec<f32>, usize, usize), EngineError> {
-            let q = ct
-                .tensor(file, name, &device)
-                .map_err(|e| EngineError::ModelFile {
-                    path: path.to_path_buf(),
-                    reason: format!("tensor `{name}`: {e}"),
-                })?;
-            let t = q
-                .dequantize(&device)
-                .and_then(|t| t.to_dtype(DType::F32))
-                .map_err(cerr)?;
-            let (rows, cols) = match t.dims() {
-                [n] => (1, *n),
-                [r, c] => (*r, *c),
-                d => {
-                    return Err(EngineError::Model(format!(
-                        "tensor `{name}` has shape {d:?}, expected 1 or 2 dimensions"
-                    )))
-                }
-            };
-            let data = t.flatten_all().and_then(|t| t.to_vec1()).map_err(cerr)?;
-            Ok((data, rows, cols))
-        };
         // Stack weights (each (out_i, in)) and transpose to (in, Σ out_i) for `x · W`.
         let stacked_t = |parts: Vec<(Vec<f32>, usize, usize)>| -> Result<Matrix, EngineError> {
             let cols_in = parts.first().map(|p| p.2).unwrap_or(0);
@@ -363,11 +533,17 @@ impl LlamaModel {
             )));
         }
         // Tied embeddings when there is no separate output matrix.
-        let head = if ct.tensor_infos.contains_key("output.weight") {
-            stacked_t(vec![get("output.weight")?])?
-        } else {
+        let head = if tied {
             stacked_t(vec![(embed.clone(), vocab, hidden)])?
+        } else {
+            stacked_t(vec![get("output.weight")?])?
         };
+        if head.rows != hidden || head.cols != vocab {
+            return Err(EngineError::Model(format!(
+                "{}: the output head is not (vocabulary × hidden)",
+                path.display()
+            )));
+        }
         let output_norm = get("output_norm.weight")?.0;
         let mut layers = Vec::with_capacity(n_layers);
         for i in 0..n_layers {
@@ -396,9 +572,11 @@ impl LlamaModel {
                 || layer.wgu.cols != 2 * ffn
                 || layer.wdown.rows != ffn
                 || layer.wdown.cols != hidden
+                || layer.attn_norm.len() != hidden
+                || layer.ffn_norm.len() != hidden
             {
                 return Err(EngineError::Model(format!(
-                    "{}: layer {i} weights do not match the metadata's shapes",
+                    "{}: layer {i} weights do not match the configured shapes",
                     path.display()
                 )));
             }
@@ -407,30 +585,21 @@ impl LlamaModel {
         // RoPE tables (interleaved pairs, as llama.cpp's GGUF conversion expects).
         let half = head_dim / 2;
         let inv: Vec<f32> = (0..half)
-            .map(|i| 1.0 / rope_theta.powf(2.0 * i as f32 / head_dim as f32))
+            .map(|i| 1.0 / config.rope_theta.powf(2.0 * i as f32 / head_dim as f32))
             .collect();
-        let mut cos = Vec::with_capacity(context * half);
-        let mut sin = Vec::with_capacity(context * half);
-        for pos in 0..context {
+        let mut cos = Vec::with_capacity(config.context * half);
+        let mut sin = Vec::with_capacity(config.context * half);
+        for pos in 0..config.context {
             for f in &inv {
                 let a = pos as f32 * f;
                 cos.push(a.cos());
                 sin.push(a.sin());
             }
         }
+        config.head_dim = head_dim;
+        config.vocab = vocab;
         Ok(LlamaModel {
-            config: LlamaConfig {
-                n_layers,
-                hidden,
-                ffn,
-                n_heads,
-                n_kv_heads,
-                head_dim,
-                rope_theta,
-                rms_eps,
-                vocab,
-                context,
-            },
+            config,
             embed,
             head,
             output_norm,

@@ -67,7 +67,7 @@ use super::backend::{
 };
 use super::error::EngineError;
 use super::llama::log_softmax;
-use super::prefix_engine::gguf_identity;
+use super::prefix_engine::model_identity;
 use super::tokenizer::ModelTokenizer;
 
 /// The `engine` field of the identity.
@@ -273,7 +273,11 @@ fn model_file_error(path: &Path, reason: impl Into<String>) -> EngineError {
 fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
     let meta = std::fs::metadata(path).map_err(|e| model_file_error(path, e.to_string()))?;
     if !meta.is_file() {
-        return Err(model_file_error(path, "not a regular file"));
+        return Err(model_file_error(
+            path,
+            "not a regular file (this engine reads GGUF files; the prefix engine also reads \
+             Hugging Face directories)",
+        ));
     }
     let mut file = std::fs::File::open(path).map_err(|e| model_file_error(path, e.to_string()))?;
     let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
@@ -342,7 +346,7 @@ impl MistralRsEngine {
                 format!("architecture `{arch}` is not supported by mistral.rs 0.8.1 GGUF loading"),
             ));
         }
-        let identity = gguf_identity(path, &tokenizer, MISTRALRS_ENGINE)?;
+        let identity = model_identity(path, &tokenizer, MISTRALRS_ENGINE)?;
         let canonical =
             std::fs::canonicalize(path).map_err(|e| model_file_error(path, e.to_string()))?;
         let file_name = canonical

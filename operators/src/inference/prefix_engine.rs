@@ -79,25 +79,60 @@ pub fn file_sha256(path: &Path) -> Result<String, EngineError> {
     Ok(hex::encode(h.finalize()))
 }
 
-/// Model identity of a GGUF file.
-pub fn gguf_identity(
+/// SHA-256 of a model: of the GGUF file, or, for a Hugging Face directory, of the list of its
+/// weight, config and template files (`name sha256` lines, sorted by name).
+pub fn model_sha256(path: &Path) -> Result<String, EngineError> {
+    if !path.is_dir() {
+        return file_sha256(path);
+    }
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| EngineError::ModelFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|x| x == "safetensors" || x == "json" || x == "jinja")
+        })
+        .collect();
+    files.sort();
+    let mut h = Sha256::new();
+    for f in &files {
+        let name = f.file_name().map(|n| n.to_string_lossy().to_string());
+        h.update(format!("{} {}\n", name.unwrap_or_default(), file_sha256(f)?).as_bytes());
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Model identity of a GGUF file or a Hugging Face directory.
+pub fn model_identity(
     path: &Path,
     tokenizer: &ModelTokenizer,
     engine: &str,
 ) -> Result<ModelIdentity, EngineError> {
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "model".into());
-    Ok(ModelIdentity {
-        name,
-        path: path.display().to_string(),
-        file_sha256: file_sha256(path)?,
-        tokenizer: format!(
+    let name = if path.is_dir() {
+        path.file_name()
+    } else {
+        path.file_stem()
+    }
+    .map(|s| s.to_string_lossy().to_string())
+    .unwrap_or_else(|| "model".into());
+    let tokenizer_name = if path.is_dir() {
+        format!("hf tokenizer.json vocab={}", tokenizer.vocab_size())
+    } else {
+        format!(
             "gguf gpt2-bpe pre={} vocab={}",
             tokenizer.pre_tokenizer,
             tokenizer.vocab_size()
-        ),
+        )
+    };
+    Ok(ModelIdentity {
+        name,
+        path: path.display().to_string(),
+        file_sha256: model_sha256(path)?,
+        tokenizer: tokenizer_name,
         chat_template_sha256: hex::encode(Sha256::digest(
             tokenizer.chat_template().unwrap_or("").as_bytes(),
         )),
@@ -105,8 +140,11 @@ pub fn gguf_identity(
     })
 }
 
-/// Open a GGUF file's metadata and tokenizer.
+/// A model's tokenizer: from a GGUF file's metadata, or from a Hugging Face directory.
 pub fn load_tokenizer(path: &Path) -> Result<ModelTokenizer, EngineError> {
+    if path.is_dir() {
+        return ModelTokenizer::from_hf_dir(path);
+    }
     let mut file = std::fs::File::open(path).map_err(|e| EngineError::ModelFile {
         path: path.to_path_buf(),
         reason: e.to_string(),
@@ -133,10 +171,12 @@ struct Prefilled {
 }
 
 impl PrefixEngine {
+    /// Load a GGUF file or a local Hugging Face directory (`config.json`, `*.safetensors`,
+    /// `tokenizer.json`, `tokenizer_config.json`); nothing is fetched from the network.
     pub fn load(path: &Path, config: PrefixEngineConfig) -> Result<PrefixEngine, EngineError> {
         let tokenizer = load_tokenizer(path)?;
         let model = LlamaModel::load(path)?;
-        let identity = gguf_identity(path, &tokenizer, PREFIX_ENGINE)?;
+        let identity = model_identity(path, &tokenizer, PREFIX_ENGINE)?;
         let c = &model.config;
         let bytes_per_token = c.n_layers * 2 * c.kv_width() * 4;
         Ok(PrefixEngine {

@@ -1,5 +1,6 @@
-//! The model's tokenizer and chat template, read from the GGUF file: no network, no
-//! tokenizer.json.
+//! The model's tokenizer and chat template, read from the GGUF file (no network, no
+//! tokenizer.json), or from a local Hugging Face directory's `tokenizer.json` and
+//! `tokenizer_config.json`.
 //!
 //! GPT-2 style byte-level BPE (`tokenizer.ggml.model = gpt2`) from `tokenizer.ggml.tokens` and
 //! `tokenizer.ggml.merges`. The pre-tokenizer follows the file's `tokenizer.ggml.pre`: for
@@ -128,15 +129,78 @@ impl ModelTokenizer {
         let bos_token = token_at("tokenizer.ggml.bos_token_id")
             .map(|(_, t)| t)
             .unwrap_or_default();
+        let template = meta_str(ct, "tokenizer.chat_template");
+        Self::assemble(tokenizer, template, bos_token, eos_token, eos_id, pre)
+    }
+
+    /// A local Hugging Face directory: `tokenizer.json`, and `tokenizer_config.json` for the
+    /// chat template and the BOS/EOS tokens (a `chat_template.jinja` file also serves).
+    pub fn from_hf_dir(dir: &std::path::Path) -> Result<ModelTokenizer, EngineError> {
+        let file_error = |path: &std::path::Path, reason: String| EngineError::ModelFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let tok_path = dir.join("tokenizer.json");
+        let tokenizer = Tokenizer::from_file(&tok_path)
+            .map_err(|e| file_error(&tok_path, format!("not a readable tokenizer.json: {e}")))?;
+        let cfg_path = dir.join("tokenizer_config.json");
+        let cfg: serde_json::Value = match std::fs::read_to_string(&cfg_path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| file_error(&cfg_path, format!("not valid JSON: {e}")))?,
+            Err(e) => return Err(file_error(&cfg_path, e.to_string())),
+        };
+        // A token is a string or an AddedToken object with `content`.
+        let token = |key: &str| -> Option<String> {
+            match cfg.get(key)? {
+                serde_json::Value::String(s) => Some(s.clone()),
+                v => v.get("content")?.as_str().map(str::to_string),
+            }
+        };
+        let eos_token =
+            token("eos_token").ok_or_else(|| file_error(&cfg_path, "no `eos_token`".into()))?;
+        let eos_id = tokenizer.token_to_id(&eos_token).ok_or_else(|| {
+            file_error(
+                &tok_path,
+                format!("EOS token `{eos_token}` is not in the vocabulary"),
+            )
+        })?;
+        let bos_token = token("bos_token").unwrap_or_default();
+        // `chat_template`: a string, or a list of named templates (the `default` one).
+        let template = match cfg.get("chat_template") {
+            Some(serde_json::Value::String(t)) => Some(t.clone()),
+            Some(serde_json::Value::Array(list)) => list
+                .iter()
+                .find(|t| t.get("name").and_then(|n| n.as_str()) == Some("default"))
+                .and_then(|t| t.get("template")?.as_str().map(str::to_string)),
+            _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
+        };
+        Self::assemble(
+            tokenizer,
+            template,
+            bos_token,
+            eos_token,
+            eos_id,
+            "tokenizer.json".into(),
+        )
+    }
+
+    /// The parts every source shares: stop ids and the compiled chat template.
+    fn assemble(
+        tokenizer: Tokenizer,
+        template: Option<String>,
+        bos_token: String,
+        eos_token: String,
+        eos_id: u32,
+        pre_tokenizer: String,
+    ) -> Result<ModelTokenizer, EngineError> {
         let mut stop_ids = vec![eos_id];
         for name in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>"] {
-            if let Some(i) = tokens.iter().position(|t| t == name) {
-                if !stop_ids.contains(&(i as u32)) {
-                    stop_ids.push(i as u32);
+            if let Some(i) = tokenizer.token_to_id(name) {
+                if !stop_ids.contains(&i) {
+                    stop_ids.push(i);
                 }
             }
         }
-        let template = meta_str(ct, "tokenizer.chat_template");
         let env = match &template {
             Some(source) => {
                 let mut env = minijinja::Environment::new();
@@ -156,8 +220,15 @@ impl ModelTokenizer {
             eos_token,
             stop_ids,
             eos_id,
-            pre_tokenizer: pre,
+            pre_tokenizer,
         })
+    }
+
+    /// The tokenizer as a Hugging Face `tokenizer.json` document.
+    pub fn tokenizer_json(&self) -> Result<String, EngineError> {
+        self.tokenizer
+            .to_string(true)
+            .map_err(|e| EngineError::Tokenizer(e.to_string()))
     }
 
     /// Token ids of `text` (special tokens in the text are recognized; nothing is added).
@@ -244,7 +315,7 @@ impl ModelTokenizer {
         let env = self
             .env
             .as_ref()
-            .ok_or_else(|| EngineError::Model("GGUF has no tokenizer.chat_template".into()))?;
+            .ok_or_else(|| EngineError::Model("the model has no chat template".into()))?;
         let tmpl = env
             .get_template("chat")
             .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;

@@ -51,7 +51,7 @@ pub struct Shared {
 
 /// The model identity recorded in the manifest (computed once, before the workers start).
 pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
-    use c2s_operators::inference::prefix_engine::{gguf_identity, load_tokenizer};
+    use c2s_operators::inference::prefix_engine::{load_tokenizer, model_identity};
     use c2s_operators::inference::{MISTRALRS_ENGINE, PREFIX_ENGINE};
     match cfg.model.engine.as_str() {
         "simulated" => Ok(c2s_operators::inference::Engine::identity(
@@ -66,7 +66,7 @@ pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
             } else {
                 PREFIX_ENGINE
             };
-            Ok(gguf_identity(&cfg.model.path, &tok, name)?)
+            Ok(model_identity(&cfg.model.path, &tok, name)?)
         }
     }
 }

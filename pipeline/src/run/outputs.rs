@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use c2s_config::{RunConfig, SourceConfig};
+use c2s_config::{KafkaSink, RunConfig, SourceConfig};
 use c2s_operators::inference::ModelIdentity;
 use c2s_operators::messages::{Exchange, Reject};
 use c2s_operators::sink_op::RowSink;
@@ -20,6 +20,7 @@ use c2s_sinks::{
     read_trajectory_keys, Manifest, MetricsRow, OutcomeRow, PartConfig, PartWriter, RejectRow,
     RequestRow, Row, SourceFile, TrajectoryRow,
 };
+use c2s_sources::{create_topic, KafkaPublisher};
 use c2s_stats::{FamilyScope, HolmFamily, MetricRow, StatsConfig};
 
 /// What an existing run directory already holds.
@@ -172,11 +173,25 @@ fn part_config(cfg: &RunConfig) -> PartConfig {
 pub struct DatasetSink<D, R: Row> {
     writer: PartWriter<R>,
     convert: Box<dyn FnMut(D) -> Option<R>>,
+    publish: Option<Publish<R>>,
+}
+
+/// `[output.kafka]`: the rows of each closed part, published as JSON messages once the part is
+/// durable (so a topic never holds a row that the run directory lacks).
+struct Publish<R> {
+    publisher: KafkaPublisher,
+    topic: String,
+    /// (key, JSON) of the rows buffered for the next part.
+    pending: Vec<(Option<String>, String)>,
+    encode: fn(&R) -> (Option<String>, String),
 }
 
 impl<D: 'static, R: Row + 'static> RowSink<D> for DatasetSink<D, R> {
     fn push(&mut self, record: D) -> Result<(), String> {
         if let Some(row) = (self.convert)(record) {
+            if let Some(p) = &mut self.publish {
+                p.pending.push((p.encode)(&row));
+            }
             self.writer.push_at(row, Instant::now());
         }
         Ok(())
@@ -191,7 +206,39 @@ impl<D: 'static, R: Row + 'static> RowSink<D> for DatasetSink<D, R> {
     }
 
     fn roll(&mut self) -> Result<(), String> {
-        self.writer.roll().map(|_| ()).map_err(|e| e.to_string())
+        self.writer.roll().map_err(|e| e.to_string())?;
+        if let Some(p) = &mut self.publish {
+            let rows = std::mem::take(&mut p.pending);
+            p.publisher
+                .publish(&p.topic, &rows)
+                .map_err(|e| format!("publishing {} rows to Kafka: {e}", R::DATASET))?;
+        }
+        Ok(())
+    }
+}
+
+impl<D, R: Row> DatasetSink<D, R> {
+    /// Also publish every closed part's rows to `topic` of `[output.kafka]`'s brokers.
+    fn publishing(
+        mut self,
+        kafka: Option<&KafkaSink>,
+        topic: impl Fn(&KafkaSink) -> &str,
+        encode: fn(&R) -> (Option<String>, String),
+    ) -> anyhow::Result<Self> {
+        if let Some(k) = kafka {
+            let topic = topic(k).to_string();
+            // Idempotent: `false` when the topic exists already.
+            create_topic(&k.brokers, &topic, 1)
+                .with_context(|| format!("creating Kafka topic `{topic}`"))?;
+            self.publish = Some(Publish {
+                publisher: KafkaPublisher::connect(&k.brokers)
+                    .with_context(|| format!("connecting to Kafka at {}", k.brokers))?,
+                topic,
+                pending: Vec::new(),
+                encode,
+            });
+        }
+        Ok(self)
     }
 }
 
@@ -205,6 +252,7 @@ fn open<D, R: Row>(
         writer: PartWriter::open(run_dir, worker, part_config(cfg))
             .with_context(|| format!("opening {}/{}", run_dir.display(), R::DATASET))?,
         convert: Box::new(convert),
+        publish: None,
     })
 }
 
@@ -271,7 +319,12 @@ pub fn outcome_sink(
     open(run_dir, worker, cfg, move |o: PairedOutcome| {
         let row = OutcomeRow::from(&o);
         (!done.contains(&(row.item_id.clone(), row.comparison.clone()))).then_some(row)
-    })
+    })?
+    .publishing(
+        cfg.output.kafka.as_ref(),
+        |k| &k.outcomes_topic,
+        |row: &OutcomeRow| (Some(row.item_id.clone()), row.to_json().to_string()),
+    )
 }
 
 pub fn metric_sink(
@@ -281,5 +334,15 @@ pub fn metric_sink(
 ) -> anyhow::Result<DatasetSink<MetricRow, MetricsRow>> {
     open(run_dir, worker, cfg, |m: MetricRow| {
         Some(MetricsRow::new(m, c2s_sinks::now_ms()))
-    })
+    })?
+    .publishing(
+        cfg.output.kafka.as_ref(),
+        |k| &k.metrics_topic,
+        |row: &MetricsRow| {
+            (
+                Some(row.metric.snapshot.to_string()),
+                row.to_json().to_string(),
+            )
+        },
+    )
 }
