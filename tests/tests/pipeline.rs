@@ -411,3 +411,44 @@ fn worker_counts_do_not_change_outcomes_or_metrics() {
         "same final metrics (intervals included) with 1 and 2 workers"
     );
 }
+
+/// A run directory resumes only with the model that produced it: recorded answers would
+/// otherwise stand in for another model's.
+#[test]
+fn resuming_with_another_model_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let items = bank_head(dir.path(), "arithmetic-dev.jsonl", 2);
+    let simulated = config(&model_path(), &[&items], NATIVE_SERIAL, "simulated", "");
+    let cfg = write(dir.path(), "simulated.toml", &simulated);
+    let run_dir = dir.path().join("run");
+    run_ok(&cfg, &run_dir);
+    let before = read_requests(&run_dir.join("requests")).unwrap().len();
+    let manifest = std::fs::read_to_string(run_dir.join("manifest.json")).unwrap();
+    let other = write(
+        dir.path(),
+        "real.toml",
+        &simulated.replace("engine = \"simulated\"", "engine = \"prefix\""),
+    );
+    let out = run(&[
+        "run",
+        other.to_str().unwrap(),
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("another model"), "{stderr}");
+    assert!(stderr.contains("file_sha256"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("manifest.json")).unwrap(),
+        manifest,
+        "the manifest is untouched"
+    );
+    assert_eq!(
+        read_requests(&run_dir.join("requests")).unwrap().len(),
+        before
+    );
+    // The same model resumes (nothing left to do).
+    run_ok(&cfg, &run_dir);
+}

@@ -96,6 +96,17 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
     let resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
     let identity = model_identity(&cfg)?;
+    // A resumed run directory answers recorded model calls from `requests/` and skips recorded
+    // trajectories: with another model that would mix two models' results in one run.
+    if let Some(m) = &resume.manifest {
+        if let Err(msg) = outputs::same_model(&m.model, &identity) {
+            eprintln!(
+                "error: {}: cannot resume with another model: {msg}; use a new --run-dir",
+                run_dir.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
     outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume)
         .context("writing manifest.json")?;
     if resume.is_resume() {

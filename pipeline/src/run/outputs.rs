@@ -127,6 +127,28 @@ pub fn write_manifest_for(
     Ok(())
 }
 
+/// Whether a run directory's recorded model (its manifest's `model`) is `identity`: same
+/// weights, tokenizer, chat template and engine. Returns what differs.
+pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Result<(), String> {
+    let now = serde_json::to_value(identity).map_err(|e| e.to_string())?;
+    let differs: Vec<String> = ["file_sha256", "tokenizer", "chat_template_sha256", "engine"]
+        .into_iter()
+        .filter(|k| recorded.get(*k) != now.get(*k))
+        .map(|k| {
+            format!(
+                "{k} was {} and is now {}",
+                recorded.get(k).unwrap_or(&serde_json::Value::Null),
+                now.get(k).unwrap_or(&serde_json::Value::Null)
+            )
+        })
+        .collect();
+    if differs.is_empty() {
+        Ok(())
+    } else {
+        Err(differs.join(", "))
+    }
+}
+
 /// Stamp the manifest's update time at the end of a run.
 pub fn finish_manifest(run_dir: &Path) -> anyhow::Result<()> {
     if let Some(mut m) = read_manifest(run_dir)? {
