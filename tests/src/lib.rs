@@ -43,15 +43,20 @@ pub fn run(args: &[&str]) -> Output {
         .expect("running choice2seq")
 }
 
-/// `choice2seq run CONFIG --run-dir RUN_DIR --quiet`, which must succeed; its standard output.
-pub fn run_ok(config: &std::path::Path, run_dir: &std::path::Path) -> String {
-    let out = run(&[
+/// `choice2seq run CONFIG --run-dir RUN_DIR --quiet`.
+pub fn run_config(config: &std::path::Path, run_dir: &std::path::Path) -> Output {
+    run(&[
         "run",
         &config.display().to_string(),
         "--run-dir",
         &run_dir.display().to_string(),
         "--quiet",
-    ]);
+    ])
+}
+
+/// [`run_config`], which must succeed; its standard output.
+pub fn run_ok(config: &std::path::Path, run_dir: &std::path::Path) -> String {
+    let out = run_config(config, run_dir);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     stdout

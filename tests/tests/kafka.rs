@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use c2s_e2e::{model_path, repo_root, run, run_ok, write};
+use c2s_e2e::{model_path, repo_root, run_config, run_ok, write};
 use c2s_sinks::{read_rejects, read_trajectories};
 use c2s_sources::testing::{read_topic, Broker};
 use c2s_sources::{create_topic, produce};
@@ -69,13 +69,7 @@ fn items_from_a_topic_run_and_offsets_are_committed() {
 
     // Same group again: every offset was committed, nothing is consumed.
     let run2 = dir.path().join("run2");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run2.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = run_config(&cfg, &run2);
     assert!(out.status.success());
     assert!(read_trajectories(&run2.join("trajectories"))
         .unwrap()
@@ -90,13 +84,7 @@ fn items_from_a_topic_run_and_offsets_are_committed() {
         .collect();
     produce(b, "items", &more).expect("produce");
     let run3 = dir.path().join("run3");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run3.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = run_config(&cfg, &run3);
     assert!(out.status.success());
     assert_eq!(
         read_trajectories(&run3.join("trajectories")).unwrap().len(),

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use c2s_e2e::{bank_head, binary, model_path, repo_root, run, run_ok, text, write};
+use c2s_e2e::{bank_head, binary, model_path, repo_root, run, run_config, run_ok, text, write};
 use c2s_sinks::{read_metrics, read_outcomes, read_rejects, read_requests, read_trajectories};
 
 fn config(model: &Path, sources: &[&Path], arms: &str, engine: &str, extra: &str) -> String {
@@ -93,13 +93,7 @@ fn quickstart_panel_with_the_real_model() {
     );
     // A repeated run of the same config on a fresh directory gives the same outcomes.
     let run2 = dir.path().join("run2");
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run2.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = run_config(&cfg, &run2);
     assert!(out.status.success());
     let key = |v: Vec<c2s_sinks::OutcomeRow>| -> BTreeSet<(String, bool, bool)> {
         v.into_iter()
@@ -233,13 +227,7 @@ fn bad_config_fields_stop_before_any_work_with_exit_2() {
     for (i, (text, needle)) in cases.iter().enumerate() {
         let cfg = write(dir.path(), "bad.toml", text);
         let run_dir = dir.path().join(format!("run{i}"));
-        let out = run(&[
-            "run",
-            cfg.to_str().unwrap(),
-            "--run-dir",
-            run_dir.to_str().unwrap(),
-            "--quiet",
-        ]);
+        let out = run_config(&cfg, &run_dir);
         let (_, stderr) = text_of(&out);
         assert_eq!(out.status.code(), Some(2), "case {i}: {stderr}");
         assert!(
@@ -311,13 +299,7 @@ fn kill_9_then_resume_loses_and_repeats_nothing() {
     let before = read_requests(&run_dir.join("requests")).unwrap();
     let before_keys: BTreeSet<String> = before.iter().map(|r| r.prompt_key.clone()).collect();
     let before_ids: BTreeSet<String> = before.iter().map(|r| r.request_id.clone()).collect();
-    let out = run(&[
-        "run",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = run_config(&cfg, &run_dir);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stderr.contains("resuming"), "{stderr}");
@@ -429,13 +411,7 @@ fn resuming_with_another_model_is_refused_before_any_work() {
         "real.toml",
         &simulated.replace("engine = \"simulated\"", "engine = \"prefix\""),
     );
-    let out = run(&[
-        "run",
-        other.to_str().unwrap(),
-        "--run-dir",
-        run_dir.to_str().unwrap(),
-        "--quiet",
-    ]);
+    let out = run_config(&other, &run_dir);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(stderr.contains("another model"), "{stderr}");
