@@ -19,3 +19,13 @@ pub enum EngineError {
     #[error("the inference engine stopped")]
     Stopped,
 }
+
+impl EngineError {
+    /// A problem with the model file (or directory) at `path`.
+    pub fn model_file(path: &std::path::Path, reason: impl ToString) -> EngineError {
+        EngineError::ModelFile {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+}

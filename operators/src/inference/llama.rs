@@ -124,13 +124,6 @@ fn cerr(e: candle_core::Error) -> EngineError {
     EngineError::Compute(e.to_string())
 }
 
-fn model_file(path: &Path, reason: impl ToString) -> EngineError {
-    EngineError::ModelFile {
-        path: path.to_path_buf(),
-        reason: reason.to_string(),
-    }
-}
-
 /// A tensor of 1 or 2 dimensions as a row-major f32 matrix (rows, cols).
 fn dense(name: &str, t: &candle_core::Tensor) -> Result<(Vec<f32>, usize, usize), EngineError> {
     let (rows, cols) = match t.dims() {
@@ -361,9 +354,9 @@ impl LlamaModel {
         if path.is_dir() {
             return Self::load_hf_dir(path);
         }
-        let mut file = std::fs::File::open(path).map_err(|e| model_file(path, e))?;
+        let mut file = std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e))?;
         let ct = gguf_file::Content::read(&mut file)
-            .map_err(|e| model_file(path, format!("not a readable GGUF file: {e}")))?;
+            .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
         let arch = ct
             .metadata
             .get("general.architecture")
@@ -396,7 +389,7 @@ impl LlamaModel {
         Self::build(config, tied, path, |name| {
             let q = ct
                 .tensor(&mut file, name, &device)
-                .map_err(|e| model_file(path, format!("tensor `{name}`: {e}")))?;
+                .map_err(|e| EngineError::model_file(path, format!("tensor `{name}`: {e}")))?;
             let t = q.dequantize(&device).map_err(cerr)?;
             dense(name, &t)
         })
@@ -408,14 +401,15 @@ impl LlamaModel {
     /// The same permutation is applied here, so one forward pass serves both formats.
     fn load_hf_dir(dir: &Path) -> Result<LlamaModel, EngineError> {
         let config_path = dir.join("config.json");
-        let text =
-            std::fs::read_to_string(&config_path).map_err(|e| model_file(&config_path, e))?;
-        let hf: HfConfig = serde_json::from_str(&text)
-            .map_err(|e| model_file(&config_path, format!("not a llama config: {e}")))?;
+        let text = std::fs::read_to_string(&config_path)
+            .map_err(|e| EngineError::model_file(&config_path, e))?;
+        let hf: HfConfig = serde_json::from_str(&text).map_err(|e| {
+            EngineError::model_file(&config_path, format!("not a llama config: {e}"))
+        })?;
         let llama = hf.model_type.as_deref() == Some("llama")
             || hf.architectures.iter().any(|a| a == "LlamaForCausalLM");
         if !llama {
-            return Err(model_file(
+            return Err(EngineError::model_file(
                 &config_path,
                 format!(
                     "model type {:?} / architectures {:?} are not supported (expected llama)",
@@ -424,18 +418,22 @@ impl LlamaModel {
             ));
         }
         let mut shards: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| model_file(dir, e))?
+            .map_err(|e| EngineError::model_file(dir, e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
             .collect();
         shards.sort();
         if shards.is_empty() {
-            return Err(model_file(dir, "no *.safetensors weights in the directory"));
+            return Err(EngineError::model_file(
+                dir,
+                "no *.safetensors weights in the directory",
+            ));
         }
         let mut tensors: HashMap<String, candle_core::Tensor> = HashMap::new();
         for shard in &shards {
-            let part = candle_core::safetensors::load(shard, &Device::Cpu)
-                .map_err(|e| model_file(shard, format!("not a readable safetensors file: {e}")))?;
+            let part = candle_core::safetensors::load(shard, &Device::Cpu).map_err(|e| {
+                EngineError::model_file(shard, format!("not a readable safetensors file: {e}"))
+            })?;
             tensors.extend(part);
         }
         let n_heads = hf.num_attention_heads;
@@ -457,7 +455,7 @@ impl LlamaModel {
         Self::build(config, tied, dir, |name| {
             let hf_name = hf_tensor_name(name);
             let t = tensors.get(&hf_name).ok_or_else(|| {
-                model_file(
+                EngineError::model_file(
                     dir,
                     format!("tensor `{hf_name}` missing from the safetensors files"),
                 )

@@ -262,32 +262,28 @@ struct Finished {
     finish_reason: String,
 }
 
-fn model_file_error(path: &Path, reason: impl Into<String>) -> EngineError {
-    EngineError::ModelFile {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
-}
-
 /// Read the GGUF header: tokenizer and architecture. Errors name the file.
 fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
-    let meta = std::fs::metadata(path).map_err(|e| model_file_error(path, e.to_string()))?;
+    let meta = std::fs::metadata(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
     if !meta.is_file() {
-        return Err(model_file_error(
+        return Err(EngineError::model_file(
             path,
             "not a regular file (this engine reads GGUF files; the prefix engine also reads \
              Hugging Face directories)",
         ));
     }
-    let mut file = std::fs::File::open(path).map_err(|e| model_file_error(path, e.to_string()))?;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
     let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
-        .map_err(|e| model_file_error(path, format!("not a readable GGUF file: {e}")))?;
+        .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
     let arch = ct
         .metadata
         .get("general.architecture")
         .and_then(|v| v.to_string().ok())
         .cloned()
-        .ok_or_else(|| model_file_error(path, "GGUF metadata `general.architecture` missing"))?;
+        .ok_or_else(|| {
+            EngineError::model_file(path, "GGUF metadata `general.architecture` missing")
+        })?;
     let tokenizer = ModelTokenizer::from_gguf(&ct)?;
     Ok((tokenizer, arch))
 }
@@ -341,14 +337,14 @@ impl MistralRsEngine {
     pub fn load(path: &Path) -> Result<MistralRsEngine, EngineError> {
         let (tokenizer, arch) = read_gguf(path)?;
         if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
-            return Err(model_file_error(
+            return Err(EngineError::model_file(
                 path,
                 format!("architecture `{arch}` is not supported by mistral.rs 0.8.1 GGUF loading"),
             ));
         }
         let identity = model_identity(path, &tokenizer, MISTRALRS_ENGINE)?;
-        let canonical =
-            std::fs::canonicalize(path).map_err(|e| model_file_error(path, e.to_string()))?;
+        let canonical = std::fs::canonicalize(path)
+            .map_err(|e| EngineError::model_file(path, e.to_string()))?;
         let file_name = canonical
             .file_name()
             .map(|s| s.to_string_lossy().to_string())

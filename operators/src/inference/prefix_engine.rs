@@ -60,17 +60,14 @@ pub struct PrefixEngine {
 /// SHA-256 of a file, streamed.
 pub fn file_sha256(path: &Path) -> Result<String, EngineError> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| EngineError::ModelFile {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = f.read(&mut buf).map_err(|e| EngineError::ModelFile {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| EngineError::model_file(path, e.to_string()))?;
         if n == 0 {
             break;
         }
@@ -86,10 +83,7 @@ pub fn model_sha256(path: &Path) -> Result<String, EngineError> {
         return file_sha256(path);
     }
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| EngineError::ModelFile {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?
+        .map_err(|e| EngineError::model_file(path, e.to_string()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.is_file()
@@ -145,16 +139,10 @@ pub fn load_tokenizer(path: &Path) -> Result<ModelTokenizer, EngineError> {
     if path.is_dir() {
         return ModelTokenizer::from_hf_dir(path);
     }
-    let mut file = std::fs::File::open(path).map_err(|e| EngineError::ModelFile {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    let ct = candle_core::quantized::gguf_file::Content::read(&mut file).map_err(|e| {
-        EngineError::ModelFile {
-            path: path.to_path_buf(),
-            reason: format!("not a readable GGUF file: {e}"),
-        }
-    })?;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
+    let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
+        .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
     ModelTokenizer::from_gguf(&ct)
 }
 

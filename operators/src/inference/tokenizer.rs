@@ -136,18 +136,15 @@ impl ModelTokenizer {
     /// A local Hugging Face directory: `tokenizer.json`, and `tokenizer_config.json` for the
     /// chat template and the BOS/EOS tokens (a `chat_template.jinja` file also serves).
     pub fn from_hf_dir(dir: &std::path::Path) -> Result<ModelTokenizer, EngineError> {
-        let file_error = |path: &std::path::Path, reason: String| EngineError::ModelFile {
-            path: path.to_path_buf(),
-            reason,
-        };
         let tok_path = dir.join("tokenizer.json");
-        let tokenizer = Tokenizer::from_file(&tok_path)
-            .map_err(|e| file_error(&tok_path, format!("not a readable tokenizer.json: {e}")))?;
+        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| {
+            EngineError::model_file(&tok_path, format!("not a readable tokenizer.json: {e}"))
+        })?;
         let cfg_path = dir.join("tokenizer_config.json");
         let cfg: serde_json::Value = match std::fs::read_to_string(&cfg_path) {
             Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| file_error(&cfg_path, format!("not valid JSON: {e}")))?,
-            Err(e) => return Err(file_error(&cfg_path, e.to_string())),
+                .map_err(|e| EngineError::model_file(&cfg_path, format!("not valid JSON: {e}")))?,
+            Err(e) => return Err(EngineError::model_file(&cfg_path, e.to_string())),
         };
         // A token is a string or an AddedToken object with `content`.
         let token = |key: &str| -> Option<String> {
@@ -156,10 +153,10 @@ impl ModelTokenizer {
                 v => v.get("content")?.as_str().map(str::to_string),
             }
         };
-        let eos_token =
-            token("eos_token").ok_or_else(|| file_error(&cfg_path, "no `eos_token`".into()))?;
+        let eos_token = token("eos_token")
+            .ok_or_else(|| EngineError::model_file(&cfg_path, "no `eos_token`"))?;
         let eos_id = tokenizer.token_to_id(&eos_token).ok_or_else(|| {
-            file_error(
+            EngineError::model_file(
                 &tok_path,
                 format!("EOS token `{eos_token}` is not in the vocabulary"),
             )
