@@ -335,6 +335,15 @@ impl MistralRsEngine {
     /// Load a GGUF model. The file is checked (exists, is a GGUF with a supported architecture
     /// and a usable tokenizer) before mistral.rs sees it.
     pub fn load(path: &Path) -> Result<MistralRsEngine, EngineError> {
+        Self::load_with_identity(path, None)
+    }
+
+    /// [`MistralRsEngine::load`] with the model's identity already computed by
+    /// [`model_identity`] (the pipeline hashes the model once, not once per worker).
+    pub fn load_with_identity(
+        path: &Path,
+        identity: Option<ModelIdentity>,
+    ) -> Result<MistralRsEngine, EngineError> {
         let (tokenizer, arch) = read_gguf(path)?;
         if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
             return Err(EngineError::model_file(
@@ -342,7 +351,10 @@ impl MistralRsEngine {
                 format!("architecture `{arch}` is not supported by mistral.rs 0.8.1 GGUF loading"),
             ));
         }
-        let identity = model_identity(path, &tokenizer, MISTRALRS_ENGINE)?;
+        let identity = match identity {
+            Some(i) => i,
+            None => model_identity(path, &tokenizer, MISTRALRS_ENGINE)?,
+        };
         let canonical = std::fs::canonicalize(path)
             .map_err(|e| EngineError::model_file(path, e.to_string()))?;
         let file_name = canonical

@@ -162,9 +162,22 @@ impl PrefixEngine {
     /// Load a GGUF file or a local Hugging Face directory (`config.json`, `*.safetensors`,
     /// `tokenizer.json`, `tokenizer_config.json`); nothing is fetched from the network.
     pub fn load(path: &Path, config: PrefixEngineConfig) -> Result<PrefixEngine, EngineError> {
+        Self::load_with_identity(path, config, None)
+    }
+
+    /// [`PrefixEngine::load`] with the model's identity already computed by
+    /// [`model_identity`] (the pipeline hashes the model once, not once per worker).
+    pub fn load_with_identity(
+        path: &Path,
+        config: PrefixEngineConfig,
+        identity: Option<ModelIdentity>,
+    ) -> Result<PrefixEngine, EngineError> {
         let tokenizer = load_tokenizer(path)?;
         let model = LlamaModel::load(path)?;
-        let identity = model_identity(path, &tokenizer, PREFIX_ENGINE)?;
+        let identity = match identity {
+            Some(i) => i,
+            None => model_identity(path, &tokenizer, PREFIX_ENGINE)?,
+        };
         let c = &model.config;
         let bytes_per_token = c.n_layers * 2 * c.kv_width() * 4;
         Ok(PrefixEngine {

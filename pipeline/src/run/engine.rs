@@ -6,26 +6,28 @@ use anyhow::Context;
 
 use c2s_config::RunConfig;
 use c2s_operators::inference::{
-    Engine, InferenceService, MistralRsEngine, PrefixEngine, PrefixEngineConfig, ServiceConfig,
-    SimulatedEngine,
+    Engine, InferenceService, MistralRsEngine, ModelIdentity, PrefixEngine, PrefixEngineConfig,
+    ServiceConfig, SimulatedEngine,
 };
 
-/// Load the configured engine (each timely worker owns one).
-pub fn load_engine(cfg: &RunConfig) -> anyhow::Result<Box<dyn Engine>> {
+/// Load the configured engine (each timely worker owns one). `identity` is the model's
+/// identity as computed once for the manifest, so no worker hashes the model again.
+pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<Box<dyn Engine>> {
     let path = &cfg.model.path;
     Ok(match cfg.model.engine.as_str() {
         "prefix" => Box::new(
-            PrefixEngine::load(
+            PrefixEngine::load_with_identity(
                 path,
                 PrefixEngineConfig {
                     cache_bytes: cfg.model.cache_mb << 20,
                     ..Default::default()
                 },
+                Some(identity.clone()),
             )
             .with_context(|| format!("loading {}", path.display()))?,
         ),
         "mistralrs" => Box::new(
-            MistralRsEngine::load(path)
+            MistralRsEngine::load_with_identity(path, Some(identity.clone()))
                 .with_context(|| format!("loading {} with mistral.rs", path.display()))?,
         ),
         "simulated" => Box::new(SimulatedEngine::new(cfg.run.option_seed)),
@@ -34,8 +36,11 @@ pub fn load_engine(cfg: &RunConfig) -> anyhow::Result<Box<dyn Engine>> {
 }
 
 /// The batching service over the configured engine.
-pub fn start_service(cfg: &RunConfig) -> anyhow::Result<InferenceService> {
-    let engine = load_engine(cfg)?;
+pub fn start_service(
+    cfg: &RunConfig,
+    identity: &ModelIdentity,
+) -> anyhow::Result<InferenceService> {
+    let engine = load_engine(cfg, identity)?;
     Ok(InferenceService::start(
         engine,
         ServiceConfig {

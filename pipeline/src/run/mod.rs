@@ -36,6 +36,8 @@ pub struct RunOptions {
 /// State shared by every worker of this process.
 pub struct Shared {
     pub cfg: RunConfig,
+    /// The model's identity, computed once before the workers start.
+    pub identity: ModelIdentity,
     pub run_dir: PathBuf,
     pub resume: ResumeState,
     pub runtime: tokio::runtime::Handle,
@@ -141,6 +143,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     }
     let shared = Arc::new(Shared {
         cfg,
+        identity,
         run_dir: run_dir.clone(),
         resume,
         runtime: runtime.handle().clone(),

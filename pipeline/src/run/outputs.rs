@@ -115,14 +115,25 @@ pub fn write_manifest_for(
         m.sources
             .push(SourceFile::hash("bank provenance", provenance)?);
     }
-    m.sources.push(
+    // The identity already holds the model's hash (of the GGUF file, or of a directory's
+    // files): hashing a large model again would only repeat it.
+    let path = cfg.model.path.display().to_string();
+    let model = if identity.path == path {
+        SourceFile {
+            role: "model".into(),
+            bytes: model_bytes(&cfg.model.path),
+            path,
+            sha256: identity.file_sha256.clone(),
+        }
+    } else {
         SourceFile::hash("model", &cfg.model.path).unwrap_or(SourceFile {
             role: "model".into(),
-            path: cfg.model.path.display().to_string(),
+            path,
             sha256: identity.file_sha256.clone(),
             bytes: 0,
-        }),
-    );
+        })
+    };
+    m.sources.push(model);
     c2s_sinks::write_manifest(run_dir, &m)?;
     Ok(())
 }
@@ -146,6 +157,23 @@ pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Res
         Ok(())
     } else {
         Err(differs.join(", "))
+    }
+}
+
+/// Size of a model file, or of the files of a model directory.
+fn model_bytes(path: &Path) -> u64 {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(path)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok()?.metadata().ok())
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
     }
 }
 
