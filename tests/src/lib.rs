@@ -70,6 +70,17 @@ pub fn text(out: &Output) -> (String, String) {
     )
 }
 
+/// Copy the part files of `datasets` from one run directory into another.
+pub fn copy_datasets(from: &std::path::Path, to: &std::path::Path, datasets: &[&str]) {
+    for d in datasets {
+        std::fs::create_dir_all(to.join(d)).expect("creating a dataset directory");
+        for e in std::fs::read_dir(from.join(d)).expect("reading a dataset directory") {
+            let e = e.expect("a directory entry");
+            std::fs::copy(e.path(), to.join(d).join(e.file_name())).expect("copying a part");
+        }
+    }
+}
+
 /// Write `text` to `dir/name` and return the path.
 pub fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);

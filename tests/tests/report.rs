@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use c2s_e2e::{bank_head, binary, model_path, run, run_ok, text, write};
+use c2s_e2e::{bank_head, binary, copy_datasets, model_path, run, run_ok, text, write};
 
 const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 
@@ -180,13 +180,7 @@ fn report_needs_only_outcomes_and_trajectories() {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = simulated_run(dir.path());
     let copy = dir.path().join("copy");
-    for d in ["outcomes", "trajectories"] {
-        std::fs::create_dir_all(copy.join(d)).unwrap();
-        for e in std::fs::read_dir(run_dir.join(d)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), copy.join(d).join(e.file_name())).unwrap();
-        }
-    }
+    copy_datasets(&run_dir, &copy, &["outcomes", "trajectories"]);
     let out_dir = dir.path().join("elsewhere");
     let out = run(&[
         "report",

@@ -1,7 +1,7 @@
 //! `choice2seq stats RUN_DIR` recomputes the live final snapshot exactly, also from a directory
 //! holding only outcomes/ and trajectories/.
 
-use c2s_e2e::{bank_head, model_path, run, run_ok, text, write};
+use c2s_e2e::{bank_head, copy_datasets, model_path, run, run_ok, text, write};
 use c2s_sinks::read_metrics;
 
 /// The fields of a metric row that a recomputation must reproduce (the snapshot number and
@@ -65,13 +65,7 @@ fn offline_stats_equal_the_live_final_snapshot() {
     );
     // Only outcomes/ and trajectories/ (and the manifest for the settings).
     let copy = dir.path().join("copy");
-    for d in ["outcomes", "trajectories"] {
-        std::fs::create_dir_all(copy.join(d)).unwrap();
-        for e in std::fs::read_dir(run_dir.join(d)).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), copy.join(d).join(e.file_name())).unwrap();
-        }
-    }
+    copy_datasets(&run_dir, &copy, &["outcomes", "trajectories"]);
     std::fs::copy(run_dir.join("manifest.json"), copy.join("manifest.json")).unwrap();
     let out = run(&["stats", copy.to_str().unwrap(), "--json"]);
     let (stdout, stderr) = text(&out);

@@ -19,6 +19,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -404,6 +405,29 @@ pub struct ReliabilityFigure {
     pub panels: Vec<(ScoreKind, Reliability, u64)>,
 }
 
+/// Axes, labels and grid of a chart whose both axes are proportions: six ticks each, one
+/// decimal, labels at `font` points and axis descriptions one point larger.
+fn draw_unit_mesh<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    x_desc: &str,
+    y_desc: &str,
+    font: u32,
+) -> PlotResult<DB> {
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&|x| format!("{x:.1}"))
+        .y_label_formatter(&|y| format!("{y:.1}"))
+        .label_style(text_style(font))
+        .axis_desc_style(text_style(font + 1))
+        .bold_line_style(BLACK.mix(0.10))
+        .light_line_style(TRANSPARENT)
+        .draw()
+}
+
 fn reliability_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
@@ -417,19 +441,7 @@ fn reliability_panel<DB: DrawingBackend>(
         .x_label_area_size(46)
         .y_label_area_size(54)
         .build_cartesian_2d(0.0..1.0, 0.0..1.08)?;
-    chart
-        .configure_mesh()
-        .x_desc("Confidence")
-        .y_desc("Accuracy (EM)")
-        .x_labels(6)
-        .y_labels(6)
-        .x_label_formatter(&|x| format!("{x:.1}"))
-        .y_label_formatter(&|y| format!("{y:.1}"))
-        .label_style(text_style(14))
-        .axis_desc_style(text_style(15))
-        .bold_line_style(BLACK.mix(0.10))
-        .light_line_style(TRANSPARENT)
-        .draw()?;
+    draw_unit_mesh(&mut chart, "Confidence", "Accuracy (EM)", 14)?;
     chart.draw_series(DashedLineSeries::new(
         [(0.0, 0.0), (1.0, 1.0)],
         6,
@@ -589,19 +601,12 @@ impl Figure for CoverageFigure {
             .x_label_area_size(46)
             .y_label_area_size(58)
             .build_cartesian_2d(0.0..1.0, 0.0..1.04)?;
-        chart
-            .configure_mesh()
-            .x_desc("Coverage (fraction answered, most confident first)")
-            .y_desc("Precision (EM among answered)")
-            .x_labels(6)
-            .y_labels(6)
-            .x_label_formatter(&|x| format!("{x:.1}"))
-            .y_label_formatter(&|y| format!("{y:.1}"))
-            .label_style(text_style(15))
-            .axis_desc_style(text_style(16))
-            .bold_line_style(BLACK.mix(0.10))
-            .light_line_style(TRANSPARENT)
-            .draw()?;
+        draw_unit_mesh(
+            &mut chart,
+            "Coverage (fraction answered, most confident first)",
+            "Precision (EM among answered)",
+            15,
+        )?;
         if let Some(p) = self.prevalence {
             chart.draw_series(DashedLineSeries::new(
                 [(0.0, p), (1.0, p)],
