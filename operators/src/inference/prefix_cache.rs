@@ -21,7 +21,6 @@ struct Node {
     parent: usize,
     tokens: Vec<u32>,
     kv: Vec<LayerKv>,
-    children: usize,
     last_used: u64,
     bytes: usize,
 }
@@ -30,7 +29,8 @@ struct Node {
 pub struct PrefixCache {
     nodes: HashMap<usize, Node>,
     index: HashMap<(usize, Vec<u32>), usize>,
-    /// Child blocks of each node (0: the root), for matches that end inside a block.
+    /// Child blocks of each node (0: the root): leaves are what eviction may drop, and a match
+    /// may end inside one of them.
     kids: HashMap<usize, Vec<usize>>,
     next_id: usize,
     clock: u64,
@@ -196,14 +196,10 @@ impl PrefixCache {
                             parent,
                             tokens: key.1.clone(),
                             kv: block_kv,
-                            children: 0,
                             last_used: self.clock,
                             bytes,
                         },
                     );
-                    if let Some(p) = self.nodes.get_mut(&parent) {
-                        p.children += 1;
-                    }
                     self.kids.entry(parent).or_default().push(id);
                     self.index.insert(key, id);
                     self.bytes += bytes;
@@ -226,16 +222,13 @@ impl PrefixCache {
             let victim = self
                 .nodes
                 .iter()
-                .filter(|(_, n)| n.children == 0)
+                .filter(|(id, _)| self.kids.get(id).is_none_or(Vec::is_empty))
                 .min_by_key(|(id, n)| (n.last_used, **id))
                 .map(|(id, _)| *id);
             let Some(id) = victim else { break };
             if let Some(n) = self.nodes.remove(&id) {
                 self.index.remove(&(n.parent, n.tokens));
                 self.bytes -= n.bytes;
-                if let Some(p) = self.nodes.get_mut(&n.parent) {
-                    p.children -= 1;
-                }
                 if let Some(list) = self.kids.get_mut(&n.parent) {
                     list.retain(|&k| k != id);
                 }
