@@ -102,6 +102,49 @@ pub struct ModelSection {
     /// Prefix-cache budget in MiB (prefix engine).
     #[serde(default = "default_cache_mb")]
     pub cache_mb: usize,
+    /// Reuse cached prompt prefixes (prefix engine; off: every prompt is computed in full,
+    /// the one-at-a-time baseline of `bench inference`). Answers are the same either way.
+    #[serde(default = "yes")]
+    pub prefix_reuse: bool,
+    /// `[model.mistralrs]`: how the mistral.rs engine runs the model.
+    #[serde(default)]
+    pub mistralrs: MistralRsSection,
+}
+
+/// `[model.mistralrs]`: settings of the mistral.rs engine.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MistralRsSection {
+    /// `reference`: exact f32 weights on the CPU, no caching (the CPU default);
+    /// `native`: weights in their own format, PagedAttention (CUDA) and mistral.rs's prefix
+    /// cache, batched scoring and generation (the default of a `cuda` build).
+    /// Unset: chosen by the build.
+    pub mode: Option<String>,
+    /// PagedAttention on a CUDA device (native mode).
+    pub paged_attention: bool,
+    /// Tokens of KV cache PagedAttention reserves on the GPU.
+    pub kv_cache_tokens: usize,
+    /// Sequences mistral.rs schedules together.
+    pub max_sequences: usize,
+    /// Sequences whose KV caches mistral.rs's prefix cache keeps (native mode; 0: off).
+    pub prefix_cache: usize,
+    /// Weight/activation dtype of a Hugging Face directory in native mode: `auto` (mistral.rs's
+    /// choice: bf16 where the device computes it), `bf16`, `f16` or `f32`. GGUF weights keep
+    /// their quantized format.
+    pub dtype: String,
+}
+
+impl Default for MistralRsSection {
+    fn default() -> Self {
+        MistralRsSection {
+            mode: None,
+            paged_attention: true,
+            kv_cache_tokens: 65536,
+            max_sequences: 64,
+            prefix_cache: 64,
+            dtype: "auto".into(),
+        }
+    }
 }
 
 fn default_engine() -> String {
@@ -164,6 +207,8 @@ pub struct InferenceSection {
     pub linger_ms: u64,
     /// Most items whose trajectories are in progress at once.
     pub max_active_items: usize,
+    /// Answer identical requests once per run (off only for baseline measurements).
+    pub dedup: bool,
 }
 
 impl Default for InferenceSection {
@@ -173,6 +218,7 @@ impl Default for InferenceSection {
             max_in_flight: 256,
             linger_ms: 2,
             max_active_items: 64,
+            dedup: true,
         }
     }
 }
@@ -414,14 +460,30 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             ),
         ));
     }
-    if model.engine == "mistralrs" && base.join(&model.path).is_dir() {
+    let m = &model.mistralrs;
+    if let Some(mode) = m
+        .mode
+        .as_deref()
+        .filter(|m| !matches!(*m, "reference" | "native"))
+    {
         return Err(err(
             model_span,
-            "model.path".into(),
-            format!(
-                "{} is a directory: the mistralrs engine reads GGUF files (use engine = \"prefix\")",
-                model.path.display()
-            ),
+            "model.mistralrs.mode".into(),
+            format!("unknown mode `{mode}` (reference or native)"),
+        ));
+    }
+    if !matches!(m.dtype.as_str(), "auto" | "bf16" | "f16" | "f32") {
+        return Err(err(
+            model_span,
+            "model.mistralrs.dtype".into(),
+            format!("unknown dtype `{}` (auto, bf16, f16 or f32)", m.dtype),
+        ));
+    }
+    if m.max_sequences == 0 || m.kv_cache_tokens == 0 {
+        return Err(err(
+            model_span,
+            "model.mistralrs".into(),
+            "max_sequences and kv_cache_tokens must be at least 1".into(),
         ));
     }
     let mut sources = Vec::new();

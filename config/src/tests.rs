@@ -32,10 +32,16 @@ support = "UnionFill"
 
 #[test]
 fn examples_and_reference_parse() {
-    for f in ["quickstart.toml", "paper-main.toml", "reference.toml"] {
+    for f in [
+        "quickstart.toml",
+        "qwen-quickstart.toml",
+        "paper-main.toml",
+        "reference.toml",
+    ] {
         let path = root().join("config").join(f);
         let text = std::fs::read_to_string(&path).unwrap();
-        let model = root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+        let value: toml::Value = toml::from_str(&text).unwrap();
+        let model = root().join(value["model"]["path"].as_str().unwrap());
         // The model may be absent in a checkout without set-up; the rest must validate.
         let text = if model.exists() {
             text
@@ -96,14 +102,18 @@ fn bad_values_name_the_field() {
     assert_eq!(e.field, "output.kafka.outcomes_topic");
     let e = error_of(&format!("{MINIMAL}{}", kafka.replace("\"o\"", "\"m\"")));
     assert_eq!(e.field, "output.kafka.metrics_topic");
-    // A directory (here: data/banks) is a Hugging Face model for the prefix engine only.
-    let e = error_of(
-        &MINIMAL
-            .replace("path = \"x.gguf\"", "path = \"data/banks\"")
-            .replace("engine = \"simulated\"", "engine = \"mistralrs\""),
-    );
-    assert_eq!(e.field, "model.path");
-    assert!(e.message.contains("directory"), "{e}");
+    // `[model.mistralrs]`: known modes and dtypes only.
+    let e = error_of(&MINIMAL.replace(
+        "engine = \"simulated\"",
+        "engine = \"simulated\"\n[model.mistralrs]\nmode = \"turbo\"",
+    ));
+    assert_eq!(e.field, "model.mistralrs.mode");
+    assert!(e.message.contains("`turbo`"), "{e}");
+    let e = error_of(&MINIMAL.replace(
+        "engine = \"simulated\"",
+        "engine = \"simulated\"\n[model.mistralrs]\ndtype = \"q4\"",
+    ));
+    assert_eq!(e.field, "model.mistralrs.dtype");
     let e = error_of(&MINIMAL.replace("arithmetic-dev", "nope"));
     assert_eq!(e.field, "sources[0].path");
     let e = error_of(&format!("{MINIMAL}\n[stats]\nlevel = 1.5\n"));

@@ -17,8 +17,8 @@ use timely::progress::Timestamp;
 
 use c2s_records::Request;
 
-use crate::inference::InferenceService;
 use crate::messages::Answered;
+use c2s_model::InferenceService;
 
 pub fn inference<'s, T: Timestamp + TotalOrder>(
     requests: StreamVec<'s, T, Request>,

@@ -5,7 +5,7 @@
 //! | 2. candidate checks | [`validate`] |
 //! | 3a. controller expansion | [`expand`] |
 //! | 3b. Serial feedback loop (controllers) | [`serial_loop`] |
-//! | 4. batched inference (operator; engines and batcher in [`inference`]) | [`inference_op`] |
+//! | 4. batched inference (operator; engines and batcher in `c2s-model`) | [`inference_op`] |
 //! | 6a. Native/Serial pairing | [`pairing`] |
 //! | 6b. incremental paired statistics | [`live_stats`] |
 //! | 7. Parquet sinks (operator; writers in `c2s-sinks`) | [`sink_op`] |
@@ -16,7 +16,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod expand;
-pub mod inference;
 pub mod inference_op;
 pub mod live_stats;
 pub mod messages;

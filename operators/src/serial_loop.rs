@@ -20,10 +20,10 @@ use timely::dataflow::StreamVec;
 use c2s_protocol::{Controller, ControllerConfig};
 use c2s_records::{Request, Trajectory};
 
-use crate::inference::InferenceService;
 use crate::inference_op::inference;
 use crate::messages::{Answered, Exchange, Reject, Task};
 use crate::Counters;
+use c2s_model::InferenceService;
 
 /// What the controllers emit each time they advance.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

@@ -1,32 +1,32 @@
 //! `choice2seq bench inference`: the inference benchmark of a fixed dev panel (Native and
-//! Serial/Full, both domains), (a) one request at a time with every prompt computed in full
-//! against (b) the pipeline's path: batching, prefix reuse and de-duplication. Prints a table
-//! with the b/a ratio, engine prompt tokens per second and peak RSS, and checks that (b)
-//! answers exactly what (a) answers.
+//! Serial/Full, both domains) through the pipeline's own path — `choice2seq run`'s dataflow
+//! with its inference stage — twice: (a) one request at a time with every prompt computed in
+//! full, against (b) the configured path: batching, prefix reuse and de-duplication. Prints a
+//! table with the b/a ratio, engine prompt tokens per second and peak RSS, and checks from the
+//! two runs' Parquet outputs that (b) answered exactly what (a) answered.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
 use clap::Subcommand;
 
-use c2s_operators::inference::driver::{drive_all, DrivenTrajectory};
-use c2s_operators::inference::{
-    Engine, InferenceService, PrefixEngine, PrefixEngineConfig, ServiceConfig,
-};
-use c2s_protocol::ControllerConfig;
-use c2s_records::{Answer, Arm, ArmSpec, Item, ItemPolicy, Support};
+use c2s_records::{Answer, ItemPolicy};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
-    /// Inference throughput on a fixed dev panel: one-at-a-time full prompts vs the batched,
-    /// prefix-reusing, de-duplicating path.
+    /// Inference throughput on a fixed dev panel through the pipeline: one-at-a-time full
+    /// prompts vs the batched, prefix-reusing, de-duplicating path.
     Inference {
-        /// GGUF model.
+        /// Model: GGUF file or local Hugging Face directory.
         #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
         model: PathBuf,
+        /// Engine: `prefix` or `mistralrs`.
+        #[arg(long, default_value = "prefix")]
+        engine: String,
         /// Items per domain from the dev banks (the panel has twice as many).
         #[arg(long, default_value_t = 24)]
         per_domain: usize,
@@ -36,6 +36,40 @@ pub enum BenchCommand {
         /// Requests per engine batch in (b).
         #[arg(long, default_value_t = 32)]
         max_batch: usize,
+        /// Only run (b), the pipeline's configured path (no baseline, no agreement check).
+        #[arg(long)]
+        only_batched: bool,
+        /// Keep the two run directories here instead of a temporary directory.
+        #[arg(long)]
+        keep: Option<PathBuf>,
+    },
+    /// One engine on a fixed panel of real requests, batched, without the dataflow: requests/s,
+    /// prompt tokens/s, and optionally every request's tokens and scores (the GPU check's input).
+    Engine {
+        /// Model: GGUF file or local Hugging Face directory.
+        #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
+        model: PathBuf,
+        /// Engine: `prefix` or `mistralrs`.
+        #[arg(long, default_value = "mistralrs")]
+        engine: String,
+        /// mistral.rs mode: `reference` or `native` (default: native in a cuda build).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Dev items per domain (two requests each).
+        #[arg(long, default_value_t = 24)]
+        per_domain: usize,
+        /// Bank directory.
+        #[arg(long, default_value = "data/banks")]
+        banks: PathBuf,
+        /// Requests per engine call.
+        #[arg(long, default_value_t = 32)]
+        batch: usize,
+        /// Rounds over the panel (figures of each are printed).
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
+        /// Write every request's token ids and scores here (JSON lines).
+        #[arg(long)]
+        scores_out: Option<PathBuf>,
     },
     /// Statistics: incremental joint-count updates (outcomes/s through the differential
     /// dataflow) and the time of a full metric snapshot.
@@ -53,12 +87,52 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Inference {
             model,
+            engine,
             per_domain,
             banks,
             max_batch,
-        } => inference(model, per_domain, banks, max_batch),
+            only_batched,
+            keep,
+        } => inference(InferenceBench {
+            model,
+            engine,
+            per_domain,
+            banks,
+            max_batch,
+            only_batched,
+            keep,
+        }),
+        BenchCommand::Engine {
+            model,
+            engine,
+            mode,
+            per_domain,
+            banks,
+            batch,
+            rounds,
+            scores_out,
+        } => super::bench_engine::run(super::bench_engine::EngineCheck {
+            model,
+            engine,
+            mode,
+            per_domain,
+            banks,
+            batch,
+            rounds,
+            scores_out,
+        }),
         BenchCommand::Stats { outcomes, draws } => stats(outcomes, draws),
     }
+}
+
+struct InferenceBench {
+    model: PathBuf,
+    engine: String,
+    per_domain: usize,
+    banks: PathBuf,
+    max_batch: usize,
+    only_batched: bool,
+    keep: Option<PathBuf>,
 }
 
 /// Peak resident set size (kB) since the last reset.
@@ -78,195 +152,205 @@ fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// What one pass through the pipeline measured.
 struct ModeResult {
-    wall: f64,
-    trajectories: Vec<DrivenTrajectory>,
-    requests: usize,
+    report: crate::run::RunReport,
+    run_dir: PathBuf,
     model_calls: usize,
-    prompt_tokens: u64,
-    computed_tokens: u64,
-    forward_seconds: f64,
     peak_rss_kb: u64,
 }
 
-fn run_mode(
-    rt: &tokio::runtime::Runtime,
-    model: &std::path::Path,
-    items: &[Item],
-    specs: &[ArmSpec],
-    engine_cfg: PrefixEngineConfig,
-    service_cfg: ServiceConfig,
-) -> anyhow::Result<ModeResult> {
-    let engine = PrefixEngine::load(model, engine_cfg).context("loading the model")?;
-    reset_peak_rss();
-    let service = InferenceService::start(Box::new(engine) as Box<dyn Engine>, service_cfg);
-    let started = Instant::now();
-    let results = rt.block_on(drive_all(
-        &service,
-        items,
-        specs,
-        &ControllerConfig::default(),
-    ));
-    let wall = started.elapsed().as_secs_f64();
-    let mut trajectories = Vec::with_capacity(results.len());
-    for r in results {
-        trajectories.push(r.context("a trajectory failed")?);
+/// The panel: the first `per_domain` items of each dev bank, stratified by length.
+fn write_panel(banks: &Path, per_domain: usize, out: &Path) -> anyhow::Result<(usize, usize)> {
+    let policy = ItemPolicy::default();
+    let mut counts = Vec::new();
+    let mut f =
+        std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?;
+    for name in ["arithmetic-dev.jsonl", "lexical-dev.jsonl"] {
+        let bank = c2s_banks::bank::read_bank(&banks.join(name), &policy)?;
+        let per_length = per_domain.div_ceil(6);
+        let mut taken: HashMap<usize, usize> = HashMap::new();
+        let mut n = 0;
+        for it in bank {
+            let k = taken.entry(it.length).or_default();
+            if *k < per_length && n < per_domain {
+                *k += 1;
+                n += 1;
+                writeln!(f, "{}", serde_json::to_string(&it)?)?;
+            }
+        }
+        counts.push(n);
     }
-    let requests: usize = trajectories.iter().map(|t| t.exchanges.len()).sum();
-    let model_calls = trajectories
-        .iter()
-        .flat_map(|t| &t.exchanges)
-        .filter(|(_, r)| !r.cached)
-        .count();
-    let stats = service.stats();
+    Ok((counts[0], counts[1]))
+}
+
+/// One pass of the panel through `choice2seq run`'s lifecycle (a fresh run directory).
+fn run_mode(
+    bench: &InferenceBench,
+    config: &Path,
+    run_dir: PathBuf,
+    one_at_a_time: bool,
+) -> anyhow::Result<ModeResult> {
+    let mut cfg = c2s_config::load(config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if one_at_a_time {
+        cfg.model.prefix_reuse = false;
+        cfg.inference.max_batch = 1;
+        cfg.inference.max_in_flight = 1;
+        cfg.inference.dedup = false;
+    } else {
+        cfg.inference.max_batch = bench.max_batch;
+    }
+    let _ = std::fs::remove_dir_all(&run_dir);
+    reset_peak_rss();
+    let report = crate::run::execute(cfg, run_dir.clone(), timely::Config::thread(), true)?;
+    if report.exit != ExitCode::SUCCESS {
+        anyhow::bail!("the run into {} failed", run_dir.display());
+    }
+    let requests = c2s_sinks::read::read_requests(&run_dir.join("requests"))?;
     Ok(ModeResult {
-        wall,
-        trajectories,
-        requests,
-        model_calls,
-        prompt_tokens: stats.engine.prompt_tokens,
-        computed_tokens: stats.engine.computed_tokens,
-        forward_seconds: stats.engine.forward_seconds,
+        model_calls: requests.iter().filter(|r| !r.cached).count(),
+        report,
+        run_dir,
         peak_rss_kb: peak_rss_kb(),
     })
 }
 
-fn inference(
-    model: PathBuf,
-    per_domain: usize,
-    banks: PathBuf,
-    max_batch: usize,
-) -> anyhow::Result<ExitCode> {
-    let policy = ItemPolicy::default();
-    let mut items = Vec::new();
-    for f in ["arithmetic-dev.jsonl", "lexical-dev.jsonl"] {
-        let bank = c2s_banks::bank::read_bank(&banks.join(f), &policy)?;
-        // Stratified: the first items of each length, in bank order.
-        let per_length = per_domain.div_ceil(6);
-        let mut taken: HashMap<usize, usize> = HashMap::new();
-        let mut chosen = Vec::new();
-        for it in bank {
-            let n = taken.entry(it.length).or_default();
-            if *n < per_length && chosen.len() < per_domain {
-                *n += 1;
-                chosen.push(it);
-            }
-        }
-        items.extend(chosen);
-    }
-    let specs = [
-        ArmSpec::new(Arm::Native),
-        ArmSpec::new(Arm::Serial).with_support(Support::FULL),
-    ];
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
+fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
+    let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+    let work = bench
+        .keep
+        .clone()
+        .unwrap_or_else(|| tmp.path().to_path_buf());
+    std::fs::create_dir_all(&work)?;
+    let panel = work.join("panel.jsonl");
+    let (n_arith, n_lex) = write_panel(&bench.banks, bench.per_domain, &panel)?;
+    let model = std::fs::canonicalize(&bench.model)
+        .with_context(|| format!("model {}", bench.model.display()))?;
+    let config = work.join("bench.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[run]\nname = \"bench-inference\"\n\n[model]\npath = {model:?}\nengine = {engine:?}\n\n\
+             [[sources]]\nkind = \"jsonl\"\npath = {panel:?}\n\n\
+             [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
+             [stats]\nbootstrap_draws = 199\n",
+            model = model.display().to_string(),
+            engine = bench.engine,
+            panel = panel.display().to_string(),
+        ),
+    )?;
     println!(
-        "panel: {} items ({} arithmetic + {} lexical dev), arms Native/code and Serial/Full/code, model {}",
-        items.len(),
-        items.iter().filter(|i| i.domain == c2s_records::Domain::Arithmetic).count(),
-        items.iter().filter(|i| i.domain == c2s_records::Domain::Lexical).count(),
-        model.display()
+        "panel: {} items ({n_arith} arithmetic + {n_lex} lexical dev), arms Native/code and Serial/Full/code, model {}, engine {}, through the pipeline (one worker)",
+        n_arith + n_lex,
+        bench.model.display(),
+        bench.engine
     );
-    eprintln!("(a) one request at a time, every prompt computed in full …");
-    let a = run_mode(
-        &rt,
-        &model,
-        &items,
-        &specs,
-        PrefixEngineConfig {
-            prefix_reuse: false,
-            ..Default::default()
-        },
-        ServiceConfig {
-            max_batch: 1,
-            max_in_flight: 1,
-            dedup: false,
-            ..Default::default()
-        },
-    )?;
+    let a = if bench.only_batched {
+        None
+    } else {
+        eprintln!("(a) one request at a time, every prompt computed in full …");
+        Some(run_mode(&bench, &config, work.join("run-a"), true)?)
+    };
     eprintln!("(b) batching, prefix reuse, de-duplication …");
-    let b = run_mode(
-        &rt,
-        &model,
-        &items,
-        &specs,
-        PrefixEngineConfig::default(),
-        ServiceConfig {
-            max_batch,
-            ..Default::default()
-        },
-    )?;
-    // Agreement: the same trajectories, the same answers per request.
-    let mut answers_a: HashMap<String, Vec<f64>> = HashMap::new();
-    for t in &a.trajectories {
-        for (r, resp) in &t.exchanges {
-            if let Answer::Scored { probabilities } = &resp.answer {
-                answers_a.insert(r.request_id.clone(), probabilities.clone());
-            }
-        }
-    }
-    let mut max_diff: f64 = 0.0;
-    let mut compared = 0;
-    let mut missing = 0;
-    for t in &b.trajectories {
-        for (r, resp) in &t.exchanges {
-            if let Answer::Scored { probabilities } = &resp.answer {
-                match answers_a.get(&r.request_id) {
-                    Some(pa) => {
-                        compared += 1;
-                        for (x, y) in pa.iter().zip(probabilities) {
-                            max_diff = max_diff.max((x - y).abs());
-                        }
-                    }
-                    None => missing += 1,
-                }
-            }
-        }
-    }
-    let outputs_differ = a
-        .trajectories
-        .iter()
-        .zip(&b.trajectories)
-        .filter(|(x, y)| x.trajectory.output != y.trajectory.output)
-        .count();
+    let b = run_mode(&bench, &config, work.join("run-b"), false)?;
     let row = |name: &str, m: &ModeResult| {
+        let r = &m.report;
+        let e = &r.engine.engine;
         println!(
-            "| {name} | {} | {} | {:.1} | {:.2} | {} | {} | {:.0} | {:.0} | {:.0} |",
-            m.requests,
+            "| {name} | {} | {} | {} | {:.1} | {:.2} | {} | {} | {:.0} | {:.0} | {:.0} |",
+            r.trajectories,
+            r.requests,
             m.model_calls,
-            m.wall,
-            m.requests as f64 / m.wall,
-            m.prompt_tokens,
-            m.computed_tokens,
-            m.computed_tokens as f64 / m.forward_seconds.max(1e-9),
-            m.prompt_tokens as f64 / m.wall,
+            r.elapsed,
+            r.requests as f64 / r.elapsed.max(1e-9),
+            e.prompt_tokens,
+            e.computed_tokens,
+            e.computed_tokens as f64 / e.forward_seconds.max(1e-9),
+            e.prompt_tokens as f64 / r.elapsed.max(1e-9),
             m.peak_rss_kb as f64 / 1024.0
         );
     };
     println!();
-    println!("| path | requests | model calls | wall s | requests/s | prompt tokens | computed tokens | engine prompt tok/s | effective prompt tok/s | peak RSS MiB |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
-    row("(a) one at a time, full prompts", &a);
+    println!("| path | trajectories | requests | model calls | wall s | requests/s | prompt tokens | computed tokens | engine prompt tok/s | effective prompt tok/s | peak RSS MiB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    if let Some(a) = &a {
+        row("(a) one at a time, full prompts", a);
+    }
     row("(b) batched, prefix reuse, dedup", &b);
     println!();
+    println!("wall s includes model loading; engine prompt tok/s = computed tokens / seconds in forward passes");
+    let Some(a) = a else {
+        return Ok(ExitCode::SUCCESS);
+    };
     println!(
         "b/a speed-up (wall time a / wall time b): {:.2}x",
-        a.wall / b.wall.max(1e-9)
+        a.report.elapsed / b.report.elapsed.max(1e-9)
     );
+    let agreement = compare_runs(&a.run_dir, &b.run_dir)?;
     println!(
-        "agreement: {compared} scored requests compared, max |p_b - p_a| = {max_diff:.2e}, {missing} requests of (b) absent from (a), {outputs_differ} trajectories with a different output"
+        "agreement: {} scored requests compared, max |p_b - p_a| = {:.2e}, {} requests of (b) absent from (a), {} of {} trajectories with a different output",
+        agreement.compared, agreement.max_diff, agreement.missing, agreement.outputs_differ, agreement.trajectories
     );
-    println!(
-        "reference (2 cores, same GGUF, measured by the issue): llama.cpp 0.48 s per 160-token prompt (~330 tok/s), 0.083 s per 20-token suffix after a cached prefix; mistral.rs 0.8.1 naive 3.0 s per 181-token prompt (~60 tok/s)"
-    );
-    Ok(if missing == 0 && outputs_differ == 0 && max_diff <= 1e-4 {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("(b) did not reproduce (a)");
-        ExitCode::FAILURE
-    })
+    Ok(
+        if agreement.missing == 0 && agreement.outputs_differ == 0 && agreement.max_diff <= 1e-4 {
+            ExitCode::SUCCESS
+        } else {
+            eprintln!("(b) did not reproduce (a)");
+            ExitCode::FAILURE
+        },
+    )
+}
+
+struct Agreement {
+    compared: usize,
+    max_diff: f64,
+    missing: usize,
+    outputs_differ: usize,
+    trajectories: usize,
+}
+
+/// Compare two runs of the same panel from their Parquet outputs: the probabilities of every
+/// scored request, and every trajectory's output.
+fn compare_runs(a: &Path, b: &Path) -> anyhow::Result<Agreement> {
+    use c2s_sinks::read::{read_request_answers, read_trajectory_records};
+    let answers_a: HashMap<String, Vec<f64>> = read_request_answers(&a.join("requests"))?
+        .into_iter()
+        .filter_map(|(_, r)| match r.answer {
+            Answer::Scored { probabilities } => Some((r.request_id, probabilities)),
+            _ => None,
+        })
+        .collect();
+    let mut out = Agreement {
+        compared: 0,
+        max_diff: 0.0,
+        missing: 0,
+        outputs_differ: 0,
+        trajectories: 0,
+    };
+    for (_, r) in read_request_answers(&b.join("requests"))? {
+        if let Answer::Scored { probabilities } = &r.answer {
+            match answers_a.get(&r.request_id) {
+                Some(pa) => {
+                    out.compared += 1;
+                    for (x, y) in pa.iter().zip(probabilities) {
+                        out.max_diff = out.max_diff.max((x - y).abs());
+                    }
+                }
+                None => out.missing += 1,
+            }
+        }
+    }
+    let outputs = |dir: &Path| -> anyhow::Result<HashMap<(String, String), String>> {
+        Ok(read_trajectory_records(&dir.join("trajectories"))?
+            .into_iter()
+            .map(|t| ((t.item_id.clone(), t.arm.clone()), t.output.clone()))
+            .collect())
+    };
+    let (ta, tb) = (outputs(a)?, outputs(b)?);
+    out.trajectories = tb.len();
+    out.outputs_differ = tb.iter().filter(|(k, v)| ta.get(*k) != Some(*v)).count()
+        + ta.keys().filter(|k| !tb.contains_key(*k)).count();
+    Ok(out)
 }
 
 /// A synthetic outcome: item `i` of a panel (64 items per length, lengths 3..8).

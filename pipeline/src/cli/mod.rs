@@ -2,6 +2,8 @@
 
 mod bank;
 mod bench;
+mod bench_engine;
+mod model;
 mod report;
 mod run;
 pub mod stats;
@@ -36,6 +38,9 @@ pub enum Command {
     /// Benchmarks that print measured figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Inspect a model (identity, tokenization) or export its tokenizer.
+    #[command(subcommand)]
+    Model(model::ModelCommand),
 }
 
 pub fn init_tracing(verbose: u8) {
@@ -56,6 +61,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Bank(cmd) => bank::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Model(cmd) => model::run(cmd),
         Command::Run(args) => run::execute(args),
         Command::Stats(args) => stats::execute(args),
         Command::Report(args) => report::execute(args),

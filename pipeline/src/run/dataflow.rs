@@ -159,6 +159,9 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
     if let Some(c) = console.as_ref() {
         c.finish();
     }
+    if let Ok(mut all) = shared.engine_stats.lock() {
+        all.push(service.stats());
+    }
     Ok(())
 }
 

@@ -5,9 +5,9 @@ use std::time::Duration;
 use anyhow::Context;
 
 use c2s_config::RunConfig;
-use c2s_operators::inference::{
-    Engine, InferenceService, MistralRsEngine, ModelIdentity, PrefixEngine, PrefixEngineConfig,
-    ServiceConfig, SimulatedEngine,
+use c2s_model::{
+    Engine, InferenceService, ModelIdentity, PrefixEngine, PrefixEngineConfig, ServiceConfig,
+    SimulatedEngine,
 };
 
 /// Load the configured engine (each timely worker owns one). `identity` is the model's
@@ -20,19 +20,44 @@ pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<
                 path,
                 PrefixEngineConfig {
                     cache_bytes: cfg.model.cache_mb << 20,
+                    prefix_reuse: cfg.model.prefix_reuse,
                     ..Default::default()
                 },
                 Some(identity.clone()),
             )
             .with_context(|| format!("loading {}", path.display()))?,
         ),
+        #[cfg(feature = "mistralrs")]
         "mistralrs" => Box::new(
-            MistralRsEngine::load_with_identity(path, Some(identity.clone()))
-                .with_context(|| format!("loading {} with mistral.rs", path.display()))?,
+            c2s_model::MistralRsEngine::load_with(
+                path,
+                &mistralrs_settings(cfg),
+                Some(identity.clone()),
+            )
+            .with_context(|| format!("loading {} with mistral.rs", path.display()))?,
         ),
         "simulated" => Box::new(SimulatedEngine::new(cfg.run.option_seed)),
         other => anyhow::bail!("unknown engine `{other}`"),
     })
+}
+
+/// The mistral.rs engine's settings from `[model.mistralrs]` (the mode defaults to the build's:
+/// native in a `cuda` build, the f32 reference otherwise).
+#[cfg(feature = "mistralrs")]
+pub fn mistralrs_settings(cfg: &RunConfig) -> c2s_model::MistralRsSettings {
+    let m = &cfg.model.mistralrs;
+    c2s_model::MistralRsSettings {
+        mode: m
+            .mode
+            .as_deref()
+            .and_then(c2s_model::MistralRsMode::parse)
+            .unwrap_or_else(c2s_model::MistralRsMode::default_for_build),
+        paged_attention: m.paged_attention,
+        kv_cache_tokens: m.kv_cache_tokens,
+        max_sequences: m.max_sequences,
+        prefix_cache: m.prefix_cache,
+        dtype: m.dtype.clone(),
+    }
 }
 
 /// The batching service over the configured engine.
@@ -47,7 +72,7 @@ pub fn start_service(
             max_batch: cfg.inference.max_batch,
             max_in_flight: cfg.inference.max_in_flight,
             linger: Duration::from_millis(cfg.inference.linger_ms),
-            dedup: true,
+            dedup: cfg.inference.dedup,
         },
     ))
 }

@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 
 use c2s_config::RunConfig;
-use c2s_operators::inference::ModelIdentity;
+use c2s_model::service::ServiceStats;
+use c2s_model::ModelIdentity;
 use c2s_operators::live_stats::LiveTable;
 use c2s_operators::Counters;
 
@@ -49,28 +50,43 @@ pub struct Shared {
     pub failed: Arc<AtomicBool>,
     pub quiet: bool,
     pub total_items: Option<u64>,
+    /// Each worker's inference counters, added when the worker ends.
+    pub engine_stats: Mutex<Vec<ServiceStats>>,
+}
+
+/// What a finished run measured.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub exit: ExitCode,
+    /// Seconds from the workers' start to their end (model loading included).
+    pub elapsed: f64,
+    pub requests: u64,
+    pub trajectories: u64,
+    /// Inference counters summed over this process's workers.
+    pub engine: ServiceStats,
 }
 
 /// The model identity recorded in the manifest (computed once, before the workers start).
+/// Reading the tokenizer here also refuses a model whose tokenizer cannot be built exactly
+/// (an unknown pre-tokenizer, say) before any work.
 pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
-    use c2s_operators::inference::prefix_engine::{load_tokenizer, model_identity};
-    use c2s_operators::inference::{MISTRALRS_ENGINE, PREFIX_ENGINE};
-    match cfg.model.engine.as_str() {
-        "simulated" => Ok(c2s_operators::inference::Engine::identity(
-            &c2s_operators::inference::SimulatedEngine::new(cfg.run.option_seed),
-        )
-        .clone()),
-        engine => {
-            let tok = load_tokenizer(&cfg.model.path)
-                .with_context(|| format!("reading {}", cfg.model.path.display()))?;
-            let name = if engine == "mistralrs" {
-                MISTRALRS_ENGINE
-            } else {
-                PREFIX_ENGINE
-            };
-            Ok(model_identity(&cfg.model.path, &tok, name)?)
+    let engine = match cfg.model.engine.as_str() {
+        "simulated" => {
+            return Ok(
+                c2s_model::Engine::identity(&c2s_model::SimulatedEngine::new(cfg.run.option_seed))
+                    .clone(),
+            )
         }
-    }
+        "prefix" => c2s_model::PREFIX_ENGINE.to_string(),
+        #[cfg(feature = "mistralrs")]
+        "mistralrs" => engine::mistralrs_settings(cfg).engine_name(),
+        other => anyhow::bail!(
+            "engine `{other}` is not compiled into this binary (build with the `mistralrs` feature)"
+        ),
+    };
+    let tok = c2s_model::load_tokenizer(&cfg.model.path)
+        .with_context(|| format!("reading {}", cfg.model.path.display()))?;
+    Ok(c2s_model::model_identity(&cfg.model.path, &tok, &engine)?)
 }
 
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
@@ -94,10 +110,37 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    Ok(execute(cfg, run_dir, timely_config, opts.quiet)?.exit)
+}
+
+/// Run a loaded config into `run_dir` (new or resumed): the whole lifecycle after the config
+/// checks. `choice2seq run` and `choice2seq bench inference` both come here, so the benchmark
+/// measures the pipeline's own path.
+pub fn execute(
+    cfg: RunConfig,
+    run_dir: PathBuf,
+    timely_config: timely::Config,
+    quiet: bool,
+) -> anyhow::Result<RunReport> {
+    let report = |exit: ExitCode| RunReport {
+        exit,
+        elapsed: 0.0,
+        requests: 0,
+        trajectories: 0,
+        engine: ServiceStats::default(),
+    };
     // 2. The run directory: new, or resumed.
     std::fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
     let resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
-    let identity = model_identity(&cfg)?;
+    // A model that cannot be read, or whose tokenizer cannot be built exactly, is a
+    // configuration problem: exit 2 before any work.
+    let identity = match model_identity(&cfg) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: model: {e:#}");
+            return Ok(report(ExitCode::from(2)));
+        }
+    };
     // A resumed run directory answers recorded model calls from `requests/` and skips recorded
     // trajectories: with another model that would mix two models' results in one run.
     if let Some(m) = &resume.manifest {
@@ -106,7 +149,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
                 "error: {}: cannot resume with another model: {msg}; use a new --run-dir",
                 run_dir.display()
             );
-            return Ok(ExitCode::from(2));
+            return Ok(report(ExitCode::from(2)));
         }
     }
     outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume)
@@ -151,8 +194,9 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         live: Arc::new(Mutex::new(LiveTable::default())),
         stop,
         failed: Arc::new(AtomicBool::new(false)),
-        quiet: opts.quiet,
+        quiet,
         total_items,
+        engine_stats: Mutex::new(Vec::new()),
     });
     let started = std::time::Instant::now();
     let worker_shared = shared.clone();
@@ -171,6 +215,22 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     let elapsed = started.elapsed().as_secs_f64();
     outputs::finish_manifest(&run_dir).context("updating manifest.json")?;
     console::summary(&shared, elapsed);
+    let mut engine = ServiceStats::default();
+    for w in shared
+        .engine_stats
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default()
+    {
+        engine.add(&w);
+    }
+    let finished = |exit| RunReport {
+        exit,
+        elapsed,
+        requests: shared.counters.requests.load(Ordering::Relaxed),
+        trajectories: shared.counters.trajectories.load(Ordering::Relaxed),
+        engine,
+    };
     if !failures.is_empty() || shared.failed.load(Ordering::SeqCst) {
         for f in &failures {
             eprintln!("error: {f}");
@@ -178,9 +238,9 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         if shared.failed.load(Ordering::SeqCst) {
             eprintln!("error: some output parts could not be written (see the log)");
         }
-        return Ok(ExitCode::FAILURE);
+        return Ok(finished(ExitCode::FAILURE));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(finished(ExitCode::SUCCESS))
 }
 
 /// Timely's configuration from its own arguments (`-w`, `-n`, `-p`, `-h`).

@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use c2s_config::{KafkaSink, RunConfig, SourceConfig};
-use c2s_operators::inference::ModelIdentity;
+use c2s_model::ModelIdentity;
 use c2s_operators::messages::{Exchange, Reject};
 use c2s_operators::sink_op::RowSink;
 use c2s_operators::Counters;

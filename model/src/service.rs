@@ -17,8 +17,8 @@ use tokio::sync::{oneshot, Semaphore};
 
 use c2s_records::{Answer, Decoding, Request, Response};
 
-use super::backend::{Engine, EngineStats, GenerateJob, ModelIdentity, PromptSpec, ScoreJob};
-use super::error::EngineError;
+use crate::engine::{Engine, EngineStats, GenerateJob, ModelIdentity, PromptSpec, ScoreJob};
+use crate::error::EngineError;
 
 /// Batching and flow-control settings.
 #[derive(Debug, Clone, Copy)]
@@ -70,6 +70,14 @@ struct Shared {
 pub struct ServiceStats {
     pub engine: EngineStats,
     pub deduplicated: u64,
+}
+
+impl ServiceStats {
+    /// Add another service's counters (the workers of one process).
+    pub fn add(&mut self, other: &ServiceStats) {
+        self.engine.add(&other.engine);
+        self.deduplicated += other.deduplicated;
+    }
 }
 
 /// An engine behind an async, batching, de-duplicating interface.

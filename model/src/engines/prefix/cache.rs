@@ -11,8 +11,8 @@
 
 use std::collections::HashMap;
 
-use super::error::EngineError;
-use super::llama::{LayerKv, LlamaModel};
+use super::transformer::{LayerKv, Transformer};
+use crate::error::EngineError;
 
 /// Tokens per cached block.
 pub const BLOCK: usize = 8;
@@ -164,10 +164,10 @@ impl PrefixCache {
         let head;
         if let Some((id, count)) = m.partial {
             let node = self.nodes.get(&id).ok_or_else(vanished)?;
-            head = LlamaModel::slice_kv(&node.kv, 0, count, self.kv_width)?;
+            head = Transformer::slice_kv(&node.kv, 0, count, self.kv_width)?;
             blocks.push(&head);
         }
-        LlamaModel::concat_kv(&blocks)
+        Transformer::concat_kv(&blocks)
     }
 
     /// Add the full blocks of `tokens` beyond the matched chain, taking their keys and values
@@ -188,7 +188,7 @@ impl PrefixCache {
                 None => {
                     let id = self.next_id;
                     self.next_id += 1;
-                    let block_kv = LlamaModel::slice_kv(kv, start, BLOCK, self.kv_width)?;
+                    let block_kv = Transformer::slice_kv(kv, start, BLOCK, self.kv_width)?;
                     let bytes = BLOCK * self.bytes_per_token;
                     self.nodes.insert(
                         id,

@@ -1,16 +1,16 @@
 //! Times one forward pass of the prefix engine's model and the matmuls it is made of.
-//! `cargo run --release -p c2s-operators --example forward_bench -- MODEL.gguf`
+//! `cargo run --release -p c2s-model --example forward_bench -- MODEL.gguf`
 
 use std::time::Instant;
 
-use c2s_operators::inference::llama::{LlamaModel, SeqInput};
+use c2s_model::engines::prefix::transformer::{SeqInput, Transformer};
 use candle_core::{Device, Tensor};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "models/SmolLM2-135M-Instruct.Q4_1.gguf".into());
-    let model = LlamaModel::load(std::path::Path::new(&path))?;
+    let model = Transformer::load(std::path::Path::new(&path))?;
     let tokens: Vec<u32> = (0..256u32).map(|i| 100 + i * 7).collect();
     for round in 0..3 {
         let t = Instant::now();

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use c2s_records::FinishReason;
 
-use super::error::EngineError;
+use crate::error::EngineError;
 
 /// What identifies the model that answered: file hash, tokenizer and chat template.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +112,17 @@ pub struct EngineStats {
     pub forward_seconds: f64,
 }
 
+impl EngineStats {
+    /// Add another engine's counters.
+    pub fn add(&mut self, o: &EngineStats) {
+        self.prompt_tokens += o.prompt_tokens;
+        self.computed_tokens += o.computed_tokens;
+        self.generated_tokens += o.generated_tokens;
+        self.forwards += o.forwards;
+        self.forward_seconds += o.forward_seconds;
+    }
+}
+
 /// A model engine. Implementations must return exactly one result per job, in job order.
 pub trait Engine: Send {
     fn identity(&self) -> &ModelIdentity;
@@ -134,4 +145,14 @@ pub fn normalize_logprobs(logprobs: &[f64]) -> Vec<f64> {
     let exps: Vec<f64> = logprobs.iter().map(|&l| (l - max).exp()).collect();
     let sum: f64 = exps.iter().sum();
     exps.iter().map(|e| e / sum).collect()
+}
+
+/// Natural-log softmax of `logits` in f64.
+pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
+    let max = logits
+        .iter()
+        .fold(f64::NEG_INFINITY, |m, &x| m.max(f64::from(x)));
+    let sum: f64 = logits.iter().map(|&x| (f64::from(x) - max).exp()).sum();
+    let lse = max + sum.ln();
+    logits.iter().map(|&x| f64::from(x) - lse).collect()
 }

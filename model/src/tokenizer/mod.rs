@@ -2,25 +2,22 @@
 //! tokenizer.json), or from a local Hugging Face directory's `tokenizer.json` and
 //! `tokenizer_config.json`.
 //!
-//! GPT-2 style byte-level BPE (`tokenizer.ggml.model = gpt2`) from `tokenizer.ggml.tokens` and
-//! `tokenizer.ggml.merges`. The pre-tokenizer follows the file's `tokenizer.ggml.pre`: for
-//! `smollm` (SmolLM/SmolLM2) every digit is split off individually before the GPT-2 regex, as in
-//! the model's own tokenizer.json; other pre-tokenizer names get the plain GPT-2 regex.
+//! From a GGUF, [`gguf::build_tokenizer`] builds the exact tokenizer that the file's
+//! `tokenizer.ggml.model` and `tokenizer.ggml.pre` name, or refuses a name it does not know.
 //! Control tokens (`token_type = 3`, e.g. `<|im_start|>`) are special tokens matched in raw
 //! text, so a rendered chat prompt tokenizes exactly as the template means.
+
+pub mod gguf;
 
 use std::collections::BTreeMap;
 
 use candle_core::quantized::gguf_file;
 use serde::Serialize;
-use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
-use tokenizers::models::bpe::{Vocab, BPE};
-use tokenizers::pre_tokenizers::byte_level::ByteLevel;
-use tokenizers::pre_tokenizers::digits::Digits;
-use tokenizers::pre_tokenizers::sequence::Sequence;
-use tokenizers::{AddedToken, PreTokenizerWrapper, Tokenizer};
+use tokenizers::Tokenizer;
 
-use super::error::EngineError;
+use self::gguf::{build_tokenizer, GgufVocab};
+
+use crate::error::EngineError;
 
 /// A chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,7 +38,8 @@ pub struct ModelTokenizer {
     /// Token ids that end generation (EOS, and `<|im_end|>` / `<|endoftext|>` when present).
     pub stop_ids: Vec<u32>,
     pub eos_id: u32,
-    pub pre_tokenizer: String,
+    /// What the tokenizer is (`gguf gpt2-bpe pre=smollm`, `gguf llama`, `hf tokenizer.json`).
+    pub kind: String,
 }
 
 fn meta_str(ct: &gguf_file::Content, key: &str) -> Option<String> {
@@ -68,61 +66,58 @@ fn meta_strings(ct: &gguf_file::Content, key: &str) -> Result<Vec<String>, Engin
 }
 
 impl ModelTokenizer {
+    /// The vocabulary described by GGUF metadata.
+    pub fn gguf_vocab(ct: &gguf_file::Content) -> Result<GgufVocab, EngineError> {
+        let model = meta_str(ct, "tokenizer.ggml.model").ok_or_else(|| {
+            EngineError::Model("GGUF metadata `tokenizer.ggml.model` is missing".into())
+        })?;
+        let numbers = |key: &str| -> Result<Vec<gguf_file::Value>, EngineError> {
+            match ct.metadata.get(key) {
+                Some(v) => v
+                    .to_vec()
+                    .cloned()
+                    .map_err(|e| EngineError::Model(format!("GGUF metadata `{key}`: {e}"))),
+                None => Ok(vec![]),
+            }
+        };
+        let token_types = numbers("tokenizer.ggml.token_type")?
+            .iter()
+            .map(|x| x.to_i32().unwrap_or(gguf::TOKEN_TYPE_NORMAL))
+            .collect();
+        let scores = numbers("tokenizer.ggml.scores")?
+            .iter()
+            .map(|x| x.to_f32().unwrap_or(0.0))
+            .collect();
+        let merges = if ct.metadata.contains_key("tokenizer.ggml.merges") {
+            meta_strings(ct, "tokenizer.ggml.merges")?
+        } else {
+            vec![]
+        };
+        Ok(GgufVocab {
+            pre: meta_str(ct, "tokenizer.ggml.pre"),
+            tokens: meta_strings(ct, "tokenizer.ggml.tokens")?,
+            token_types,
+            scores,
+            merges,
+            add_space_prefix: ct
+                .metadata
+                .get("tokenizer.ggml.add_space_prefix")
+                .and_then(|v| v.to_bool().ok())
+                .unwrap_or(true),
+            unk_id: ct
+                .metadata
+                .get("tokenizer.ggml.unknown_token_id")
+                .and_then(|v| v.to_u32().ok()),
+            model,
+        })
+    }
+
     /// Build from GGUF metadata.
     pub fn from_gguf(ct: &gguf_file::Content) -> Result<ModelTokenizer, EngineError> {
-        let model = meta_str(ct, "tokenizer.ggml.model").unwrap_or_default();
-        if model != "gpt2" {
-            return Err(EngineError::Model(format!(
-                "tokenizer model `{model}` is not supported (expected gpt2 byte-level BPE)"
-            )));
-        }
-        let tokens = meta_strings(ct, "tokenizer.ggml.tokens")?;
-        let merges_raw = meta_strings(ct, "tokenizer.ggml.merges")?;
-        let types: Vec<i64> = match ct.metadata.get("tokenizer.ggml.token_type") {
-            Some(v) => v
-                .to_vec()
-                .map(|xs| {
-                    xs.iter()
-                        .map(|x| x.to_i32().map(i64::from).unwrap_or(1))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            None => vec![],
-        };
-        let mut vocab = Vocab::default();
-        for (i, t) in tokens.iter().enumerate() {
-            vocab.insert(t.clone(), i as u32);
-        }
-        let merges: Vec<(String, String)> = merges_raw
-            .iter()
-            .filter_map(|m| {
-                m.split_once(' ')
-                    .map(|(a, b)| (a.to_string(), b.to_string()))
-            })
-            .collect();
-        let bpe = BPE::builder()
-            .vocab_and_merges(vocab, merges)
-            .build()
-            .map_err(|e| EngineError::Model(format!("building the BPE tokenizer: {e}")))?;
-        let mut tokenizer = Tokenizer::new(bpe);
-        let pre = meta_str(ct, "tokenizer.ggml.pre").unwrap_or_else(|| "default".into());
-        let byte_level = ByteLevel::new(false, true, true);
-        let pre_tok: PreTokenizerWrapper = match pre.as_str() {
-            "smollm" => Sequence::new(vec![Digits::new(true).into(), byte_level.into()]).into(),
-            _ => byte_level.into(),
-        };
-        tokenizer.with_pre_tokenizer(Some(pre_tok));
-        tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
-        let specials: Vec<AddedToken> = tokens
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| types.get(*i).copied() == Some(3))
-            .map(|(_, t)| AddedToken::from(t.clone(), true))
-            .collect();
-        tokenizer.add_special_tokens(&specials);
+        let vocab = Self::gguf_vocab(ct)?;
         let token_at = |key: &str| -> Option<(u32, String)> {
             let id = ct.metadata.get(key)?.to_u32().ok()?;
-            tokens.get(id as usize).map(|t| (id, t.clone()))
+            vocab.tokens.get(id as usize).map(|t| (id, t.clone()))
         };
         let (eos_id, eos_token) = token_at("tokenizer.ggml.eos_token_id")
             .ok_or_else(|| EngineError::Model("GGUF has no EOS token".into()))?;
@@ -130,7 +125,27 @@ impl ModelTokenizer {
             .map(|(_, t)| t)
             .unwrap_or_default();
         let template = meta_str(ct, "tokenizer.chat_template");
-        Self::assemble(tokenizer, template, bos_token, eos_token, eos_id, pre)
+        Self::from_vocab(&vocab, template, bos_token, eos_token, eos_id)
+    }
+
+    /// Build from a GGUF vocabulary and the special tokens (tests swap parts of a real
+    /// vocabulary, e.g. its pre-tokenizer name).
+    pub fn from_vocab(
+        vocab: &GgufVocab,
+        template: Option<String>,
+        bos_token: String,
+        eos_token: String,
+        eos_id: u32,
+    ) -> Result<ModelTokenizer, EngineError> {
+        let tokenizer = build_tokenizer(vocab)?;
+        Self::assemble(
+            tokenizer,
+            template,
+            bos_token,
+            eos_token,
+            eos_id,
+            vocab.describe(),
+        )
     }
 
     /// A local Hugging Face directory: `tokenizer.json`, and `tokenizer_config.json` for the
@@ -177,7 +192,7 @@ impl ModelTokenizer {
             bos_token,
             eos_token,
             eos_id,
-            "tokenizer.json".into(),
+            "hf tokenizer.json".into(),
         )
     }
 
@@ -188,7 +203,7 @@ impl ModelTokenizer {
         bos_token: String,
         eos_token: String,
         eos_id: u32,
-        pre_tokenizer: String,
+        kind: String,
     ) -> Result<ModelTokenizer, EngineError> {
         let mut stop_ids = vec![eos_id];
         for name in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>"] {
@@ -217,7 +232,7 @@ impl ModelTokenizer {
             eos_token,
             stop_ids,
             eos_id,
-            pre_tokenizer,
+            kind,
         })
     }
 
@@ -249,7 +264,7 @@ impl ModelTokenizer {
 
     /// Token ids of a chat prompt: the system and user messages rendered with the chat
     /// template, then the assistant prefix after the generation boundary.
-    pub fn prompt_tokens(&self, p: &super::backend::PromptSpec) -> Result<Vec<u32>, EngineError> {
+    pub fn prompt_tokens(&self, p: &crate::engine::PromptSpec) -> Result<Vec<u32>, EngineError> {
         let mut messages = Vec::new();
         if let Some(s) = &p.system {
             messages.push(ChatMessage {

@@ -1,4 +1,5 @@
-//! A llama-architecture forward pass over GGUF weights on the CPU, built for ragged batches:
+//! A decoder-only transformer forward pass over GGUF (or Hugging Face) weights on the CPU, for
+//! the `llama`, `qwen2` and `qwen3` architectures, built for ragged batches:
 //! the rows of many sequences (each continuing its own cached prefix) go through the linear
 //! layers as one matrix, and attention runs per sequence and head over its own keys and values.
 //!
@@ -20,16 +21,71 @@ use candle_core::{DType, Device};
 use gemm::Parallelism;
 use rayon::prelude::*;
 
-use super::error::EngineError;
+use crate::error::EngineError;
+
+/// The architectures this forward runs. They share the llama block (RMS norm, RoPE,
+/// grouped-query attention, SiLU-gated MLP) and differ in small parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    /// Llama, SmolLM, Mistral-style dense models.
+    Llama,
+    /// Qwen2 / Qwen2.5: biases on the query, key and value projections.
+    Qwen2,
+    /// Qwen3 (dense): RMS norms on each query and key head before RoPE, no biases, and a head
+    /// width that need not be hidden / heads.
+    Qwen3,
+}
+
+impl Arch {
+    /// From GGUF `general.architecture` or a Hugging Face `model_type`.
+    pub fn from_name(name: &str) -> Option<Arch> {
+        match name {
+            "llama" => Some(Arch::Llama),
+            "qwen2" => Some(Arch::Qwen2),
+            "qwen3" => Some(Arch::Qwen3),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Llama => "llama",
+            Arch::Qwen2 => "qwen2",
+            Arch::Qwen3 => "qwen3",
+        }
+    }
+
+    /// How RoPE pairs the dimensions of a head in this format's stored weights: llama.cpp
+    /// permutes llama query/key rows at conversion so interleaved pairs rotate (and we permute
+    /// Hugging Face llama weights likewise); Qwen weights are stored unpermuted in both
+    /// formats and rotate the two halves (`rotate_half`, llama.cpp's NEOX mode).
+    pub fn rope_style(self) -> RopeStyle {
+        match self {
+            Arch::Llama => RopeStyle::Interleaved,
+            Arch::Qwen2 | Arch::Qwen3 => RopeStyle::Halves,
+        }
+    }
+}
+
+/// Which dimensions of a head RoPE rotates together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RopeStyle {
+    /// Pairs (2i, 2i+1).
+    Interleaved,
+    /// Pairs (i, i + head_dim/2).
+    Halves,
+}
 
 /// Hyper-parameters read from the GGUF metadata.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LlamaConfig {
+pub struct TransformerConfig {
+    pub arch: Arch,
     pub n_layers: usize,
     pub hidden: usize,
     pub ffn: usize,
     pub n_heads: usize,
     pub n_kv_heads: usize,
+    /// Width of one attention head (0 in a config being read: hidden / heads).
     pub head_dim: usize,
     pub rope_theta: f32,
     pub rms_eps: f32,
@@ -37,7 +93,7 @@ pub struct LlamaConfig {
     pub context: usize,
 }
 
-impl LlamaConfig {
+impl TransformerConfig {
     /// Floats of K (or V) per token per layer.
     pub fn kv_width(&self) -> usize {
         self.n_kv_heads * self.head_dim
@@ -55,6 +111,11 @@ struct Layer {
     attn_norm: Vec<f32>,
     /// Fused [wq; wk; wv]ᵀ: (hidden, q + 2·kv).
     wqkv: Matrix,
+    /// Qwen2: the query, key and value biases, fused (q + 2·kv).
+    qkv_bias: Option<Vec<f32>>,
+    /// Qwen3: RMS-norm weights applied to each query head and each key head (head_dim).
+    q_norm: Option<Vec<f32>>,
+    k_norm: Option<Vec<f32>>,
     /// woᵀ: (hidden, hidden).
     wo: Matrix,
     ffn_norm: Vec<f32>,
@@ -65,8 +126,8 @@ struct Layer {
 }
 
 /// The model: f32 weights, RoPE tables.
-pub struct LlamaModel {
-    pub config: LlamaConfig,
+pub struct Transformer {
+    pub config: TransformerConfig,
     /// (vocab, hidden).
     embed: Vec<f32>,
     /// Output head transposed: (hidden, vocab) (the embedding when tied).
@@ -164,6 +225,10 @@ struct HfConfig {
     max_position_embeddings: Option<usize>,
     #[serde(default)]
     tie_word_embeddings: Option<bool>,
+    #[serde(default)]
+    head_dim: Option<usize>,
+    #[serde(default)]
+    rope_scaling: Option<serde_json::Value>,
 }
 
 /// The Hugging Face name of a weight named as in GGUF files.
@@ -185,6 +250,11 @@ fn hf_tensor_name(gguf: &str) -> String {
         "attn_k.weight" => "self_attn.k_proj.weight",
         "attn_v.weight" => "self_attn.v_proj.weight",
         "attn_output.weight" => "self_attn.o_proj.weight",
+        "attn_q.bias" => "self_attn.q_proj.bias",
+        "attn_k.bias" => "self_attn.k_proj.bias",
+        "attn_v.bias" => "self_attn.v_proj.bias",
+        "attn_q_norm.weight" => "self_attn.q_norm.weight",
+        "attn_k_norm.weight" => "self_attn.k_norm.weight",
         "attn_norm.weight" => "input_layernorm.weight",
         "ffn_norm.weight" => "post_attention_layernorm.weight",
         "ffn_gate.weight" => "mlp.gate_proj.weight",
@@ -337,84 +407,150 @@ fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
         });
 }
 
-/// Rotate the interleaved pairs (2i, 2i+1) of one head's vector by the angles of its position
-/// (llama.cpp's GGUF layout).
-fn rope_pairs(h: &mut [f32], cos: &[f32], sin: &[f32]) {
-    for (i, pair) in h.chunks_exact_mut(2).enumerate() {
-        let (x0, x1) = (pair[0], pair[1]);
-        pair[0] = x0 * cos[i] - x1 * sin[i];
-        pair[1] = x0 * sin[i] + x1 * cos[i];
+/// Rotate the pairs of one head's vector by the angles of its position: interleaved pairs
+/// (2i, 2i+1) (llama.cpp's llama layout) or the halves (i, i + d/2) (`rotate_half`).
+fn rope(h: &mut [f32], cos: &[f32], sin: &[f32], style: RopeStyle) {
+    match style {
+        RopeStyle::Interleaved => {
+            for (i, pair) in h.chunks_exact_mut(2).enumerate() {
+                let (x0, x1) = (pair[0], pair[1]);
+                pair[0] = x0 * cos[i] - x1 * sin[i];
+                pair[1] = x0 * sin[i] + x1 * cos[i];
+            }
+        }
+        RopeStyle::Halves => {
+            let (lo, hi) = h.split_at_mut(h.len() / 2);
+            for (i, (x0, x1)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let (a, b) = (*x0, *x1);
+                *x0 = a * cos[i] - b * sin[i];
+                *x1 = a * sin[i] + b * cos[i];
+            }
+        }
     }
 }
 
-impl LlamaModel {
+/// RMS norm of one vector in place (Qwen3's per-head query/key norms).
+fn rms_norm_in_place(x: &mut [f32], weight: &[f32], eps: f32) {
+    let ms = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
+    let scale = 1.0 / (ms + eps).sqrt();
+    for (v, w) in x.iter_mut().zip(weight) {
+        *v = *v * scale * w;
+    }
+}
+
+impl Transformer {
     /// Load a model: a GGUF file (architecture `llama`), or a local Hugging Face directory
     /// (`config.json` of a `LlamaForCausalLM`, `*.safetensors`). Every weight becomes f32.
-    pub fn load(path: &Path) -> Result<LlamaModel, EngineError> {
+    pub fn load(path: &Path) -> Result<Transformer, EngineError> {
         if path.is_dir() {
             return Self::load_hf_dir(path);
         }
         let mut file = std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e))?;
         let ct = gguf_file::Content::read(&mut file)
             .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
-        let arch = ct
+        let arch_name = ct
             .metadata
             .get("general.architecture")
             .and_then(|v| v.to_string().ok())
             .cloned()
             .unwrap_or_default();
-        if arch != "llama" {
-            return Err(EngineError::Model(format!(
-                "{}: architecture `{arch}` is not supported (expected llama)",
-                path.display()
-            )));
+        let arch = Arch::from_name(&arch_name).ok_or_else(|| {
+            EngineError::model_file(
+                path,
+                format!(
+                    "architecture `{arch_name}` is not supported by the prefix engine \
+                     (llama, qwen2, qwen3)"
+                ),
+            )
+        })?;
+        let key = |k: &str| format!("{arch_name}.{k}");
+        // Rope scaling would change every angle: refuse what is not implemented.
+        if let Some(kind) = ct
+            .metadata
+            .get(&key("rope.scaling.type"))
+            .and_then(|v| v.to_string().ok())
+            .filter(|k| k.as_str() != "none")
+        {
+            return Err(EngineError::model_file(
+                path,
+                format!("RoPE scaling `{kind}` is not supported by the prefix engine"),
+            ));
         }
-        let n_heads = meta_u32(&ct, "llama.attention.head_count")? as usize;
-        let config = LlamaConfig {
-            n_layers: meta_u32(&ct, "llama.block_count")? as usize,
-            hidden: meta_u32(&ct, "llama.embedding_length")? as usize,
-            ffn: meta_u32(&ct, "llama.feed_forward_length")? as usize,
+        let n_heads = meta_u32(&ct, &key("attention.head_count"))? as usize;
+        let config = TransformerConfig {
+            arch,
+            n_layers: meta_u32(&ct, &key("block_count"))? as usize,
+            hidden: meta_u32(&ct, &key("embedding_length"))? as usize,
+            ffn: meta_u32(&ct, &key("feed_forward_length"))? as usize,
             n_heads,
-            n_kv_heads: meta_u32(&ct, "llama.attention.head_count_kv")
+            n_kv_heads: meta_u32(&ct, &key("attention.head_count_kv"))
                 .map(|v| v as usize)
                 .unwrap_or(n_heads),
-            head_dim: 0,
-            rope_theta: meta_f32(&ct, "llama.rope.freq_base", 10000.0),
-            rms_eps: meta_f32(&ct, "llama.attention.layer_norm_rms_epsilon", 1e-5),
+            head_dim: meta_u32(&ct, &key("attention.key_length"))
+                .map(|v| v as usize)
+                .unwrap_or(0),
+            rope_theta: meta_f32(&ct, &key("rope.freq_base"), 10000.0),
+            rms_eps: meta_f32(&ct, &key("attention.layer_norm_rms_epsilon"), 1e-5),
             vocab: 0,
-            context: meta_u32(&ct, "llama.context_length").unwrap_or(8192) as usize,
+            context: meta_u32(&ct, &key("context_length")).unwrap_or(8192) as usize,
         };
         let tied = !ct.tensor_infos.contains_key("output.weight");
+        let names: std::collections::HashSet<String> = ct.tensor_infos.keys().cloned().collect();
         let device = Device::Cpu;
-        Self::build(config, tied, path, |name| {
-            let q = ct
-                .tensor(&mut file, name, &device)
-                .map_err(|e| EngineError::model_file(path, format!("tensor `{name}`: {e}")))?;
-            let t = q.dequantize(&device).map_err(cerr)?;
-            dense(name, &t)
-        })
+        Self::build(
+            config,
+            tied,
+            path,
+            |name| names.contains(name),
+            |name| {
+                let q = ct
+                    .tensor(&mut file, name, &device)
+                    .map_err(|e| EngineError::model_file(path, format!("tensor `{name}`: {e}")))?;
+                let t = q.dequantize(&device).map_err(|e| {
+                    EngineError::model_file(path, format!("tensor `{name}` ({:?}): {e}", q.dtype()))
+                })?;
+                dense(name, &t)
+            },
+        )
     }
 
     /// A Hugging Face directory: `config.json` and the `*.safetensors` weights. Hugging Face
     /// llama checkpoints rotate the two halves of each head (`rotate_half`); llama.cpp's
     /// conversion permutes the query and key rows so that interleaved pairs rotate instead.
-    /// The same permutation is applied here, so one forward pass serves both formats.
-    fn load_hf_dir(dir: &Path) -> Result<LlamaModel, EngineError> {
+    /// The same permutation is applied here to llama weights, so one forward pass serves both
+    /// formats (Qwen weights rotate their halves in both formats and are used as stored).
+    fn load_hf_dir(dir: &Path) -> Result<Transformer, EngineError> {
         let config_path = dir.join("config.json");
         let text = std::fs::read_to_string(&config_path)
             .map_err(|e| EngineError::model_file(&config_path, e))?;
         let hf: HfConfig = serde_json::from_str(&text).map_err(|e| {
-            EngineError::model_file(&config_path, format!("not a llama config: {e}"))
+            EngineError::model_file(&config_path, format!("not a transformer config: {e}"))
         })?;
-        let llama = hf.model_type.as_deref() == Some("llama")
-            || hf.architectures.iter().any(|a| a == "LlamaForCausalLM");
-        if !llama {
+        let by_class = hf.architectures.iter().find_map(|a| match a.as_str() {
+            "LlamaForCausalLM" => Some(Arch::Llama),
+            "Qwen2ForCausalLM" => Some(Arch::Qwen2),
+            "Qwen3ForCausalLM" => Some(Arch::Qwen3),
+            _ => None,
+        });
+        let arch = hf
+            .model_type
+            .as_deref()
+            .and_then(Arch::from_name)
+            .or(by_class)
+            .ok_or_else(|| {
+                EngineError::model_file(
+                    &config_path,
+                    format!(
+                        "model type {:?} / architectures {:?} are not supported by the prefix \
+                         engine (llama, qwen2, qwen3)",
+                        hf.model_type, hf.architectures
+                    ),
+                )
+            })?;
+        if hf.rope_scaling.as_ref().is_some_and(|v| !v.is_null()) {
             return Err(EngineError::model_file(
                 &config_path,
-                format!(
-                    "model type {:?} / architectures {:?} are not supported (expected llama)",
-                    hf.model_type, hf.architectures
-                ),
+                "`rope_scaling` is not supported by the prefix engine",
             ));
         }
         let mut shards: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -438,13 +574,14 @@ impl LlamaModel {
         }
         let n_heads = hf.num_attention_heads;
         let n_kv_heads = hf.num_key_value_heads.unwrap_or(n_heads);
-        let config = LlamaConfig {
+        let config = TransformerConfig {
+            arch,
             n_layers: hf.num_hidden_layers,
             hidden: hf.hidden_size,
             ffn: hf.intermediate_size,
             n_heads,
             n_kv_heads,
-            head_dim: 0,
+            head_dim: hf.head_dim.unwrap_or(0),
             rope_theta: hf.rope_theta.unwrap_or(10000.0),
             rms_eps: hf.rms_norm_eps.unwrap_or(1e-5),
             vocab: 0,
@@ -452,7 +589,9 @@ impl LlamaModel {
         };
         let tied =
             hf.tie_word_embeddings.unwrap_or(false) || !tensors.contains_key("lm_head.weight");
-        Self::build(config, tied, dir, |name| {
+        let as_stored = arch.rope_style() == RopeStyle::Halves;
+        let present = |name: &str| tensors.contains_key(&hf_tensor_name(name));
+        Self::build(config, tied, dir, present, |name| {
             let hf_name = hf_tensor_name(name);
             let t = tensors.get(&hf_name).ok_or_else(|| {
                 EngineError::model_file(
@@ -461,6 +600,9 @@ impl LlamaModel {
                 )
             })?;
             let (data, rows, cols) = dense(&hf_name, t)?;
+            if as_stored {
+                return Ok((data, rows, cols));
+            }
             let heads = if name.ends_with(".attn_q.weight") {
                 n_heads
             } else if name.ends_with(".attn_k.weight") {
@@ -476,12 +618,13 @@ impl LlamaModel {
     /// and read by `get` as row-major (rows, cols) f32 matrices. `config` comes without
     /// `head_dim` and `vocab`, which are derived here.
     fn build(
-        mut config: LlamaConfig,
+        mut config: TransformerConfig,
         tied: bool,
         path: &Path,
+        present: impl Fn(&str) -> bool,
         mut get: impl FnMut(&str) -> Result<(Vec<f32>, usize, usize), EngineError>,
-    ) -> Result<LlamaModel, EngineError> {
-        let LlamaConfig {
+    ) -> Result<Transformer, EngineError> {
+        let TransformerConfig {
             n_layers,
             hidden,
             ffn,
@@ -489,18 +632,22 @@ impl LlamaModel {
             n_kv_heads,
             ..
         } = config;
+        let head_dim = match config.head_dim {
+            0 if n_heads > 0 => hidden / n_heads,
+            d => d,
+        };
         if n_heads == 0
             || n_kv_heads == 0
             || !n_heads.is_multiple_of(n_kv_heads)
-            || !hidden.is_multiple_of(n_heads)
-            || !(hidden / n_heads).is_multiple_of(2)
+            || (config.head_dim == 0 && !hidden.is_multiple_of(n_heads))
+            || head_dim == 0
+            || !head_dim.is_multiple_of(2)
         {
             return Err(EngineError::Model(format!(
-                "{}: unsupported head layout ({n_heads} heads, {n_kv_heads} KV heads, hidden {hidden})",
+                "{}: unsupported head layout ({n_heads} heads, {n_kv_heads} KV heads, head width {head_dim}, hidden {hidden})",
                 path.display()
             )));
         }
-        let head_dim = hidden / n_heads;
         // Stack weights (each (out_i, in)) and transpose to (in, Σ out_i) for `x · W`.
         let stacked_t = |parts: Vec<(Vec<f32>, usize, usize)>| -> Result<Matrix, EngineError> {
             let cols_in = parts.first().map(|p| p.2).unwrap_or(0);
@@ -552,9 +699,48 @@ impl LlamaModel {
                 get(&p("attn_v"))?,
             ])?;
             let wgu = stacked_t(vec![get(&p("ffn_gate"))?, get(&p("ffn_up"))?])?;
+            let bias = |n: &str| format!("blk.{i}.{n}.bias");
+            // Each architecture's own parts must be there, and no part it does not use.
+            let wants_bias = config.arch == Arch::Qwen2;
+            let wants_norms = config.arch == Arch::Qwen3;
+            let has_bias = present(&bias("attn_q"));
+            let has_norms = present(&p("attn_q_norm"));
+            if has_bias != wants_bias || has_norms != wants_norms {
+                return Err(EngineError::model_file(
+                    path,
+                    format!(
+                        "layer {i}: a {} model {} query/key/value biases and {} per-head \
+                         query/key norms, but this file {} biases and {} norms",
+                        config.arch.name(),
+                        if wants_bias { "has" } else { "has no" },
+                        if wants_norms { "has" } else { "has no" },
+                        if has_bias { "has" } else { "has no" },
+                        if has_norms { "has" } else { "has no" },
+                    ),
+                ));
+            }
+            let qkv_bias = if wants_bias {
+                let mut b = get(&bias("attn_q"))?.0;
+                b.extend(get(&bias("attn_k"))?.0);
+                b.extend(get(&bias("attn_v"))?.0);
+                Some(b)
+            } else {
+                None
+            };
+            let (q_norm, k_norm) = if wants_norms {
+                (
+                    Some(get(&p("attn_q_norm"))?.0),
+                    Some(get(&p("attn_k_norm"))?.0),
+                )
+            } else {
+                (None, None)
+            };
             let layer = Layer {
                 attn_norm: get(&p("attn_norm"))?.0,
                 wqkv,
+                qkv_bias,
+                q_norm,
+                k_norm,
                 wo: stacked_t(vec![get(&p("attn_output"))?])?,
                 ffn_norm: get(&p("ffn_norm"))?.0,
                 wgu,
@@ -572,6 +758,13 @@ impl LlamaModel {
                 || layer.wdown.cols != hidden
                 || layer.attn_norm.len() != hidden
                 || layer.ffn_norm.len() != hidden
+                || layer
+                    .qkv_bias
+                    .as_ref()
+                    .is_some_and(|b| b.len() != q_width + 2 * kv_width)
+                || [&layer.q_norm, &layer.k_norm]
+                    .iter()
+                    .any(|n| n.as_ref().is_some_and(|n| n.len() != head_dim))
             {
                 return Err(EngineError::Model(format!(
                     "{}: layer {i} weights do not match the configured shapes",
@@ -580,10 +773,23 @@ impl LlamaModel {
             }
             layers.push(layer);
         }
-        // RoPE tables (interleaved pairs, as llama.cpp's GGUF conversion expects).
+        // RoPE tables: one angle per pair and position. Llama-3.1-style GGUFs carry per-pair
+        // frequency divisors (`rope_freqs.weight`), applied as llama.cpp does.
         let half = head_dim / 2;
+        let factors = if present("rope_freqs.weight") {
+            let (f, _, _) = get("rope_freqs.weight")?;
+            if f.len() != half {
+                return Err(EngineError::model_file(
+                    path,
+                    format!("`rope_freqs.weight` has {} entries, not {half}", f.len()),
+                ));
+            }
+            f
+        } else {
+            vec![1.0; half]
+        };
         let inv: Vec<f32> = (0..half)
-            .map(|i| 1.0 / config.rope_theta.powf(2.0 * i as f32 / head_dim as f32))
+            .map(|i| 1.0 / config.rope_theta.powf(2.0 * i as f32 / head_dim as f32) / factors[i])
             .collect();
         let mut cos = Vec::with_capacity(config.context * half);
         let mut sin = Vec::with_capacity(config.context * half);
@@ -596,7 +802,7 @@ impl LlamaModel {
         }
         config.head_dim = head_dim;
         config.vocab = vocab;
-        Ok(LlamaModel {
+        Ok(Transformer {
             config,
             embed,
             head,
@@ -683,14 +889,34 @@ impl LlamaModel {
         for (li, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
             matmul(&h, total, &layer.wqkv, &mut qkv, false);
-            // RoPE on the query and key parts of every row, at the row's position.
+            // Per row: the biases (Qwen2), the per-head query/key norms (Qwen3), then RoPE on
+            // the query and key heads at the row's position.
+            let style = c.arch.rope_style();
             qkv.par_chunks_mut(qkv_width)
                 .zip(positions.par_iter())
                 .for_each(|(row, &pos)| {
+                    if let Some(b) = &layer.qkv_bias {
+                        for (x, b) in row.iter_mut().zip(b) {
+                            *x += b;
+                        }
+                    }
+                    let (q, rest) = row.split_at_mut(q_width);
+                    let k = &mut rest[..kv_width];
+                    if let (Some(qn), Some(kn)) = (&layer.q_norm, &layer.k_norm) {
+                        for head in q.chunks_exact_mut(c.head_dim) {
+                            rms_norm_in_place(head, qn, c.rms_eps);
+                        }
+                        for head in k.chunks_exact_mut(c.head_dim) {
+                            rms_norm_in_place(head, kn, c.rms_eps);
+                        }
+                    }
                     let cos = &self.cos[pos * half..(pos + 1) * half];
                     let sin = &self.sin[pos * half..(pos + 1) * half];
-                    for head in row[..q_width + kv_width].chunks_exact_mut(c.head_dim) {
-                        rope_pairs(head, cos, sin);
+                    for head in q.chunks_exact_mut(c.head_dim) {
+                        rope(head, cos, sin, style);
+                    }
+                    for head in k.chunks_exact_mut(c.head_dim) {
+                        rope(head, cos, sin, style);
                     }
                 });
             // Each sequence's keys and values: its prefix, then its new rows.
@@ -930,14 +1156,4 @@ impl LlamaModel {
             })
             .collect())
     }
-}
-
-/// Natural-log softmax of `logits` in f64.
-pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits
-        .iter()
-        .fold(f64::NEG_INFINITY, |m, &x| m.max(f64::from(x)));
-    let sum: f64 = logits.iter().map(|&x| (f64::from(x) - max).exp()).sum();
-    let lse = max + sum.ln();
-    logits.iter().map(|&x| f64::from(x) - lse).collect()
 }

@@ -1,5 +1,14 @@
-//! [`MistralRsEngine`]: the same model run by mistral.rs 0.8.1 (CPU, f32 weights), as an
-//! independent reference for [`super::PrefixEngine`].
+//! [`MistralRsEngine`]: the model run by mistral.rs 0.8.1, in one of two modes
+//! ([`MistralRsMode`]):
+//!
+//! - **reference** (the CPU default): exact f32 weights (`CANDLE_DEQUANTIZE_ALL`), no prefix
+//!   cache, an independent reference for [`crate::PrefixEngine`];
+//! - **native** (the default of a `cuda` build, where it runs on GPU 0): weights in their own
+//!   format — a quantized GGUF through mistral.rs's quantized kernels, or a Hugging Face
+//!   directory's safetensors in bf16 (mistral.rs's automatic choice) or the configured
+//!   f16/f32 —,
+//!   PagedAttention on CUDA, mistral.rs's prefix cache, and scoring and generation batched.
+//!   This is what mistral.rs is in the pipeline for.
 //!
 //! Both engines see identical tokens: prompts are rendered with the GGUF's chat template and
 //! tokenized by our [`ModelTokenizer`], and the ids go to mistral.rs as
@@ -21,7 +30,8 @@
 //!   with a forced stop token (mistral.rs's own EOS list is disabled).
 //!
 //! The processor also checks that the context mistral.rs decodes from is our prompt followed
-//! by the tokens forced so far.
+//! by the tokens forced so far (at the first step, with the prefix cache on, the prompt's
+//! uncached end).
 //!
 //! Two faults of mistral.rs 0.8.1 shape the requests:
 //!
@@ -35,11 +45,15 @@
 //!   unseen, next to later requests. So no request ends in its prompt step: scoring requests
 //!   run a second, ignored step, and generation is stopped by the processor from step 1 on.
 //!
+//! (The CPU decode fault does not concern CUDA: there generation is batched.)
+//!
 //! Loading never touches the network: the GGUF is validated and hashed first, then handed to
 //! mistral.rs from a private staging directory that holds only a link to it (mistral.rs would
 //! otherwise pick up `generation_config.json`, `chat_template.json` and similar files lying
-//! next to the model). `CANDLE_DEQUANTIZE_ALL=1` is set before loading, so candle stores exact
-//! f32 weights instead of running its scalar Q4_1 kernel.
+//! next to the model); a Hugging Face directory is read in place as a local model id. In
+//! reference mode `CANDLE_DEQUANTIZE_ALL=1` is set before loading, so candle stores exact f32
+//! weights instead of running its scalar Q4_1 kernel. Scores are always read from the raw
+//! logits converted to f32 and normalized here in f64.
 //!
 //! mistral.rs runs its engine on its own thread; this struct owns a small tokio runtime to talk
 //! to it and blocks on it, so it must be used from a plain OS thread, never from inside another
@@ -54,24 +68,125 @@ use std::time::Instant;
 use candle_core::{Device, Tensor};
 use mistralrs::core::{
     AutoDeviceMapParams, Constraint, CustomLogitsProcessor, DefaultSchedulerMethod,
-    DeviceMapSetting, GGUFLoaderBuilder, GGUFSpecificConfig, MistralRs, MistralRsBuilder,
-    ModelDType, NormalRequest, Request, RequestMessage, Response, SamplingParams, SchedulerConfig,
-    StopTokens, TokenSource,
+    DeviceMapSetting, GGUFLoaderBuilder, GGUFSpecificConfig, Loader, MemoryGpuConfig, MistralRs,
+    MistralRsBuilder, ModelDType, NormalLoaderBuilder, NormalRequest, NormalSpecificConfig,
+    PagedAttentionConfig, PagedCacheType, Request, RequestMessage, Response, SamplingParams,
+    SchedulerConfig, StopTokens, TokenSource,
 };
 
 use c2s_records::FinishReason;
 
-use super::backend::{
+use crate::engine::log_softmax;
+use crate::engine::{
     normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
     PromptSpec, ScoreJob, ScoreOutput,
 };
-use super::error::EngineError;
-use super::llama::log_softmax;
-use super::prefix_engine::model_identity;
-use super::tokenizer::ModelTokenizer;
+use crate::error::EngineError;
+use crate::identity::model_identity;
+use crate::tokenizer::ModelTokenizer;
 
-/// The `engine` field of the identity.
+/// The `engine` field of the identity in reference mode.
 pub const MISTRALRS_ENGINE: &str = "mistralrs-0.8.1/f32";
+
+/// How mistral.rs runs the model (see the module notes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MistralRsMode {
+    Reference,
+    Native,
+}
+
+impl MistralRsMode {
+    /// The build's default: native on CUDA builds, reference otherwise.
+    pub fn default_for_build() -> MistralRsMode {
+        if cfg!(feature = "cuda") {
+            MistralRsMode::Native
+        } else {
+            MistralRsMode::Reference
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<MistralRsMode> {
+        match name {
+            "reference" => Some(MistralRsMode::Reference),
+            "native" => Some(MistralRsMode::Native),
+            _ => None,
+        }
+    }
+}
+
+/// Settings of [`MistralRsEngine`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MistralRsSettings {
+    pub mode: MistralRsMode,
+    /// PagedAttention (native mode, CUDA devices only; mistral.rs has none on the CPU).
+    pub paged_attention: bool,
+    /// KV cache reserved by PagedAttention, in tokens.
+    pub kv_cache_tokens: usize,
+    /// Sequences scheduled together.
+    pub max_sequences: usize,
+    /// Sequences kept by mistral.rs's prefix cache (native mode; 0: off).
+    pub prefix_cache: usize,
+    /// `auto` (mistral.rs's choice: bf16 where the device computes it), `bf16`, `f16` or `f32`:
+    /// the dtype of a Hugging Face directory's weights in native mode.
+    pub dtype: String,
+}
+
+impl Default for MistralRsSettings {
+    fn default() -> Self {
+        MistralRsSettings {
+            mode: MistralRsMode::default_for_build(),
+            paged_attention: true,
+            kv_cache_tokens: 65536,
+            max_sequences: 64,
+            prefix_cache: 64,
+            dtype: "auto".into(),
+        }
+    }
+}
+
+impl MistralRsSettings {
+    /// The exact CPU reference.
+    pub fn reference() -> MistralRsSettings {
+        MistralRsSettings {
+            mode: MistralRsMode::Reference,
+            ..Default::default()
+        }
+    }
+
+    /// The device the model runs on: GPU 0 in a `cuda` build, else the CPU.
+    fn device(&self) -> Result<Device, EngineError> {
+        if cfg!(feature = "cuda") {
+            Device::new_cuda(0).map_err(|e| EngineError::Model(format!("no CUDA device: {e}")))
+        } else {
+            Ok(Device::Cpu)
+        }
+    }
+
+    /// The `engine` field of the model identity: what computed the answers.
+    pub fn engine_name(&self) -> String {
+        match self.mode {
+            MistralRsMode::Reference => MISTRALRS_ENGINE.to_string(),
+            MistralRsMode::Native => format!(
+                "mistralrs-0.8.1/native-{}-{}",
+                if cfg!(feature = "cuda") {
+                    "cuda"
+                } else {
+                    "cpu"
+                },
+                self.dtype
+            ),
+        }
+    }
+
+    fn model_dtype(&self) -> ModelDType {
+        match (self.mode, self.dtype.as_str()) {
+            (MistralRsMode::Reference, _) | (_, "f32") => ModelDType::F32,
+            (_, "bf16") => ModelDType::BF16,
+            (_, "f16") => ModelDType::F16,
+            _ => ModelDType::Auto,
+        }
+    }
+}
 
 /// GGUF architectures mistral.rs 0.8.1 runs.
 const SUPPORTED_ARCHITECTURES: &[&str] = &[
@@ -89,9 +204,6 @@ const SUPPORTED_ARCHITECTURES: &[&str] = &[
 /// that it does not end in its prompt step (see [`Trace::observe`]).
 const RECORD_MAX_LEN: usize = 2;
 
-/// Sequences mistral.rs schedules together.
-const MAX_RUNNING_SEQUENCES: usize = 32;
-
 /// mistral.rs serving one GGUF model on the CPU with f32 weights; see the module notes.
 pub struct MistralRsEngine {
     runtime: tokio::runtime::Runtime,
@@ -99,6 +211,8 @@ pub struct MistralRsEngine {
     tokenizer: ModelTokenizer,
     identity: ModelIdentity,
     stats: EngineStats,
+    /// Generation one request at a time: batched one-token decoding is wrong on the CPU.
+    decode_alone: bool,
 }
 
 /// What the logits processor does at each step of one request.
@@ -160,13 +274,14 @@ impl Trace {
             Policy::Greedy { budget, stops } => (*budget, Some(stops.clone())),
         };
         let n = self.prompt.len();
-        let consistent = context.len() == n + step
-            && if step == 0 {
-                context == self.prompt.as_slice()
-            } else {
-                // Earlier steps checked the prompt; here the tokens forced so far.
-                context[n..] == self.fed[..]
-            };
+        let consistent = if step == 0 {
+            // mistral.rs's prefix cache (native mode) prefills only the uncached end of the
+            // prompt, and the first step's context is that end.
+            !context.is_empty() && self.prompt.ends_with(context)
+        } else {
+            // Earlier steps checked the prompt; here the tokens forced so far.
+            context.len() == n + step && context[n..] == self.fed[..]
+        };
         if !consistent {
             self.fail(format!(
                 "mistral.rs decoded step {step} from a context of {} tokens that is not the \
@@ -264,14 +379,6 @@ struct Finished {
 
 /// Read the GGUF header: tokenizer and architecture. Errors name the file.
 fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
-    let meta = std::fs::metadata(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
-    if !meta.is_file() {
-        return Err(EngineError::model_file(
-            path,
-            "not a regular file (this engine reads GGUF files; the prefix engine also reads \
-             Hugging Face directories)",
-        ));
-    }
     let mut file =
         std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
     let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
@@ -285,6 +392,12 @@ fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
             EngineError::model_file(path, "GGUF metadata `general.architecture` missing")
         })?;
     let tokenizer = ModelTokenizer::from_gguf(&ct)?;
+    if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
+        return Err(EngineError::model_file(
+            path,
+            format!("architecture `{arch}` is not supported by mistral.rs 0.8.1 GGUF loading"),
+        ));
+    }
     Ok((tokenizer, arch))
 }
 
@@ -332,96 +445,129 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 impl MistralRsEngine {
-    /// Load a GGUF model. The file is checked (exists, is a GGUF with a supported architecture
-    /// and a usable tokenizer) before mistral.rs sees it.
+    /// Load a model as the exact CPU reference (f32 weights, no caching). The file is checked
+    /// (exists, is a GGUF with a supported architecture and a usable tokenizer, or a Hugging
+    /// Face directory) before mistral.rs sees it.
     pub fn load(path: &Path) -> Result<MistralRsEngine, EngineError> {
-        Self::load_with_identity(path, None)
+        Self::load_with(path, &MistralRsSettings::reference(), None)
     }
 
-    /// [`MistralRsEngine::load`] with the model's identity already computed by
-    /// [`model_identity`] (the pipeline hashes the model once, not once per worker).
-    pub fn load_with_identity(
+    /// Load a model with `settings`; `identity` is the model's identity when already computed
+    /// by [`model_identity`] (the pipeline hashes the model once, not once per worker).
+    pub fn load_with(
         path: &Path,
+        settings: &MistralRsSettings,
         identity: Option<ModelIdentity>,
     ) -> Result<MistralRsEngine, EngineError> {
-        let (tokenizer, arch) = read_gguf(path)?;
-        if !SUPPORTED_ARCHITECTURES.contains(&arch.as_str()) {
-            return Err(EngineError::model_file(
-                path,
-                format!("architecture `{arch}` is not supported by mistral.rs 0.8.1 GGUF loading"),
-            ));
-        }
+        let meta =
+            std::fs::metadata(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
+        let tokenizer = if meta.is_dir() {
+            crate::identity::load_tokenizer(path)?
+        } else {
+            read_gguf(path)?.0
+        };
         let identity = match identity {
             Some(i) => i,
-            None => model_identity(path, &tokenizer, MISTRALRS_ENGINE)?,
+            None => model_identity(path, &tokenizer, &settings.engine_name())?,
         };
         let canonical = std::fs::canonicalize(path)
             .map_err(|e| EngineError::model_file(path, e.to_string()))?;
-        let file_name = canonical
-            .file_name()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| "model.gguf".into());
-        let staging = Staging::new(&canonical, &file_name)?;
-
-        // candle reads this once per thread, at the first quantized matmul it builds.
-        static DEQUANTIZE: Once = Once::new();
-        DEQUANTIZE.call_once(|| std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1"));
-
+        let native = settings.mode == MistralRsMode::Native;
+        if !native {
+            // candle reads this once per thread, at the first quantized matmul it builds.
+            static DEQUANTIZE: Once = Once::new();
+            DEQUANTIZE.call_once(|| std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1"));
+        }
+        let device = settings.device()?;
+        let paged = (native && settings.paged_attention && device.is_cuda())
+            .then(|| {
+                PagedAttentionConfig::new(
+                    None,
+                    MemoryGpuConfig::ContextSize(settings.kv_cache_tokens),
+                    PagedCacheType::Auto,
+                )
+                .map_err(|e| EngineError::Model(format!("PagedAttention settings: {e}")))
+            })
+            .transpose()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| EngineError::Model(format!("tokio runtime: {e}")))?;
-        let dir = staging.dir.to_string_lossy().to_string();
-        // GPU hosts (`cuda` feature): the first CUDA device; otherwise the CPU.
-        let device = if cfg!(feature = "cuda") {
-            Device::new_cuda(0).map_err(|e| EngineError::Model(format!("no CUDA device: {e}")))?
-        } else {
-            Device::Cpu
-        };
+        let dtype = settings.model_dtype();
         let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            // No tokenizer model id and a local directory: mistral.rs reads only the staged
-            // file (tokenizer and chat template from the GGUF) and never calls the HF hub.
-            let loader = GGUFLoaderBuilder::new(
-                None,
-                None,
-                dir,
-                vec![file_name.clone()],
-                GGUFSpecificConfig::default(),
-                false,
-                None,
-            )
-            .build();
+            // No tokenizer model id and a local file or directory: mistral.rs reads only local
+            // files and never calls the HF hub.
+            let (loader, _staging): (Box<dyn Loader>, Option<Staging>) = if meta.is_dir() {
+                let loader = NormalLoaderBuilder::new(
+                    NormalSpecificConfig::default(),
+                    None,
+                    None,
+                    Some(canonical.to_string_lossy().to_string()),
+                    false,
+                    None,
+                )
+                .build(None)
+                .map_err(|e| EngineError::model_file(path, format!("mistral.rs: {e:#}")))?;
+                (loader, None)
+            } else {
+                let file_name = canonical
+                    .file_name()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_else(|| "model.gguf".into());
+                let staging = Staging::new(&canonical, &file_name)?;
+                let loader = GGUFLoaderBuilder::new(
+                    None,
+                    None,
+                    staging.dir.to_string_lossy().to_string(),
+                    vec![file_name],
+                    GGUFSpecificConfig::default(),
+                    false,
+                    None,
+                )
+                .build();
+                (loader, Some(staging))
+            };
             let pipeline = loader
                 .load_model_from_hf(
                     None,
                     TokenSource::None,
-                    &ModelDType::F32,
+                    &dtype,
                     &device,
                     true,
                     DeviceMapSetting::Auto(AutoDeviceMapParams::default_text()),
                     None,
-                    None,
+                    paged,
                 )
                 .map_err(|e| {
                     EngineError::Model(format!("mistral.rs could not load the model: {e:#}"))
                 })?;
-            let method =
-                DefaultSchedulerMethod::Fixed(MAX_RUNNING_SEQUENCES.try_into().expect("nonzero"));
-            let runner = runtime.block_on(
-                MistralRsBuilder::new(
-                    pipeline,
-                    SchedulerConfig::DefaultScheduler { method },
-                    false,
-                    None,
-                )
-                .with_no_prefix_cache(true)
+            let max_sequences = settings.max_sequences.max(1);
+            let scheduler = runtime.block_on(async {
+                let cache = pipeline.lock().await.get_metadata().cache_config.clone();
+                match cache {
+                    Some(config) if native && settings.paged_attention => {
+                        SchedulerConfig::PagedAttentionMeta {
+                            max_num_seqs: max_sequences,
+                            config,
+                        }
+                    }
+                    _ => SchedulerConfig::DefaultScheduler {
+                        method: DefaultSchedulerMethod::Fixed(
+                            max_sequences.try_into().expect("at least one"),
+                        ),
+                    },
+                }
+            });
+            let mut builder = MistralRsBuilder::new(pipeline, scheduler, false, None)
                 // Generation stops at our stop ids, given with each request.
-                .with_disable_eos_stop(true)
-                .build(),
-            );
-            Ok::<_, EngineError>(runner)
+                .with_disable_eos_stop(true);
+            builder = if native && settings.prefix_cache > 0 {
+                builder.with_prefix_cache_n(settings.prefix_cache)
+            } else {
+                builder.with_no_prefix_cache(true)
+            };
+            Ok::<_, EngineError>(runtime.block_on(builder.build()))
         }));
-        drop(staging);
         let runner = match loaded {
             Ok(r) => r?,
             Err(p) => {
@@ -437,6 +583,7 @@ impl MistralRsEngine {
             tokenizer,
             identity,
             stats: EngineStats::default(),
+            decode_alone: device.is_cpu(),
         })
     }
 
@@ -647,8 +794,8 @@ impl Engine for MistralRsEngine {
                 (tokens.len(), reads)
             }));
         }
-        // A one-token prompt would be prefilled through the faulty one-row kernel.
-        let alone = pending.iter().any(|p| p.prompt.len() < 2);
+        // A one-token prompt would be prefilled through the faulty one-row kernel (CPU).
+        let alone = self.decode_alone && pending.iter().any(|p| p.prompt.len() < 2);
         let finished = self.run(pending, alone);
         let latency_ms = started.elapsed().as_secs_f64() * 1e3;
         let dists: Vec<Result<Vec<f64>, EngineError>> = finished
@@ -721,9 +868,10 @@ impl Engine for MistralRsEngine {
             });
             plans.push(plan);
         }
-        // One at a time: batched decoding is wrong in mistral.rs 0.8.1 on the CPU.
+        // One at a time on the CPU, where batched decoding is wrong in mistral.rs 0.8.1.
+        let alone = self.decode_alone;
         let mut finished: Vec<Option<Result<Finished, EngineError>>> =
-            self.run(pending, true).into_iter().map(Some).collect();
+            self.run(pending, alone).into_iter().map(Some).collect();
         let latency_ms = started.elapsed().as_secs_f64() * 1e3;
         let mut outputs = Vec::with_capacity(jobs.len());
         for plan in plans {

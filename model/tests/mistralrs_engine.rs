@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use c2s_operators::inference::{
+use c2s_model::{
     Engine, EngineError, GenerateJob, MistralRsEngine, PrefixEngine, PrefixEngineConfig,
     PromptSpec, ScoreJob,
 };
@@ -104,9 +104,11 @@ fn load_rejects_missing_and_corrupt_files() {
         Err(e) => panic!("corrupt file: unexpected error {e}"),
         Ok(_) => panic!("corrupt file loaded"),
     }
+    // A directory is read as a Hugging Face model: one without its files is refused, naming
+    // the missing file.
     match MistralRsEngine::load(dir.path()) {
-        Err(EngineError::ModelFile { reason, .. }) => {
-            assert!(reason.contains("regular file"), "{reason}")
+        Err(EngineError::ModelFile { path, .. }) => {
+            assert_eq!(path, dir.path().join("tokenizer.json"))
         }
         Err(e) => panic!("directory: unexpected error {e}"),
         Ok(_) => panic!("directory loaded"),

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use c2s_operators::inference::llama::log_softmax;
-use c2s_operators::inference::{
+use c2s_model::log_softmax;
+use c2s_model::{
     Engine, EngineError, GenerateJob, PrefixEngine, PrefixEngineConfig, PromptSpec, ScoreJob,
 };
 use c2s_protocol::{Controller, ControllerConfig};
@@ -99,7 +99,7 @@ fn tokenizer_and_template_follow_the_gguf() {
     assert_eq!(t.decode(&ids).unwrap(), "What is 39 * 15?");
     let text = t
         .render_chat(
-            &[c2s_operators::inference::tokenizer::ChatMessage {
+            &[c2s_model::tokenizer::ChatMessage {
                 role: "user".into(),
                 content: "hi".into(),
             }],
@@ -309,6 +309,7 @@ fn write_hf_directory(gguf: &std::path::Path, dir: &std::path::Path) {
         tensors.insert(hf, t);
     }
     candle_core::safetensors::save(&tensors, dir.join("model.safetensors")).unwrap();
+    let tok = c2s_model::load_tokenizer(gguf).unwrap();
     let config = serde_json::json!({
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",
@@ -322,13 +323,19 @@ fn write_hf_directory(gguf: &std::path::Path, dir: &std::path::Path) {
         "rope_theta": ct.metadata["llama.rope.freq_base"].to_f32().unwrap(),
         "tie_word_embeddings": true,
         "torch_dtype": "float32",
+        "hidden_act": "silu",
+        "vocab_size": tok.vocab_size(),
+        "bos_token_id": 1,
+        "eos_token_id": 2,
     });
     std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    let tok = c2s_operators::inference::prefix_engine::load_tokenizer(gguf).unwrap();
     std::fs::write(dir.join("tokenizer.json"), tok.tokenizer_json().unwrap()).unwrap();
     let tok_config = serde_json::json!({
         "bos_token": tok.bos_token,
-        "eos_token": {"content": tok.eos_token, "special": true},
+        "eos_token": {
+            "content": tok.eos_token, "special": true, "lstrip": false, "rstrip": false,
+            "normalized": false, "single_word": false
+        },
         "chat_template": tok.chat_template().unwrap(),
     });
     std::fs::write(dir.join("tokenizer_config.json"), tok_config.to_string()).unwrap();
@@ -387,6 +394,41 @@ fn a_hugging_face_directory_serves_the_same_model() {
     let (a, b) = (gguf.generate(&gen), hf.generate(&gen));
     for (a, b) in a.iter().zip(&b) {
         assert_eq!(a.as_ref().unwrap().tokens, b.as_ref().unwrap().tokens);
+    }
+    // mistral.rs in native mode reads the same directory as safetensors (the path the GPU
+    // check takes with bf16 checkpoints; f32 here, on the CPU) and agrees.
+    let mut native = c2s_model::MistralRsEngine::load_with(
+        &hf_dir,
+        &c2s_model::MistralRsSettings {
+            mode: c2s_model::MistralRsMode::Native,
+            dtype: "f32".into(),
+            ..Default::default()
+        },
+        None,
+    )
+    .expect("mistral.rs loads the Hugging Face directory offline");
+    assert!(
+        native.identity().engine == "mistralrs-0.8.1/native-cpu-f32",
+        "{}",
+        native.identity().engine
+    );
+    let few: Vec<ScoreJob> = jobs.iter().rev().take(4).cloned().collect();
+    let (a, b) = (hf.score(&few), native.score(&few));
+    let mut max_native: f64 = 0.0;
+    for (a, b) in a.iter().zip(&b) {
+        let (a, b) = (a.as_ref().unwrap(), b.as_ref().expect("mistral.rs scores"));
+        for (x, y) in a.probabilities.iter().zip(&b.probabilities) {
+            max_native = max_native.max((x - y).abs());
+        }
+    }
+    println!("prefix engine vs mistral.rs native on the directory: max |Δp| = {max_native:.3e}");
+    assert!(max_native <= 1e-4, "max |Δp| = {max_native}");
+    let (a, b) = (hf.generate(&gen), native.generate(&gen));
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!(
+            a.as_ref().unwrap().tokens,
+            b.as_ref().expect("mistral.rs generates").tokens
+        );
     }
     // A directory without its config, or without a tokenizer, is named.
     std::fs::remove_file(hf_dir.join("config.json")).unwrap();

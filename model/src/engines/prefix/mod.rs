@@ -11,18 +11,20 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
-
 use c2s_records::FinishReason;
 
-use super::backend::{
-    normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
-    PromptSpec, ScoreJob, ScoreOutput,
+use self::cache::{PrefixCache, PrefixMatch, BLOCK};
+use self::transformer::{LayerKv, SeqInput, Transformer};
+use crate::engine::{
+    log_softmax, normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput,
+    ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
 };
-use super::error::EngineError;
-use super::llama::{log_softmax, LayerKv, LlamaModel, SeqInput};
-use super::prefix_cache::{PrefixCache, PrefixMatch, BLOCK};
-use super::tokenizer::ModelTokenizer;
+use crate::error::EngineError;
+use crate::identity::{load_tokenizer, model_identity};
+use crate::tokenizer::ModelTokenizer;
+
+pub mod cache;
+pub mod transformer;
 
 /// Settings of the prefix engine.
 #[derive(Debug, Clone, Copy)]
@@ -49,101 +51,12 @@ impl Default for PrefixEngineConfig {
 pub const PREFIX_ENGINE: &str = "prefix/f32";
 
 pub struct PrefixEngine {
-    model: LlamaModel,
+    model: Transformer,
     tokenizer: ModelTokenizer,
     cache: PrefixCache,
     identity: ModelIdentity,
     config: PrefixEngineConfig,
     stats: EngineStats,
-}
-
-/// SHA-256 of a file, streamed.
-pub fn file_sha256(path: &Path) -> Result<String, EngineError> {
-    use std::io::Read;
-    let mut f =
-        std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| EngineError::model_file(path, e.to_string()))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
-}
-
-/// SHA-256 of a model: of the GGUF file, or, for a Hugging Face directory, of the list of its
-/// weight, config and template files (`name sha256` lines, sorted by name).
-pub fn model_sha256(path: &Path) -> Result<String, EngineError> {
-    if !path.is_dir() {
-        return file_sha256(path);
-    }
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| EngineError::model_file(path, e.to_string()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .is_some_and(|x| x == "safetensors" || x == "json" || x == "jinja")
-        })
-        .collect();
-    files.sort();
-    let mut h = Sha256::new();
-    for f in &files {
-        let name = f.file_name().map(|n| n.to_string_lossy().to_string());
-        h.update(format!("{} {}\n", name.unwrap_or_default(), file_sha256(f)?).as_bytes());
-    }
-    Ok(hex::encode(h.finalize()))
-}
-
-/// Model identity of a GGUF file or a Hugging Face directory.
-pub fn model_identity(
-    path: &Path,
-    tokenizer: &ModelTokenizer,
-    engine: &str,
-) -> Result<ModelIdentity, EngineError> {
-    let name = if path.is_dir() {
-        path.file_name()
-    } else {
-        path.file_stem()
-    }
-    .map(|s| s.to_string_lossy().to_string())
-    .unwrap_or_else(|| "model".into());
-    let tokenizer_name = if path.is_dir() {
-        format!("hf tokenizer.json vocab={}", tokenizer.vocab_size())
-    } else {
-        format!(
-            "gguf gpt2-bpe pre={} vocab={}",
-            tokenizer.pre_tokenizer,
-            tokenizer.vocab_size()
-        )
-    };
-    Ok(ModelIdentity {
-        name,
-        path: path.display().to_string(),
-        file_sha256: model_sha256(path)?,
-        tokenizer: tokenizer_name,
-        chat_template_sha256: hex::encode(Sha256::digest(
-            tokenizer.chat_template().unwrap_or("").as_bytes(),
-        )),
-        engine: engine.to_string(),
-    })
-}
-
-/// A model's tokenizer: from a GGUF file's metadata, or from a Hugging Face directory.
-pub fn load_tokenizer(path: &Path) -> Result<ModelTokenizer, EngineError> {
-    if path.is_dir() {
-        return ModelTokenizer::from_hf_dir(path);
-    }
-    let mut file =
-        std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
-    let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
-        .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
-    ModelTokenizer::from_gguf(&ct)
 }
 
 /// A prompt prepared for the model.
@@ -173,7 +86,7 @@ impl PrefixEngine {
         identity: Option<ModelIdentity>,
     ) -> Result<PrefixEngine, EngineError> {
         let tokenizer = load_tokenizer(path)?;
-        let model = LlamaModel::load(path)?;
+        let model = Transformer::load(path)?;
         let identity = match identity {
             Some(i) => i,
             None => model_identity(path, &tokenizer, PREFIX_ENGINE)?,

@@ -9,11 +9,11 @@ use sha2::{Digest, Sha256};
 
 use c2s_records::FinishReason;
 
-use super::backend::{
+use crate::engine::{
     normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
     PromptSpec, ScoreJob, ScoreOutput,
 };
-use super::error::EngineError;
+use crate::error::EngineError;
 
 pub struct SimulatedEngine {
     seed: u64,

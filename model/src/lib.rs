@@ -1,0 +1,32 @@
+//! The inference layer of choice2seq (SPEC §2.4): engines that score prompts over their legal
+//! options or generate greedily, and the batching service that feeds them.
+//!
+//! | piece | module |
+//! |---|---|
+//! | the engine interface (jobs, outputs, identity) | [`engine`] |
+//! | batching, de-duplication, backpressure | [`service`] |
+//! | model identity (hashes of weights, tokenizer, template) | [`identity`] |
+//! | tokenizers (GGUF metadata or `tokenizer.json`) and chat templates | [`tokenizer`] |
+//! | engines, one module each | [`engines`] |
+//!
+//! The dataflow (`c2s-operators`) depends on [`Engine`] and [`InferenceService`] only; the
+//! mistral.rs engine is compiled here alone, behind the `mistralrs` feature (default on).
+
+pub mod engine;
+pub mod engines;
+pub mod error;
+pub mod identity;
+pub mod service;
+pub mod tokenizer;
+
+pub use engine::{
+    log_softmax, normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput,
+    ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
+};
+#[cfg(feature = "mistralrs")]
+pub use engines::mistralrs::{MistralRsEngine, MistralRsMode, MistralRsSettings, MISTRALRS_ENGINE};
+pub use engines::prefix::{PrefixEngine, PrefixEngineConfig, PREFIX_ENGINE};
+pub use engines::simulated::SimulatedEngine;
+pub use error::EngineError;
+pub use identity::{load_tokenizer, model_identity};
+pub use service::{InferenceService, ServiceConfig};
