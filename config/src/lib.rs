@@ -11,8 +11,8 @@ use thiserror::Error;
 use toml::Spanned;
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionOrder, PromptVariant, Support,
-    Template,
+    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionOrder, PromptVariant,
+    RequestLayout, Support, Template,
 };
 
 /// A configuration error: file, line (1-based, when known), field path and what is wrong.
@@ -36,6 +36,9 @@ pub struct RunSection {
     /// Shortest and longest accepted target length.
     pub min_length: usize,
     pub max_length: usize,
+    /// Key order of the user JSON of every request: `paper` (state first, E.2/E.5; the
+    /// default) or `state_last` (not the paper's; labelled `/state-last` in every arm label).
+    pub request_layout: RequestLayout,
 }
 
 impl Default for RunSection {
@@ -45,6 +48,7 @@ impl Default for RunSection {
             option_seed: 20261005,
             min_length: 3,
             max_length: 8,
+            request_layout: RequestLayout::Paper,
         }
     }
 }
@@ -184,13 +188,40 @@ pub struct FamilyEntry {
     pub name: String,
     /// Comparison labels `"<native> vs <serial>"`.
     pub comparisons: Vec<String>,
-    /// `per_model_domain` (default), `per_model`, `per_domain` or `global`.
+    /// `per_model_domain` (default), `per_model`, `per_domain` or `global`; any other string
+    /// is a config error.
     #[serde(default = "default_scope")]
     pub scope: String,
 }
 
 fn default_scope() -> String {
     "per_model_domain".into()
+}
+
+/// The scopes a Holm family may name.
+pub const FAMILY_SCOPES: [&str; 4] = ["per_model_domain", "per_model", "per_domain", "global"];
+
+/// The paper's primary Holm family: "The primary six Native/Serial exact McNemar tests share a
+/// Holm correction at 0.05" (A.6) — Native against Serial under the code contract (Table 1's
+/// code rows), across models and domains. `None` when `comparisons` lacks that comparison.
+pub fn primary_family(comparison_labels: &[String]) -> Option<FamilyEntry> {
+    let primary = comparison_label(
+        &ArmSpec::new(Arm::Native).label(),
+        &ArmSpec::new(Arm::Serial).label(),
+    );
+    comparison_labels
+        .iter()
+        .find(|c| **c == primary)
+        .map(|c| FamilyEntry {
+            name: "primary".into(),
+            comparisons: vec![c.clone()],
+            scope: "global".into(),
+        })
+}
+
+/// The label of a comparison in `[[stats.families]]` and in outputs: `"<whole> vs <local>"`.
+pub fn comparison_label(whole: &str, local: &str) -> String {
+    format!("{whole} vs {local}")
 }
 
 /// `[stats]`: statistics and snapshots.
@@ -207,7 +238,9 @@ pub struct StatsSection {
     pub snapshot_every: u64,
     /// …or every this many seconds (and always at the end).
     pub snapshot_seconds: f64,
-    /// Holm families (default: all comparisons of a model and domain).
+    /// Holm families. Default: the paper's primary family (A.6), Native/code vs
+    /// Serial/Full/code across models and domains, when the run has that comparison; the
+    /// resolved families are what the manifest records.
     pub families: Vec<FamilyEntry>,
 }
 
@@ -560,20 +593,18 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
     }
     let comparison_labels: Vec<String> = comparisons
         .iter()
-        .map(|(a, b)| format!("{a} vs {b}"))
+        .map(|(a, b)| comparison_label(a, b))
         .collect();
     for (i, f) in stats.families.iter().enumerate() {
-        if !matches!(
-            f.scope.as_str(),
-            "per_model_domain" | "per_model" | "per_domain" | "global"
-        ) {
+        if !FAMILY_SCOPES.contains(&f.scope.as_str()) {
+            let at = stats_span
+                .as_ref()
+                .map(|s| key_span(text, s, "scope"))
+                .or(stats_span.clone());
             return Err(err(
-                stats_span.clone(),
+                at,
                 format!("stats.families[{i}].scope"),
-                format!(
-                    "unknown scope `{}` (per_model_domain, per_model, per_domain, global)",
-                    f.scope
-                ),
+                format!("unknown scope `{}` ({})", f.scope, FAMILY_SCOPES.join(", ")),
             ));
         }
         for c in &f.comparisons {
@@ -587,6 +618,48 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                     ),
                 ));
             }
+        }
+    }
+    // Arms, comparisons and families above are written and checked with the paper-layout
+    // labels; a non-paper layout then applies to every arm and its label suffix to every name.
+    let layout = raw.run.request_layout;
+    let relabel = |label: &str| format!("{label}{}", layout.label_suffix());
+    for spec in &mut arms {
+        spec.layout = layout;
+    }
+    let comparisons: Vec<(String, String)> = comparisons
+        .iter()
+        .map(|(a, b)| (relabel(a), relabel(b)))
+        .collect();
+    let mut stats = stats;
+    for f in &mut stats.families {
+        f.comparisons = f
+            .comparisons
+            .iter()
+            .map(|c| {
+                comparisons
+                    .iter()
+                    .zip(&comparison_labels)
+                    .find(|(_, plain)| *plain == c)
+                    .map(|((a, b), _)| comparison_label(a, b))
+                    .unwrap_or_else(|| c.clone())
+            })
+            .collect();
+    }
+    if stats.families.is_empty() {
+        let labels: Vec<String> = comparisons
+            .iter()
+            .map(|(a, b)| comparison_label(a, b))
+            .collect();
+        if let Some(mut family) = primary_family(&comparison_labels) {
+            // The primary comparison under this run's layout.
+            if let Some(k) = comparison_labels
+                .iter()
+                .position(|l| family.comparisons.contains(l))
+            {
+                family.comparisons = vec![labels[k].clone()];
+            }
+            stats.families.push(family);
         }
     }
     let (output, output_span) = split(raw.output);

@@ -124,3 +124,80 @@ fn bad_values_name_the_field() {
     let e = error_of(&format!("{MINIMAL}\n[[arms]]\narm = \"Native\"\n"));
     assert!(e.message.contains("twice"), "{e}");
 }
+
+/// Paper A.6: "The primary six Native/Serial exact McNemar tests share a Holm correction at
+/// 0.05. Later panels state their own seeds, draw counts and correction families." Without
+/// declared families the run's Holm family is that primary family: Native/code vs
+/// Serial/Full/code across models and domains (scope global); other comparisons are
+/// supplementary and get a family only when one is declared.
+#[test]
+fn default_holm_family_is_the_papers_primary_family() {
+    let text = MINIMAL.replace("support = \"UnionFill\"", "support = \"Full\"");
+    let cfg = parse_text(&format!(
+        "{text}\n[[arms]]\narm = \"Serial\"\nsupport = \"TrieCall\"\n"
+    ))
+    .unwrap();
+    assert_eq!(cfg.comparisons.len(), 2);
+    assert_eq!(
+        cfg.stats.families,
+        vec![FamilyEntry {
+            name: "primary".into(),
+            comparisons: vec!["Native/code vs Serial/Full/code".into()],
+            scope: "global".into(),
+        }]
+    );
+    // A run without the primary comparison has no default family.
+    let cfg = parse_text(MINIMAL).unwrap();
+    assert!(cfg.stats.families.is_empty());
+    // Declared families replace the default.
+    let declared = format!(
+        "{MINIMAL}\n[[stats.families]]\nname = \"union\"\ncomparisons = [\"Native/code vs Serial/UnionFill/code\"]\n"
+    );
+    let cfg = parse_text(&declared).unwrap();
+    assert_eq!(cfg.stats.families.len(), 1);
+    assert_eq!(cfg.stats.families[0].name, "union");
+}
+
+#[test]
+fn unknown_family_scope_is_a_config_error() {
+    let text = format!(
+        "{MINIMAL}\n[[stats.families]]\nname = \"f\"\ncomparisons = [\"Native/code vs Serial/UnionFill/code\"]\nscope = \"per_modell\"\n"
+    );
+    let e = error_of(&text);
+    assert_eq!(e.field, "stats.families[0].scope");
+    assert!(e.message.contains("per_modell"), "{e}");
+    assert!(e.line.is_some(), "{e:?}");
+}
+
+/// E.2 / E.5 list `state` first; the state-last order is a named, non-default layout that
+/// applies to every arm and marks every arm label, comparison and family.
+#[test]
+fn request_layout_is_paper_by_default_and_state_last_is_named() {
+    let cfg = parse_text(MINIMAL).unwrap();
+    assert_eq!(cfg.run.request_layout, RequestLayout::Paper);
+    assert!(cfg.arms.iter().all(|a| a.layout == RequestLayout::Paper));
+    let text = format!("[run]\nrequest_layout = \"state_last\"\n{MINIMAL}")
+        .replace("support = \"UnionFill\"", "support = \"Full\"");
+    let cfg = parse_text(&format!(
+        "{text}\n[[comparisons]]\nnative = \"Native/code\"\nserial = \"Serial/Full/code\"\n"
+    ))
+    .unwrap();
+    assert!(cfg
+        .arms
+        .iter()
+        .all(|a| a.layout == RequestLayout::StateLast));
+    assert_eq!(
+        cfg.comparisons,
+        vec![(
+            "Native/code/state-last".to_string(),
+            "Serial/Full/code/state-last".to_string()
+        )]
+    );
+    assert_eq!(
+        cfg.stats.families[0].comparisons,
+        ["Native/code/state-last vs Serial/Full/code/state-last"]
+    );
+    let e = error_of(&format!("[run]\nrequest_layout = \"last\"\n{MINIMAL}"));
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("last"), "{e}");
+}

@@ -1,21 +1,25 @@
 //! Verbatim instructions and response contracts of Appendix E, and the rendering of a request
 //! from state.
 //!
-//! Layout of every request (a project choice where the paper leaves it open): one user message
-//! holding a JSON object whose keys come in this order — `question` (the instruction),
-//! `choices` (code → criterion, when codes are shown) or `allowed_values` (when a value itself
-//! is the answer), `response_format`, and `state`, the canonical JSON text of the state. The
-//! invariant parts come first so that requests of one item share a long token prefix; the
-//! state is last. Readout templates T0–T2 add a system message.
+//! Layout of every request: one user message holding a JSON object whose keys come in the
+//! paper's order — `state`, `question` (the instruction), `choices` (code → criterion, when
+//! codes are shown) or `allowed_values` (when a value itself is the answer), and
+//! `response_format` ("a single user message contains JSON keys state, question,
+//! allowed_values, and response_format", E.2; "User JSON has exactly state, question, choices,
+//! and response_format", E.5). The state is the canonical JSON text ("State is the canonical
+//! JSON string used by the other interfaces", E.2), except for PrefixContinue, whose state is
+//! the object itself ("PrefixContinue places the state object there", E.3). The non-paper
+//! layout [`RequestLayout::StateLast`] puts the state last instead; it is only used when a run
+//! names it. Readout templates T0–T2 add a system message.
 
 use serde_json::{json, Map, Value};
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, Decoding, Evidence, Item, PromptVariant, Request, RequestOption,
-    Template, BUDGET_CHARACTER, BUDGET_STRING,
+    Arm, ArmSpec, Contract, Decoding, Evidence, Item, PromptVariant, Request, RequestLayout,
+    RequestOption, Template, BUDGET_CHARACTER, BUDGET_STRING,
 };
 
-use crate::canonical::to_canonical_string;
+use crate::canonical::{canonicalize, to_canonical_string};
 
 /// E.1 / E.2 natural-task instructions.
 pub mod text {
@@ -249,9 +253,21 @@ pub fn render_request(
     options: Vec<RequestOption>,
     assistant_prefix: Option<String>,
 ) -> Request {
-    let state = to_canonical_string(&state_value(item, spec, step));
+    let state_object = state_value(item, spec, step);
+    let state = to_canonical_string(&state_object);
     let question = instruction(spec);
+    // E.3: "WholeGenerate places canonical JSON text in the user object's state field.
+    // PrefixContinue places the state object there". Every other arm follows E.2: "State is
+    // the canonical JSON string used by the other interfaces".
+    let state_field = if spec.arm == Arm::PrefixContinue {
+        canonicalize(&state_object)
+    } else {
+        json!(state)
+    };
     let mut user = Map::new();
+    if spec.layout == RequestLayout::Paper {
+        user.insert("state".into(), state_field.clone());
+    }
     user.insert("question".into(), json!(question));
     if shows_codes(spec) {
         let mut choices = Map::new();
@@ -269,7 +285,9 @@ pub fn render_request(
         "response_format".into(),
         json!(response_format(spec, options.len())),
     );
-    user.insert("state".into(), json!(state));
+    if spec.layout == RequestLayout::StateLast {
+        user.insert("state".into(), state_field);
+    }
     let user_text = serde_json::to_string(&Value::Object(user)).unwrap_or_default();
     let mut request = Request {
         request_id: String::new(),
@@ -304,8 +322,12 @@ mod tests {
         .unwrap()
     }
 
+    /// Paper E.2: "a single user message contains JSON keys state, question, allowed_values,
+    /// and response_format. State is the canonical JSON string used by the other
+    /// interfaces"; E.5: "User JSON has exactly state, question, choices, and
+    /// response_format".
     #[test]
-    fn serial_state_is_canonical_and_last() {
+    fn serial_state_is_canonical_and_first() {
         let it = item();
         let spec = ArmSpec::new(Arm::Serial).with_support(Support::FULL);
         let b = local_binding(&it, 1, OptionOrder::Reference);
@@ -327,7 +349,8 @@ mod tests {
         );
         let v: Value = serde_json::from_str(&r.user).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["question", "choices", "response_format", "state"]);
+        assert_eq!(keys, ["state", "question", "choices", "response_format"]);
+        assert!(r.user.starts_with(r#"{"state":"{\"candidates\":"#));
         assert_eq!(v["question"], text::SERIAL_V1);
         assert_eq!(v["state"], json!(r.state));
         assert_eq!(v["response_format"], text::CODE_RESPONSE_FORMAT);
@@ -335,6 +358,85 @@ mod tests {
         assert_eq!(r.decoding, Decoding::Score);
         assert!(r.system.is_none());
         assert!(r.request_id.starts_with("x:Serial/Full/code:2:"));
+    }
+
+    fn user_keys(r: &Request) -> Vec<String> {
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    /// Every arm shares the paper layout by default: `state` first, then `question`, then
+    /// `choices` or `allowed_values`, then `response_format` (E.2, E.5). The state-last layout
+    /// is a named non-default option and shows in the arm label.
+    #[test]
+    fn every_arm_uses_the_paper_layout_unless_state_last_is_named() {
+        let it = item();
+        let step = StepState {
+            position: Some(1),
+            prefix: Some(""),
+            copy_target: Some("585"),
+        };
+        let options = local_binding(&it, 1, OptionOrder::Reference).options;
+        for arm in c2s_records::Arm::ALL {
+            let mut spec = ArmSpec::new(arm);
+            if matches!(arm, Arm::WholeGenerate | Arm::PrefixContinue) {
+                spec.contract = Contract::GeneratedString;
+            }
+            let r = render_request(&it, &spec, 1, &step, options.clone(), None);
+            let keys = user_keys(&r);
+            assert_eq!(keys.first().map(String::as_str), Some("state"), "{arm}");
+            assert_eq!(keys[1], "question", "{arm}");
+            assert_eq!(keys.last().map(String::as_str), Some("response_format"));
+            spec.layout = RequestLayout::StateLast;
+            let r = render_request(&it, &spec, 1, &step, options.clone(), None);
+            let keys = user_keys(&r);
+            assert_eq!(keys.first().map(String::as_str), Some("question"), "{arm}");
+            assert_eq!(keys.last().map(String::as_str), Some("state"), "{arm}");
+            assert!(spec.label().ends_with("/state-last"));
+        }
+        let native = ArmSpec::new(Arm::Native).with_contract(Contract::GeneratedString);
+        let b = candidate_binding(&it, 1, OptionOrder::Reference);
+        let r = render_request(&it, &native, 0, &StepState::default(), b.options, None);
+        assert_eq!(
+            user_keys(&r),
+            ["state", "question", "allowed_values", "response_format"]
+        );
+    }
+
+    /// E.3: "WholeGenerate places canonical JSON text in the user object's state field.
+    /// PrefixContinue places the state object there and appends generated_prefix after the
+    /// assistant generation boundary. Its state excludes absolute position and current-prefix
+    /// fields." D.8: "PrefixContinue uses structured state".
+    #[test]
+    fn prefix_continue_places_the_state_object_and_whole_generate_its_text() {
+        let it = item();
+        let spec = ArmSpec::new(Arm::PrefixContinue).with_contract(Contract::GeneratedString);
+        // The controller gives PrefixContinue no position and no prefix in its state.
+        let r = render_request(
+            &it,
+            &spec,
+            2,
+            &StepState::default(),
+            vec![],
+            Some("5".into()),
+        );
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        assert!(v["state"].is_object(), "state is an object: {}", r.user);
+        let keys: Vec<&String> = v["state"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["candidates", "problem", "target_length"]);
+        assert_eq!(to_canonical_string(&v["state"]), r.state);
+        assert_eq!(r.assistant_prefix.as_deref(), Some("5"));
+        assert_eq!(user_keys(&r), ["state", "question", "response_format"]);
+        assert_eq!(v["question"], text::COMPLETE_ANSWER);
+        assert_eq!(v["response_format"], text::COMPLETE_ANSWER_CONTRACT);
+        let whole = ArmSpec::new(Arm::WholeGenerate).with_contract(Contract::GeneratedString);
+        let r = render_request(&it, &whole, 0, &StepState::default(), vec![], None);
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        assert_eq!(
+            v["state"],
+            json!(r.state),
+            "WholeGenerate: canonical JSON text"
+        );
     }
 
     #[test]

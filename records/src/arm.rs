@@ -246,6 +246,52 @@ pub enum OptionOrder {
     Permuted(u32),
 }
 
+/// Key order of the user JSON object of every request.
+///
+/// The paper lists `state` first: "a single user message contains JSON keys state, question,
+/// allowed_values, and response_format" (E.2), "User JSON has exactly state, question,
+/// choices, and response_format" (E.5), "one user message JSON object with state,
+/// field_queries, and response_format" (E.4). That is the default for every arm.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestLayout {
+    /// The paper's order: `state`, `question`, `choices` / `allowed_values`,
+    /// `response_format`.
+    #[default]
+    Paper,
+    /// Not the paper's: `question`, `choices` / `allowed_values`, `response_format`, `state`.
+    /// Invariant parts first, so the requests of one item share a longer token prefix (cheaper
+    /// with a prefix cache). Labelled `/state-last` in arm labels.
+    StateLast,
+}
+
+impl RequestLayout {
+    pub const ALL: [RequestLayout; 2] = [RequestLayout::Paper, RequestLayout::StateLast];
+
+    /// Config and manifest name: `paper` or `state_last`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestLayout::Paper => "paper",
+            RequestLayout::StateLast => "state_last",
+        }
+    }
+
+    /// What this layout appends to an arm label: nothing for the paper's layout, so that
+    /// only non-paper rows carry a mark.
+    pub fn label_suffix(self) -> &'static str {
+        match self {
+            RequestLayout::Paper => "",
+            RequestLayout::StateLast => "/state-last",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<RequestLayout> {
+        RequestLayout::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+}
+
 /// Everything that decides how an item becomes requests under one arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ArmSpec {
@@ -264,6 +310,9 @@ pub struct ArmSpec {
     pub copy_control: CopyControl,
     #[serde(default)]
     pub order: OptionOrder,
+    /// Key order of the user JSON (the paper's unless a run names another).
+    #[serde(default)]
+    pub layout: RequestLayout,
 }
 
 impl ArmSpec {
@@ -278,6 +327,7 @@ impl ArmSpec {
             evidence: Evidence::Raw,
             copy_control: CopyControl::Serial,
             order: OptionOrder::Reference,
+            layout: RequestLayout::Paper,
         }
     }
 
@@ -332,6 +382,9 @@ impl ArmSpec {
         if let OptionOrder::Permuted(k) = self.order {
             s.push_str(&format!("/O{k}"));
         }
+        // The paper layout is unmarked; any other layout is named so that its rows can never be
+        // mistaken for paper-layout rows.
+        s.push_str(self.layout.label_suffix());
         s
     }
 }
@@ -364,5 +417,12 @@ mod tests {
                 .label(),
             "Serial/TrieFill/code"
         );
+        let mut state_last = ArmSpec::new(Arm::Serial);
+        state_last.layout = RequestLayout::StateLast;
+        assert_eq!(state_last.label(), "Serial/Full/code/state-last");
+        assert_eq!(ArmSpec::new(Arm::Serial).layout, RequestLayout::Paper);
+        for l in RequestLayout::ALL {
+            assert_eq!(RequestLayout::parse(l.as_str()), Some(l));
+        }
     }
 }

@@ -591,7 +591,9 @@ fn methods(doc: &mut Doc, input: &ReportInput<'_>) {
     let cfg = input.cfg;
     doc.h(2, "Methods");
     let families = if cfg.families.is_empty() {
-        "one Holm family per (model, domain) holding all its comparisons".to_string()
+        "the paper's primary Holm family (A.6): Native/code vs Serial/Full/code over every \
+         model and domain; other comparisons unadjusted"
+            .to_string()
     } else {
         cfg.families
             .iter()
