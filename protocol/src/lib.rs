@@ -10,8 +10,8 @@ pub mod prompts;
 pub mod scoring;
 
 pub use controller::{
-    validate_spec, Controller, ControllerConfig, ControllerError, LocalController, StopController,
-    WholeAnswerController,
+    query_position, validate_spec, Controller, ControllerConfig, ControllerError, LocalController,
+    StopController, WholeAnswerController,
 };
 pub use options::{
     candidate_binding, code_for, local_binding, stop_alphabet, stop_binding, OptionBinding,

@@ -77,9 +77,34 @@ pub fn shows_codes(spec: &ArmSpec) -> bool {
     ) || spec.template.is_some()
 }
 
-/// Copy arms with a readout template use the E.5 readout layout.
-fn is_readout(spec: &ArmSpec) -> bool {
+/// Copy arms with a readout template use the E.5 readout layout and ask one preselected
+/// position per item ("Sixty parents per domain and twelve symbolic bases each supply a target
+/// and one preselected position", B.5).
+pub fn is_readout(spec: &ArmSpec) -> bool {
     spec.template.is_some() && matches!(spec.arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+}
+
+/// Whether a generated response loses its outer whitespace before it is matched.
+///
+/// The natural direct-output contracts strip it: "After outer whitespace removal, scoring
+/// requires an exact listed value and a complete response" (E.2); "Only outer whitespace is
+/// stripped" (A.7). Copying does not: "Single-position generation allows eight tokens;
+/// malformed output fails without trimming" (D.11), and the readout grid's "Decoded responses
+/// are scored without case repair, whitespace trimming or code mapping" (E.6).
+pub fn strips_outer_whitespace(spec: &ArmSpec) -> bool {
+    !matches!(spec.arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+}
+
+/// The opaque option name of the criterion `value` in the readout grid: `o_` and twelve hex
+/// digits of a SHA-256 of the value. E.5: "Each ordered choices entry maps a displayed
+/// uppercase code to option_name and criterion. Codes bind to characters once per parent. …
+/// Option names, response codes and character criteria are distinct in the opaque
+/// condition." The name depends on the criterion only, as in E.6, where `o_986b79d4b69d`
+/// names the criterion 9 for both parents while the codes bound to it differ (C, F).
+pub fn opaque_option_name(value: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("choice2seq opaque option name\0{value}").as_bytes());
+    format!("o_{}", &hex::encode(digest)[..12])
 }
 
 /// The instruction (question) of `spec`.
@@ -270,9 +295,17 @@ pub fn render_request(
     }
     user.insert("question".into(), json!(question));
     if shows_codes(spec) {
+        // Codes in display order, each bound to its criterion; the readout grid adds the
+        // option name to every entry (E.5).
+        let readout = is_readout(spec);
         let mut choices = Map::new();
         for o in &options {
-            choices.insert(o.code.clone(), json!(o.value));
+            let entry = if readout {
+                json!({"option_name": opaque_option_name(&o.value), "criterion": o.value})
+            } else {
+                json!(o.value)
+            };
+            choices.insert(o.code.clone(), entry);
         }
         user.insert("choices".into(), Value::Object(choices));
     } else if !matches!(spec.arm, Arm::WholeGenerate | Arm::PrefixContinue) {

@@ -374,10 +374,13 @@ impl ArmSpec {
                 Evidence::Indexed => "/indexed",
                 Evidence::Direct => "/direct",
             });
-            s.push_str(match self.copy_control {
-                CopyControl::Independent => "/independent",
-                CopyControl::Serial => "/serial",
-            });
+            // A readout (template) asks one position: no independent/serial schedule.
+            if self.template.is_none() {
+                s.push_str(match self.copy_control {
+                    CopyControl::Independent => "/independent",
+                    CopyControl::Serial => "/serial",
+                });
+            }
         }
         if let OptionOrder::Permuted(k) = self.order {
             s.push_str(&format!("/O{k}"));
