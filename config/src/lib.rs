@@ -144,15 +144,26 @@ pub struct ArmEntry {
     /// Option order: 0 = reference, k > 0 = seeded permutation Ok.
     #[serde(default)]
     pub order: Option<u32>,
+    /// Greedy budget in new tokens (generated contracts); default 8 per character, 32 per
+    /// complete string. B.3's whole-answer panel uses 64.
+    #[serde(default)]
+    pub max_new_tokens: Option<u32>,
 }
 
-/// `[[comparisons]]`: a paired comparison (arm labels).
+/// `[[comparisons]]`: a paired comparison of two configured arms (labels), in an explicit
+/// direction: `native` is the reference side whose correct items are SCR's denominator,
+/// `serial` the side compared with it. Any two distinct arms may be paired — the main tables
+/// pair Native with a local arm; Table 3 and B.1 pair Native with WholeGenerate ("The same
+/// checkpoint and items are used in Native and legal-code Serial … Joint, lost and gained
+/// counts below retain this pairing", B.3).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ComparisonEntry {
-    /// Label of the whole-answer arm, e.g. `Native/code`.
+    /// Label of the reference arm, e.g. `Native/code`.
+    #[serde(alias = "reference")]
     pub native: String,
-    /// Label of the local arm, e.g. `Serial/Full/code`.
+    /// Label of the compared arm, e.g. `Serial/Full/code` or `WholeGenerate/string/max64`.
+    #[serde(alias = "compared")]
     pub serial: String,
 }
 
@@ -522,9 +533,9 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
     for (i, c) in raw.comparisons.iter().enumerate() {
         let span = Some(c.span());
         let c = c.get_ref();
-        for (field, label, whole) in [("native", &c.native, true), ("serial", &c.serial, false)] {
+        for (field, label) in [("native", &c.native), ("serial", &c.serial)] {
             let at = span.as_ref().map(|s| key_span(text, s, field));
-            let Some(k) = labels.iter().position(|l| l == label) else {
+            if !labels.contains(label) {
                 return Err(err(
                     at,
                     format!("comparisons[{i}].{field}"),
@@ -533,17 +544,14 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                         labels.join(", ")
                     ),
                 ));
-            };
-            if arms[k].arm.is_whole_answer() != whole {
-                return Err(err(
-                    at,
-                    format!("comparisons[{i}].{field}"),
-                    format!(
-                        "`{label}` must be a {} arm",
-                        if whole { "whole-answer" } else { "local" }
-                    ),
-                ));
             }
+        }
+        if c.native == c.serial {
+            return Err(err(
+                span.as_ref().map(|s| key_span(text, s, "serial")),
+                format!("comparisons[{i}].serial"),
+                format!("`{}` cannot be paired with itself", c.serial),
+            ));
         }
         comparisons.push((c.native.clone(), c.serial.clone()));
     }
@@ -796,6 +804,7 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
         None | Some(0) => OptionOrder::Reference,
         Some(k) => OptionOrder::Permuted(k),
     };
+    spec.max_new_tokens = a.max_new_tokens;
     Ok(spec)
 }
 

@@ -201,3 +201,47 @@ fn request_layout_is_paper_by_default_and_state_last_is_named() {
     assert_eq!(e.line, Some(2), "{e}");
     assert!(e.message.contains("last"), "{e}");
 }
+
+/// B.3: "emits the complete answer in one greedy response, with thinking disabled and 64 new
+/// tokens. … The same checkpoint and items are used in Native and legal-code Serial; … Joint,
+/// lost and gained counts below retain this pairing." E.3: "Both allow 32 new tokens".
+#[test]
+fn whole_answer_budget_and_explicit_pairings() {
+    let text = format!(
+        "{MINIMAL}\n[[arms]]\narm = \"WholeGenerate\"\nmax_new_tokens = 64\n\n[[arms]]\narm = \"WholeGenerate\"\n\n[[comparisons]]\nnative = \"Native/code\"\nserial = \"WholeGenerate/string/max64\"\n\n[[comparisons]]\nreference = \"WholeGenerate/string\"\ncompared = \"Serial/UnionFill/code\"\n"
+    );
+    let cfg = parse_text(&text).unwrap();
+    assert_eq!(cfg.arms[2].max_new_tokens, Some(64));
+    assert_eq!(cfg.arms[3].max_new_tokens, None);
+    assert_eq!(
+        c2s_protocol::prompts::decoding(&cfg.arms[2]),
+        c2s_records::Decoding::Greedy { max_new_tokens: 64 }
+    );
+    assert_eq!(
+        c2s_protocol::prompts::decoding(&cfg.arms[3]),
+        c2s_records::Decoding::Greedy { max_new_tokens: 32 }
+    );
+    assert_eq!(
+        cfg.comparisons,
+        vec![
+            (
+                "Native/code".to_string(),
+                "WholeGenerate/string/max64".to_string()
+            ),
+            (
+                "WholeGenerate/string".to_string(),
+                "Serial/UnionFill/code".to_string()
+            )
+        ]
+    );
+    let e = error_of(&format!(
+        "{MINIMAL}\n[[comparisons]]\nnative = \"Native/code\"\nserial = \"Native/code\"\n"
+    ));
+    assert_eq!(e.field, "comparisons[0].serial");
+    let e = error_of(&MINIMAL.replace(
+        "arm = \"Native\"\n",
+        "arm = \"Native\"\nmax_new_tokens = 16\n",
+    ));
+    assert_eq!(e.field, "arms[0]");
+    assert!(e.message.contains("max_new_tokens"), "{e}");
+}

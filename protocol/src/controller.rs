@@ -94,6 +94,14 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
             "readout templates T0-T2 apply to the copy arms (GoldCopy, SelfPlanSpell)".into(),
         );
     }
+    if spec.max_new_tokens.is_some() && spec.contract == Contract::ScoredCode {
+        return Err(
+            "max_new_tokens applies to generated contracts; a scored code generates nothing".into(),
+        );
+    }
+    if spec.max_new_tokens == Some(0) {
+        return Err("max_new_tokens must be at least 1".into());
+    }
     // E.5: the readout criteria are the whole local alphabet ("Each criterion description
     // specifies an output character"; E.6 lists all ten digits), asked at one position.
     if is_readout(spec) && spec.support != c2s_records::Support::FULL {

@@ -250,21 +250,23 @@ fn query_character(target: &str, position: Option<u32>) -> String {
         .unwrap_or_default()
 }
 
-/// Decoding of `spec`: scoring, or greedy with the SPEC budget (8 per character, 32 per
-/// string).
+/// Decoding of `spec`: scoring, or greedy with the arm's budget — by default the SPEC's (8 per
+/// character, 32 per string: "Direct queries allow eight new tokens per character, 32 per
+/// string", A.7), else the panel's own (`max_new_tokens`, e.g. B.3's 64).
 pub fn decoding(spec: &ArmSpec) -> Decoding {
-    match spec.contract {
-        Contract::ScoredCode => Decoding::Score,
-        Contract::GeneratedCode | Contract::GeneratedCharacter => Decoding::Greedy {
-            max_new_tokens: BUDGET_CHARACTER,
-        },
-        Contract::GeneratedString => Decoding::Greedy {
-            max_new_tokens: if spec.arm.is_whole_answer() || spec.arm == Arm::PrefixContinue {
+    let default = match spec.contract {
+        Contract::ScoredCode => return Decoding::Score,
+        Contract::GeneratedCode | Contract::GeneratedCharacter => BUDGET_CHARACTER,
+        Contract::GeneratedString => {
+            if spec.arm.is_whole_answer() || spec.arm == Arm::PrefixContinue {
                 BUDGET_STRING
             } else {
                 BUDGET_CHARACTER
-            },
-        },
+            }
+        }
+    };
+    Decoding::Greedy {
+        max_new_tokens: spec.max_new_tokens.unwrap_or(default),
     }
 }
 
@@ -567,6 +569,11 @@ mod tests {
             n.variant = v;
             assert_eq!(instruction(&n), s);
         }
+        // B.3: "with thinking disabled and 64 new tokens"; E.3: "Both allow 32 new tokens".
+        let mut whole = ArmSpec::new(Arm::WholeGenerate).with_contract(Contract::GeneratedString);
+        assert_eq!(decoding(&whole), Decoding::Greedy { max_new_tokens: 32 });
+        whole.max_new_tokens = Some(64);
+        assert_eq!(decoding(&whole), Decoding::Greedy { max_new_tokens: 64 });
         let mut tf = ArmSpec::new(Arm::TeacherForced);
         tf.variant = PromptVariant::V3;
         assert_eq!(instruction(&tf), text::SERIAL_V3);

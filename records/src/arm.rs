@@ -313,6 +313,12 @@ pub struct ArmSpec {
     /// Key order of the user JSON (the paper's unless a run names another).
     #[serde(default)]
     pub layout: RequestLayout,
+    /// Greedy budget in new tokens of a generated contract; `None`: the SPEC budget (8 per
+    /// character, 32 per complete string). Panels set the paper's value where it differs, e.g.
+    /// 64 for Qwen3-8B's whole-answer generation (B.3: "with thinking disabled and 64 new
+    /// tokens") against 32 for Table 3 (E.3: "Both allow 32 new tokens").
+    #[serde(default)]
+    pub max_new_tokens: Option<u32>,
 }
 
 impl ArmSpec {
@@ -328,6 +334,7 @@ impl ArmSpec {
             copy_control: CopyControl::Serial,
             order: OptionOrder::Reference,
             layout: RequestLayout::Paper,
+            max_new_tokens: None,
         }
     }
 
@@ -387,6 +394,9 @@ impl ArmSpec {
         }
         // The paper layout is unmarked; any other layout is named so that its rows can never be
         // mistaken for paper-layout rows.
+        if let Some(n) = self.max_new_tokens {
+            s.push_str(&format!("/max{n}"));
+        }
         s.push_str(self.layout.label_suffix());
         s
     }
@@ -424,6 +434,9 @@ mod tests {
         state_last.layout = RequestLayout::StateLast;
         assert_eq!(state_last.label(), "Serial/Full/code/state-last");
         assert_eq!(ArmSpec::new(Arm::Serial).layout, RequestLayout::Paper);
+        let mut whole = ArmSpec::new(Arm::WholeGenerate).with_contract(Contract::GeneratedString);
+        whole.max_new_tokens = Some(64);
+        assert_eq!(whole.label(), "WholeGenerate/string/max64");
         for l in RequestLayout::ALL {
             assert_eq!(RequestLayout::parse(l.as_str()), Some(l));
         }
