@@ -60,15 +60,20 @@ pub enum SourceConfig {
     /// A JSONL bank file (one item per line).
     Jsonl {
         path: PathBuf,
-        /// Take only the first `limit` items.
+        /// Take only the first `limit` items (after `select`).
         #[serde(default)]
         limit: Option<usize>,
+        /// Keep only the items this selection names.
+        #[serde(default)]
+        select: Option<Selection>,
     },
     /// A Parquet file of items (columns as the JSONL fields; `candidates` a list of strings).
     Parquet {
         path: PathBuf,
         #[serde(default)]
         limit: Option<usize>,
+        #[serde(default)]
+        select: Option<Selection>,
     },
     /// A Kafka topic of JSON item messages.
     Kafka {
@@ -82,6 +87,105 @@ pub enum SourceConfig {
         #[serde(default = "yes")]
         continuous: bool,
     },
+}
+
+/// `select` of a file source: which of its items a panel runs. Every given criterion must hold;
+/// a record that is not a readable item is kept (so that it reaches `rejects/`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Selection {
+    /// Item ids to keep.
+    #[serde(default)]
+    pub ids: Option<Vec<String>>,
+    /// A file of item ids to keep, one per line (`#` starts a comment); relative to the
+    /// directory the run starts in. Resolved into `ids` when the config is loaded.
+    #[serde(default)]
+    pub ids_file: Option<PathBuf>,
+    /// Target lengths to keep.
+    #[serde(default)]
+    pub lengths: Option<Vec<usize>>,
+    /// Domains to keep (`arithmetic`, `lexical`).
+    #[serde(default)]
+    pub domains: Option<Vec<String>>,
+    /// Arithmetic strata: `balanced` / `unbalanced`.
+    #[serde(default)]
+    pub structure: Option<String>,
+    /// Arithmetic strata: `low` / `high`.
+    #[serde(default)]
+    pub carry_class: Option<String>,
+    /// Lexical strata: `low` / `high` (Zipf split at 4.0).
+    #[serde(default)]
+    pub frequency_stratum: Option<String>,
+    /// Lexical strata: whether the target repeats a letter.
+    #[serde(default)]
+    pub repeated_letters: Option<bool>,
+}
+
+impl Selection {
+    /// Whether the record `payload` (an item's JSON text) is selected. Text that is not a JSON
+    /// object is kept: validation downstream rejects it with its location.
+    pub fn keeps(&self, payload: &str) -> bool {
+        let Ok(serde_json::Value::Object(v)) = serde_json::from_str::<serde_json::Value>(payload)
+        else {
+            return true;
+        };
+        let text = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
+        if let Some(ids) = &self.ids {
+            if !text("item_id").is_some_and(|id| ids.iter().any(|x| x == id)) {
+                return false;
+            }
+        }
+        if let Some(lengths) = &self.lengths {
+            let length = v
+                .get("length")
+                .and_then(serde_json::Value::as_u64)
+                .map(|l| l as usize)
+                .or_else(|| text("target").map(|t| t.chars().count()));
+            if !length.is_some_and(|l| lengths.contains(&l)) {
+                return false;
+            }
+        }
+        if let Some(domains) = &self.domains {
+            if !text("domain").is_some_and(|d| domains.iter().any(|x| x == d)) {
+                return false;
+            }
+        }
+        let meta = |table: &str, key: &str| v.get(table).and_then(|t| t.get(key)).cloned();
+        let string_is = |got: Option<serde_json::Value>, want: &Option<String>| match want {
+            None => true,
+            Some(w) => got.as_ref().and_then(serde_json::Value::as_str) == Some(w.as_str()),
+        };
+        string_is(meta("arithmetic", "structure"), &self.structure)
+            && string_is(meta("arithmetic", "carry_class"), &self.carry_class)
+            && string_is(
+                meta("lexical", "frequency_stratum"),
+                &self.frequency_stratum,
+            )
+            && match self.repeated_letters {
+                None => true,
+                Some(w) => meta("lexical", "repeated_letters").and_then(|x| x.as_bool()) == Some(w),
+            }
+    }
+}
+
+/// Read an id-list file: one id per line, blank lines and `#` comments skipped. Errors are
+/// (line, message).
+pub fn read_id_list(text: &str) -> Result<Vec<String>, (usize, String)> {
+    let mut ids: Vec<String> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let id = line.split('#').next().unwrap_or_default().trim();
+        if id.is_empty() {
+            continue;
+        }
+        if id.contains(char::is_whitespace) {
+            return Err((n + 1, format!("`{id}` is not one item id")));
+        }
+        if ids.iter().any(|x| x == id) {
+            return Err((n + 1, format!("`{id}` is listed twice")));
+        }
+        ids.push(id.to_string());
+    }
+    Ok(ids)
 }
 
 fn default_group() -> String {
@@ -472,14 +576,25 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
     for (i, s) in raw.sources.into_iter().enumerate() {
         let span = Some(s.span());
         let s = s.into_inner();
-        match &s {
-            SourceConfig::Jsonl { path, .. } | SourceConfig::Parquet { path, .. } => {
-                if !base.join(path).exists() {
+        let mut s = s;
+        match &mut s {
+            SourceConfig::Jsonl { path, select, .. }
+            | SourceConfig::Parquet { path, select, .. } => {
+                if !base.join(&*path).exists() {
                     return Err(err(
                         span,
                         format!("sources[{i}].path"),
                         format!("{} does not exist", path.display()),
                     ));
+                }
+                if let Some(sel) = select {
+                    resolve_selection(sel, base).map_err(|(field, message)| {
+                        err(
+                            span.clone(),
+                            format!("sources[{i}].select.{field}"),
+                            message,
+                        )
+                    })?;
                 }
             }
             SourceConfig::Kafka { brokers, topic, .. } => {
@@ -711,6 +826,63 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
         output,
         file: file.to_path_buf(),
     })
+}
+
+/// Check a selection and read its id file into `ids`; errors are (field, message).
+fn resolve_selection(sel: &mut Selection, base: &Path) -> Result<(), (String, String)> {
+    if let Some(file) = &sel.ids_file {
+        let text = std::fs::read_to_string(base.join(file)).map_err(|e| {
+            (
+                "ids_file".to_string(),
+                format!("cannot read {}: {e}", file.display()),
+            )
+        })?;
+        let listed = read_id_list(&text).map_err(|(line, message)| {
+            (
+                "ids_file".to_string(),
+                format!("{}:{line}: {message}", file.display()),
+            )
+        })?;
+        if listed.is_empty() {
+            return Err((
+                "ids_file".to_string(),
+                format!("{} lists no item id", file.display()),
+            ));
+        }
+        match &mut sel.ids {
+            Some(ids) => ids.extend(listed),
+            None => sel.ids = Some(listed),
+        }
+    }
+    if sel.ids.as_ref().is_some_and(Vec::is_empty) {
+        return Err(("ids".to_string(), "lists no item id".to_string()));
+    }
+    if let Some(domains) = &sel.domains {
+        if let Some(d) = domains
+            .iter()
+            .find(|d| !matches!(d.as_str(), "arithmetic" | "lexical"))
+        {
+            return Err((
+                "domains".to_string(),
+                format!("unknown domain `{d}` (arithmetic, lexical)"),
+            ));
+        }
+    }
+    for (field, value, allowed) in [
+        ("structure", &sel.structure, ["balanced", "unbalanced"]),
+        ("carry_class", &sel.carry_class, ["low", "high"]),
+        ("frequency_stratum", &sel.frequency_stratum, ["low", "high"]),
+    ] {
+        if let Some(v) = value {
+            if !allowed.contains(&v.as_str()) {
+                return Err((
+                    field.to_string(),
+                    format!("unknown value `{v}` ({})", allowed.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parse one `[[arms]]` entry; errors are (field, message).

@@ -245,3 +245,81 @@ fn whole_answer_budget_and_explicit_pairings() {
     assert_eq!(e.field, "arms[0]");
     assert!(e.message.contains("max_new_tokens"), "{e}");
 }
+
+/// Panels name subsets of the banks ("the 30-plan panel", "72 preselected natural items",
+/// A.4/A.5) by an id list or by a filter on length, domain and stratum.
+#[test]
+fn sources_select_items_by_id_list_and_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = dir.path().join("ids.txt");
+    std::fs::write(
+        &ids,
+        "# a panel\narith-dev-3-01\n\narith-dev-4-01  # trailing comment\n",
+    )
+    .unwrap();
+    let bank = root().join("data/banks/arithmetic-dev.jsonl");
+    let text = MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        &format!(
+            "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = {{ ids_file = \"{}\", lengths = [3] }}",
+            ids.display()
+        ),
+    );
+    let cfg = parse_text(&text).unwrap();
+    let SourceConfig::Jsonl {
+        select: Some(sel), ..
+    } = &cfg.sources[0]
+    else {
+        panic!("{:?}", cfg.sources[0]);
+    };
+    assert_eq!(
+        sel.ids.as_deref(),
+        Some(&["arith-dev-3-01".to_string(), "arith-dev-4-01".to_string()][..])
+    );
+    let kept: Vec<String> = std::fs::read_to_string(&bank)
+        .unwrap()
+        .lines()
+        .filter(|l| sel.keeps(l))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["item_id"].to_string())
+        .collect();
+    assert_eq!(kept, ["\"arith-dev-3-01\""], "ids and length both hold");
+    assert!(
+        sel.keeps("{not json"),
+        "unreadable records go on to rejects/"
+    );
+
+    let strata = Selection {
+        domains: Some(vec!["arithmetic".into()]),
+        structure: Some("unbalanced".into()),
+        carry_class: Some("high".into()),
+        ..Default::default()
+    };
+    let text = std::fs::read_to_string(&bank).unwrap();
+    let n = text.lines().filter(|l| strata.keeps(l)).count();
+    assert_eq!(n, 12, "2 per length in each dev cell");
+    let lexical = Selection {
+        repeated_letters: Some(true),
+        ..Default::default()
+    };
+    assert_eq!(text.lines().filter(|l| lexical.keeps(l)).count(), 0);
+
+    let e = error_of(&MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = { ids_file = \"nope.txt\" }",
+    ));
+    assert_eq!(e.field, "sources[0].select.ids_file");
+    let e = error_of(&MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = { carry_class = \"medium\" }",
+    ));
+    assert_eq!(e.field, "sources[0].select.carry_class");
+    let e = error_of(&MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = { lenghts = [3] }",
+    ));
+    assert!(e.message.contains("lenghts"), "{e}");
+    assert_eq!(
+        read_id_list("a\nb\na\n"),
+        Err((3, "`a` is listed twice".to_string()))
+    );
+}
