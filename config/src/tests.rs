@@ -323,3 +323,50 @@ fn sources_select_items_by_id_list_and_filter() {
         Err((3, "`a` is listed twice".to_string()))
     );
 }
+
+/// Every shipped panel config validates as shipped (paths, panels, arms, comparisons,
+/// families); the end-to-end smoke runs are in tests/tests/panels.rs.
+#[test]
+fn every_panel_config_validates() {
+    let dir = root().join("config/panels");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let model = root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+        let text = if model.exists() {
+            text
+        } else {
+            text.replace("[model]", "[model]\nengine = \"simulated\"")
+        };
+        let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{e}"));
+        names.push(path.file_stem().unwrap().to_string_lossy().to_string());
+        match names.last().map(String::as_str) {
+            // D.13: "Indexed/Direct evidence, code/character output, three templates and three
+            // orders" — 2 × 2 × 3 × 3 arms.
+            Some("readout-grid") => assert_eq!(cfg.arms.len(), 36),
+            Some("support") => assert_eq!(cfg.arms.len(), 7),
+            Some("table3") => assert_eq!(cfg.comparisons.len(), 3),
+            _ => {}
+        }
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "copy",
+            "fresh-plan",
+            "option-orders",
+            "prompt-variants",
+            "prompt-variants-direct",
+            "readout-grid",
+            "stop",
+            "support",
+            "table1-code",
+            "table1-direct",
+            "table3",
+            "teacher-forced",
+            "whole-answer"
+        ]
+    );
+}
