@@ -39,6 +39,10 @@ pub struct RunSection {
     /// Key order of the user JSON of every request: `paper` (state first, E.2/E.5; the
     /// default) or `state_last` (not the paper's; labelled `/state-last` in every arm label).
     pub request_layout: RequestLayout,
+    /// WordNet 3.0 `dict` directory whose index files classify lexical outputs (D.17: indexed
+    /// noun / indexed word / unindexed). Without it those outputs are `outside` (a warning
+    /// says so).
+    pub wordnet_dir: PathBuf,
 }
 
 impl Default for RunSection {
@@ -49,6 +53,7 @@ impl Default for RunSection {
             min_length: 3,
             max_length: 8,
             request_layout: RequestLayout::Paper,
+            wordnet_dir: PathBuf::from("/usr/share/wordnet"),
         }
     }
 }

@@ -18,7 +18,9 @@ use c2s_records::{
 };
 
 use crate::options::{candidate_binding, local_binding, stop_binding, OptionBinding};
-use crate::outcome::{confidence, membership, position_correct, stop_outcome};
+use crate::outcome::{
+    confidence, membership, position_correct, recombination, stop_outcome, Lexicon,
+};
 use crate::prompts::{is_readout, render_request, shows_codes, strips_outer_whitespace, StepState};
 use crate::scoring::{parse_answer, ParsedAnswer, ScoringError};
 
@@ -110,17 +112,40 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
     Ok(())
 }
 
+/// WordNet's lemma index for the lexical membership classes (D.17). Loaded once and kept for
+/// the whole process, so a reference is all a controller needs (and the config stays `Copy`).
+#[derive(Clone, Copy)]
+pub struct LexiconRef(pub &'static dyn Lexicon);
+
+impl std::fmt::Debug for LexiconRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LexiconRef")
+    }
+}
+
+impl PartialEq for LexiconRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for LexiconRef {}
+
 /// Settings shared by all controllers of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ControllerConfig {
     /// Seed of option display orders and code bindings.
     pub option_seed: u64,
+    /// WordNet's index for the lexical membership classes; without it a non-candidate lexical
+    /// string is `Outside`.
+    pub lexicon: Option<LexiconRef>,
 }
 
 impl Default for ControllerConfig {
     fn default() -> Self {
         ControllerConfig {
             option_seed: 20261005,
+            lexicon: None,
         }
     }
 }
@@ -266,7 +291,9 @@ fn assemble(
     aborted: bool,
     plan: Option<String>,
     stop: Option<c2s_records::StopOutcome>,
+    lexicon: Option<LexiconRef>,
 ) -> Trajectory {
+    let lexicon: Option<&dyn Lexicon> = lexicon.map(|l| l.0);
     let valid = !aborted
         && !output.contains(INVALID_MARKER)
         && steps
@@ -289,14 +316,13 @@ fn assemble(
         } else {
             spec.support.name().into()
         },
-        membership: if spec.arm == Arm::SerialStop {
-            // Membership of the content track: the content before END.
-            membership(item, &output)
-        } else if aborted {
+        // SerialStop's output is its content track (the characters before END).
+        membership: if aborted && spec.arm != Arm::SerialStop {
             Membership::Malformed
         } else {
-            membership(item, &output)
+            membership(item, &output, lexicon)
         },
+        recombination: recombination(item, &output),
         fidelity: plan.as_ref().map(|p| valid && &output == p),
         plan,
         stop,
@@ -328,6 +354,7 @@ pub struct WholeAnswerController {
     request: Option<Request>,
     step: Option<StepRecord>,
     output: String,
+    lexicon: Option<LexiconRef>,
 }
 
 impl WholeAnswerController {
@@ -339,6 +366,7 @@ impl WholeAnswerController {
             request: None,
             step: None,
             output: String::new(),
+            lexicon: cfg.lexicon,
         }
     }
 
@@ -401,6 +429,7 @@ impl WholeAnswerController {
             false,
             None,
             None,
+            self.lexicon,
         )
     }
 }
@@ -429,6 +458,7 @@ pub struct LocalController {
     outstanding: BTreeMap<String, (u32, Vec<String>, Request)>,
     aborted: bool,
     started: bool,
+    lexicon: Option<LexiconRef>,
 }
 
 impl LocalController {
@@ -479,6 +509,7 @@ impl LocalController {
             outstanding: BTreeMap::new(),
             aborted: false,
             started: false,
+            lexicon: cfg.lexicon,
         })
     }
 
@@ -744,6 +775,7 @@ impl LocalController {
             self.aborted,
             self.plan.as_ref().map(|p| p.iter().collect()),
             None,
+            self.lexicon,
         )
     }
 }
@@ -764,6 +796,7 @@ impl LocalController {
             self.aborted,
             self.plan.as_ref().map(|p| p.iter().collect()),
             None,
+            self.lexicon,
         );
         let emitted = t.output.clone();
         let at = |chars: &[char]| chars[position - 1].to_string();
@@ -832,6 +865,7 @@ pub struct StopController {
     outstanding: Option<(Vec<String>, Request)>,
     ended: bool,
     started: bool,
+    lexicon: Option<LexiconRef>,
 }
 
 impl StopController {
@@ -846,6 +880,7 @@ impl StopController {
             outstanding: None,
             ended: false,
             started: false,
+            lexicon: cfg.lexicon,
         }
     }
 
@@ -940,6 +975,7 @@ impl StopController {
             false,
             None,
             Some(stop),
+            self.lexicon,
         )
     }
 }

@@ -371,6 +371,7 @@ fn trajectory(
         } else {
             Membership::Outside
         },
+        recombination: false,
         stop: None,
         aborted: false,
         calls: length as u32,
