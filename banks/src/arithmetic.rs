@@ -54,11 +54,17 @@ fn max_run(trace: &[u32]) -> u32 {
 /// column-wise sum of the shifted rows.
 ///
 /// Counted carries are the positive outgoing carries that are added into a further column
-/// operation. The carry out of a row's last column (and of the summation's last column) is
-/// written down as the leading digit instead; the traces keep it, the counts do not. Counting
-/// it would make every 4-digit product of a 3-digit by 1-digit pair carry in its last column,
-/// so the L = 4 unbalanced pool's median would equal its maximum and leave the high-carry
-/// cell empty.
+/// operation of the same row (or of the summation). A.2: "The grade school simulator records
+/// positive outgoing carries within each multiplication row and the final partial product
+/// summation. Carry chain length counts consecutive carry events within a row or summation,
+/// resetting between them." The carry out of a row's last column (and of the summation's last
+/// column) leaves the row: it is written down as the leading digit, not carried within the row,
+/// so the traces keep it and the counts do not. This reading is also the only one under which
+/// A.2's "Final selection takes 16 items from each structure/carry cell per length" can hold:
+/// counting that carry makes almost every L = 4 unbalanced pair reach the pool's maximum (every
+/// 3-digit × 1-digit pair with a 4-digit product carries out of its last column), the pool's
+/// median equals its maximum and "high carry above it" is empty (pinned by
+/// `counting_the_written_down_carry_empties_a_cell`).
 pub fn simulate(a: u64, b: u64) -> Simulation {
     let da = digits_lsd(a);
     let db = digits_lsd(b);
@@ -226,7 +232,8 @@ fn pow10(e: usize) -> u64 {
 }
 
 /// Draw a pool of `size` distinct unordered operand pairs with exactly `length`-digit products.
-/// Operands are at least 2 (a factor 1 is an identity, not a multiplication problem).
+/// A.2: "Positive operands have products of exactly L digits": any positive operand, 1
+/// included (no rule of the paper excludes it).
 pub fn draw_pool(length: usize, structure: Structure, size: usize, rng: &mut ChaCha8Rng) -> Pool {
     let shapes = operand_lengths(length, structure);
     let mut seen = BTreeSet::new();
@@ -235,8 +242,8 @@ pub fn draw_pool(length: usize, structure: Structure, size: usize, rng: &mut Cha
     while draws.len() < size && attempts < size * 1000 {
         attempts += 1;
         let (la, lb) = shapes[rng.random_range(0..shapes.len())];
-        let a = rng.random_range(pow10(la - 1).max(2)..pow10(la));
-        let b = rng.random_range(pow10(lb - 1).max(2)..pow10(lb));
+        let a = rng.random_range(pow10(la - 1)..pow10(la));
+        let b = rng.random_range(pow10(lb - 1)..pow10(lb));
         let product = a * b;
         if num_digits(product) != length {
             continue;
@@ -388,9 +395,13 @@ pub fn select_operands(seed: u64, quota: ArithmeticQuota) -> Result<ArithmeticSe
     Ok(ArithmeticSelection { dev, test, medians })
 }
 
-/// The problem text of `a × b` (ASCII, so that every bank is plain ASCII).
+/// The problem surface of Figure 1 ("39 × 15 = ?"); the paper's prompts give no other: E.1
+/// says only that "Every state contains problem and target_length".
+pub const PROBLEM_SURFACE: &str = "{a} × {b} = ?";
+
+/// The problem text of `a × b`, in the surface [`PROBLEM_SURFACE`].
 pub fn problem_text(a: u64, b: u64) -> String {
-    format!("What is {a} * {b}?")
+    format!("{a} × {b} = ?")
 }
 
 /// Length of the common prefix of the gold and its first-letter partner in a four-by-two set:
@@ -483,6 +494,66 @@ pub fn build_paired_items(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Figure 1: "39 × 15 = ? 585 589 385 389 485 489 685 689".
+    #[test]
+    fn problem_surface_follows_figure_one() {
+        assert_eq!(problem_text(39, 15), "39 × 15 = ?");
+        assert_eq!(
+            PROBLEM_SURFACE.replace("{a}", "39").replace("{b}", "15"),
+            "39 × 15 = ?"
+        );
+    }
+
+    /// A.2: "Positive operands have products of exactly L digits." A factor 1 is positive and
+    /// no stated rule excludes it, so pools hold pairs with a 1.
+    #[test]
+    fn pools_admit_operand_one() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let pool = draw_pool(3, Structure::Unbalanced, 2000, &mut rng);
+        assert!(pool.draws.iter().any(|d| d.a == 1 || d.b == 1));
+        assert!(pool.draws.iter().all(|d| d.a >= 1 && d.b >= 1));
+    }
+
+    /// A.2: "records positive outgoing carries within each multiplication row … For each
+    /// length and structure, a frozen bounded pool defines low carry at or below its median
+    /// and high carry above it. Final selection takes 16 items from each structure/carry cell
+    /// per length." Counting the carry written down as a row's leading digit would leave the
+    /// L = 4 unbalanced high cell empty (median = maximum); the counted carries fill it.
+    #[test]
+    fn counting_the_written_down_carry_empties_a_cell() {
+        let mut rng = ChaCha8Rng::seed_from_u64(20261005);
+        let pool = draw_pool(4, Structure::Unbalanced, 2000, &mut rng);
+        let inclusive: Vec<u32> = pool
+            .draws
+            .iter()
+            .map(|d| {
+                let rows: usize = d
+                    .stats
+                    .row_carry_trace
+                    .iter()
+                    .map(|t| t.iter().filter(|&&c| c > 0).count())
+                    .sum();
+                let sum = d.stats.sum_carry_trace.iter().filter(|&&c| c > 0).count();
+                (rows + sum) as u32
+            })
+            .collect();
+        let mut sorted = inclusive.clone();
+        sorted.sort_unstable();
+        let median = f64::from(sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0;
+        let max = sorted.last().copied().unwrap_or(0);
+        assert_eq!(median, f64::from(max), "inclusive count: median = maximum");
+        assert_eq!(
+            inclusive.iter().filter(|&&c| f64::from(c) > median).count(),
+            0
+        );
+        let high = pool
+            .draws
+            .iter()
+            .filter(|d| pool.carry_class(d) == CarryClass::High)
+            .count();
+        assert!(high >= 16 + 2, "the counted rule fills the cell: {high}");
+    }
 
     #[test]
     fn simulator_counts_known_example() {

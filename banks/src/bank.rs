@@ -18,7 +18,9 @@ use crate::wordfreq::ZipfTable;
 use crate::wordnet::WordNet;
 
 /// Version of the generators; bump when any output byte changes.
-pub const GENERATOR_VERSION: &str = "choice2seq-banks/1";
+/// 2: operands may be 1 (A.2 "Positive operands") and problems use Figure 1's surface
+/// "a × b = ?" (1: operands ≥ 2, "What is a * b?").
+pub const GENERATOR_VERSION: &str = "choice2seq-banks/2";
 
 /// Default bank seed.
 pub const DEFAULT_SEED: u64 = 20261005;
@@ -86,6 +88,10 @@ pub struct Provenance {
     pub arithmetic_carry_medians: BTreeMap<String, f64>,
     /// Operand pairs drawn per (length, structure) pool.
     pub arithmetic_pool_size: usize,
+    /// The arithmetic rules the bank was built with: problem surface, smallest operand, which
+    /// carries are counted (each with the paper passage it follows).
+    #[serde(default)]
+    pub arithmetic_rules: BTreeMap<String, String>,
     /// SHA-256 of each bank file.
     pub files: BTreeMap<String, String>,
 }
@@ -160,6 +166,7 @@ pub fn build_banks(sources: &Sources, seed: u64) -> Result<Banks, BankFileError>
             .map(|((l, s), m)| (format!("L{l}/{s:?}").to_lowercase(), *m))
             .collect(),
         arithmetic_pool_size: quota.pool_size,
+        arithmetic_rules: arithmetic_rules(),
         files: BTreeMap::new(),
     };
     Ok(Banks {
@@ -169,6 +176,34 @@ pub fn build_banks(sources: &Sources, seed: u64) -> Result<Banks, BankFileError>
         lexical_dev,
         provenance,
     })
+}
+
+/// The arithmetic rules recorded in the provenance.
+pub fn arithmetic_rules() -> BTreeMap<String, String> {
+    [
+        (
+            "problem_surface",
+            format!(
+                "{} (Figure 1: \"39 × 15 = ?\"; the prompts of Appendix E give no surface)",
+                crate::arithmetic::PROBLEM_SURFACE
+            ),
+        ),
+        (
+            "operand_minimum",
+            "1 (A.2: \"Positive operands have products of exactly L digits\")".to_string(),
+        ),
+        (
+            "counted_carries",
+            "positive outgoing carries passed to a further column within a row multiplication \
+             or the partial-product summation; the carry out of the last column is written \
+             down as the leading digit and kept in the traces only (A.2: \"positive outgoing \
+             carries within each multiplication row and the final partial product summation\")"
+                .to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 /// JSONL text of `items`: one compact JSON object per line.

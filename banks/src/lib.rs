@@ -5,5 +5,6 @@
 pub mod arithmetic;
 pub mod bank;
 pub mod lexical;
+pub mod panels;
 pub mod wordfreq;
 pub mod wordnet;

@@ -555,3 +555,92 @@ mod tests {
         assert!(err.to_string().contains("absent"), "{err}");
     }
 }
+
+/// The lemmas of WordNet's four index files (`index.noun`, `index.verb`, `index.adj`,
+/// `index.adv`): what the lexical membership classes of D.17 consult ("another indexed noun,
+/// another indexed word, and unindexed string").
+#[derive(Debug, Clone, Default)]
+pub struct WordIndex {
+    nouns: std::collections::HashSet<String>,
+    words: std::collections::HashSet<String>,
+    /// SHA-256 over the four index files, in the order above.
+    pub sha256: String,
+}
+
+impl WordIndex {
+    /// Read the four index files from a WordNet `dict` directory (Debian: /usr/share/wordnet).
+    pub fn load(dir: impl AsRef<Path>) -> Result<WordIndex, SourceError> {
+        let dir = dir.as_ref();
+        let mut out = WordIndex::default();
+        let mut hash = Sha256::new();
+        for (file, noun) in [
+            ("index.noun", true),
+            ("index.verb", false),
+            ("index.adj", false),
+            ("index.adv", false),
+        ] {
+            let path = dir.join(file);
+            let text = std::fs::read_to_string(&path).map_err(|e| SourceError::io(&path, e))?;
+            hash.update(text.as_bytes());
+            out.add_index(&text, noun)
+                .map_err(|(line, message)| SourceError::Parse {
+                    path: path.clone(),
+                    line,
+                    message,
+                })?;
+        }
+        out.sha256 = hex::encode(hash.finalize());
+        Ok(out)
+    }
+
+    /// Add the lemmas of one index file's text (license lines start with a space).
+    pub fn add_index(&mut self, text: &str, noun: bool) -> Result<(), (usize, String)> {
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with(' ') || line.trim().is_empty() {
+                continue;
+            }
+            let lemma = line
+                .split_ascii_whitespace()
+                .next()
+                .ok_or((n + 1, "empty index line".to_string()))?;
+            if noun {
+                self.nouns.insert(lemma.to_string());
+            }
+            self.words.insert(lemma.to_string());
+        }
+        Ok(())
+    }
+}
+
+impl c2s_protocol::Lexicon for WordIndex {
+    fn is_noun(&self, word: &str) -> bool {
+        self.nouns.contains(word)
+    }
+
+    fn is_word(&self, word: &str) -> bool {
+        self.words.contains(word)
+    }
+}
+
+#[cfg(test)]
+mod word_index_tests {
+    use super::*;
+    use c2s_protocol::Lexicon;
+
+    #[test]
+    fn index_lemmas_by_part_of_speech() {
+        let mut w = WordIndex::default();
+        w.add_index("  1 license line\napple n 1 1 @ 1 0 07739125\n", true)
+            .unwrap();
+        w.add_index("abandon v 1 1 @ 1 0 02228049\n", false)
+            .unwrap();
+        assert!(w.is_noun("apple") && w.is_word("apple"));
+        assert!(!w.is_noun("abandon") && w.is_word("abandon"));
+        assert!(!w.is_word("license") && !w.is_word("zzz"));
+        let dir = Path::new("/usr/share/wordnet");
+        if dir.join("index.adv").exists() {
+            let real = WordIndex::load(dir).unwrap();
+            assert!(real.is_noun("apple") && real.is_word("quickly") && !real.is_noun("quickly"));
+        }
+    }
+}

@@ -11,8 +11,8 @@ use thiserror::Error;
 use toml::Spanned;
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionOrder, PromptVariant, Support,
-    Template,
+    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionOrder, PromptVariant,
+    RequestLayout, Support, Template,
 };
 
 /// A configuration error: file, line (1-based, when known), field path and what is wrong.
@@ -36,6 +36,13 @@ pub struct RunSection {
     /// Shortest and longest accepted target length.
     pub min_length: usize,
     pub max_length: usize,
+    /// Key order of the user JSON of every request: `paper` (state first, E.2/E.5; the
+    /// default) or `state_last` (not the paper's; labelled `/state-last` in every arm label).
+    pub request_layout: RequestLayout,
+    /// WordNet 3.0 `dict` directory whose index files classify lexical outputs (D.17: indexed
+    /// noun / indexed word / unindexed). Without it those outputs are `outside` (a warning
+    /// says so).
+    pub wordnet_dir: PathBuf,
 }
 
 impl Default for RunSection {
@@ -45,6 +52,8 @@ impl Default for RunSection {
             option_seed: 20261005,
             min_length: 3,
             max_length: 8,
+            request_layout: RequestLayout::Paper,
+            wordnet_dir: PathBuf::from("/usr/share/wordnet"),
         }
     }
 }
@@ -56,15 +65,20 @@ pub enum SourceConfig {
     /// A JSONL bank file (one item per line).
     Jsonl {
         path: PathBuf,
-        /// Take only the first `limit` items.
+        /// Take only the first `limit` items (after `select`).
         #[serde(default)]
         limit: Option<usize>,
+        /// Keep only the items this selection names.
+        #[serde(default)]
+        select: Option<Selection>,
     },
     /// A Parquet file of items (columns as the JSONL fields; `candidates` a list of strings).
     Parquet {
         path: PathBuf,
         #[serde(default)]
         limit: Option<usize>,
+        #[serde(default)]
+        select: Option<Selection>,
     },
     /// A Kafka topic of JSON item messages.
     Kafka {
@@ -78,6 +92,105 @@ pub enum SourceConfig {
         #[serde(default = "yes")]
         continuous: bool,
     },
+}
+
+/// `select` of a file source: which of its items a panel runs. Every given criterion must hold;
+/// a record that is not a readable item is kept (so that it reaches `rejects/`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Selection {
+    /// Item ids to keep.
+    #[serde(default)]
+    pub ids: Option<Vec<String>>,
+    /// A file of item ids to keep, one per line (`#` starts a comment); relative to the
+    /// directory the run starts in. Resolved into `ids` when the config is loaded.
+    #[serde(default)]
+    pub ids_file: Option<PathBuf>,
+    /// Target lengths to keep.
+    #[serde(default)]
+    pub lengths: Option<Vec<usize>>,
+    /// Domains to keep (`arithmetic`, `lexical`).
+    #[serde(default)]
+    pub domains: Option<Vec<String>>,
+    /// Arithmetic strata: `balanced` / `unbalanced`.
+    #[serde(default)]
+    pub structure: Option<String>,
+    /// Arithmetic strata: `low` / `high`.
+    #[serde(default)]
+    pub carry_class: Option<String>,
+    /// Lexical strata: `low` / `high` (Zipf split at 4.0).
+    #[serde(default)]
+    pub frequency_stratum: Option<String>,
+    /// Lexical strata: whether the target repeats a letter.
+    #[serde(default)]
+    pub repeated_letters: Option<bool>,
+}
+
+impl Selection {
+    /// Whether the record `payload` (an item's JSON text) is selected. Text that is not a JSON
+    /// object is kept: validation downstream rejects it with its location.
+    pub fn keeps(&self, payload: &str) -> bool {
+        let Ok(serde_json::Value::Object(v)) = serde_json::from_str::<serde_json::Value>(payload)
+        else {
+            return true;
+        };
+        let text = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
+        if let Some(ids) = &self.ids {
+            if !text("item_id").is_some_and(|id| ids.iter().any(|x| x == id)) {
+                return false;
+            }
+        }
+        if let Some(lengths) = &self.lengths {
+            let length = v
+                .get("length")
+                .and_then(serde_json::Value::as_u64)
+                .map(|l| l as usize)
+                .or_else(|| text("target").map(|t| t.chars().count()));
+            if !length.is_some_and(|l| lengths.contains(&l)) {
+                return false;
+            }
+        }
+        if let Some(domains) = &self.domains {
+            if !text("domain").is_some_and(|d| domains.iter().any(|x| x == d)) {
+                return false;
+            }
+        }
+        let meta = |table: &str, key: &str| v.get(table).and_then(|t| t.get(key)).cloned();
+        let string_is = |got: Option<serde_json::Value>, want: &Option<String>| match want {
+            None => true,
+            Some(w) => got.as_ref().and_then(serde_json::Value::as_str) == Some(w.as_str()),
+        };
+        string_is(meta("arithmetic", "structure"), &self.structure)
+            && string_is(meta("arithmetic", "carry_class"), &self.carry_class)
+            && string_is(
+                meta("lexical", "frequency_stratum"),
+                &self.frequency_stratum,
+            )
+            && match self.repeated_letters {
+                None => true,
+                Some(w) => meta("lexical", "repeated_letters").and_then(|x| x.as_bool()) == Some(w),
+            }
+    }
+}
+
+/// Read an id-list file: one id per line, blank lines and `#` comments skipped. Errors are
+/// (line, message).
+pub fn read_id_list(text: &str) -> Result<Vec<String>, (usize, String)> {
+    let mut ids: Vec<String> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let id = line.split('#').next().unwrap_or_default().trim();
+        if id.is_empty() {
+            continue;
+        }
+        if id.contains(char::is_whitespace) {
+            return Err((n + 1, format!("`{id}` is not one item id")));
+        }
+        if ids.iter().any(|x| x == id) {
+            return Err((n + 1, format!("`{id}` is listed twice")));
+        }
+        ids.push(id.to_string());
+    }
+    Ok(ids)
 }
 
 fn default_group() -> String {
@@ -183,15 +296,26 @@ pub struct ArmEntry {
     /// Option order: 0 = reference, k > 0 = seeded permutation Ok.
     #[serde(default)]
     pub order: Option<u32>,
+    /// Greedy budget in new tokens (generated contracts); default 8 per character, 32 per
+    /// complete string. B.3's whole-answer panel uses 64.
+    #[serde(default)]
+    pub max_new_tokens: Option<u32>,
 }
 
-/// `[[comparisons]]`: a paired comparison (arm labels).
+/// `[[comparisons]]`: a paired comparison of two configured arms (labels), in an explicit
+/// direction: `native` is the reference side whose correct items are SCR's denominator,
+/// `serial` the side compared with it. Any two distinct arms may be paired — the main tables
+/// pair Native with a local arm; Table 3 and B.1 pair Native with WholeGenerate ("The same
+/// checkpoint and items are used in Native and legal-code Serial … Joint, lost and gained
+/// counts below retain this pairing", B.3).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ComparisonEntry {
-    /// Label of the whole-answer arm, e.g. `Native/code`.
+    /// Label of the reference arm, e.g. `Native/code`.
+    #[serde(alias = "reference")]
     pub native: String,
-    /// Label of the local arm, e.g. `Serial/Full/code`.
+    /// Label of the compared arm, e.g. `Serial/Full/code` or `WholeGenerate/string/max64`.
+    #[serde(alias = "compared")]
     pub serial: String,
 }
 
@@ -230,13 +354,40 @@ pub struct FamilyEntry {
     pub name: String,
     /// Comparison labels `"<native> vs <serial>"`.
     pub comparisons: Vec<String>,
-    /// `per_model_domain` (default), `per_model`, `per_domain` or `global`.
+    /// `per_model_domain` (default), `per_model`, `per_domain` or `global`; any other string
+    /// is a config error.
     #[serde(default = "default_scope")]
     pub scope: String,
 }
 
 fn default_scope() -> String {
     "per_model_domain".into()
+}
+
+/// The scopes a Holm family may name.
+pub const FAMILY_SCOPES: [&str; 4] = ["per_model_domain", "per_model", "per_domain", "global"];
+
+/// The paper's primary Holm family: "The primary six Native/Serial exact McNemar tests share a
+/// Holm correction at 0.05" (A.6) — Native against Serial under the code contract (Table 1's
+/// code rows), across models and domains. `None` when `comparisons` lacks that comparison.
+pub fn primary_family(comparison_labels: &[String]) -> Option<FamilyEntry> {
+    let primary = comparison_label(
+        &ArmSpec::new(Arm::Native).label(),
+        &ArmSpec::new(Arm::Serial).label(),
+    );
+    comparison_labels
+        .iter()
+        .find(|c| **c == primary)
+        .map(|c| FamilyEntry {
+            name: "primary".into(),
+            comparisons: vec![c.clone()],
+            scope: "global".into(),
+        })
+}
+
+/// The label of a comparison in `[[stats.families]]` and in outputs: `"<whole> vs <local>"`.
+pub fn comparison_label(whole: &str, local: &str) -> String {
+    format!("{whole} vs {local}")
 }
 
 /// `[stats]`: statistics and snapshots.
@@ -253,7 +404,9 @@ pub struct StatsSection {
     pub snapshot_every: u64,
     /// …or every this many seconds (and always at the end).
     pub snapshot_seconds: f64,
-    /// Holm families (default: all comparisons of a model and domain).
+    /// Holm families. Default: the paper's primary family (A.6), Native/code vs
+    /// Serial/Full/code across models and domains, when the run has that comparison; the
+    /// resolved families are what the manifest records.
     pub families: Vec<FamilyEntry>,
 }
 
@@ -490,14 +643,25 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
     for (i, s) in raw.sources.into_iter().enumerate() {
         let span = Some(s.span());
         let s = s.into_inner();
-        match &s {
-            SourceConfig::Jsonl { path, .. } | SourceConfig::Parquet { path, .. } => {
-                if !base.join(path).exists() {
+        let mut s = s;
+        match &mut s {
+            SourceConfig::Jsonl { path, select, .. }
+            | SourceConfig::Parquet { path, select, .. } => {
+                if !base.join(&*path).exists() {
                     return Err(err(
                         span,
                         format!("sources[{i}].path"),
                         format!("{} does not exist", path.display()),
                     ));
+                }
+                if let Some(sel) = select {
+                    resolve_selection(sel, base).map_err(|(field, message)| {
+                        err(
+                            span.clone(),
+                            format!("sources[{i}].select.{field}"),
+                            message,
+                        )
+                    })?;
                 }
             }
             SourceConfig::Kafka { brokers, topic, .. } => {
@@ -551,9 +715,9 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
     for (i, c) in raw.comparisons.iter().enumerate() {
         let span = Some(c.span());
         let c = c.get_ref();
-        for (field, label, whole) in [("native", &c.native, true), ("serial", &c.serial, false)] {
+        for (field, label) in [("native", &c.native), ("serial", &c.serial)] {
             let at = span.as_ref().map(|s| key_span(text, s, field));
-            let Some(k) = labels.iter().position(|l| l == label) else {
+            if !labels.contains(label) {
                 return Err(err(
                     at,
                     format!("comparisons[{i}].{field}"),
@@ -562,17 +726,14 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                         labels.join(", ")
                     ),
                 ));
-            };
-            if arms[k].arm.is_whole_answer() != whole {
-                return Err(err(
-                    at,
-                    format!("comparisons[{i}].{field}"),
-                    format!(
-                        "`{label}` must be a {} arm",
-                        if whole { "whole-answer" } else { "local" }
-                    ),
-                ));
             }
+        }
+        if c.native == c.serial {
+            return Err(err(
+                span.as_ref().map(|s| key_span(text, s, "serial")),
+                format!("comparisons[{i}].serial"),
+                format!("`{}` cannot be paired with itself", c.serial),
+            ));
         }
         comparisons.push((c.native.clone(), c.serial.clone()));
     }
@@ -622,20 +783,18 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
     }
     let comparison_labels: Vec<String> = comparisons
         .iter()
-        .map(|(a, b)| format!("{a} vs {b}"))
+        .map(|(a, b)| comparison_label(a, b))
         .collect();
     for (i, f) in stats.families.iter().enumerate() {
-        if !matches!(
-            f.scope.as_str(),
-            "per_model_domain" | "per_model" | "per_domain" | "global"
-        ) {
+        if !FAMILY_SCOPES.contains(&f.scope.as_str()) {
+            let at = stats_span
+                .as_ref()
+                .map(|s| key_span(text, s, "scope"))
+                .or(stats_span.clone());
             return Err(err(
-                stats_span.clone(),
+                at,
                 format!("stats.families[{i}].scope"),
-                format!(
-                    "unknown scope `{}` (per_model_domain, per_model, per_domain, global)",
-                    f.scope
-                ),
+                format!("unknown scope `{}` ({})", f.scope, FAMILY_SCOPES.join(", ")),
             ));
         }
         for c in &f.comparisons {
@@ -649,6 +808,48 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                     ),
                 ));
             }
+        }
+    }
+    // Arms, comparisons and families above are written and checked with the paper-layout
+    // labels; a non-paper layout then applies to every arm and its label suffix to every name.
+    let layout = raw.run.request_layout;
+    let relabel = |label: &str| format!("{label}{}", layout.label_suffix());
+    for spec in &mut arms {
+        spec.layout = layout;
+    }
+    let comparisons: Vec<(String, String)> = comparisons
+        .iter()
+        .map(|(a, b)| (relabel(a), relabel(b)))
+        .collect();
+    let mut stats = stats;
+    for f in &mut stats.families {
+        f.comparisons = f
+            .comparisons
+            .iter()
+            .map(|c| {
+                comparisons
+                    .iter()
+                    .zip(&comparison_labels)
+                    .find(|(_, plain)| *plain == c)
+                    .map(|((a, b), _)| comparison_label(a, b))
+                    .unwrap_or_else(|| c.clone())
+            })
+            .collect();
+    }
+    if stats.families.is_empty() {
+        let labels: Vec<String> = comparisons
+            .iter()
+            .map(|(a, b)| comparison_label(a, b))
+            .collect();
+        if let Some(mut family) = primary_family(&comparison_labels) {
+            // The primary comparison under this run's layout.
+            if let Some(k) = comparison_labels
+                .iter()
+                .position(|l| family.comparisons.contains(l))
+            {
+                family.comparisons = vec![labels[k].clone()];
+            }
+            stats.families.push(family);
         }
     }
     let (output, output_span) = split(raw.output);
@@ -692,6 +893,63 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
         output,
         file: file.to_path_buf(),
     })
+}
+
+/// Check a selection and read its id file into `ids`; errors are (field, message).
+fn resolve_selection(sel: &mut Selection, base: &Path) -> Result<(), (String, String)> {
+    if let Some(file) = &sel.ids_file {
+        let text = std::fs::read_to_string(base.join(file)).map_err(|e| {
+            (
+                "ids_file".to_string(),
+                format!("cannot read {}: {e}", file.display()),
+            )
+        })?;
+        let listed = read_id_list(&text).map_err(|(line, message)| {
+            (
+                "ids_file".to_string(),
+                format!("{}:{line}: {message}", file.display()),
+            )
+        })?;
+        if listed.is_empty() {
+            return Err((
+                "ids_file".to_string(),
+                format!("{} lists no item id", file.display()),
+            ));
+        }
+        match &mut sel.ids {
+            Some(ids) => ids.extend(listed),
+            None => sel.ids = Some(listed),
+        }
+    }
+    if sel.ids.as_ref().is_some_and(Vec::is_empty) {
+        return Err(("ids".to_string(), "lists no item id".to_string()));
+    }
+    if let Some(domains) = &sel.domains {
+        if let Some(d) = domains
+            .iter()
+            .find(|d| !matches!(d.as_str(), "arithmetic" | "lexical"))
+        {
+            return Err((
+                "domains".to_string(),
+                format!("unknown domain `{d}` (arithmetic, lexical)"),
+            ));
+        }
+    }
+    for (field, value, allowed) in [
+        ("structure", &sel.structure, ["balanced", "unbalanced"]),
+        ("carry_class", &sel.carry_class, ["low", "high"]),
+        ("frequency_stratum", &sel.frequency_stratum, ["low", "high"]),
+    ] {
+        if let Some(v) = value {
+            if !allowed.contains(&v.as_str()) {
+                return Err((
+                    field.to_string(),
+                    format!("unknown value `{v}` ({})", allowed.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parse one `[[arms]]` entry; errors are (field, message).
@@ -785,6 +1043,7 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
         None | Some(0) => OptionOrder::Reference,
         Some(k) => OptionOrder::Permuted(k),
     };
+    spec.max_new_tokens = a.max_new_tokens;
     Ok(spec)
 }
 

@@ -134,3 +134,249 @@ fn bad_values_name_the_field() {
     let e = error_of(&format!("{MINIMAL}\n[[arms]]\narm = \"Native\"\n"));
     assert!(e.message.contains("twice"), "{e}");
 }
+
+/// Paper A.6: "The primary six Native/Serial exact McNemar tests share a Holm correction at
+/// 0.05. Later panels state their own seeds, draw counts and correction families." Without
+/// declared families the run's Holm family is that primary family: Native/code vs
+/// Serial/Full/code across models and domains (scope global); other comparisons are
+/// supplementary and get a family only when one is declared.
+#[test]
+fn default_holm_family_is_the_papers_primary_family() {
+    let text = MINIMAL.replace("support = \"UnionFill\"", "support = \"Full\"");
+    let cfg = parse_text(&format!(
+        "{text}\n[[arms]]\narm = \"Serial\"\nsupport = \"TrieCall\"\n"
+    ))
+    .unwrap();
+    assert_eq!(cfg.comparisons.len(), 2);
+    assert_eq!(
+        cfg.stats.families,
+        vec![FamilyEntry {
+            name: "primary".into(),
+            comparisons: vec!["Native/code vs Serial/Full/code".into()],
+            scope: "global".into(),
+        }]
+    );
+    // A run without the primary comparison has no default family.
+    let cfg = parse_text(MINIMAL).unwrap();
+    assert!(cfg.stats.families.is_empty());
+    // Declared families replace the default.
+    let declared = format!(
+        "{MINIMAL}\n[[stats.families]]\nname = \"union\"\ncomparisons = [\"Native/code vs Serial/UnionFill/code\"]\n"
+    );
+    let cfg = parse_text(&declared).unwrap();
+    assert_eq!(cfg.stats.families.len(), 1);
+    assert_eq!(cfg.stats.families[0].name, "union");
+}
+
+#[test]
+fn unknown_family_scope_is_a_config_error() {
+    let text = format!(
+        "{MINIMAL}\n[[stats.families]]\nname = \"f\"\ncomparisons = [\"Native/code vs Serial/UnionFill/code\"]\nscope = \"per_modell\"\n"
+    );
+    let e = error_of(&text);
+    assert_eq!(e.field, "stats.families[0].scope");
+    assert!(e.message.contains("per_modell"), "{e}");
+    assert!(e.line.is_some(), "{e:?}");
+}
+
+/// E.2 / E.5 list `state` first; the state-last order is a named, non-default layout that
+/// applies to every arm and marks every arm label, comparison and family.
+#[test]
+fn request_layout_is_paper_by_default_and_state_last_is_named() {
+    let cfg = parse_text(MINIMAL).unwrap();
+    assert_eq!(cfg.run.request_layout, RequestLayout::Paper);
+    assert!(cfg.arms.iter().all(|a| a.layout == RequestLayout::Paper));
+    let text = format!("[run]\nrequest_layout = \"state_last\"\n{MINIMAL}")
+        .replace("support = \"UnionFill\"", "support = \"Full\"");
+    let cfg = parse_text(&format!(
+        "{text}\n[[comparisons]]\nnative = \"Native/code\"\nserial = \"Serial/Full/code\"\n"
+    ))
+    .unwrap();
+    assert!(cfg
+        .arms
+        .iter()
+        .all(|a| a.layout == RequestLayout::StateLast));
+    assert_eq!(
+        cfg.comparisons,
+        vec![(
+            "Native/code/state-last".to_string(),
+            "Serial/Full/code/state-last".to_string()
+        )]
+    );
+    assert_eq!(
+        cfg.stats.families[0].comparisons,
+        ["Native/code/state-last vs Serial/Full/code/state-last"]
+    );
+    let e = error_of(&format!("[run]\nrequest_layout = \"last\"\n{MINIMAL}"));
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("last"), "{e}");
+}
+
+/// B.3: "emits the complete answer in one greedy response, with thinking disabled and 64 new
+/// tokens. … The same checkpoint and items are used in Native and legal-code Serial; … Joint,
+/// lost and gained counts below retain this pairing." E.3: "Both allow 32 new tokens".
+#[test]
+fn whole_answer_budget_and_explicit_pairings() {
+    let text = format!(
+        "{MINIMAL}\n[[arms]]\narm = \"WholeGenerate\"\nmax_new_tokens = 64\n\n[[arms]]\narm = \"WholeGenerate\"\n\n[[comparisons]]\nnative = \"Native/code\"\nserial = \"WholeGenerate/string/max64\"\n\n[[comparisons]]\nreference = \"WholeGenerate/string\"\ncompared = \"Serial/UnionFill/code\"\n"
+    );
+    let cfg = parse_text(&text).unwrap();
+    assert_eq!(cfg.arms[2].max_new_tokens, Some(64));
+    assert_eq!(cfg.arms[3].max_new_tokens, None);
+    assert_eq!(
+        c2s_protocol::prompts::decoding(&cfg.arms[2]),
+        c2s_records::Decoding::Greedy { max_new_tokens: 64 }
+    );
+    assert_eq!(
+        c2s_protocol::prompts::decoding(&cfg.arms[3]),
+        c2s_records::Decoding::Greedy { max_new_tokens: 32 }
+    );
+    assert_eq!(
+        cfg.comparisons,
+        vec![
+            (
+                "Native/code".to_string(),
+                "WholeGenerate/string/max64".to_string()
+            ),
+            (
+                "WholeGenerate/string".to_string(),
+                "Serial/UnionFill/code".to_string()
+            )
+        ]
+    );
+    let e = error_of(&format!(
+        "{MINIMAL}\n[[comparisons]]\nnative = \"Native/code\"\nserial = \"Native/code\"\n"
+    ));
+    assert_eq!(e.field, "comparisons[0].serial");
+    let e = error_of(&MINIMAL.replace(
+        "arm = \"Native\"\n",
+        "arm = \"Native\"\nmax_new_tokens = 16\n",
+    ));
+    assert_eq!(e.field, "arms[0]");
+    assert!(e.message.contains("max_new_tokens"), "{e}");
+}
+
+/// Panels name subsets of the banks ("the 30-plan panel", "72 preselected natural items",
+/// A.4/A.5) by an id list or by a filter on length, domain and stratum.
+#[test]
+fn sources_select_items_by_id_list_and_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = dir.path().join("ids.txt");
+    std::fs::write(
+        &ids,
+        "# a panel\narith-dev-3-01\n\narith-dev-4-01  # trailing comment\n",
+    )
+    .unwrap();
+    let bank = root().join("data/banks/arithmetic-dev.jsonl");
+    let text = MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        &format!(
+            "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = {{ ids_file = \"{}\", lengths = [3] }}",
+            ids.display()
+        ),
+    );
+    let cfg = parse_text(&text).unwrap();
+    let SourceConfig::Jsonl {
+        select: Some(sel), ..
+    } = &cfg.sources[0]
+    else {
+        panic!("{:?}", cfg.sources[0]);
+    };
+    assert_eq!(
+        sel.ids.as_deref(),
+        Some(&["arith-dev-3-01".to_string(), "arith-dev-4-01".to_string()][..])
+    );
+    let kept: Vec<String> = std::fs::read_to_string(&bank)
+        .unwrap()
+        .lines()
+        .filter(|l| sel.keeps(l))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["item_id"].to_string())
+        .collect();
+    assert_eq!(kept, ["\"arith-dev-3-01\""], "ids and length both hold");
+    assert!(
+        sel.keeps("{not json"),
+        "unreadable records go on to rejects/"
+    );
+
+    let strata = Selection {
+        domains: Some(vec!["arithmetic".into()]),
+        structure: Some("unbalanced".into()),
+        carry_class: Some("high".into()),
+        ..Default::default()
+    };
+    let text = std::fs::read_to_string(&bank).unwrap();
+    let n = text.lines().filter(|l| strata.keeps(l)).count();
+    assert_eq!(n, 12, "2 per length in each dev cell");
+    let lexical = Selection {
+        repeated_letters: Some(true),
+        ..Default::default()
+    };
+    assert_eq!(text.lines().filter(|l| lexical.keeps(l)).count(), 0);
+
+    let e = error_of(&MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = { ids_file = \"nope.txt\" }",
+    ));
+    assert_eq!(e.field, "sources[0].select.ids_file");
+    let e = error_of(&MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = { carry_class = \"medium\" }",
+    ));
+    assert_eq!(e.field, "sources[0].select.carry_class");
+    let e = error_of(&MINIMAL.replace(
+        "path = \"data/banks/arithmetic-dev.jsonl\"",
+        "path = \"data/banks/arithmetic-dev.jsonl\"\nselect = { lenghts = [3] }",
+    ));
+    assert!(e.message.contains("lenghts"), "{e}");
+    assert_eq!(
+        read_id_list("a\nb\na\n"),
+        Err((3, "`a` is listed twice".to_string()))
+    );
+}
+
+/// Every shipped panel config validates as shipped (paths, panels, arms, comparisons,
+/// families); the end-to-end smoke runs are in tests/tests/panels.rs.
+#[test]
+fn every_panel_config_validates() {
+    let dir = root().join("config/panels");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let model = root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+        let text = if model.exists() {
+            text
+        } else {
+            text.replace("[model]", "[model]\nengine = \"simulated\"")
+        };
+        let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{e}"));
+        names.push(path.file_stem().unwrap().to_string_lossy().to_string());
+        match names.last().map(String::as_str) {
+            // D.13: "Indexed/Direct evidence, code/character output, three templates and three
+            // orders" — 2 × 2 × 3 × 3 arms.
+            Some("readout-grid") => assert_eq!(cfg.arms.len(), 36),
+            Some("support") => assert_eq!(cfg.arms.len(), 7),
+            Some("table3") => assert_eq!(cfg.comparisons.len(), 3),
+            _ => {}
+        }
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "copy",
+            "fresh-plan",
+            "option-orders",
+            "prompt-variants",
+            "prompt-variants-direct",
+            "readout-grid",
+            "stop",
+            "support",
+            "table1-code",
+            "table1-direct",
+            "table3",
+            "teacher-forced",
+            "whole-answer"
+        ]
+    );
+}

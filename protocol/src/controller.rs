@@ -18,8 +18,10 @@ use c2s_records::{
 };
 
 use crate::options::{candidate_binding, local_binding, stop_binding, OptionBinding};
-use crate::outcome::{confidence, membership, position_correct, stop_outcome};
-use crate::prompts::{render_request, shows_codes, StepState};
+use crate::outcome::{
+    confidence, membership, position_correct, recombination, stop_outcome, Lexicon,
+};
+use crate::prompts::{is_readout, render_request, shows_codes, strips_outer_whitespace, StepState};
 use crate::scoring::{parse_answer, ParsedAnswer, ScoringError};
 
 /// Why a controller could not be built or could not take a response.
@@ -94,20 +96,56 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
             "readout templates T0-T2 apply to the copy arms (GoldCopy, SelfPlanSpell)".into(),
         );
     }
+    if spec.max_new_tokens.is_some() && spec.contract == Contract::ScoredCode {
+        return Err(
+            "max_new_tokens applies to generated contracts; a scored code generates nothing".into(),
+        );
+    }
+    if spec.max_new_tokens == Some(0) {
+        return Err("max_new_tokens must be at least 1".into());
+    }
+    // E.5: the readout criteria are the whole local alphabet ("Each criterion description
+    // specifies an output character"; E.6 lists all ten digits), asked at one position.
+    if is_readout(spec) && spec.support != c2s_records::Support::FULL {
+        return Err("the readout grid (T0-T2) shows every character: use support Full".into());
+    }
     Ok(())
 }
+
+/// WordNet's lemma index for the lexical membership classes (D.17). Loaded once and kept for
+/// the whole process, so a reference is all a controller needs (and the config stays `Copy`).
+#[derive(Clone, Copy)]
+pub struct LexiconRef(pub &'static dyn Lexicon);
+
+impl std::fmt::Debug for LexiconRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LexiconRef")
+    }
+}
+
+impl PartialEq for LexiconRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for LexiconRef {}
 
 /// Settings shared by all controllers of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ControllerConfig {
     /// Seed of option display orders and code bindings.
     pub option_seed: u64,
+    /// WordNet's index for the lexical membership classes; without it a non-candidate lexical
+    /// string is `Outside`.
+    pub lexicon: Option<LexiconRef>,
 }
 
 impl Default for ControllerConfig {
     fn default() -> Self {
         ControllerConfig {
             option_seed: 20261005,
+            lexicon: None,
         }
     }
 }
@@ -203,11 +241,16 @@ fn parse(
     required: &str,
     spec: &ArmSpec,
 ) -> Result<ParsedAnswer, ControllerError> {
-    parse_answer(request, &response.answer, required, shows_codes(spec)).map_err(|source| {
-        ControllerError::Scoring {
-            request_id: request.request_id.clone(),
-            source,
-        }
+    parse_answer(
+        request,
+        &response.answer,
+        required,
+        shows_codes(spec),
+        strips_outer_whitespace(spec),
+    )
+    .map_err(|source| ControllerError::Scoring {
+        request_id: request.request_id.clone(),
+        source,
     })
 }
 
@@ -248,7 +291,9 @@ fn assemble(
     aborted: bool,
     plan: Option<String>,
     stop: Option<c2s_records::StopOutcome>,
+    lexicon: Option<LexiconRef>,
 ) -> Trajectory {
+    let lexicon: Option<&dyn Lexicon> = lexicon.map(|l| l.0);
     let valid = !aborted
         && !output.contains(INVALID_MARKER)
         && steps
@@ -271,14 +316,13 @@ fn assemble(
         } else {
             spec.support.name().into()
         },
-        membership: if spec.arm == Arm::SerialStop {
-            // Membership of the content track: the content before END.
-            membership(item, &output)
-        } else if aborted {
+        // SerialStop's output is its content track (the characters before END).
+        membership: if aborted && spec.arm != Arm::SerialStop {
             Membership::Malformed
         } else {
-            membership(item, &output)
+            membership(item, &output, lexicon)
         },
+        recombination: recombination(item, &output),
         fidelity: plan.as_ref().map(|p| valid && &output == p),
         plan,
         stop,
@@ -310,6 +354,7 @@ pub struct WholeAnswerController {
     request: Option<Request>,
     step: Option<StepRecord>,
     output: String,
+    lexicon: Option<LexiconRef>,
 }
 
 impl WholeAnswerController {
@@ -321,6 +366,7 @@ impl WholeAnswerController {
             request: None,
             step: None,
             output: String::new(),
+            lexicon: cfg.lexicon,
         }
     }
 
@@ -383,6 +429,7 @@ impl WholeAnswerController {
             false,
             None,
             None,
+            self.lexicon,
         )
     }
 }
@@ -400,6 +447,9 @@ pub struct LocalController {
     plan: Option<Vec<char>>,
     /// Steps depend on earlier answers (the model's own prefix).
     sequential: bool,
+    /// The one preselected position of a readout arm ([`query_position`]); `None`: every
+    /// position is decided.
+    readout_position: Option<usize>,
     /// ŷ: the constructed prefix (sequential arms).
     prefix: Vec<char>,
     /// Next position to decide (1-based), sequential arms.
@@ -408,6 +458,7 @@ pub struct LocalController {
     outstanding: BTreeMap<String, (u32, Vec<String>, Request)>,
     aborted: bool,
     started: bool,
+    lexicon: Option<LexiconRef>,
 }
 
 impl LocalController {
@@ -433,7 +484,12 @@ impl LocalController {
                 });
             }
         }
+        let readout_position =
+            is_readout(&spec).then(|| query_position(item, cfg.option_seed) as usize);
         let sequential = match spec.arm {
+            // The readout asks one position with no draft (E.5 state: copy_target,
+            // query_position, indexing, indexed_characters).
+            _ if readout_position.is_some() => false,
             Arm::Serial | Arm::PrefixContinue => true,
             Arm::GoldCopy | Arm::SelfPlanSpell => spec.copy_control == CopyControl::Serial,
             _ => false,
@@ -446,12 +502,14 @@ impl LocalController {
             plan: plan.map(|p| p.chars().collect()),
             spec,
             sequential,
+            readout_position,
             prefix: Vec::new(),
             next_position: 1,
             steps: BTreeMap::new(),
             outstanding: BTreeMap::new(),
             aborted: false,
             started: false,
+            lexicon: cfg.lexicon,
         })
     }
 
@@ -628,7 +686,7 @@ impl LocalController {
             return self.advance();
         }
         let mut requests = Vec::new();
-        for t in 1..=self.item.length {
+        for t in self.positions() {
             let prefix = self.visible_prefix(t);
             let support = self.support(t, prefix.as_deref());
             if support.is_empty() {
@@ -687,8 +745,17 @@ impl LocalController {
         Ok(vec![])
     }
 
+    /// The positions this controller decides: the readout's one preselected position, or
+    /// 1..=L.
+    fn positions(&self) -> Vec<usize> {
+        match self.readout_position {
+            Some(p) => vec![p],
+            None => (1..=self.item.length).collect(),
+        }
+    }
+
     pub fn is_complete(&self) -> bool {
-        self.started && self.outstanding.is_empty() && self.steps.len() == self.item.length
+        self.started && self.outstanding.is_empty() && self.steps.len() == self.positions().len()
     }
 
     pub fn output(&self) -> String {
@@ -696,6 +763,9 @@ impl LocalController {
     }
 
     pub fn trajectory(&self, model: &str) -> Trajectory {
+        if let Some(p) = self.readout_position {
+            return self.readout_trajectory(model, p);
+        }
         assemble(
             &self.item,
             &self.spec,
@@ -705,8 +775,49 @@ impl LocalController {
             self.aborted,
             self.plan.as_ref().map(|p| p.iter().collect()),
             None,
+            self.lexicon,
         )
     }
+}
+
+impl LocalController {
+    /// A readout trajectory: its output is the one character emitted at `position`; `correct`
+    /// compares it with the target's character there and `fidelity` with the supplied
+    /// copy_target's; `position_correct` holds that one comparison. Membership is computed on
+    /// that one-character output like any other (so it is `malformed`, wrong length: the
+    /// readout constructs no string).
+    fn readout_trajectory(&self, model: &str, position: usize) -> Trajectory {
+        let mut t = assemble(
+            &self.item,
+            &self.spec,
+            model,
+            self.output(),
+            self.steps.values().cloned().collect(),
+            self.aborted,
+            self.plan.as_ref().map(|p| p.iter().collect()),
+            None,
+            self.lexicon,
+        );
+        let emitted = t.output.clone();
+        let at = |chars: &[char]| chars[position - 1].to_string();
+        t.correct = t.valid && emitted == at(&self.gold);
+        t.fidelity = self.plan.as_ref().map(|p| t.valid && emitted == at(p));
+        t.position_correct = vec![t.correct];
+        t
+    }
+}
+
+/// The one preselected position of an item in the readout grid (1-based), by a seeded rule
+/// that sees no outcome: uniform over 1..=L from a generator keyed by the option seed and the
+/// item id, so every readout arm of a run (templates T0–T2, orders O0–O2, evidence, code and
+/// character contracts) asks the same position of the same item. B.5: "Sixty parents per
+/// domain and twelve symbolic bases each supply a target and one preselected position"; D.13:
+/// "three templates and three orders at one preselected position". Recorded as the step
+/// `position` of the trajectory and the request, and as `query_position` in the state.
+pub fn query_position(item: &Item, option_seed: u64) -> u32 {
+    use rand::Rng;
+    let mut rng = crate::options::labelled_rng(option_seed, &["query_position", &item.item_id]);
+    rng.random_range(1..=item.length as u32)
 }
 
 /// PrefixContinue consumes the first character of the generated suffix.
@@ -754,6 +865,7 @@ pub struct StopController {
     outstanding: Option<(Vec<String>, Request)>,
     ended: bool,
     started: bool,
+    lexicon: Option<LexiconRef>,
 }
 
 impl StopController {
@@ -768,6 +880,7 @@ impl StopController {
             outstanding: None,
             ended: false,
             started: false,
+            lexicon: cfg.lexicon,
         }
     }
 
@@ -862,6 +975,7 @@ impl StopController {
             false,
             None,
             Some(stop),
+            self.lexicon,
         )
     }
 }

@@ -10,11 +10,11 @@ pub mod prompts;
 pub mod scoring;
 
 pub use controller::{
-    validate_spec, Controller, ControllerConfig, ControllerError, LocalController, StopController,
-    WholeAnswerController,
+    query_position, validate_spec, Controller, ControllerConfig, ControllerError, LexiconRef,
+    LocalController, StopController, WholeAnswerController,
 };
 pub use options::{
     candidate_binding, code_for, local_binding, stop_alphabet, stop_binding, OptionBinding,
 };
-pub use outcome::{membership, stop_outcome};
+pub use outcome::{membership, recombination, stop_outcome, Lexicon};
 pub use scoring::{argmax_first, parse_answer, ParsedAnswer, ScoringError};

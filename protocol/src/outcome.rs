@@ -2,32 +2,62 @@
 //! categories, confidence composites and costs, computed from step records.
 
 use c2s_records::{
-    position_union, Confidence, Item, Membership, StepRecord, StopCategory, StopOutcome,
-    INVALID_MARKER,
+    position_union, Confidence, Domain, Item, Membership, StepRecord, StopCategory, StopOutcome,
 };
 
-/// Where `output` falls relative to `item`'s candidate set.
-pub fn membership(item: &Item, output: &str) -> Membership {
-    let chars: Vec<char> = output.chars().collect();
-    if chars.len() != item.length || chars.contains(&INVALID_MARKER) {
-        return Membership::Malformed;
-    }
+/// WordNet's lemma index, consulted for the lexical classes of [`membership`]. Implemented by
+/// `c2s_banks::wordnet::WordIndex` over the WordNet 3.0 index files.
+pub trait Lexicon: Send + Sync {
+    /// `word` is a lemma of WordNet's noun index.
+    fn is_noun(&self, word: &str) -> bool;
+    /// `word` is a lemma of any WordNet index (noun, verb, adjective, adverb).
+    fn is_word(&self, word: &str) -> bool;
+}
+
+/// Where `output` falls, in D.17's order (see [`Membership`]): gold, another candidate,
+/// malformed, then for lexical items another gold-synset lemma, and with a `lexicon` an indexed
+/// noun, an indexed word or unindexed; any other well-formed string is `Outside`.
+pub fn membership(item: &Item, output: &str, lexicon: Option<&dyn Lexicon>) -> Membership {
     if output == item.target {
         return Membership::Gold;
     }
     if item.candidates.iter().any(|c| c == output) {
         return Membership::OtherCandidate;
     }
+    let alphabet = item.domain.alphabet();
+    if output.chars().count() != item.length || !output.chars().all(|c| alphabet.contains(&c)) {
+        return Membership::Malformed;
+    }
+    if item.domain != Domain::Lexical {
+        return Membership::Outside;
+    }
+    if item
+        .lexical
+        .as_ref()
+        .is_some_and(|m| m.synset_lemmas.iter().any(|l| l == output))
+    {
+        return Membership::GoldSynsetLemma;
+    }
+    match lexicon {
+        None => Membership::Outside,
+        Some(l) if l.is_noun(output) => Membership::IndexedNoun,
+        Some(l) if l.is_word(output) => Membership::IndexedWord,
+        Some(_) => Membership::Unindexed,
+    }
+}
+
+/// Whether `output` is a recombination: not a candidate, of the item's length, and every
+/// character in the candidates' union at its position (Table D16).
+pub fn recombination(item: &Item, output: &str) -> bool {
+    let chars: Vec<char> = output.chars().collect();
+    if chars.len() != item.length || item.candidates.iter().any(|c| c == output) {
+        return false;
+    }
     let cands = item.candidate_chars();
-    let recombination = chars
+    chars
         .iter()
         .enumerate()
-        .all(|(i, ch)| position_union(&cands, i).contains(ch));
-    if recombination {
-        Membership::Recombination
-    } else {
-        Membership::Outside
-    }
+        .all(|(i, ch)| position_union(&cands, i).contains(ch))
 }
 
 /// Confidence composites over the steps the model chose (called, scored steps). Fills carry no
@@ -113,24 +143,66 @@ mod tests {
         .unwrap()
     }
 
+    struct TestLexicon;
+
+    impl Lexicon for TestLexicon {
+        fn is_noun(&self, word: &str) -> bool {
+            ["cable", "fable"].contains(&word)
+        }
+        fn is_word(&self, word: &str) -> bool {
+            self.is_noun(word) || word == "ample"
+        }
+    }
+
+    /// D.17: "In order, categories are gold, another candidate, malformed (wrong length or
+    /// outside lowercase ASCII), another gold-synset lemma, another indexed noun, another
+    /// indexed word, and unindexed string. … Position-wise candidate recombination is recorded
+    /// separately from semantic classification." Table D16: "Recombinations are noncandidate
+    /// strings compatible with every position-wise union; they can overlap the resource
+    /// categories."
     #[test]
-    fn membership_categories() {
+    fn membership_follows_the_d17_taxonomy() {
         let it = item();
-        assert_eq!(membership(&it, "589"), Membership::Gold);
-        assert_eq!(membership(&it, "385"), Membership::OtherCandidate);
-        assert_eq!(membership(&it, "58#"), Membership::Malformed);
-        assert_eq!(membership(&it, "58"), Membership::Malformed);
-        // Every character in its position union ({3,4,5,6},{8},{5,9}) but not a candidate:
-        // impossible here since unions are fully crossed; use a non-union character instead.
-        assert_eq!(membership(&it, "579"), Membership::Outside);
+        assert_eq!(membership(&it, "589", None), Membership::Gold);
+        assert_eq!(membership(&it, "385", None), Membership::OtherCandidate);
+        assert_eq!(membership(&it, "58#", None), Membership::Malformed);
+        assert_eq!(membership(&it, "58", None), Membership::Malformed);
+        assert_eq!(membership(&it, "58a", None), Membership::Malformed);
+        assert_eq!(membership(&it, "579", None), Membership::Outside);
+        assert!(!recombination(&it, "579"));
+        assert!(
+            !recombination(&it, "589"),
+            "a candidate is no recombination"
+        );
         let lex = c2s_records::parse_item(
             r#"{"item_id":"y","domain":"lexical","problem":"p","target":"apple",
-               "candidates":["apple","angle","chair","crown","river","ratio","table","token"]}"#,
+               "candidates":["apple","angle","cable","crown","river","ratio","table","token"],
+               "lexical":{"synset":"1-n","zipf":3.0,"candidate_zipf":[3,3,3,3,3,3,3,3],
+                          "frequency_stratum":"low","repeated_letters":true,
+                          "synset_lemmas":["apple","malus"]}}"#,
             &Default::default(),
         )
         .unwrap();
-        assert_eq!(membership(&lex, "apale"), Membership::Recombination);
-        assert_eq!(membership(&lex, "zzzzz"), Membership::Outside);
+        let l: &dyn Lexicon = &TestLexicon;
+        assert_eq!(membership(&lex, "apple", Some(l)), Membership::Gold);
+        assert_eq!(
+            membership(&lex, "cable", Some(l)),
+            Membership::OtherCandidate
+        );
+        assert_eq!(membership(&lex, "Apple", Some(l)), Membership::Malformed);
+        assert_eq!(
+            membership(&lex, "malus", Some(l)),
+            Membership::GoldSynsetLemma
+        );
+        assert_eq!(membership(&lex, "fable", Some(l)), Membership::IndexedNoun);
+        assert_eq!(membership(&lex, "ample", Some(l)), Membership::IndexedWord);
+        assert_eq!(membership(&lex, "apble", Some(l)), Membership::Unindexed);
+        assert_eq!(membership(&lex, "apble", None), Membership::Outside);
+        // Recombination overlaps the resource classes: "aable" is in every position union and
+        // unindexed; "table" is a candidate, never a recombination.
+        assert!(recombination(&lex, "apble"));
+        assert!(!recombination(&lex, "table"));
+        assert!(!recombination(&lex, "zzzzz"));
     }
 
     #[test]

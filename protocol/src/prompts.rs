@@ -1,21 +1,25 @@
 //! Verbatim instructions and response contracts of Appendix E, and the rendering of a request
 //! from state.
 //!
-//! Layout of every request (a project choice where the paper leaves it open): one user message
-//! holding a JSON object whose keys come in this order — `question` (the instruction),
-//! `choices` (code → criterion, when codes are shown) or `allowed_values` (when a value itself
-//! is the answer), `response_format`, and `state`, the canonical JSON text of the state. The
-//! invariant parts come first so that requests of one item share a long token prefix; the
-//! state is last. Readout templates T0–T2 add a system message.
+//! Layout of every request: one user message holding a JSON object whose keys come in the
+//! paper's order — `state`, `question` (the instruction), `choices` (code → criterion, when
+//! codes are shown) or `allowed_values` (when a value itself is the answer), and
+//! `response_format` ("a single user message contains JSON keys state, question,
+//! allowed_values, and response_format", E.2; "User JSON has exactly state, question, choices,
+//! and response_format", E.5). The state is the canonical JSON text ("State is the canonical
+//! JSON string used by the other interfaces", E.2), except for PrefixContinue, whose state is
+//! the object itself ("PrefixContinue places the state object there", E.3). The non-paper
+//! layout [`RequestLayout::StateLast`] puts the state last instead; it is only used when a run
+//! names it. Readout templates T0–T2 add a system message.
 
 use serde_json::{json, Map, Value};
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, Decoding, Evidence, Item, PromptVariant, Request, RequestOption,
-    Template, BUDGET_CHARACTER, BUDGET_STRING,
+    Arm, ArmSpec, Contract, Decoding, Evidence, Item, PromptVariant, Request, RequestLayout,
+    RequestOption, Template, BUDGET_CHARACTER, BUDGET_STRING,
 };
 
-use crate::canonical::to_canonical_string;
+use crate::canonical::{canonicalize, to_canonical_string};
 
 /// E.1 / E.2 natural-task instructions.
 pub mod text {
@@ -73,9 +77,34 @@ pub fn shows_codes(spec: &ArmSpec) -> bool {
     ) || spec.template.is_some()
 }
 
-/// Copy arms with a readout template use the E.5 readout layout.
-fn is_readout(spec: &ArmSpec) -> bool {
+/// Copy arms with a readout template use the E.5 readout layout and ask one preselected
+/// position per item ("Sixty parents per domain and twelve symbolic bases each supply a target
+/// and one preselected position", B.5).
+pub fn is_readout(spec: &ArmSpec) -> bool {
     spec.template.is_some() && matches!(spec.arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+}
+
+/// Whether a generated response loses its outer whitespace before it is matched.
+///
+/// The natural direct-output contracts strip it: "After outer whitespace removal, scoring
+/// requires an exact listed value and a complete response" (E.2); "Only outer whitespace is
+/// stripped" (A.7). Copying does not: "Single-position generation allows eight tokens;
+/// malformed output fails without trimming" (D.11), and the readout grid's "Decoded responses
+/// are scored without case repair, whitespace trimming or code mapping" (E.6).
+pub fn strips_outer_whitespace(spec: &ArmSpec) -> bool {
+    !matches!(spec.arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+}
+
+/// The opaque option name of the criterion `value` in the readout grid: `o_` and twelve hex
+/// digits of a SHA-256 of the value. E.5: "Each ordered choices entry maps a displayed
+/// uppercase code to option_name and criterion. Codes bind to characters once per parent. …
+/// Option names, response codes and character criteria are distinct in the opaque
+/// condition." The name depends on the criterion only, as in E.6, where `o_986b79d4b69d`
+/// names the criterion 9 for both parents while the codes bound to it differ (C, F).
+pub fn opaque_option_name(value: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("choice2seq opaque option name\0{value}").as_bytes());
+    format!("o_{}", &hex::encode(digest)[..12])
 }
 
 /// The instruction (question) of `spec`.
@@ -221,21 +250,23 @@ fn query_character(target: &str, position: Option<u32>) -> String {
         .unwrap_or_default()
 }
 
-/// Decoding of `spec`: scoring, or greedy with the SPEC budget (8 per character, 32 per
-/// string).
+/// Decoding of `spec`: scoring, or greedy with the arm's budget — by default the SPEC's (8 per
+/// character, 32 per string: "Direct queries allow eight new tokens per character, 32 per
+/// string", A.7), else the panel's own (`max_new_tokens`, e.g. B.3's 64).
 pub fn decoding(spec: &ArmSpec) -> Decoding {
-    match spec.contract {
-        Contract::ScoredCode => Decoding::Score,
-        Contract::GeneratedCode | Contract::GeneratedCharacter => Decoding::Greedy {
-            max_new_tokens: BUDGET_CHARACTER,
-        },
-        Contract::GeneratedString => Decoding::Greedy {
-            max_new_tokens: if spec.arm.is_whole_answer() || spec.arm == Arm::PrefixContinue {
+    let default = match spec.contract {
+        Contract::ScoredCode => return Decoding::Score,
+        Contract::GeneratedCode | Contract::GeneratedCharacter => BUDGET_CHARACTER,
+        Contract::GeneratedString => {
+            if spec.arm.is_whole_answer() || spec.arm == Arm::PrefixContinue {
                 BUDGET_STRING
             } else {
                 BUDGET_CHARACTER
-            },
-        },
+            }
+        }
+    };
+    Decoding::Greedy {
+        max_new_tokens: spec.max_new_tokens.unwrap_or(default),
     }
 }
 
@@ -249,14 +280,34 @@ pub fn render_request(
     options: Vec<RequestOption>,
     assistant_prefix: Option<String>,
 ) -> Request {
-    let state = to_canonical_string(&state_value(item, spec, step));
+    let state_object = state_value(item, spec, step);
+    let state = to_canonical_string(&state_object);
     let question = instruction(spec);
+    // E.3: "WholeGenerate places canonical JSON text in the user object's state field.
+    // PrefixContinue places the state object there". Every other arm follows E.2: "State is
+    // the canonical JSON string used by the other interfaces".
+    let state_field = if spec.arm == Arm::PrefixContinue {
+        canonicalize(&state_object)
+    } else {
+        json!(state)
+    };
     let mut user = Map::new();
+    if spec.layout == RequestLayout::Paper {
+        user.insert("state".into(), state_field.clone());
+    }
     user.insert("question".into(), json!(question));
     if shows_codes(spec) {
+        // Codes in display order, each bound to its criterion; the readout grid adds the
+        // option name to every entry (E.5).
+        let readout = is_readout(spec);
         let mut choices = Map::new();
         for o in &options {
-            choices.insert(o.code.clone(), json!(o.value));
+            let entry = if readout {
+                json!({"option_name": opaque_option_name(&o.value), "criterion": o.value})
+            } else {
+                json!(o.value)
+            };
+            choices.insert(o.code.clone(), entry);
         }
         user.insert("choices".into(), Value::Object(choices));
     } else if !matches!(spec.arm, Arm::WholeGenerate | Arm::PrefixContinue) {
@@ -269,7 +320,9 @@ pub fn render_request(
         "response_format".into(),
         json!(response_format(spec, options.len())),
     );
-    user.insert("state".into(), json!(state));
+    if spec.layout == RequestLayout::StateLast {
+        user.insert("state".into(), state_field);
+    }
     let user_text = serde_json::to_string(&Value::Object(user)).unwrap_or_default();
     let mut request = Request {
         request_id: String::new(),
@@ -304,8 +357,12 @@ mod tests {
         .unwrap()
     }
 
+    /// Paper E.2: "a single user message contains JSON keys state, question, allowed_values,
+    /// and response_format. State is the canonical JSON string used by the other
+    /// interfaces"; E.5: "User JSON has exactly state, question, choices, and
+    /// response_format".
     #[test]
-    fn serial_state_is_canonical_and_last() {
+    fn serial_state_is_canonical_and_first() {
         let it = item();
         let spec = ArmSpec::new(Arm::Serial).with_support(Support::FULL);
         let b = local_binding(&it, 1, OptionOrder::Reference);
@@ -327,7 +384,8 @@ mod tests {
         );
         let v: Value = serde_json::from_str(&r.user).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["question", "choices", "response_format", "state"]);
+        assert_eq!(keys, ["state", "question", "choices", "response_format"]);
+        assert!(r.user.starts_with(r#"{"state":"{\"candidates\":"#));
         assert_eq!(v["question"], text::SERIAL_V1);
         assert_eq!(v["state"], json!(r.state));
         assert_eq!(v["response_format"], text::CODE_RESPONSE_FORMAT);
@@ -335,6 +393,85 @@ mod tests {
         assert_eq!(r.decoding, Decoding::Score);
         assert!(r.system.is_none());
         assert!(r.request_id.starts_with("x:Serial/Full/code:2:"));
+    }
+
+    fn user_keys(r: &Request) -> Vec<String> {
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    /// Every arm shares the paper layout by default: `state` first, then `question`, then
+    /// `choices` or `allowed_values`, then `response_format` (E.2, E.5). The state-last layout
+    /// is a named non-default option and shows in the arm label.
+    #[test]
+    fn every_arm_uses_the_paper_layout_unless_state_last_is_named() {
+        let it = item();
+        let step = StepState {
+            position: Some(1),
+            prefix: Some(""),
+            copy_target: Some("585"),
+        };
+        let options = local_binding(&it, 1, OptionOrder::Reference).options;
+        for arm in c2s_records::Arm::ALL {
+            let mut spec = ArmSpec::new(arm);
+            if matches!(arm, Arm::WholeGenerate | Arm::PrefixContinue) {
+                spec.contract = Contract::GeneratedString;
+            }
+            let r = render_request(&it, &spec, 1, &step, options.clone(), None);
+            let keys = user_keys(&r);
+            assert_eq!(keys.first().map(String::as_str), Some("state"), "{arm}");
+            assert_eq!(keys[1], "question", "{arm}");
+            assert_eq!(keys.last().map(String::as_str), Some("response_format"));
+            spec.layout = RequestLayout::StateLast;
+            let r = render_request(&it, &spec, 1, &step, options.clone(), None);
+            let keys = user_keys(&r);
+            assert_eq!(keys.first().map(String::as_str), Some("question"), "{arm}");
+            assert_eq!(keys.last().map(String::as_str), Some("state"), "{arm}");
+            assert!(spec.label().ends_with("/state-last"));
+        }
+        let native = ArmSpec::new(Arm::Native).with_contract(Contract::GeneratedString);
+        let b = candidate_binding(&it, 1, OptionOrder::Reference);
+        let r = render_request(&it, &native, 0, &StepState::default(), b.options, None);
+        assert_eq!(
+            user_keys(&r),
+            ["state", "question", "allowed_values", "response_format"]
+        );
+    }
+
+    /// E.3: "WholeGenerate places canonical JSON text in the user object's state field.
+    /// PrefixContinue places the state object there and appends generated_prefix after the
+    /// assistant generation boundary. Its state excludes absolute position and current-prefix
+    /// fields." D.8: "PrefixContinue uses structured state".
+    #[test]
+    fn prefix_continue_places_the_state_object_and_whole_generate_its_text() {
+        let it = item();
+        let spec = ArmSpec::new(Arm::PrefixContinue).with_contract(Contract::GeneratedString);
+        // The controller gives PrefixContinue no position and no prefix in its state.
+        let r = render_request(
+            &it,
+            &spec,
+            2,
+            &StepState::default(),
+            vec![],
+            Some("5".into()),
+        );
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        assert!(v["state"].is_object(), "state is an object: {}", r.user);
+        let keys: Vec<&String> = v["state"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["candidates", "problem", "target_length"]);
+        assert_eq!(to_canonical_string(&v["state"]), r.state);
+        assert_eq!(r.assistant_prefix.as_deref(), Some("5"));
+        assert_eq!(user_keys(&r), ["state", "question", "response_format"]);
+        assert_eq!(v["question"], text::COMPLETE_ANSWER);
+        assert_eq!(v["response_format"], text::COMPLETE_ANSWER_CONTRACT);
+        let whole = ArmSpec::new(Arm::WholeGenerate).with_contract(Contract::GeneratedString);
+        let r = render_request(&it, &whole, 0, &StepState::default(), vec![], None);
+        let v: Value = serde_json::from_str(&r.user).unwrap();
+        assert_eq!(
+            v["state"],
+            json!(r.state),
+            "WholeGenerate: canonical JSON text"
+        );
     }
 
     #[test]
@@ -432,6 +569,11 @@ mod tests {
             n.variant = v;
             assert_eq!(instruction(&n), s);
         }
+        // B.3: "with thinking disabled and 64 new tokens"; E.3: "Both allow 32 new tokens".
+        let mut whole = ArmSpec::new(Arm::WholeGenerate).with_contract(Contract::GeneratedString);
+        assert_eq!(decoding(&whole), Decoding::Greedy { max_new_tokens: 32 });
+        whole.max_new_tokens = Some(64);
+        assert_eq!(decoding(&whole), Decoding::Greedy { max_new_tokens: 64 });
         let mut tf = ArmSpec::new(Arm::TeacherForced);
         tf.variant = PromptVariant::V3;
         assert_eq!(instruction(&tf), text::SERIAL_V3);

@@ -1,8 +1,9 @@
 //! Strict response scoring (SPEC §5, paper A.7, E.2, E.6).
 //!
 //! Scored answers: the choice is the argmax of the probabilities over the legal options, ties
-//! broken by display order. Generated answers: after removing outer whitespace only, the text
-//! must equal a listed value exactly; anything else fails without repair and is classified.
+//! broken by display order. Generated answers: after removing outer whitespace only (natural
+//! contracts, E.2) or nothing at all (copy and readout contracts, D.11, E.6), the text must
+//! equal a listed value exactly; anything else fails without repair and is classified.
 
 use thiserror::Error;
 
@@ -58,12 +59,16 @@ fn contains_token(text: &str, value: &str) -> bool {
 }
 
 /// Read `answer` for `request`. `required` is the value the step should produce (used only to
-/// classify); `codes_shown` says whether option codes were displayed to the model.
+/// classify); `codes_shown` says whether option codes were displayed to the model;
+/// `strip_outer_whitespace` whether generated text loses its outer whitespace before matching
+/// ([`crate::prompts::strips_outer_whitespace`]). No other repair is ever made (no case
+/// folding, no code mapping for character contracts).
 pub fn parse_answer(
     request: &Request,
     answer: &Answer,
     required: &str,
     codes_shown: bool,
+    strip_outer_whitespace: bool,
 ) -> Result<ParsedAnswer, ScoringError> {
     let options = &request.options;
     match (request.contract, answer) {
@@ -111,7 +116,11 @@ pub fn parse_answer(
                 truncated,
             },
         ) => {
-            let stripped = text.trim();
+            let stripped = if strip_outer_whitespace {
+                text.trim()
+            } else {
+                text.as_str()
+            };
             let by_code = contract == Contract::GeneratedCode;
             let class_and_value = if *truncated || *finish_reason == FinishReason::Length {
                 (ResponseClass::Truncated, None)
@@ -211,6 +220,7 @@ mod tests {
             },
             "9",
             true,
+            true,
         )
         .unwrap();
         assert_eq!(p.value.as_deref(), Some("5"));
@@ -223,6 +233,7 @@ mod tests {
             },
             "9",
             true,
+            true,
         )
         .unwrap();
         assert_eq!(q.class, ResponseClass::StrictCorrect);
@@ -232,16 +243,18 @@ mod tests {
                 probabilities: vec![0.5, 0.5]
             },
             "9",
+            true,
             true
         )
         .is_err());
-        assert!(parse_answer(&r, &gen("A"), "9", true).is_err());
+        assert!(parse_answer(&r, &gen("A"), "9", true, true).is_err());
     }
 
     #[test]
     fn generated_character_taxonomy() {
         let r = request(Contract::GeneratedCharacter);
-        let class = |t: &str, codes: bool| parse_answer(&r, &gen(t), "9", codes).unwrap().class;
+        let class =
+            |t: &str, codes: bool| parse_answer(&r, &gen(t), "9", codes, true).unwrap().class;
         assert_eq!(class("9", false), ResponseClass::StrictCorrect);
         assert_eq!(
             class(" 9\n", false),
@@ -271,6 +284,7 @@ mod tests {
             },
             "9",
             false,
+            true,
         )
         .unwrap();
         assert_eq!(t.class, ResponseClass::Truncated);
@@ -280,21 +294,50 @@ mod tests {
     #[test]
     fn generated_code_maps_code_to_value() {
         let r = request(Contract::GeneratedCode);
-        let p = parse_answer(&r, &gen("C"), "9", true).unwrap();
+        let p = parse_answer(&r, &gen("C"), "9", true, true).unwrap();
         assert_eq!(p.value.as_deref(), Some("9"));
         assert_eq!(p.class, ResponseClass::StrictCorrect);
         assert_eq!(
-            parse_answer(&r, &gen("c"), "9", true).unwrap().class,
+            parse_answer(&r, &gen("c"), "9", true, true).unwrap().class,
             ResponseClass::OtherInvalid,
             "no case repair"
         );
         assert_eq!(
-            parse_answer(&r, &gen("9"), "9", true).unwrap().class,
+            parse_answer(&r, &gen("9"), "9", true, true).unwrap().class,
             ResponseClass::OtherInvalid
         );
         assert_eq!(
-            parse_answer(&r, &gen("C)"), "9", true).unwrap().class,
+            parse_answer(&r, &gen("C)"), "9", true, true).unwrap().class,
             ResponseClass::ExtraText
         );
+    }
+
+    /// E.6: "Decoded responses are scored without case repair, whitespace trimming or code
+    /// mapping"; D.11: "malformed output fails without trimming". E.2 keeps its rule: "After
+    /// outer whitespace removal, scoring requires an exact listed value".
+    #[test]
+    fn copy_and_readout_responses_are_not_trimmed() {
+        let r = request(Contract::GeneratedCharacter);
+        let untrimmed = |t: &str| parse_answer(&r, &gen(t), "9", true, false).unwrap().class;
+        assert_eq!(untrimmed("9"), ResponseClass::StrictCorrect);
+        assert_eq!(untrimmed(" 9"), ResponseClass::ExtraText);
+        assert_eq!(untrimmed("9\n"), ResponseClass::ExtraText);
+        assert_eq!(untrimmed(""), ResponseClass::Empty);
+        assert_eq!(
+            untrimmed("C"),
+            ResponseClass::CorrectBoundCode,
+            "no code mapping"
+        );
+        let natural = |t: &str| parse_answer(&r, &gen(t), "9", false, true).unwrap().class;
+        assert_eq!(natural(" 9\n"), ResponseClass::StrictCorrect);
+        let code = request(Contract::GeneratedCode);
+        let c = |t: &str| {
+            parse_answer(&code, &gen(t), "9", true, false)
+                .unwrap()
+                .class
+        };
+        assert_eq!(c("C"), ResponseClass::StrictCorrect);
+        assert_eq!(c("c"), ResponseClass::OtherInvalid, "no case repair");
+        assert_eq!(c("C "), ResponseClass::ExtraText);
     }
 }

@@ -2,8 +2,9 @@
 
 use c2s_protocol::{Controller, ControllerConfig, ControllerError};
 use c2s_records::{
-    Answer, Arm, ArmSpec, Contract, CopyControl, Evidence, FinishReason, Item, Membership, Request,
-    Response, ResponseClass, StopCategory, Support, Trajectory, END, INVALID_MARKER,
+    Answer, Arm, ArmSpec, Contract, CopyControl, Evidence, FinishReason, Item, Membership,
+    OptionOrder, Request, Response, ResponseClass, StopCategory, Support, Template, Trajectory,
+    END, INVALID_MARKER,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -82,7 +83,10 @@ fn state_of(req: &Request) -> Value {
 }
 
 fn cfg() -> ControllerConfig {
-    ControllerConfig { option_seed: 11 }
+    ControllerConfig {
+        option_seed: 11,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -443,7 +447,10 @@ proptest! {
             k += 1;
             scored(r, &r.options[pick].value.clone())
         });
-        prop_assert!(matches!(t.membership, Membership::Gold | Membership::OtherCandidate | Membership::Recombination));
+        prop_assert!(
+            matches!(t.membership, Membership::Gold | Membership::OtherCandidate)
+                || (t.membership == Membership::Outside && t.recombination)
+        );
     }
 }
 
@@ -457,4 +464,209 @@ fn step_records_are_found_by_request_id() {
     let step = c.step_for(&first.request_id).unwrap();
     assert_eq!(step.position, 1);
     assert_eq!(step.emitted, "5");
+}
+
+fn readout_spec(
+    arm: Arm,
+    template: Template,
+    contract: Contract,
+    order: OptionOrder,
+    evidence: Evidence,
+) -> ArmSpec {
+    let mut spec = ArmSpec::new(arm).with_contract(contract);
+    spec.template = Some(template);
+    spec.order = order;
+    spec.evidence = evidence;
+    spec
+}
+
+fn user_of(req: &Request) -> Value {
+    serde_json::from_str(&req.user).unwrap()
+}
+
+/// E.5: "User JSON has exactly state, question, choices, and response_format. All arms supply
+/// copy_target, query_position, indexing set to one-based, and the complete
+/// indexed_characters list. … Each ordered choices entry maps a displayed uppercase code to
+/// option_name and criterion. Codes bind to characters once per parent. O0 to O2 permute
+/// display order while preserving those bindings. Option names, response codes and character
+/// criteria are distinct in the opaque condition." B.5: "each supply a target and one
+/// preselected position".
+#[test]
+fn readout_asks_one_preselected_position_with_bound_opaque_choices() {
+    let item = lexical();
+    let p = c2s_protocol::query_position(&item, cfg().option_seed);
+    assert!((1..=5).contains(&p));
+    let mut bindings: Vec<Vec<(String, String, String)>> = Vec::new();
+    for order in [
+        OptionOrder::Reference,
+        OptionOrder::Permuted(1),
+        OptionOrder::Permuted(2),
+    ] {
+        for template in [Template::T0, Template::T1, Template::T2] {
+            let spec = readout_spec(
+                Arm::GoldCopy,
+                template,
+                Contract::GeneratedCharacter,
+                order,
+                Evidence::Indexed,
+            );
+            let (t, reqs) = run(Controller::new(&item, spec, None, &cfg()).unwrap(), |r| {
+                generated(r, &"apple"[p as usize - 1..p as usize])
+            });
+            assert_eq!(reqs.len(), 1, "one request per item, not L");
+            let r = &reqs[0];
+            assert_eq!(r.step, p, "the query position is recorded as the step");
+            assert_eq!(t.steps.len(), 1);
+            assert_eq!(t.steps[0].position, p);
+            assert!(t.correct && t.fidelity == Some(true), "{t:?}");
+            assert_eq!(t.output.len(), 1);
+            let u = user_of(r);
+            let keys: Vec<&String> = u.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["state", "question", "choices", "response_format"]);
+            let state = state_of(r);
+            assert_eq!(state["query_position"], p);
+            assert_eq!(state["copy_target"], "apple");
+            assert_eq!(state["indexing"], "one-based");
+            assert_eq!(state["indexed_characters"].as_array().unwrap().len(), 5);
+            assert!(state.get("query_character").is_none());
+            let choices = u["choices"].as_object().unwrap();
+            assert_eq!(choices.len(), 26);
+            let entries: Vec<(String, String, String)> = choices
+                .iter()
+                .map(|(code, e)| {
+                    let fields: Vec<&String> = e.as_object().unwrap().keys().collect();
+                    assert_eq!(fields, ["option_name", "criterion"]);
+                    (
+                        code.clone(),
+                        e["option_name"].as_str().unwrap().to_string(),
+                        e["criterion"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            // Distinct codes, names and criteria, and no name equals a code or a criterion.
+            for k in 0..3 {
+                let set: std::collections::BTreeSet<&String> = entries
+                    .iter()
+                    .map(|e| match k {
+                        0 => &e.0,
+                        1 => &e.1,
+                        _ => &e.2,
+                    })
+                    .collect();
+                assert_eq!(set.len(), 26);
+            }
+            assert!(entries
+                .iter()
+                .all(|(c, n, v)| n != c && n != v && c.chars().all(|x| x.is_ascii_uppercase())));
+            // Display order follows the request's options.
+            let displayed: Vec<&String> = r.options.iter().map(|o| &o.code).collect();
+            assert_eq!(displayed, entries.iter().map(|e| &e.0).collect::<Vec<_>>());
+            let mut sorted = entries.clone();
+            sorted.sort();
+            bindings.push(sorted);
+        }
+    }
+    // Same bindings (code → name → criterion) under every order and template …
+    assert!(bindings.iter().all(|b| *b == bindings[0]));
+    // … but O1 and O2 change the display order.
+    let display = |order| {
+        let spec = readout_spec(
+            Arm::GoldCopy,
+            Template::T0,
+            Contract::GeneratedCode,
+            order,
+            Evidence::Direct,
+        );
+        let mut c = Controller::new(&item, spec, None, &cfg()).unwrap();
+        let r = c.start().remove(0);
+        assert_eq!(
+            state_of(&r)["query_character"],
+            &"apple"[p as usize - 1..p as usize]
+        );
+        r.options.iter().map(|o| o.code.clone()).collect::<Vec<_>>()
+    };
+    let o0 = display(OptionOrder::Reference);
+    assert_ne!(o0, display(OptionOrder::Permuted(1)));
+    assert_ne!(o0, display(OptionOrder::Permuted(2)));
+    assert_ne!(
+        display(OptionOrder::Permuted(1)),
+        display(OptionOrder::Permuted(2))
+    );
+}
+
+/// The preselected position is a seeded rule independent of outcomes: fixed per (seed, item),
+/// shared by GoldCopy and SelfPlanSpell readouts, and spread over positions across items.
+#[test]
+fn query_position_is_seeded_per_item() {
+    let item = figure_one();
+    let p = c2s_protocol::query_position(&item, 11);
+    assert_eq!(p, c2s_protocol::query_position(&item, 11));
+    let spec = readout_spec(
+        Arm::SelfPlanSpell,
+        Template::T2,
+        Contract::GeneratedCode,
+        OptionOrder::Reference,
+        Evidence::Raw,
+    );
+    let mut c = Controller::new(&item, spec, Some("389".into()), &cfg()).unwrap();
+    let reqs = c.start();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(state_of(&reqs[0])["query_position"], p);
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..64 {
+        let it = c2s_records::parse_item(
+            &format!(
+                r#"{{"item_id":"q{i}","domain":"arithmetic","problem":"p","target":"585",
+                   "candidates":["585","589","385","389","485","489","685","689"]}}"#
+            ),
+            &Default::default(),
+        )
+        .unwrap();
+        seen.insert(c2s_protocol::query_position(&it, 11));
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), [1, 2, 3]);
+}
+
+/// E.6: "Decoded responses are scored without case repair, whitespace trimming or code
+/// mapping"; the required character's bound code fails the character contract (Table E3).
+#[test]
+fn readout_responses_are_not_trimmed_and_bound_codes_fail() {
+    let item = figure_one();
+    let p = c2s_protocol::query_position(&item, cfg().option_seed) as usize;
+    let required = &"585"[p - 1..p];
+    let spec = readout_spec(
+        Arm::GoldCopy,
+        Template::T0,
+        Contract::GeneratedCharacter,
+        OptionOrder::Reference,
+        Evidence::Indexed,
+    );
+    let (t, _) = run(Controller::new(&item, spec, None, &cfg()).unwrap(), |r| {
+        generated(r, &format!(" {required}"))
+    });
+    assert!(!t.correct && !t.valid);
+    assert_eq!(t.steps[0].class, Some(ResponseClass::ExtraText));
+    let (t, _) = run(Controller::new(&item, spec, None, &cfg()).unwrap(), |r| {
+        let code = r
+            .options
+            .iter()
+            .find(|o| o.value == required)
+            .unwrap()
+            .code
+            .clone();
+        generated(r, &code)
+    });
+    assert!(!t.correct);
+    assert_eq!(t.steps[0].class, Some(ResponseClass::CorrectBoundCode));
+    // The natural local contract (E.2) still removes outer whitespace.
+    let serial = ArmSpec::new(Arm::Serial).with_contract(Contract::GeneratedCharacter);
+    let (t, _) = run(Controller::new(&item, serial, None, &cfg()).unwrap(), |r| {
+        let pos = state_of(r)["position"].as_u64().unwrap() as usize;
+        generated(r, &format!(" {}\n", &"585"[pos - 1..pos]))
+    });
+    assert!(t.correct);
+    // Readout shows every character: other supports are refused.
+    let mut union = spec;
+    union.support = Support::UNION_CALL;
+    assert!(Controller::new(&item, union, None, &cfg()).is_err());
 }

@@ -246,6 +246,52 @@ pub enum OptionOrder {
     Permuted(u32),
 }
 
+/// Key order of the user JSON object of every request.
+///
+/// The paper lists `state` first: "a single user message contains JSON keys state, question,
+/// allowed_values, and response_format" (E.2), "User JSON has exactly state, question,
+/// choices, and response_format" (E.5), "one user message JSON object with state,
+/// field_queries, and response_format" (E.4). That is the default for every arm.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestLayout {
+    /// The paper's order: `state`, `question`, `choices` / `allowed_values`,
+    /// `response_format`.
+    #[default]
+    Paper,
+    /// Not the paper's: `question`, `choices` / `allowed_values`, `response_format`, `state`.
+    /// Invariant parts first, so the requests of one item share a longer token prefix (cheaper
+    /// with a prefix cache). Labelled `/state-last` in arm labels.
+    StateLast,
+}
+
+impl RequestLayout {
+    pub const ALL: [RequestLayout; 2] = [RequestLayout::Paper, RequestLayout::StateLast];
+
+    /// Config and manifest name: `paper` or `state_last`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestLayout::Paper => "paper",
+            RequestLayout::StateLast => "state_last",
+        }
+    }
+
+    /// What this layout appends to an arm label: nothing for the paper's layout, so that
+    /// only non-paper rows carry a mark.
+    pub fn label_suffix(self) -> &'static str {
+        match self {
+            RequestLayout::Paper => "",
+            RequestLayout::StateLast => "/state-last",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<RequestLayout> {
+        RequestLayout::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+}
+
 /// Everything that decides how an item becomes requests under one arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ArmSpec {
@@ -264,6 +310,15 @@ pub struct ArmSpec {
     pub copy_control: CopyControl,
     #[serde(default)]
     pub order: OptionOrder,
+    /// Key order of the user JSON (the paper's unless a run names another).
+    #[serde(default)]
+    pub layout: RequestLayout,
+    /// Greedy budget in new tokens of a generated contract; `None`: the SPEC budget (8 per
+    /// character, 32 per complete string). Panels set the paper's value where it differs, e.g.
+    /// 64 for Qwen3-8B's whole-answer generation (B.3: "with thinking disabled and 64 new
+    /// tokens") against 32 for Table 3 (E.3: "Both allow 32 new tokens").
+    #[serde(default)]
+    pub max_new_tokens: Option<u32>,
 }
 
 impl ArmSpec {
@@ -278,6 +333,8 @@ impl ArmSpec {
             evidence: Evidence::Raw,
             copy_control: CopyControl::Serial,
             order: OptionOrder::Reference,
+            layout: RequestLayout::Paper,
+            max_new_tokens: None,
         }
     }
 
@@ -324,14 +381,23 @@ impl ArmSpec {
                 Evidence::Indexed => "/indexed",
                 Evidence::Direct => "/direct",
             });
-            s.push_str(match self.copy_control {
-                CopyControl::Independent => "/independent",
-                CopyControl::Serial => "/serial",
-            });
+            // A readout (template) asks one position: no independent/serial schedule.
+            if self.template.is_none() {
+                s.push_str(match self.copy_control {
+                    CopyControl::Independent => "/independent",
+                    CopyControl::Serial => "/serial",
+                });
+            }
         }
         if let OptionOrder::Permuted(k) = self.order {
             s.push_str(&format!("/O{k}"));
         }
+        // The paper layout is unmarked; any other layout is named so that its rows can never be
+        // mistaken for paper-layout rows.
+        if let Some(n) = self.max_new_tokens {
+            s.push_str(&format!("/max{n}"));
+        }
+        s.push_str(self.layout.label_suffix());
         s
     }
 }
@@ -364,5 +430,15 @@ mod tests {
                 .label(),
             "Serial/TrieFill/code"
         );
+        let mut state_last = ArmSpec::new(Arm::Serial);
+        state_last.layout = RequestLayout::StateLast;
+        assert_eq!(state_last.label(), "Serial/Full/code/state-last");
+        assert_eq!(ArmSpec::new(Arm::Serial).layout, RequestLayout::Paper);
+        let mut whole = ArmSpec::new(Arm::WholeGenerate).with_contract(Contract::GeneratedString);
+        whole.max_new_tokens = Some(64);
+        assert_eq!(whole.label(), "WholeGenerate/string/max64");
+        for l in RequestLayout::ALL {
+            assert_eq!(RequestLayout::parse(l.as_str()), Some(l));
+        }
     }
 }

@@ -10,8 +10,8 @@ pub mod trajectory;
 pub mod validate;
 
 pub use arm::{
-    Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, OptionOrder, PromptVariant, Support,
-    SupportSet, Template,
+    Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, OptionOrder, PromptVariant,
+    RequestLayout, Support, SupportSet, Template,
 };
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{

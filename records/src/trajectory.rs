@@ -77,16 +77,29 @@ impl StepRecord {
     }
 }
 
-/// Where a completed string falls relative to the candidate set.
+/// Where a completed string falls: the output audit of D.17, whose classes are exclusive and
+/// taken in this order — "gold, another candidate, malformed (wrong length or outside
+/// lowercase ASCII), another gold-synset lemma, another indexed noun, another indexed word, and
+/// unindexed string". Recombination is recorded separately ([`Trajectory::recombination`]):
+/// "Recombinations are noncandidate strings compatible with every position-wise union; they can
+/// overlap the resource categories" (Table D16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Membership {
     Gold,
     OtherCandidate,
-    /// Contains the INVALID marker, was aborted, or has the wrong length.
+    /// Wrong length, a character outside the domain alphabet (the INVALID marker included), or
+    /// an aborted trajectory.
     Malformed,
-    /// Not a candidate, but every character is in its position-wise union.
-    Recombination,
-    /// Anything else.
+    /// Lexical: another lemma of the gold synset.
+    GoldSynsetLemma,
+    /// Lexical: a noun in WordNet's index.
+    IndexedNoun,
+    /// Lexical: a word of another part of speech in WordNet's index.
+    IndexedWord,
+    /// Lexical: in no WordNet index.
+    Unindexed,
+    /// A well-formed non-candidate string that no lexical class applies to: every arithmetic
+    /// one, and a lexical one when the run had no WordNet index to consult.
     Outside,
 }
 
@@ -153,6 +166,10 @@ pub struct Trajectory {
     /// Copy arms: the supplied plan (`copy_target`).
     pub plan: Option<String>,
     pub membership: Membership,
+    /// A non-candidate output whose every character is in the candidates' union at its
+    /// position (may overlap any non-candidate membership class).
+    #[serde(default)]
+    pub recombination: bool,
     pub stop: Option<StopOutcome>,
     /// A Trie prefix left the candidate set (or an empty support) and the rest was skipped.
     pub aborted: bool,

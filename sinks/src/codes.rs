@@ -38,7 +38,10 @@ string_codes!(Membership, membership_str, parse_membership, {
     Membership::Gold => "gold",
     Membership::OtherCandidate => "other_candidate",
     Membership::Malformed => "malformed",
-    Membership::Recombination => "recombination",
+    Membership::GoldSynsetLemma => "gold_synset_lemma",
+    Membership::IndexedNoun => "indexed_noun",
+    Membership::IndexedWord => "indexed_word",
+    Membership::Unindexed => "unindexed",
     Membership::Outside => "outside",
 });
 

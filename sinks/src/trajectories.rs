@@ -36,8 +36,13 @@ pub struct TrajectoryRow {
     pub fidelity: Option<bool>,
     /// Copy arms: the supplied plan.
     pub plan: Option<String>,
-    /// `gold`, `other_candidate`, `malformed`, `recombination` or `outside`.
+    /// D.17's output classes, in order: `gold`, `other_candidate`, `malformed`,
+    /// `gold_synset_lemma`, `indexed_noun`, `indexed_word`, `unindexed`; `outside` for any other
+    /// well-formed string (arithmetic, or lexical without a WordNet index).
     pub membership: String,
+    /// A non-candidate output inside every position-wise candidate union (overlaps
+    /// `membership`).
+    pub recombination: bool,
     /// SerialStop: `exact_completion`, `premature_end`, `correct_content_without_end`,
     /// `cap_exhaustion` or `wrong_content`.
     pub stop_category: Option<String>,
@@ -84,6 +89,7 @@ impl From<&Trajectory> for TrajectoryRow {
             fidelity: t.fidelity,
             plan: t.plan.clone(),
             membership: membership_str(t.membership).to_string(),
+            recombination: t.recombination,
             stop_category: stop.map(|s| stop_category_str(s.category).to_string()),
             stop_exact_completion: stop.map(|s| s.exact_completion),
             stop_content_em: stop.map(|s| s.content_em),
@@ -175,6 +181,7 @@ impl TrajectoryRow {
             fidelity: self.fidelity,
             plan: self.plan.clone(),
             membership,
+            recombination: self.recombination,
             stop,
             aborted: self.aborted,
             calls: self.calls,
@@ -211,6 +218,7 @@ impl Row for TrajectoryRow {
             field("fidelity", Boolean, true),
             field("plan", Utf8, true),
             field("membership", Utf8, false),
+            field("recombination", Boolean, false),
             field("stop_category", Utf8, true),
             field("stop_exact_completion", Boolean, true),
             field("stop_content_em", Boolean, true),
@@ -249,6 +257,7 @@ impl Row for TrajectoryRow {
                 col::opt_bools(rows.iter().map(|r| r.fidelity)),
                 col::opt_utf8(rows.iter().map(|r| r.plan.as_deref())),
                 col::utf8(rows.iter().map(|r| r.membership.as_str())),
+                col::bools(rows.iter().map(|r| r.recombination)),
                 col::opt_utf8(rows.iter().map(|r| r.stop_category.as_deref())),
                 col::opt_bools(rows.iter().map(|r| r.stop_exact_completion)),
                 col::opt_bools(rows.iter().map(|r| r.stop_content_em)),
@@ -286,6 +295,7 @@ impl Row for TrajectoryRow {
         let mut fidelity = c.opt_bool("fidelity")?.into_iter();
         let mut plan = c.opt_utf8("plan")?.into_iter();
         let mut membership = c.utf8("membership")?.into_iter();
+        let mut recombination = c.bool("recombination")?.into_iter();
         let mut stop_category = c.opt_utf8("stop_category")?.into_iter();
         let mut stop_exact_completion = c.opt_bool("stop_exact_completion")?.into_iter();
         let mut stop_content_em = c.opt_bool("stop_content_em")?.into_iter();
@@ -319,6 +329,7 @@ impl Row for TrajectoryRow {
                 fidelity: next(&mut fidelity),
                 plan: next(&mut plan),
                 membership: next(&mut membership),
+                recombination: next(&mut recombination),
                 stop_category: next(&mut stop_category),
                 stop_exact_completion: next(&mut stop_exact_completion),
                 stop_content_em: next(&mut stop_content_em),

@@ -75,6 +75,30 @@ pub enum FamilyScope {
     Global,
 }
 
+impl FamilyScope {
+    pub const ALL: [FamilyScope; 4] = [
+        FamilyScope::PerModelDomain,
+        FamilyScope::PerModel,
+        FamilyScope::PerDomain,
+        FamilyScope::Global,
+    ];
+
+    /// Config and manifest name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FamilyScope::PerModelDomain => "per_model_domain",
+            FamilyScope::PerModel => "per_model",
+            FamilyScope::PerDomain => "per_domain",
+            FamilyScope::Global => "global",
+        }
+    }
+
+    /// The scope named `name`; `None` for any other string (never a silent default).
+    pub fn parse(name: &str) -> Option<FamilyScope> {
+        FamilyScope::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
 /// A declared Holm family: the McNemar tests of the listed comparisons, within `scope`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HolmFamily {
@@ -82,6 +106,23 @@ pub struct HolmFamily {
     pub comparisons: Vec<String>,
     #[serde(default)]
     pub scope: FamilyScope,
+}
+
+impl HolmFamily {
+    /// The paper's primary family: "The primary six Native/Serial exact McNemar tests share a
+    /// Holm correction at 0.05" (A.6) — Native against Serial under the code contract, over
+    /// every model and domain. Used when no family is declared.
+    pub fn primary() -> HolmFamily {
+        HolmFamily {
+            name: "primary".into(),
+            comparisons: vec![format!(
+                "{} vs {}",
+                c2s_records::ArmSpec::new(c2s_records::Arm::Native).label(),
+                c2s_records::ArmSpec::new(c2s_records::Arm::Serial).label()
+            )],
+            scope: FamilyScope::Global,
+        }
+    }
 }
 
 /// Snapshot statistics settings.
@@ -92,7 +133,8 @@ pub struct StatsConfig {
     pub seed: u64,
     /// Two-sided confidence level of every interval.
     pub level: f64,
-    /// Declared Holm families; empty = one family per (model, domain).
+    /// Declared Holm families; empty = [`HolmFamily::primary`] (comparisons outside every
+    /// family get no Holm adjustment: "supplementary panels specify their own families").
     #[serde(default)]
     pub families: Vec<HolmFamily>,
     /// Bootstrap threads (0 = available cores); results do not depend on it.
@@ -421,21 +463,22 @@ pub fn paired_metrics(
     }
 
     // Holm families.
+    let declared: Vec<HolmFamily> = if cfg.families.is_empty() {
+        vec![HolmFamily::primary()]
+    } else {
+        cfg.families.clone()
+    };
     let mut families: BTreeMap<(usize, String, Option<Domain>), Vec<usize>> = BTreeMap::new();
     for (i, t) in tests.iter().enumerate() {
-        let key = if cfg.families.is_empty() {
-            Some((0, t.model.clone(), Some(t.domain)))
-        } else {
-            cfg.families
-                .iter()
-                .position(|f| f.comparisons.contains(&t.comparison))
-                .map(|fi| match cfg.families[fi].scope {
-                    FamilyScope::PerModelDomain => (fi, t.model.clone(), Some(t.domain)),
-                    FamilyScope::PerModel => (fi, t.model.clone(), None),
-                    FamilyScope::PerDomain => (fi, String::new(), Some(t.domain)),
-                    FamilyScope::Global => (fi, String::new(), None),
-                })
-        };
+        let key = declared
+            .iter()
+            .position(|f| f.comparisons.contains(&t.comparison))
+            .map(|fi| match declared[fi].scope {
+                FamilyScope::PerModelDomain => (fi, t.model.clone(), Some(t.domain)),
+                FamilyScope::PerModel => (fi, t.model.clone(), None),
+                FamilyScope::PerDomain => (fi, String::new(), Some(t.domain)),
+                FamilyScope::Global => (fi, String::new(), None),
+            });
         if let Some(key) = key {
             families.entry(key).or_default().push(i);
         }

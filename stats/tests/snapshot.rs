@@ -199,25 +199,40 @@ fn undefined_scr_has_no_value_and_no_interval() {
     );
 }
 
+/// Paper A.6: "The primary six Native/Serial exact McNemar tests share a Holm correction at
+/// 0.05. Later panels state their own seeds, draw counts and correction families." With no
+/// declared family, Native/code vs Serial/Full/code forms one family across models and
+/// domains; a supplementary comparison (here Union) gets no Holm row.
 #[test]
-fn default_holm_family_is_per_model_domain() {
-    let rows = paired_metrics(&outcomes(), &cfg(), 0).unwrap();
-    for domain in ["arithmetic", "lexical"] {
-        let comparisons = [
-            comparison_label(NATIVE, FULL),
-            comparison_label(NATIVE, UNION),
-        ];
-        let raw: Vec<f64> = comparisons
-            .iter()
-            .map(|c| find(&rows, domain, c, None, "mcnemar_p").value.unwrap())
-            .collect();
-        let expected = holm(&raw).unwrap();
-        for (c, e) in comparisons.iter().zip(expected) {
-            let r = find(&rows, domain, c, None, "mcnemar_p_holm");
-            assert_eq!(r.value, Some(e));
-            assert_eq!(r.denominator, Some(2));
+fn default_holm_family_is_the_papers_primary_family() {
+    assert_eq!(
+        HolmFamily::primary(),
+        HolmFamily {
+            name: "primary".into(),
+            comparisons: vec![comparison_label(NATIVE, FULL)],
+            scope: FamilyScope::Global,
         }
+    );
+    let rows = paired_metrics(&outcomes(), &cfg(), 0).unwrap();
+    let full = comparison_label(NATIVE, FULL);
+    let raw: Vec<f64> = ["arithmetic", "lexical"]
+        .iter()
+        .map(|d| find(&rows, d, &full, None, "mcnemar_p").value.unwrap())
+        .collect();
+    let expected = holm(&raw).unwrap();
+    for (domain, e) in ["arithmetic", "lexical"].iter().zip(expected) {
+        let r = find(&rows, domain, &full, None, "mcnemar_p_holm");
+        assert_eq!(r.value, Some(e));
+        assert_eq!(r.denominator, Some(2));
     }
+    let union = comparison_label(NATIVE, UNION);
+    assert!(!rows
+        .iter()
+        .any(|r| r.comparison == union && r.metric == "mcnemar_p_holm"));
+    for s in FamilyScope::ALL {
+        assert_eq!(FamilyScope::parse(s.as_str()), Some(s));
+    }
+    assert_eq!(FamilyScope::parse("per_modell"), None);
 }
 
 #[test]
@@ -356,6 +371,7 @@ fn trajectory(
         } else {
             Membership::Outside
         },
+        recombination: false,
         stop: None,
         aborted: false,
         calls: length as u32,

@@ -58,10 +58,13 @@ pub fn run_stats_config(run_dir: &Path) -> anyhow::Result<(StatsConfig, Option<u
                     })
                     .unwrap_or_default(),
                 scope: match f["scope"].as_str() {
-                    Some("per_model") => FamilyScope::PerModel,
-                    Some("per_domain") => FamilyScope::PerDomain,
-                    Some("global") => FamilyScope::Global,
-                    _ => FamilyScope::PerModelDomain,
+                    None => FamilyScope::default(),
+                    Some(s) => FamilyScope::parse(s).with_context(|| {
+                        format!(
+                            "{}/manifest.json: config.stats.families: unknown scope `{s}`",
+                            run_dir.display()
+                        )
+                    })?,
                 },
             });
         }

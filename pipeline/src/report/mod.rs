@@ -471,6 +471,9 @@ fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
     ) {
         items.push(("Lengths".to_string(), format!("{lo}–{hi}")));
     }
+    if let Some(layout) = scalar(&c["run"]["request_layout"]) {
+        items.push(("Request layout".to_string(), layout));
+    }
     if let Some(sources) = c["sources"].as_array() {
         let s: Vec<String> = sources
             .iter()
@@ -499,7 +502,14 @@ fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
                 {
                     details.push(format!("support {set}/{fill}"));
                 }
-                for k in ["contract", "variant", "template", "order"] {
+                for k in [
+                    "contract",
+                    "variant",
+                    "template",
+                    "order",
+                    "layout",
+                    "max_new_tokens",
+                ] {
                     if let Some(v) = scalar(&a[k]) {
                         details.push(format!("{k} {v}"));
                     }
@@ -591,7 +601,9 @@ fn methods(doc: &mut Doc, input: &ReportInput<'_>) {
     let cfg = input.cfg;
     doc.h(2, "Methods");
     let families = if cfg.families.is_empty() {
-        "one Holm family per (model, domain) holding all its comparisons".to_string()
+        "the paper's primary Holm family (A.6): Native/code vs Serial/Full/code over every \
+         model and domain; other comparisons unadjusted"
+            .to_string()
     } else {
         cfg.families
             .iter()

@@ -19,7 +19,7 @@ use c2s_operators::pairing::pair;
 use c2s_operators::serial_loop::serial_loop;
 use c2s_operators::sink_op::sink;
 use c2s_operators::validate::validate;
-use c2s_protocol::ControllerConfig;
+use c2s_protocol::{ControllerConfig, LexiconRef};
 
 use super::console::Console;
 use super::feed::Feeder;
@@ -55,6 +55,7 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
         let tasks = expand(items, cfg.arms.clone());
         let ccfg = ControllerConfig {
             option_seed: cfg.run.option_seed,
+            lexicon: lexicon(&cfg.run.wordnet_dir),
         };
         let out = serial_loop(
             tasks,
@@ -189,4 +190,21 @@ fn commit_durable(
         feeder.commit(&ready).context("committing Kafka offsets")?;
     }
     Ok(())
+}
+
+/// WordNet's index for the lexical membership classes (D.17), loaded once per process and kept
+/// for its lifetime (every worker's controllers share it). `None`, with a warning, when the
+/// directory cannot be read: lexical non-candidate outputs are then `outside`.
+fn lexicon(dir: &std::path::Path) -> Option<LexiconRef> {
+    static LEXICON: std::sync::OnceLock<Option<LexiconRef>> = std::sync::OnceLock::new();
+    *LEXICON.get_or_init(|| match c2s_banks::wordnet::WordIndex::load(dir) {
+        Ok(index) => Some(LexiconRef(Box::leak(Box::new(index)))),
+        Err(e) => {
+            tracing::warn!(
+                "{e}: lexical outputs outside the candidates are classified `outside` \
+                 (set [run] wordnet_dir to WordNet 3.0's dict directory for D.17's classes)"
+            );
+            None
+        }
+    })
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use c2s_config::{RunConfig, SourceConfig};
+use c2s_config::{RunConfig, Selection, SourceConfig};
 use c2s_operators::messages::Incoming;
 use c2s_sources::{read_jsonl, read_parquet_items, KafkaItemSource, SourceRecord};
 
@@ -43,13 +43,55 @@ fn to_incoming(r: SourceRecord) -> (Incoming, Option<Position>) {
     )
 }
 
+/// The records of a file source after its selection and then its limit (`limit` counts
+/// selected records). Unreadable records are always kept, so that they reach `rejects/`.
+fn file_records(
+    path: &std::path::Path,
+    limit: Option<usize>,
+    select: &Option<Selection>,
+    parquet: bool,
+) -> anyhow::Result<Box<dyn Iterator<Item = SourceRecord>>> {
+    let records: Box<dyn Iterator<Item = SourceRecord>> = if parquet {
+        Box::new(
+            read_parquet_items(path, if select.is_some() { None } else { limit })
+                .with_context(|| format!("opening {}", path.display()))?,
+        )
+    } else {
+        Box::new(
+            read_jsonl(path, if select.is_some() { None } else { limit })
+                .with_context(|| format!("opening {}", path.display()))?,
+        )
+    };
+    Ok(match select.clone() {
+        None => records,
+        Some(sel) => {
+            let kept = records.filter(move |r| match &r.payload {
+                Ok(text) => sel.keeps(text),
+                Err(_) => true,
+            });
+            match limit {
+                Some(n) => Box::new(kept.take(n)),
+                None => Box::new(kept),
+            }
+        }
+    })
+}
+
 /// Items of the bounded file sources, when all sources are bounded (for progress and ETA).
 pub fn count_items(cfg: &RunConfig) -> Option<u64> {
     let mut total = 0u64;
     for s in &cfg.sources {
         let n = match s {
-            SourceConfig::Jsonl { path, limit } => read_jsonl(path, *limit).ok()?.count(),
-            SourceConfig::Parquet { path, limit } => read_parquet_items(path, *limit).ok()?.count(),
+            SourceConfig::Jsonl {
+                path,
+                limit,
+                select,
+            } => file_records(path, *limit, select, false).ok()?.count(),
+            SourceConfig::Parquet {
+                path,
+                limit,
+                select,
+            } => file_records(path, *limit, select, true).ok()?.count(),
             SourceConfig::Kafka { .. } => return None,
         };
         total += n as u64;
@@ -62,18 +104,20 @@ impl Feeder {
         let mut sources = Vec::new();
         for s in &cfg.sources {
             sources.push(match s {
-                SourceConfig::Jsonl { path, limit } => Source::Records {
-                    iter: Box::new(
-                        read_jsonl(path, *limit)
-                            .with_context(|| format!("opening {}", path.display()))?,
-                    ),
+                SourceConfig::Jsonl {
+                    path,
+                    limit,
+                    select,
+                } => Source::Records {
+                    iter: file_records(path, *limit, select, false)?,
                     seen: 0,
                 },
-                SourceConfig::Parquet { path, limit } => Source::Records {
-                    iter: Box::new(
-                        read_parquet_items(path, *limit)
-                            .with_context(|| format!("opening {}", path.display()))?,
-                    ),
+                SourceConfig::Parquet {
+                    path,
+                    limit,
+                    select,
+                } => Source::Records {
+                    iter: file_records(path, *limit, select, true)?,
                     seen: 0,
                 },
                 SourceConfig::Kafka {

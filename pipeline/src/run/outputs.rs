@@ -199,12 +199,11 @@ pub fn stats_config(cfg: &RunConfig) -> StatsConfig {
             .map(|f| HolmFamily {
                 name: f.name.clone(),
                 comparisons: f.comparisons.clone(),
-                scope: match f.scope.as_str() {
-                    "per_model" => FamilyScope::PerModel,
-                    "per_domain" => FamilyScope::PerDomain,
-                    "global" => FamilyScope::Global,
-                    _ => FamilyScope::PerModelDomain,
-                },
+                // `c2s_config::parse` rejects any other scope (exit 2 before any work), so a
+                // config that reached here names a known one.
+                scope: FamilyScope::parse(&f.scope).unwrap_or_else(|| {
+                    unreachable!("config validation rejects unknown scope `{}`", f.scope)
+                }),
             })
             .collect(),
         threads: 0,

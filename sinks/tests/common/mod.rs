@@ -134,6 +134,7 @@ pub fn trajectory(item: &str, arm: &str, stop: bool, confidence: bool) -> Trajec
         fidelity: if stop { None } else { Some(true) },
         plan: if stop { None } else { Some("547".to_string()) },
         membership: Membership::Malformed,
+        recombination: false,
         stop: stop.then_some(StopOutcome {
             category: StopCategory::CapExhaustion,
             exact_completion: false,
