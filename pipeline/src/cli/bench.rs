@@ -42,6 +42,9 @@ pub enum BenchCommand {
         /// Keep the two run directories here instead of a temporary directory.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Request layout: `paper` (state first, E.2/E.5; the default) or `state_last`.
+        #[arg(long, default_value = "paper")]
+        layout: String,
     },
     /// One engine on a fixed panel of real requests, batched, without the dataflow: requests/s,
     /// prompt tokens/s, and optionally every request's tokens and scores (the GPU check's input).
@@ -93,6 +96,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
             max_batch,
             only_batched,
             keep,
+            layout,
         } => inference(InferenceBench {
             model,
             engine,
@@ -101,6 +105,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
             max_batch,
             only_batched,
             keep,
+            layout,
         }),
         BenchCommand::Engine {
             model,
@@ -133,6 +138,7 @@ struct InferenceBench {
     max_batch: usize,
     only_batched: bool,
     keep: Option<PathBuf>,
+    layout: String,
 }
 
 /// Peak resident set size (kB) since the last reset.
@@ -230,18 +236,20 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     std::fs::write(
         &config,
         format!(
-            "[run]\nname = \"bench-inference\"\n\n[model]\npath = {model:?}\nengine = {engine:?}\n\n\
+            "[run]\nname = \"bench-inference\"\nrequest_layout = {layout:?}\n\n[model]\npath = {model:?}\nengine = {engine:?}\n\n\
              [[sources]]\nkind = \"jsonl\"\npath = {panel:?}\n\n\
              [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
              [stats]\nbootstrap_draws = 199\n",
             model = model.display().to_string(),
             engine = bench.engine,
+            layout = bench.layout,
             panel = panel.display().to_string(),
         ),
     )?;
     println!(
-        "panel: {} items ({n_arith} arithmetic + {n_lex} lexical dev), arms Native/code and Serial/Full/code, model {}, engine {}, through the pipeline (one worker)",
+        "panel: {} items ({n_arith} arithmetic + {n_lex} lexical dev), arms Native/code and Serial/Full/code, request layout {}, model {}, engine {}, through the pipeline (one worker)",
         n_arith + n_lex,
+        bench.layout,
         bench.model.display(),
         bench.engine
     );
