@@ -20,32 +20,7 @@ use c2s_records::{Answer, ItemPolicy};
 pub enum BenchCommand {
     /// Inference throughput on a fixed dev panel through the pipeline: one-at-a-time full
     /// prompts vs the batched, prefix-reusing, de-duplicating path.
-    Inference {
-        /// Model: GGUF file or local Hugging Face directory.
-        #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
-        model: PathBuf,
-        /// Engine: `prefix` or `mistralrs`.
-        #[arg(long, default_value = "prefix")]
-        engine: String,
-        /// Items per domain from the dev banks (the panel has twice as many).
-        #[arg(long, default_value_t = 24)]
-        per_domain: usize,
-        /// Bank directory.
-        #[arg(long, default_value = "data/banks")]
-        banks: PathBuf,
-        /// Requests per engine batch in (b).
-        #[arg(long, default_value_t = 32)]
-        max_batch: usize,
-        /// Only run (b), the pipeline's configured path (no baseline, no agreement check).
-        #[arg(long)]
-        only_batched: bool,
-        /// Keep the two run directories here instead of a temporary directory.
-        #[arg(long)]
-        keep: Option<PathBuf>,
-        /// Request layout: `paper` (state first, E.2/E.5; the default) or `state_last`.
-        #[arg(long, default_value = "paper")]
-        layout: String,
-    },
+    Inference(InferenceBench),
     /// One engine on a fixed panel of real requests, batched, without the dataflow: requests/s,
     /// prompt tokens/s, and optionally every request's tokens and scores (the GPU check's input).
     Engine {
@@ -88,25 +63,7 @@ pub enum BenchCommand {
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        BenchCommand::Inference {
-            model,
-            engine,
-            per_domain,
-            banks,
-            max_batch,
-            only_batched,
-            keep,
-            layout,
-        } => inference(InferenceBench {
-            model,
-            engine,
-            per_domain,
-            banks,
-            max_batch,
-            only_batched,
-            keep,
-            layout,
-        }),
+        BenchCommand::Inference(bench) => inference(bench),
         BenchCommand::Engine {
             model,
             engine,
@@ -130,14 +87,32 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-struct InferenceBench {
+/// Settings of `bench inference`.
+#[derive(Debug, clap::Args)]
+pub struct InferenceBench {
+    /// Model: GGUF file or local Hugging Face directory.
+    #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
     model: PathBuf,
+    /// Engine: `prefix` or `mistralrs`.
+    #[arg(long, default_value = "prefix")]
     engine: String,
+    /// Items per domain from the dev banks (the panel has twice as many).
+    #[arg(long, default_value_t = 24)]
     per_domain: usize,
+    /// Bank directory.
+    #[arg(long, default_value = "data/banks")]
     banks: PathBuf,
+    /// Requests per engine batch in (b).
+    #[arg(long, default_value_t = 32)]
     max_batch: usize,
+    /// Only run (b), the pipeline's configured path (no baseline, no agreement check).
+    #[arg(long)]
     only_batched: bool,
+    /// Keep the two run directories here instead of a temporary directory.
+    #[arg(long)]
     keep: Option<PathBuf>,
+    /// Request layout: `paper` (state first, E.2/E.5; the default) or `state_last`.
+    #[arg(long, default_value = "paper")]
     layout: String,
 }
 
