@@ -6,5 +6,6 @@ pub mod arithmetic;
 pub mod bank;
 pub mod lexical;
 pub mod panels;
+pub mod plans;
 pub mod wordfreq;
 pub mod wordnet;

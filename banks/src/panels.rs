@@ -28,7 +28,7 @@ pub struct PanelSpec {
 }
 
 /// The shipped panels.
-pub const PANELS: [PanelSpec; 6] = [
+pub const PANELS: [PanelSpec; 7] = [
     PanelSpec {
         name: "robustness-72",
         per_cell: 6,
@@ -58,6 +58,12 @@ pub const PANELS: [PanelSpec; 6] = [
         per_cell: 10,
         paired: false,
         passage: "B.1: \"TeacherForced supplies the gold prefix on 60 preselected items per domain\"",
+    },
+    PanelSpec {
+        name: "binding-120",
+        per_cell: 10,
+        paired: false,
+        passage: "B.5: \"Sixty parents per domain and twelve symbolic bases each supply a target and one preselected position\" (the natural parents; the symbolic bases are the COPY/REVERSE family)",
     },
     PanelSpec {
         name: "qwen-192",

@@ -11,8 +11,8 @@ use thiserror::Error;
 use toml::Spanned;
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionOrder, PromptVariant,
-    RequestLayout, Support, Template,
+    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionNames, OptionOrder,
+    PromptVariant, RequestLayout, Support, Template,
 };
 
 /// A configuration error: file, line (1-based, when known), field path and what is wrong.
@@ -296,6 +296,10 @@ pub struct ArmEntry {
     /// Option order: 0 = reference, k > 0 = seeded permutation Ok.
     #[serde(default)]
     pub order: Option<u32>,
+    /// Readout option names (B.5): `opaque` (default), `opaque_remapped`, `readable_aligned`,
+    /// `readable_conflicting`.
+    #[serde(default)]
+    pub names: Option<String>,
     /// Greedy budget in new tokens (generated contracts); default 8 per character, 32 per
     /// complete string. B.3's whole-answer panel uses 64.
     #[serde(default)]
@@ -456,6 +460,19 @@ impl Default for OutputSection {
     }
 }
 
+/// `[copy_plans]`: the supplied targets that IncorrectCopy arms copy (D.12: "Ninety-six
+/// parents … each receive matched correct/incorrect targets under Raw and Indexed").
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CopyPlansSection {
+    /// A plan file (JSON lines `{item_id, plan, origin, source}`), relative to the directory
+    /// the run starts in.
+    pub path: PathBuf,
+    /// The plans, read from `path` when the config is loaded.
+    #[serde(skip)]
+    pub plans: std::collections::BTreeMap<String, c2s_records::SuppliedPlan>,
+}
+
 /// The file as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -474,6 +491,8 @@ struct RawConfig {
     stats: Option<Spanned<StatsSection>>,
     #[serde(default)]
     output: Option<Spanned<OutputSection>>,
+    #[serde(default)]
+    copy_plans: Option<Spanned<CopyPlansSection>>,
 }
 
 /// A validated configuration.
@@ -489,6 +508,8 @@ pub struct RunConfig {
     pub inference: InferenceSection,
     pub stats: StatsSection,
     pub output: OutputSection,
+    /// Supplied copy plans (IncorrectCopy arms).
+    pub copy_plans: Option<CopyPlansSection>,
     /// Where the config was read from.
     pub file: PathBuf,
 }
@@ -882,6 +903,51 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             ));
         }
     }
+    let copy_plans = match raw.copy_plans {
+        None => None,
+        Some(section) => {
+            let span = Some(section.span());
+            let mut section = section.into_inner();
+            let shown = section.path.display().to_string();
+            let text = std::fs::read_to_string(base.join(&section.path)).map_err(|e| {
+                err(
+                    span.clone(),
+                    "copy_plans.path".into(),
+                    format!("cannot read {shown}: {e}"),
+                )
+            })?;
+            section.plans = c2s_records::parse_plan_file(&text).map_err(|e| {
+                err(
+                    span.clone(),
+                    "copy_plans.path".into(),
+                    format!("{shown}:{}: {}", e.line, e.message),
+                )
+            })?;
+            if section.plans.is_empty() {
+                return Err(err(
+                    span,
+                    "copy_plans.path".into(),
+                    format!("{shown} holds no plan"),
+                ));
+            }
+            Some(section)
+        }
+    };
+    let copies_supplied = arms.iter().any(|a| a.arm == Arm::IncorrectCopy);
+    if copies_supplied && copy_plans.is_none() {
+        return Err(err(
+            None,
+            "copy_plans".into(),
+            "IncorrectCopy arms copy supplied plans: name a plan file in [copy_plans] path".into(),
+        ));
+    }
+    if !copies_supplied && copy_plans.is_some() {
+        return Err(err(
+            None,
+            "copy_plans".into(),
+            "[copy_plans] is set but no IncorrectCopy arm uses it".into(),
+        ));
+    }
     Ok(RunConfig {
         run: raw.run,
         model,
@@ -891,6 +957,7 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
         inference,
         stats,
         output,
+        copy_plans,
         file: file.to_path_buf(),
     })
 }
@@ -1044,6 +1111,16 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
         Some(k) => OptionOrder::Permuted(k),
     };
     spec.max_new_tokens = a.max_new_tokens;
+    spec.names = match a.names.as_deref() {
+        None => OptionNames::Opaque,
+        Some(n) => OptionNames::parse(n).ok_or_else(|| {
+            let all: Vec<&str> = OptionNames::ALL.iter().map(|n| n.as_str()).collect();
+            (
+                "names".to_string(),
+                format!("unknown option names `{n}` ({})", all.join(", ")),
+            )
+        })?,
+    };
     Ok(spec)
 }
 

@@ -356,7 +356,16 @@ fn every_panel_config_validates() {
             // orders" — 2 × 2 × 3 × 3 arms.
             Some("readout-grid") => assert_eq!(cfg.arms.len(), 36),
             Some("support") => assert_eq!(cfg.arms.len(), 7),
+            // B.5: Raw / Indexed / Direct × four name conditions.
+            Some("binding") => assert_eq!(cfg.arms.len(), 12),
             Some("table3") => assert_eq!(cfg.comparisons.len(), 3),
+            // D.12: 48 parents per domain, one incorrect plan each.
+            Some("copy-incorrect") => {
+                let plans = &cfg.copy_plans.as_ref().unwrap().plans;
+                assert_eq!(plans.len(), 96);
+                assert_eq!(cfg.comparisons.len(), 2);
+                assert_eq!(cfg.stats.families.len(), 2, "separate Holm families");
+            }
             _ => {}
         }
     }
@@ -364,7 +373,10 @@ fn every_panel_config_validates() {
     assert_eq!(
         names,
         [
+            "binding",
             "copy",
+            "copy-incorrect",
+            "copy-incorrect-plans",
             "fresh-plan",
             "option-orders",
             "prompt-variants",
@@ -379,4 +391,62 @@ fn every_panel_config_validates() {
             "whole-answer"
         ]
     );
+}
+
+/// D.12: IncorrectCopy copies supplied plans. The plan file is read when the config loads, so
+/// a missing or malformed file, or an IncorrectCopy arm without one, stops before any work.
+#[test]
+fn copy_plans_are_read_at_load_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = |extra: &str| {
+        format!(
+            "{}\n{extra}",
+            MINIMAL.replace(
+                "[[arms]]\narm = \"Native\"",
+                "[[arms]]\narm = \"IncorrectCopy\"\nevidence = \"indexed\""
+            )
+        )
+    };
+    let plans = dir.path().join("plans.jsonl");
+    std::fs::write(
+        &plans,
+        "{\"item_id\":\"arith-dev-3-01\",\"plan\":\"759\",\"origin\":\"constructed\"}\n",
+    )
+    .unwrap();
+    let cfg = parse_text(&base(&format!(
+        "[copy_plans]\npath = \"{}\"\n",
+        plans.display()
+    )))
+    .unwrap();
+    let section = cfg.copy_plans.unwrap();
+    assert_eq!(section.plans["arith-dev-3-01"].plan, "759");
+    assert_eq!(
+        cfg.arms[0].label(),
+        "IncorrectCopy/Full/code/indexed/serial"
+    );
+
+    let e = parse_text(&base("")).unwrap_err();
+    assert_eq!(e.field, "copy_plans", "{e}");
+    std::fs::write(&plans, "{\"item_id\":\"a\",\"plan\":\"759\"}\n").unwrap();
+    let e = parse_text(&base(&format!(
+        "[copy_plans]\npath = \"{}\"\n",
+        plans.display()
+    )))
+    .unwrap_err();
+    assert_eq!(e.field, "copy_plans.path");
+    assert!(
+        e.message.contains(":1:") && e.message.contains("origin"),
+        "{e}"
+    );
+    std::fs::write(
+        &plans,
+        "{\"item_id\":\"a\",\"plan\":\"759\",\"origin\":\"observed\"}\n",
+    )
+    .unwrap();
+    let e = parse_text(&format!(
+        "{MINIMAL}\n[copy_plans]\npath = \"{}\"\n",
+        plans.display()
+    ))
+    .unwrap_err();
+    assert!(e.message.contains("no IncorrectCopy arm"), "{e}");
 }

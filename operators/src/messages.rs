@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use c2s_records::{ArmSpec, Item, Request, Response, StepRecord};
+use c2s_records::{ArmSpec, Item, Request, Response, StepRecord, SuppliedPlan};
 
 /// A raw record from a source, before validation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +33,9 @@ pub struct Task {
     /// Label of the arm whose output is this task's plan (SelfPlanSpell copies the item's own
     /// Native choice); the task starts once that trajectory is complete.
     pub plan_from: Option<String>,
+    /// The supplied plan of an IncorrectCopy task (from the run's `[copy_plans]`).
+    #[serde(default)]
+    pub supplied_plan: Option<SuppliedPlan>,
 }
 
 /// A model answer on its way back into the feedback loop.

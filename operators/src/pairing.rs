@@ -11,12 +11,24 @@ use timely::dataflow::StreamVec;
 
 use c2s_records::{Domain, PairedOutcome, Trajectory};
 
-/// (domain, length, model, correct): what pairing needs of a trajectory.
-type Summary = (Domain, usize, String, bool);
+/// (domain, length, model, correct, fidelity): what pairing needs of a trajectory.
+type Summary = (Domain, usize, String, bool, Option<bool>);
+
+/// One configured comparison: its reference and compared arm labels, and what it pairs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairSpec {
+    pub reference: String,
+    pub compared: String,
+    /// Pair fidelity to the supplied plan instead of gold correctness: the rule for two copy
+    /// arms, whose outcome is fidelity (Figure 1 C, "Fidelity (matches plan)" against
+    /// "Correctness"; D.12 compares wrong-plan and correct-plan copying by fidelity — a
+    /// faithfully copied incorrect plan is never gold-correct).
+    pub by_fidelity: bool,
+}
 
 pub fn pair<'s>(
     trajectories: StreamVec<'s, u64, Trajectory>,
-    comparisons: Vec<(String, String)>,
+    comparisons: Vec<PairSpec>,
 ) -> StreamVec<'s, u64, PairedOutcome> {
     let updates = trajectories.unary::<CapacityContainerBuilder<
         Vec<(((String, String), Summary), u64, isize)>,
@@ -29,7 +41,7 @@ pub fn pair<'s>(
                     session.give((
                         (
                             (t.arm.clone(), t.item_id.clone()),
-                            (t.domain, t.length, t.model.clone(), t.correct),
+                            (t.domain, t.length, t.model.clone(), t.correct, t.fidelity),
                         ),
                         time,
                         1isize,
@@ -41,7 +53,12 @@ pub fn pair<'s>(
     let collection = updates.as_collection();
     let mut paired: Option<differential_dataflow::VecCollection<'s, u64, PairedOutcome, isize>> =
         None;
-    for (native, serial) in comparisons {
+    for PairSpec {
+        reference: native,
+        compared: serial,
+        by_fidelity,
+    } in comparisons
+    {
         let (n_label, s_label) = (native.clone(), serial.clone());
         let natives = collection
             .clone()
@@ -52,18 +69,19 @@ pub fn pair<'s>(
             .filter(move |((arm, _), _)| arm == &s_label)
             .map(|((_, item), v)| (item, v));
         let (na, sa) = (native.clone(), serial.clone());
-        let joined = natives
-            .join(serials)
-            .map(move |(item_id, (n, s))| PairedOutcome {
+        let joined = natives.join(serials).map(move |(item_id, (n, s))| {
+            let success = |v: &Summary| if by_fidelity { v.4 == Some(true) } else { v.3 };
+            PairedOutcome {
                 item_id,
+                native_correct: success(&n),
+                serial_correct: success(&s),
                 domain: n.0,
                 length: n.1,
                 model: n.2,
                 native_arm: na.clone(),
                 serial_arm: sa.clone(),
-                native_correct: n.3,
-                serial_correct: s.3,
-            });
+            }
+        });
         paired = Some(match paired {
             None => joined,
             Some(p) => p.concat(joined),

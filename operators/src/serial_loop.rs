@@ -164,8 +164,12 @@ fn start_task(
 ) -> Vec<LoopEvent> {
     let label = task.spec.label();
     let mut events = Vec::new();
+    let plan = plan.or_else(|| task.supplied_plan.as_ref().map(|p| p.plan.clone()));
     match Controller::new(&task.item, task.spec, plan, cfg) {
         Ok(mut c) => {
+            if let Some(p) = &task.supplied_plan {
+                c.set_plan_origin(p.origin.as_str());
+            }
             for r in c.start() {
                 state
                     .outstanding

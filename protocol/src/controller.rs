@@ -44,14 +44,16 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
     if spec.support.set == SupportSet::Trie && !arm.has_prefix() {
         return Err(format!("Trie support needs a prefix, but {arm} has none"));
     }
-    if matches!(arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+    if arm.is_copy()
         && spec.copy_control == CopyControl::Independent
         && spec.support.set == SupportSet::Trie
     {
         return Err("Trie support needs a prefix; independent copy control has none".into());
     }
-    if arm == Arm::GoldCopy && spec.support.set != SupportSet::Full {
-        return Err("GoldCopy withholds the candidates, so only Full support is defined".into());
+    if arm.withholds_candidates() && spec.support.set != SupportSet::Full {
+        return Err(format!(
+            "{arm} withholds the candidates, so only Full support is defined"
+        ));
     }
     if arm == Arm::SerialStop {
         if spec.support != c2s_records::Support::FULL {
@@ -91,9 +93,16 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
     {
         return Err("local steps answer one character; use a character or code contract".into());
     }
-    if spec.template.is_some() && !matches!(arm, Arm::GoldCopy | Arm::SelfPlanSpell) {
+    if spec.template.is_some() && !arm.is_copy() {
         return Err(
-            "readout templates T0-T2 apply to the copy arms (GoldCopy, SelfPlanSpell)".into(),
+            "readout templates T0-T2 apply to the copy arms (GoldCopy, IncorrectCopy, SelfPlanSpell)"
+                .into(),
+        );
+    }
+    if spec.names != c2s_records::OptionNames::Opaque && !is_readout(spec) {
+        return Err(
+            "option names (B.5's binding conditions) apply to the readout grid: set a template T0-T2"
+                .into(),
         );
     }
     if spec.max_new_tokens.is_some() && spec.contract == Contract::ScoredCode {
@@ -178,6 +187,13 @@ impl Controller {
             Arm::SerialStop => Controller::Stop(StopController::new(item, spec, cfg)),
             _ => Controller::Local(LocalController::new(item, spec, plan, cfg)?),
         })
+    }
+
+    /// Record where a supplied copy plan came from (copy arms; no effect elsewhere).
+    pub fn set_plan_origin(&mut self, origin: &str) {
+        if let Controller::Local(c) = self {
+            c.set_plan_origin(origin);
+        }
     }
 
     pub fn start(&mut self) -> Vec<Request> {
@@ -324,6 +340,13 @@ fn assemble(
         },
         recombination: recombination(item, &output),
         fidelity: plan.as_ref().map(|p| valid && &output == p),
+        plan_differences: plan.as_ref().map(|p| {
+            p.chars()
+                .zip(item.target.chars())
+                .filter(|(a, b)| a != b)
+                .count() as u32
+        }),
+        plan_origin: None,
         plan,
         stop,
         aborted,
@@ -445,6 +468,8 @@ pub struct LocalController {
     candidates: Vec<Vec<char>>,
     /// `copy_target` of copy arms.
     plan: Option<Vec<char>>,
+    /// Where the plan came from (recorded in the trajectory).
+    plan_origin: Option<String>,
     /// Steps depend on earlier answers (the model's own prefix).
     sequential: bool,
     /// The one preselected position of a readout arm ([`query_position`]); `None`: every
@@ -474,6 +499,26 @@ impl LocalController {
                 arm: spec.label(),
                 reason: "SelfPlanSpell needs the model's Native choice as its plan".into(),
             })?),
+            Arm::IncorrectCopy => {
+                let p = plan.ok_or_else(|| ControllerError::InvalidSpec {
+                    arm: spec.label(),
+                    reason: format!(
+                        "IncorrectCopy needs a supplied incorrect target for item {} ([copy_plans] has none)",
+                        item.item_id
+                    ),
+                })?;
+                // D.12 copies "supplied incorrect targets": a plan equal to gold is a GoldCopy.
+                if p == item.target {
+                    return Err(ControllerError::InvalidSpec {
+                        arm: spec.label(),
+                        reason: format!(
+                            "the supplied plan `{p}` of item {} equals its gold target; IncorrectCopy needs an incorrect one",
+                            item.item_id
+                        ),
+                    });
+                }
+                Some(p)
+            }
             _ => None,
         };
         if let Some(p) = &plan {
@@ -483,7 +528,25 @@ impl LocalController {
                     reason: format!("plan `{p}` does not have the item length {}", item.length),
                 });
             }
+            // Under Full support every step offers the domain alphabet: a plan character
+            // outside it could never be copied.
+            let alphabet = item.domain.alphabet();
+            if let Some(c) = p.chars().find(|c| !alphabet.contains(c)) {
+                return Err(ControllerError::InvalidSpec {
+                    arm: spec.label(),
+                    reason: format!(
+                        "plan `{p}` has `{c}`, outside the {} alphabet",
+                        item.domain.as_str()
+                    ),
+                });
+            }
         }
+        let plan_origin = match spec.arm {
+            Arm::GoldCopy => Some("gold".to_string()),
+            Arm::SelfPlanSpell => Some("self".to_string()),
+            Arm::IncorrectCopy => Some("supplied".to_string()),
+            _ => None,
+        };
         let readout_position =
             is_readout(&spec).then(|| query_position(item, cfg.option_seed) as usize);
         let sequential = match spec.arm {
@@ -491,7 +554,9 @@ impl LocalController {
             // query_position, indexing, indexed_characters).
             _ if readout_position.is_some() => false,
             Arm::Serial | Arm::PrefixContinue => true,
-            Arm::GoldCopy | Arm::SelfPlanSpell => spec.copy_control == CopyControl::Serial,
+            Arm::GoldCopy | Arm::IncorrectCopy | Arm::SelfPlanSpell => {
+                spec.copy_control == CopyControl::Serial
+            }
             _ => false,
         };
         Ok(LocalController {
@@ -500,6 +565,7 @@ impl LocalController {
             binding: local_binding(item, cfg.option_seed, spec.order),
             item: item.clone(),
             plan: plan.map(|p| p.chars().collect()),
+            plan_origin,
             spec,
             sequential,
             readout_position,
@@ -763,20 +829,29 @@ impl LocalController {
     }
 
     pub fn trajectory(&self, model: &str) -> Trajectory {
-        if let Some(p) = self.readout_position {
-            return self.readout_trajectory(model, p);
+        let mut t = match self.readout_position {
+            Some(p) => self.readout_trajectory(model, p),
+            None => assemble(
+                &self.item,
+                &self.spec,
+                model,
+                self.output(),
+                self.steps.values().cloned().collect(),
+                self.aborted,
+                self.plan.as_ref().map(|p| p.iter().collect()),
+                None,
+                self.lexicon,
+            ),
+        };
+        t.plan_origin = self.plan_origin.clone();
+        t
+    }
+
+    /// Record where a supplied plan came from (`observed`, `constructed`, …).
+    pub fn set_plan_origin(&mut self, origin: &str) {
+        if self.plan.is_some() {
+            self.plan_origin = Some(origin.to_string());
         }
-        assemble(
-            &self.item,
-            &self.spec,
-            model,
-            self.output(),
-            self.steps.values().cloned().collect(),
-            self.aborted,
-            self.plan.as_ref().map(|p| p.iter().collect()),
-            None,
-            self.lexicon,
-        )
     }
 }
 

@@ -15,8 +15,8 @@
 use serde_json::{json, Map, Value};
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, Decoding, Evidence, Item, PromptVariant, Request, RequestLayout,
-    RequestOption, Template, BUDGET_CHARACTER, BUDGET_STRING,
+    Arm, ArmSpec, Contract, Decoding, Evidence, Item, OptionNames, PromptVariant, Request,
+    RequestLayout, RequestOption, Template, BUDGET_CHARACTER, BUDGET_STRING,
 };
 
 use crate::canonical::{canonicalize, to_canonical_string};
@@ -81,7 +81,7 @@ pub fn shows_codes(spec: &ArmSpec) -> bool {
 /// position per item ("Sixty parents per domain and twelve symbolic bases each supply a target
 /// and one preselected position", B.5).
 pub fn is_readout(spec: &ArmSpec) -> bool {
-    spec.template.is_some() && matches!(spec.arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+    spec.template.is_some() && spec.arm.is_copy()
 }
 
 /// Whether a generated response loses its outer whitespace before it is matched.
@@ -92,7 +92,7 @@ pub fn is_readout(spec: &ArmSpec) -> bool {
 /// malformed output fails without trimming" (D.11), and the readout grid's "Decoded responses
 /// are scored without case repair, whitespace trimming or code mapping" (E.6).
 pub fn strips_outer_whitespace(spec: &ArmSpec) -> bool {
-    !matches!(spec.arm, Arm::GoldCopy | Arm::SelfPlanSpell)
+    !spec.arm.is_copy()
 }
 
 /// The opaque option name of the criterion `value` in the readout grid: `o_` and twelve hex
@@ -105,6 +105,48 @@ pub fn opaque_option_name(value: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(format!("choice2seq opaque option name\0{value}").as_bytes());
     format!("o_{}", &hex::encode(digest)[..12])
+}
+
+/// The readable option name of the criterion `value` (B.5's readable conditions): `digit_5`,
+/// `letter_a`. The paper names the conditions, not the names' spelling; these state the
+/// character the criterion describes, so that a conflicting name contradicts its criterion.
+pub fn readable_option_name(value: &str) -> String {
+    match value.chars().next() {
+        Some(c) if c.is_ascii_digit() => format!("digit_{value}"),
+        _ => format!("letter_{value}"),
+    }
+}
+
+/// The option name of each of `values` (the displayed criteria) under `names` for the parent
+/// `item_id`. B.5: "Opaque, opaque remapped, readable aligned and readable conflicting names
+/// retain the character descriptions. A permutation with no fixed points rebinds names. Gold
+/// follows descriptions." The rebinding permutation is a cyclic shift, by 1..n−1 places chosen
+/// from a SHA-256 of the parent id, of the criteria in sorted order: it has no fixed point and
+/// is the same for every display order of the parent (codes and names bind once per parent).
+pub fn option_names(names: OptionNames, item_id: &str, values: &[String]) -> Vec<String> {
+    let base = |v: &str| match names {
+        OptionNames::Opaque | OptionNames::OpaqueRemapped => opaque_option_name(v),
+        OptionNames::ReadableAligned | OptionNames::ReadableConflicting => readable_option_name(v),
+    };
+    let mut sorted: Vec<&String> = values.iter().collect();
+    sorted.sort();
+    sorted.dedup();
+    let n = sorted.len();
+    if !names.remapped() || n < 2 {
+        return values.iter().map(|v| base(v)).collect();
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("choice2seq option-name rebinding\0{item_id}").as_bytes());
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&digest[..8]);
+    let shift = 1 + (u64::from_le_bytes(word) % (n as u64 - 1)) as usize;
+    values
+        .iter()
+        .map(|v| {
+            let i = sorted.iter().position(|s| *s == v).unwrap_or(0);
+            base(sorted[(i + shift) % n])
+        })
+        .collect()
 }
 
 /// The instruction (question) of `spec`.
@@ -124,7 +166,7 @@ pub fn instruction(spec: &ArmSpec) -> &'static str {
         (Arm::Serial | Arm::TeacherForced, PromptVariant::V1) => SERIAL_V1,
         (Arm::Serial | Arm::TeacherForced, PromptVariant::V2) => SERIAL_V2,
         (Arm::Serial | Arm::TeacherForced, PromptVariant::V3) => SERIAL_V3,
-        (Arm::GoldCopy | Arm::SelfPlanSpell, _) => GOLD_COPY,
+        (Arm::GoldCopy | Arm::IncorrectCopy | Arm::SelfPlanSpell, _) => GOLD_COPY,
         (Arm::SerialStop, _) => SERIAL_STOP,
         (Arm::WholeGenerate | Arm::PrefixContinue, _) => COMPLETE_ANSWER,
     }
@@ -182,7 +224,7 @@ pub struct StepState<'a> {
 pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
     let mut s = Map::new();
     // Gold Copy withholds the candidates; the Native control withholds the problem.
-    let with_candidates = spec.arm != Arm::GoldCopy;
+    let with_candidates = !spec.arm.withholds_candidates();
     let with_problem = spec.arm != Arm::NativeControl;
     if with_candidates && !is_readout(spec) {
         s.insert("candidates".into(), json!(item.candidates));
@@ -300,10 +342,12 @@ pub fn render_request(
         // Codes in display order, each bound to its criterion; the readout grid adds the
         // option name to every entry (E.5).
         let readout = is_readout(spec);
+        let values: Vec<String> = options.iter().map(|o| o.value.clone()).collect();
+        let names = option_names(spec.names, &item.item_id, &values);
         let mut choices = Map::new();
-        for o in &options {
+        for (o, name) in options.iter().zip(names) {
             let entry = if readout {
-                json!({"option_name": opaque_option_name(&o.value), "criterion": o.value})
+                json!({"option_name": name, "criterion": o.value})
             } else {
                 json!(o.value)
             };
@@ -577,5 +621,46 @@ mod tests {
         let mut tf = ArmSpec::new(Arm::TeacherForced);
         tf.variant = PromptVariant::V3;
         assert_eq!(instruction(&tf), text::SERIAL_V3);
+    }
+
+    /// B.5 / D.11: "Opaque, opaque remapped, readable aligned and readable conflicting names
+    /// retain the character descriptions. A permutation with no fixed points rebinds names.
+    /// Gold follows descriptions."
+    #[test]
+    fn option_name_conditions_rebind_without_fixed_points() {
+        let digits: Vec<String> = ('0'..='9').map(|c| c.to_string()).collect();
+        let mut shuffled = digits.clone();
+        shuffled.rotate_left(3);
+        for id in ["arith-test-3-01", "arith-test-5-11", "lex-test-8-02"] {
+            let opaque = option_names(OptionNames::Opaque, id, &digits);
+            let aligned = option_names(OptionNames::ReadableAligned, id, &digits);
+            assert_eq!(aligned[5], "digit_5");
+            assert_eq!(opaque[9], opaque_option_name("9"));
+            for (names, base) in [
+                (OptionNames::OpaqueRemapped, &opaque),
+                (OptionNames::ReadableConflicting, &aligned),
+            ] {
+                let remapped = option_names(names, id, &digits);
+                // A permutation of the same names …
+                let mut a = remapped.clone();
+                let mut b = base.clone();
+                a.sort();
+                b.sort();
+                assert_eq!(a, b);
+                // … with no fixed point …
+                assert!(remapped.iter().zip(base.iter()).all(|(r, o)| r != o));
+                // … bound to criteria, not to display positions.
+                let again = option_names(names, id, &shuffled);
+                for (v, n) in shuffled.iter().zip(&again) {
+                    let i = digits.iter().position(|d| d == v).unwrap();
+                    assert_eq!(*n, remapped[i]);
+                }
+            }
+        }
+        let letters = ["a".to_string(), "b".to_string()];
+        assert_eq!(
+            option_names(OptionNames::ReadableConflicting, "x", &letters),
+            ["letter_b", "letter_a"]
+        );
     }
 }

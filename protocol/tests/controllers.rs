@@ -670,3 +670,68 @@ fn readout_responses_are_not_trimmed_and_bound_codes_fail() {
     union.support = Support::UNION_CALL;
     assert!(Controller::new(&item, union, None, &cfg()).is_err());
 }
+
+/// D.12, "Copying supplied incorrect targets": "Ninety-six parents … each receive matched
+/// correct/incorrect targets under Raw and Indexed. … Records retain difference counts and
+/// distinguish observed from constructed plans." IncorrectCopy shows only the supplied plan
+/// (like gold Copy, no candidates), is scored by fidelity to it, and records how many
+/// positions it differs from gold and where it came from.
+#[test]
+fn incorrect_copy_copies_a_supplied_wrong_target() {
+    let item = figure_one();
+    for (evidence, control) in [
+        (Evidence::Raw, CopyControl::Independent),
+        (Evidence::Indexed, CopyControl::Serial),
+    ] {
+        let mut spec = ArmSpec::new(Arm::IncorrectCopy);
+        spec.evidence = evidence;
+        spec.copy_control = control;
+        let mut c = Controller::new(&item, spec, Some("489".into()), &cfg()).unwrap();
+        c.set_plan_origin("observed");
+        let (t, reqs) = run(c, |r| {
+            let s = state_of(r);
+            assert_eq!(s["copy_target"], "489");
+            assert!(s.get("candidates").is_none(), "the candidates are withheld");
+            let p = s["position"].as_u64().unwrap() as usize;
+            scored(r, &"489"[p - 1..p])
+        });
+        assert_eq!(reqs.len(), 3);
+        assert_eq!(t.output, "489");
+        assert_eq!(t.fidelity, Some(true));
+        assert!(
+            !t.correct,
+            "a faithfully copied incorrect plan fails gold EM"
+        );
+        assert_eq!(
+            t.plan_differences,
+            Some(2),
+            "489 differs from 585 at two positions"
+        );
+        assert_eq!(t.plan_origin.as_deref(), Some("observed"));
+        assert!(t.arm.starts_with("IncorrectCopy/Full/code/"), "{}", t.arm);
+    }
+    let spec = ArmSpec::new(Arm::IncorrectCopy);
+    // No plan, the gold plan, a plan of another length or outside the alphabet: refused.
+    for (plan, needle) in [
+        (None, "supplied incorrect target"),
+        (Some("585"), "equals its gold target"),
+        (Some("58"), "item length"),
+        (Some("5x5"), "outside the arithmetic alphabet"),
+    ] {
+        let e = Controller::new(&item, spec, plan.map(str::to_string), &cfg()).unwrap_err();
+        assert!(e.to_string().contains(needle), "{e}");
+    }
+    // Gold copy records a zero-difference gold plan.
+    let (t, _) = run(
+        Controller::new(&item, ArmSpec::new(Arm::GoldCopy), None, &cfg()).unwrap(),
+        |r| {
+            let s = state_of(r);
+            let p = s["position"].as_u64().unwrap() as usize;
+            scored(r, &"585"[p - 1..p])
+        },
+    );
+    assert_eq!(
+        (t.plan_differences, t.plan_origin.as_deref()),
+        (Some(0), Some("gold"))
+    );
+}

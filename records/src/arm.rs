@@ -18,6 +18,9 @@ pub enum Arm {
     TeacherForced,
     /// L requests copying the gold target (`copy_target`), no candidates.
     GoldCopy,
+    /// L requests copying a supplied incorrect target (D.12), no candidates; the plan comes
+    /// from the run's `[copy_plans]` table.
+    IncorrectCopy,
     /// L requests copying the model's own Native choice (candidates kept).
     SelfPlanSpell,
     /// Serial with the 51-option alphabet including END, at most L+3 requests.
@@ -29,13 +32,14 @@ pub enum Arm {
 }
 
 impl Arm {
-    pub const ALL: [Arm; 10] = [
+    pub const ALL: [Arm; 11] = [
         Arm::Native,
         Arm::NativeControl,
         Arm::Independent,
         Arm::Serial,
         Arm::TeacherForced,
         Arm::GoldCopy,
+        Arm::IncorrectCopy,
         Arm::SelfPlanSpell,
         Arm::SerialStop,
         Arm::WholeGenerate,
@@ -50,6 +54,7 @@ impl Arm {
             Arm::Serial => "Serial",
             Arm::TeacherForced => "TeacherForced",
             Arm::GoldCopy => "GoldCopy",
+            Arm::IncorrectCopy => "IncorrectCopy",
             Arm::SelfPlanSpell => "SelfPlanSpell",
             Arm::SerialStop => "SerialStop",
             Arm::WholeGenerate => "WholeGenerate",
@@ -67,6 +72,19 @@ impl Arm {
         !self.is_whole_answer()
     }
 
+    /// Copy arms: every step copies a supplied plan (`copy_target`), scored by fidelity.
+    pub fn is_copy(self) -> bool {
+        matches!(
+            self,
+            Arm::GoldCopy | Arm::IncorrectCopy | Arm::SelfPlanSpell
+        )
+    }
+
+    /// Copy arms that withhold the candidates (only the plan is shown).
+    pub fn withholds_candidates(self) -> bool {
+        matches!(self, Arm::GoldCopy | Arm::IncorrectCopy)
+    }
+
     /// Arms whose requests carry a prefix (so that Trie support is defined).
     pub fn has_prefix(self) -> bool {
         matches!(
@@ -74,6 +92,7 @@ impl Arm {
             Arm::Serial
                 | Arm::TeacherForced
                 | Arm::GoldCopy
+                | Arm::IncorrectCopy
                 | Arm::SelfPlanSpell
                 | Arm::SerialStop
                 | Arm::PrefixContinue
@@ -212,6 +231,58 @@ pub enum Template {
     T2,
 }
 
+/// Option names of the readout grid's choices (B.5, D.11's binding probe): "Opaque, opaque
+/// remapped, readable aligned and readable conflicting names retain the character
+/// descriptions. A permutation with no fixed points rebinds names. Gold follows
+/// descriptions. Extra conflict loss is (aligned−conflicting)−(opaque−remapped)."
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum OptionNames {
+    /// `o_` and hex digits of a hash of the criterion (E.5, E.6).
+    #[default]
+    Opaque,
+    /// The opaque names rebound by a permutation with no fixed points.
+    OpaqueRemapped,
+    /// A readable name that states the criterion's character (`digit_5`, `letter_a`).
+    ReadableAligned,
+    /// Readable names rebound by a permutation with no fixed points: the name states another
+    /// character than the criterion (gold still follows the criterion).
+    ReadableConflicting,
+}
+
+impl OptionNames {
+    pub const ALL: [OptionNames; 4] = [
+        OptionNames::Opaque,
+        OptionNames::OpaqueRemapped,
+        OptionNames::ReadableAligned,
+        OptionNames::ReadableConflicting,
+    ];
+
+    /// Config name: `opaque`, `opaque_remapped`, `readable_aligned`, `readable_conflicting`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionNames::Opaque => "opaque",
+            OptionNames::OpaqueRemapped => "opaque_remapped",
+            OptionNames::ReadableAligned => "readable_aligned",
+            OptionNames::ReadableConflicting => "readable_conflicting",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<OptionNames> {
+        OptionNames::ALL.into_iter().find(|n| n.as_str() == name)
+    }
+
+    /// Names are rebound by a derangement.
+    pub fn remapped(self) -> bool {
+        matches!(
+            self,
+            OptionNames::OpaqueRemapped | OptionNames::ReadableConflicting
+        )
+    }
+}
+
 /// Copy evidence for GoldCopy / SelfPlanSpell (paper §3.3, A.5).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
@@ -319,6 +390,9 @@ pub struct ArmSpec {
     /// tokens") against 32 for Table 3 (E.3: "Both allow 32 new tokens").
     #[serde(default)]
     pub max_new_tokens: Option<u32>,
+    /// Option names of the readout grid (opaque unless a binding condition names another).
+    #[serde(default)]
+    pub names: OptionNames,
 }
 
 impl ArmSpec {
@@ -335,6 +409,7 @@ impl ArmSpec {
             order: OptionOrder::Reference,
             layout: RequestLayout::Paper,
             max_new_tokens: None,
+            names: OptionNames::Opaque,
         }
     }
 
@@ -375,7 +450,7 @@ impl ArmSpec {
                 Template::T2 => "/T2",
             });
         }
-        if matches!(self.arm, Arm::GoldCopy | Arm::SelfPlanSpell) {
+        if self.arm.is_copy() {
             s.push_str(match self.evidence {
                 Evidence::Raw => "/raw",
                 Evidence::Indexed => "/indexed",
@@ -388,6 +463,10 @@ impl ArmSpec {
                     CopyControl::Serial => "/serial",
                 });
             }
+        }
+        if self.names != OptionNames::Opaque {
+            s.push_str("/names-");
+            s.push_str(self.names.as_str());
         }
         if let OptionOrder::Permuted(k) = self.order {
             s.push_str(&format!("/O{k}"));

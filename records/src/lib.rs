@@ -5,18 +5,20 @@
 pub mod arm;
 pub mod geometry;
 pub mod item;
+pub mod plan;
 pub mod request;
 pub mod trajectory;
 pub mod validate;
 
 pub use arm::{
-    Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, OptionOrder, PromptVariant,
-    RequestLayout, Support, SupportSet, Template,
+    Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, OptionNames, OptionOrder,
+    PromptVariant, RequestLayout, Support, SupportSet, Template,
 };
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{
     ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Structure,
 };
+pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
 pub use request::{
     Answer, Decoding, FinishReason, Request, RequestOption, Response, BUDGET_CHARACTER,
     BUDGET_DIALOGUE, BUDGET_STRING,

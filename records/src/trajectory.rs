@@ -165,6 +165,16 @@ pub struct Trajectory {
     pub fidelity: Option<bool>,
     /// Copy arms: the supplied plan (`copy_target`).
     pub plan: Option<String>,
+    /// Copy arms: where the plan came from: `gold` (GoldCopy), `self` (SelfPlanSpell, the
+    /// model's own Native choice), or the origin a supplied plan declares (`observed`,
+    /// `constructed`; D.12: "Records retain difference counts and distinguish observed from
+    /// constructed plans").
+    #[serde(default)]
+    pub plan_origin: Option<String>,
+    /// Copy arms: positions at which the plan differs from the gold target (0 for a correct
+    /// plan).
+    #[serde(default)]
+    pub plan_differences: Option<u32>,
     pub membership: Membership,
     /// A non-candidate output whose every character is in the candidates' union at its
     /// position (may overlap any non-candidate membership class).

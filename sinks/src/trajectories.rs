@@ -36,6 +36,10 @@ pub struct TrajectoryRow {
     pub fidelity: Option<bool>,
     /// Copy arms: the supplied plan.
     pub plan: Option<String>,
+    /// Copy arms: `gold`, `self` (SelfPlanSpell), `observed` or `constructed` (D.12).
+    pub plan_origin: Option<String>,
+    /// Copy arms: positions where the plan differs from the gold target.
+    pub plan_differences: Option<u32>,
     /// D.17's output classes, in order: `gold`, `other_candidate`, `malformed`,
     /// `gold_synset_lemma`, `indexed_noun`, `indexed_word`, `unindexed`; `outside` for any other
     /// well-formed string (arithmetic, or lexical without a WordNet index).
@@ -88,6 +92,8 @@ impl From<&Trajectory> for TrajectoryRow {
             completion_tokens: t.completion_tokens,
             fidelity: t.fidelity,
             plan: t.plan.clone(),
+            plan_origin: t.plan_origin.clone(),
+            plan_differences: t.plan_differences,
             membership: membership_str(t.membership).to_string(),
             recombination: t.recombination,
             stop_category: stop.map(|s| stop_category_str(s.category).to_string()),
@@ -180,6 +186,8 @@ impl TrajectoryRow {
             valid: self.valid,
             fidelity: self.fidelity,
             plan: self.plan.clone(),
+            plan_origin: self.plan_origin.clone(),
+            plan_differences: self.plan_differences,
             membership,
             recombination: self.recombination,
             stop,
@@ -217,6 +225,8 @@ impl Row for TrajectoryRow {
             field("completion_tokens", UInt64, false),
             field("fidelity", Boolean, true),
             field("plan", Utf8, true),
+            field("plan_origin", Utf8, true),
+            field("plan_differences", UInt32, true),
             field("membership", Utf8, false),
             field("recombination", Boolean, false),
             field("stop_category", Utf8, true),
@@ -256,6 +266,8 @@ impl Row for TrajectoryRow {
                 col::u64s(rows.iter().map(|r| r.completion_tokens)),
                 col::opt_bools(rows.iter().map(|r| r.fidelity)),
                 col::opt_utf8(rows.iter().map(|r| r.plan.as_deref())),
+                col::opt_utf8(rows.iter().map(|r| r.plan_origin.as_deref())),
+                col::opt_u32s(rows.iter().map(|r| r.plan_differences)),
                 col::utf8(rows.iter().map(|r| r.membership.as_str())),
                 col::bools(rows.iter().map(|r| r.recombination)),
                 col::opt_utf8(rows.iter().map(|r| r.stop_category.as_deref())),
@@ -294,6 +306,9 @@ impl Row for TrajectoryRow {
         let mut completion_tokens = c.u64("completion_tokens")?.into_iter();
         let mut fidelity = c.opt_bool("fidelity")?.into_iter();
         let mut plan = c.opt_utf8("plan")?.into_iter();
+        // Absent in runs written before D.12's plan records: read as null.
+        let mut plan_origin = c.opt_utf8("plan_origin")?.into_iter();
+        let mut plan_differences = c.opt_u32("plan_differences")?.into_iter();
         let mut membership = c.utf8("membership")?.into_iter();
         let mut recombination = c.bool("recombination")?.into_iter();
         let mut stop_category = c.opt_utf8("stop_category")?.into_iter();
@@ -328,6 +343,8 @@ impl Row for TrajectoryRow {
                 completion_tokens: next(&mut completion_tokens),
                 fidelity: next(&mut fidelity),
                 plan: next(&mut plan),
+                plan_origin: next(&mut plan_origin),
+                plan_differences: next(&mut plan_differences),
                 membership: next(&mut membership),
                 recombination: next(&mut recombination),
                 stop_category: next(&mut stop_category),

@@ -366,6 +366,8 @@ fn trajectory(
         valid: true,
         fidelity: None,
         plan: None,
+        plan_origin: None,
+        plan_differences: None,
         membership: if correct {
             Membership::Gold
         } else {

@@ -79,6 +79,8 @@ fn simulated_panels_run_end_to_end_on_the_dev_banks() {
         "stop",
         "whole-answer",
         "teacher-forced",
+        "copy-incorrect-plans",
+        "binding",
     ] {
         let (_dir, run_dir) = smoke(name, 2, false);
         let requests = read_requests(&run_dir.join("requests")).unwrap();
@@ -86,6 +88,24 @@ fn simulated_panels_run_end_to_end_on_the_dev_banks() {
             let user: Value = serde_json::from_str(&r.user).unwrap();
             let first = user.as_object().unwrap().keys().next().cloned();
             assert_eq!(first.as_deref(), Some("state"), "{name}: paper layout");
+            if name == "binding" {
+                // B.5: names aligned with, or rebound away from, the criteria they name.
+                for (_, entry) in user["choices"].as_object().unwrap() {
+                    let name = entry["option_name"].as_str().unwrap();
+                    let criterion = entry["criterion"].as_str().unwrap();
+                    let states_it = name.ends_with(&format!("_{criterion}"));
+                    if r.arm.ends_with("names-readable_aligned") {
+                        assert!(states_it, "{name} / {criterion}");
+                    } else if r.arm.ends_with("names-readable_conflicting") {
+                        assert!(
+                            !states_it && !name.starts_with("o_"),
+                            "{name} / {criterion}"
+                        );
+                    } else {
+                        assert!(name.starts_with("o_"), "{name}");
+                    }
+                }
+            }
         }
     }
 }
@@ -139,4 +159,86 @@ fn readout_grid_runs_with_the_real_model() {
             assert_eq!(entry["criterion"].as_str().unwrap().chars().count(), 1);
         }
     }
+}
+
+/// D.12 with the real model: `bank incorrect-plans` writes constructed plans for the first dev
+/// items (no observed run), and the copy-incorrect panel copies them under Raw and Indexed
+/// beside the gold targets. "Records retain difference counts and distinguish observed from
+/// constructed plans"; comparisons of two copy arms pair fidelity.
+#[test]
+fn copy_incorrect_runs_with_the_real_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repo_root();
+    let ids = ["arith-dev-3-01", "lex-dev-3-01"];
+    let panel = write(dir.path(), "panel.txt", &ids.join("\n"));
+    let plans = dir.path().join("plans.jsonl");
+    let dev = |d: &str| {
+        root.join(format!("data/banks/{d}-dev.jsonl"))
+            .display()
+            .to_string()
+    };
+    let out = c2s_e2e::run(&[
+        "bank",
+        "incorrect-plans",
+        "--panel",
+        &panel.display().to_string(),
+        "--banks",
+        &dev("arithmetic"),
+        &dev("lexical"),
+        "--out",
+        &plans.display().to_string(),
+    ]);
+    let (stdout, stderr) = c2s_e2e::text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("arithmetic 0 observed / 1 constructed"),
+        "{stdout}"
+    );
+    let config = smoke_config(dir.path(), "copy-incorrect", 1, true);
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "path = \"data/panels/copy-incorrect-96.jsonl\"",
+        &format!("path = \"{}\"", plans.display()),
+    );
+    std::fs::write(&config, text).unwrap();
+    let run_dir = dir.path().join("run");
+    run_ok(&config, &run_dir);
+    let trajectories = read_trajectories(&run_dir.join("trajectories")).unwrap();
+    assert_eq!(trajectories.len(), 2 * 4, "two items × four arms");
+    for t in &trajectories {
+        let plan = t.plan.as_deref().unwrap();
+        if t.arm.starts_with("IncorrectCopy/") {
+            assert_eq!(t.plan_origin.as_deref(), Some("constructed"), "{}", t.arm);
+            assert!(t.plan_differences.unwrap() >= 1);
+            assert!(
+                !t.correct || t.output != plan,
+                "a copied wrong plan is not gold"
+            );
+        } else {
+            assert_eq!(t.plan_origin.as_deref(), Some("gold"));
+            assert_eq!(t.plan_differences, Some(0));
+        }
+        assert_eq!(t.fidelity, Some(t.valid && t.output == plan));
+    }
+    let outcomes = c2s_sinks::read_paired_outcomes(&run_dir.join("outcomes")).unwrap();
+    assert_eq!(outcomes.len(), 2 * 2, "two comparisons × two items");
+    for o in &outcomes {
+        let side = |arm: &str| {
+            trajectories
+                .iter()
+                .find(|t| t.arm == arm && t.item_id == o.item_id)
+                .unwrap()
+                .fidelity
+                .unwrap()
+        };
+        assert_eq!(o.native_correct, side(&o.native_arm), "fidelity is paired");
+        assert_eq!(o.serial_correct, side(&o.serial_arm));
+    }
+    // Without the plan file the config is refused before any work (exit 2).
+    let bad = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace(&plans.display().to_string(), "/nonexistent/plans.jsonl");
+    let bad = write(dir.path(), "bad.toml", &bad);
+    let out = c2s_e2e::run_config(&bad, &dir.path().join("run-bad"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(c2s_e2e::text(&out).1.contains("copy_plans.path"));
 }

@@ -1,4 +1,4 @@
-//! `choice2seq bank build | stats | check`.
+//! `choice2seq bank build | stats | incorrect-plans`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +30,34 @@ pub enum BankCommand {
     Stats {
         /// Bank file (JSONL, one item per line).
         file: PathBuf,
+    },
+    /// Write the supplied incorrect targets of the IncorrectCopy panel (D.12): for every item
+    /// of a panel, the wrong selection a run recorded for it (observed), else a seeded non-gold
+    /// candidate (constructed).
+    IncorrectPlans {
+        /// Panel id list (one item id per line).
+        #[arg(long, default_value = "data/panels/copy-96.txt")]
+        panel: PathBuf,
+        /// Bank files holding the panel's items.
+        #[arg(
+            long,
+            num_args = 1..,
+            default_values = ["data/banks/arithmetic-test.jsonl", "data/banks/lexical-test.jsonl"]
+        )]
+        banks: Vec<PathBuf>,
+        /// Run directory whose recorded selections become observed plans (omit: every plan is
+        /// constructed).
+        #[arg(long)]
+        observed_run: Option<PathBuf>,
+        /// Arm label of the observed selections in that run.
+        #[arg(long, default_value = "Native/code")]
+        observed_arm: String,
+        /// Seed of the constructed candidates.
+        #[arg(long, default_value_t = 20261008)]
+        seed: u64,
+        /// Output plan file (JSON lines).
+        #[arg(long, default_value = "data/panels/copy-incorrect-96.jsonl")]
+        out: PathBuf,
     },
 }
 
@@ -68,6 +96,21 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        BankCommand::IncorrectPlans {
+            panel,
+            banks,
+            observed_run,
+            observed_arm,
+            seed,
+            out,
+        } => incorrect_plans(
+            &panel,
+            &banks,
+            observed_run.as_deref(),
+            &observed_arm,
+            seed,
+            &out,
+        ),
         BankCommand::Stats { file } => {
             let items = read_bank(&file, &ItemPolicy::default())?;
             println!("{}", file.display());
@@ -75,4 +118,81 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn incorrect_plans(
+    panel: &std::path::Path,
+    banks: &[PathBuf],
+    observed_run: Option<&std::path::Path>,
+    observed_arm: &str,
+    seed: u64,
+    out: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    use c2s_banks::plans::{incorrect_plans, ObservedSelection};
+    use std::collections::BTreeMap;
+    let listed =
+        std::fs::read_to_string(panel).with_context(|| format!("reading {}", panel.display()))?;
+    let ids: Vec<&str> = listed
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let mut by_id = BTreeMap::new();
+    for bank in banks {
+        for item in read_bank(bank, &ItemPolicy::default())? {
+            by_id.insert(item.item_id.clone(), item);
+        }
+    }
+    let mut items = Vec::new();
+    for id in &ids {
+        let item = by_id
+            .get(*id)
+            .with_context(|| format!("{}: item {id} is in none of the banks", panel.display()))?;
+        items.push(item.clone());
+    }
+    let mut observed = BTreeMap::new();
+    if let Some(run) = observed_run {
+        let dir = c2s_sinks::dataset_dir::<c2s_sinks::trajectories::TrajectoryRow>(run);
+        for t in c2s_sinks::read_trajectories(&dir)
+            .with_context(|| format!("reading trajectories of {}", run.display()))?
+        {
+            if t.arm == observed_arm {
+                let source = format!("{} {} ({})", t.model, t.arm, run.display());
+                observed.insert(
+                    t.item_id.clone(),
+                    ObservedSelection {
+                        output: t.output,
+                        valid: t.valid,
+                        source,
+                    },
+                );
+            }
+        }
+        if observed.is_empty() {
+            anyhow::bail!(
+                "{} has no `{observed_arm}` trajectory to take observed selections from",
+                run.display()
+            );
+        }
+    }
+    let plans = incorrect_plans(&items, &observed, seed);
+    std::fs::write(out, c2s_records::write_plan_file(&plans))
+        .with_context(|| format!("writing {}", out.display()))?;
+    let count = |domain: c2s_records::Domain, origin: c2s_records::PlanOrigin| {
+        items
+            .iter()
+            .filter(|i| i.domain == domain && plans[&i.item_id].origin == origin)
+            .count()
+    };
+    use c2s_records::{Domain, PlanOrigin};
+    println!(
+        "wrote {} plans to {}: arithmetic {} observed / {} constructed, lexical {} observed / {} constructed",
+        plans.len(),
+        out.display(),
+        count(Domain::Arithmetic, PlanOrigin::Observed),
+        count(Domain::Arithmetic, PlanOrigin::Constructed),
+        count(Domain::Lexical, PlanOrigin::Observed),
+        count(Domain::Lexical, PlanOrigin::Constructed),
+    );
+    Ok(ExitCode::SUCCESS)
 }

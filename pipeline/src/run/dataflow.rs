@@ -15,7 +15,7 @@ use timely::worker::Worker;
 use c2s_operators::expand::expand;
 use c2s_operators::live_stats::{live_stats, SnapshotPolicy};
 use c2s_operators::messages::Incoming;
-use c2s_operators::pairing::pair;
+use c2s_operators::pairing::{pair, PairSpec};
 use c2s_operators::serial_loop::serial_loop;
 use c2s_operators::sink_op::sink;
 use c2s_operators::validate::validate;
@@ -52,7 +52,13 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
     worker.dataflow::<u64, _, _>(|scope| {
         let incoming = scope.input_from(&mut input);
         let (items, rejects) = validate(incoming, cfg.item_policy());
-        let tasks = expand(items, cfg.arms.clone());
+        let plans = std::sync::Arc::new(
+            cfg.copy_plans
+                .as_ref()
+                .map(|c| c.plans.clone())
+                .unwrap_or_default(),
+        );
+        let tasks = expand(items, cfg.arms.clone(), plans);
         let ccfg = ControllerConfig {
             option_seed: cfg.run.option_seed,
             lexicon: lexicon(&cfg.run.wordnet_dir),
@@ -64,7 +70,22 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
             ccfg,
             sh.counters.clone(),
         );
-        let outcomes = pair(out.trajectories.clone(), cfg.comparisons.clone());
+        let copy_arms: Vec<String> = cfg
+            .arms
+            .iter()
+            .filter(|a| a.arm.is_copy())
+            .map(c2s_records::ArmSpec::label)
+            .collect();
+        let pairs = cfg
+            .comparisons
+            .iter()
+            .map(|(reference, compared)| PairSpec {
+                by_fidelity: copy_arms.contains(reference) && copy_arms.contains(compared),
+                reference: reference.clone(),
+                compared: compared.clone(),
+            })
+            .collect();
+        let outcomes = pair(out.trajectories.clone(), pairs);
         let policy = SnapshotPolicy {
             every_outcomes: cfg.stats.snapshot_every,
             every: Duration::from_secs_f64(cfg.stats.snapshot_seconds),

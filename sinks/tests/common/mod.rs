@@ -133,6 +133,12 @@ pub fn trajectory(item: &str, arm: &str, stop: bool, confidence: bool) -> Trajec
         valid: false,
         fidelity: if stop { None } else { Some(true) },
         plan: if stop { None } else { Some("547".to_string()) },
+        plan_origin: if stop {
+            None
+        } else {
+            Some("observed".to_string())
+        },
+        plan_differences: if stop { None } else { Some(2) },
         membership: Membership::Malformed,
         recombination: false,
         stop: stop.then_some(StopOutcome {
