@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # llama.cpp through llama-cpp-python 0.3.36 (bundling ggml-org/llama.cpp@0c1e57098), in the venv
-# .tools/llamacpp, with the `gguf` package beside it. It is the independent reference the
-# tokenizer fixtures are computed with (scripts/make-token-fixtures.py), and the built wheel is
-# cached for other uses (a llama.cpp server).
+# .tools/llamacpp, with the `gguf` package beside it and the wheel's `server` extra (its
+# OpenAI-compatible server, `python -m llama_cpp.server`). It is the independent reference the
+# tokenizer fixtures are computed with (scripts/make-token-fixtures.py) and the real server of
+# the remote-engine tests (scripts/test-remote.sh).
 #
 # llama-cpp-python builds llama.cpp from source (about 15 minutes on 2 cores). The build is
 # portable, without -march=native and without AMX: on this machine's Intel CPUs, llama.cpp's AMX
@@ -23,6 +24,7 @@ ready() {
   "$env/bin/python" - "$version" 2>/dev/null <<'PY'
 import sys
 import gguf, llama_cpp
+import llama_cpp.server.app, uvicorn
 sys.exit(0 if llama_cpp.__version__ == sys.argv[1] else 1)
 PY
 }
@@ -56,6 +58,6 @@ fi
 
 echo "installing $(basename "$wheel") and gguf $gguf_version into $env" >&2
 [ -x "$env/bin/python" ] || python3 -m venv "$env"
-"$env/bin/python" -m pip install -q --disable-pip-version-check "$wheel" "gguf==$gguf_version" >&2
+"$env/bin/python" -m pip install -q --disable-pip-version-check "$wheel[server]" "gguf==$gguf_version" >&2
 ready || { echo "llama_cpp $version does not import from $env" >&2; exit 1; }
 echo "$env/bin/python"

@@ -206,10 +206,15 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
     /// GGUF file, or a local Hugging Face directory (`config.json`, `*.safetensors`,
-    /// `tokenizer.json`, `tokenizer_config.json`) for the prefix engine.
+    /// `tokenizer.json`, `tokenizer_config.json`) for the prefix engine. With the `openai`
+    /// engine: the served model's tokenizer and chat template (a GGUF or a directory with
+    /// `tokenizer.json` and `tokenizer_config.json`), needed for scored contracts; may be left
+    /// out for generated contracts through chat completions.
+    #[serde(default)]
     pub path: PathBuf,
-    /// `prefix` (our batched forward with prefix reuse, the default), `mistralrs`, or
-    /// `simulated` (a seeded test double, for tests only).
+    /// `prefix` (our batched forward with prefix reuse, the default), `mistralrs`, `openai`
+    /// (a served model, `[model.openai]`), or `simulated` (a seeded test double, for tests
+    /// only).
     #[serde(default = "default_engine")]
     pub engine: String,
     /// Prefix-cache budget in MiB (prefix engine).
@@ -222,6 +227,72 @@ pub struct ModelSection {
     /// `[model.mistralrs]`: how the mistral.rs engine runs the model.
     #[serde(default)]
     pub mistralrs: MistralRsSection,
+    /// `[model.openai]`: the server of the `openai` engine.
+    #[serde(default)]
+    pub openai: Option<OpenAiSection>,
+}
+
+/// `[model.openai]`: a model served behind an OpenAI-compatible API.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OpenAiSection {
+    /// API root with its version, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: String,
+    /// The served model name (as `GET /models` lists it).
+    pub model: String,
+    /// Name of the environment variable that holds the API key; the key itself is never
+    /// written to outputs or the manifest.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Seconds before one request times out.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: f64,
+    /// Requests in flight at once.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Retries on 429, 5xx, timeouts and connection errors (exponential backoff).
+    #[serde(default = "default_retries")]
+    pub max_retries: u32,
+    /// First backoff in milliseconds (doubled per retry, at most 30 s).
+    #[serde(default = "default_backoff_ms")]
+    pub retry_backoff_ms: u64,
+    /// `chat` (`/chat/completions`, the server's chat template; default) or `completions`
+    /// (our rendering of the chat template, as for scoring) for generated contracts.
+    #[serde(default = "default_generation_endpoint")]
+    pub generation_endpoint: String,
+    /// Scored contracts: `echo` (default; one `/completions` request per option with prompt
+    /// log-probabilities, exact for any option) or `top_logprobs` (one request per decision
+    /// reading the first token's top `top_logprobs` log-probabilities, when every option is
+    /// one token and all are returned; other decisions fall back to `echo`).
+    #[serde(default = "default_scoring")]
+    pub scoring: String,
+    /// How many top log-probabilities `top_logprobs` scoring asks for (vLLM's default cap is
+    /// 20).
+    #[serde(default = "default_top_logprobs")]
+    pub top_logprobs: u32,
+}
+
+fn default_scoring() -> String {
+    "echo".into()
+}
+fn default_top_logprobs() -> u32 {
+    20
+}
+
+fn default_timeout_s() -> f64 {
+    120.0
+}
+fn default_concurrency() -> usize {
+    4
+}
+fn default_retries() -> u32 {
+    4
+}
+fn default_backoff_ms() -> u64 {
+    500
+}
+fn default_generation_endpoint() -> String {
+    "chat".into()
 }
 
 /// `[model.mistralrs]`: settings of the mistral.rs engine.
@@ -614,17 +685,83 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
     }
     let model_span = Some(raw.model.span());
     let model = raw.model.into_inner();
-    if !matches!(model.engine.as_str(), "prefix" | "mistralrs" | "simulated") {
+    if !matches!(
+        model.engine.as_str(),
+        "prefix" | "mistralrs" | "openai" | "simulated"
+    ) {
         return Err(err(
             model_span,
             "model.engine".into(),
             format!(
-                "unknown engine `{}` (prefix, mistralrs or simulated)",
+                "unknown engine `{}` (prefix, mistralrs, openai or simulated)",
                 model.engine
             ),
         ));
     }
-    if model.engine != "simulated" && !base.join(&model.path).exists() {
+    let remote = model.engine == "openai";
+    match (&model.openai, remote) {
+        (None, true) => {
+            return Err(err(
+                model_span,
+                "model.openai".into(),
+                "the openai engine needs [model.openai] with base_url and model".into(),
+            ))
+        }
+        (Some(_), false) => {
+            return Err(err(
+                model_span,
+                "model.openai".into(),
+                format!(
+                    "[model.openai] is set but the engine is `{}` (set engine = \"openai\")",
+                    model.engine
+                ),
+            ))
+        }
+        (Some(o), true) => {
+            let problem =
+                if !(o.base_url.starts_with("http://") || o.base_url.starts_with("https://")) {
+                    Some((
+                        "model.openai.base_url",
+                        format!("`{}` is not an http(s) URL", o.base_url),
+                    ))
+                } else if o.model.is_empty() {
+                    Some(("model.openai.model", "is empty".to_string()))
+                } else if o.concurrency == 0 {
+                    Some(("model.openai.concurrency", "must be at least 1".to_string()))
+                } else if o.timeout_s.is_nan() || o.timeout_s <= 0.0 {
+                    Some(("model.openai.timeout_s", "must be positive".to_string()))
+                } else if !matches!(o.scoring.as_str(), "echo" | "top_logprobs") {
+                    Some((
+                        "model.openai.scoring",
+                        format!("unknown scoring `{}` (echo, top_logprobs)", o.scoring),
+                    ))
+                } else if o.top_logprobs == 0 {
+                    Some((
+                        "model.openai.top_logprobs",
+                        "must be at least 1".to_string(),
+                    ))
+                } else if !matches!(o.generation_endpoint.as_str(), "chat" | "completions") {
+                    Some((
+                        "model.openai.generation_endpoint",
+                        format!(
+                            "unknown endpoint `{}` (chat, completions)",
+                            o.generation_endpoint
+                        ),
+                    ))
+                } else {
+                    None
+                };
+            if let Some((field, message)) = problem {
+                return Err(err(model_span, field.into(), message));
+            }
+        }
+        (None, false) => {}
+    }
+    let no_path = model.path.as_os_str().is_empty();
+    if no_path && !remote && model.engine != "simulated" {
+        return Err(err(model_span, "model.path".into(), "missing".into()));
+    }
+    if model.engine != "simulated" && !no_path && !base.join(&model.path).exists() {
         return Err(err(
             model_span,
             "model.path".into(),
@@ -933,6 +1070,24 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             Some(section)
         }
     };
+    if let Some(o) = &model.openai {
+        // Scoring and our own rendering need the served model's tokenizer and template.
+        let needs_template = arms.iter().find(|a| {
+            a.contract == Contract::ScoredCode
+                || a.arm == Arm::PrefixContinue
+                || o.generation_endpoint == "completions"
+        });
+        if let (Some(a), true) = (needs_template, model.path.as_os_str().is_empty()) {
+            return Err(err(
+                model_span,
+                "model.path".into(),
+                format!(
+                    "arm {} renders the chat template on our side (scored options, an assistant prefix or generation_endpoint = \"completions\"): set path to the served model's GGUF or tokenizer directory",
+                    a.label()
+                ),
+            ));
+        }
+    }
     let copies_supplied = arms.iter().any(|a| a.arm == Arm::IncorrectCopy);
     if copies_supplied && copy_plans.is_none() {
         return Err(err(

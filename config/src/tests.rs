@@ -37,6 +37,7 @@ fn examples_and_reference_parse() {
         "qwen-quickstart.toml",
         "paper-main.toml",
         "reference.toml",
+        "remote-example.toml",
     ] {
         let path = root().join("config").join(f);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -449,4 +450,74 @@ fn copy_plans_are_read_at_load_and_checked() {
     ))
     .unwrap_err();
     assert!(e.message.contains("no IncorrectCopy arm"), "{e}");
+}
+
+/// `engine = "openai"`: `[model.openai]` is required and checked before any work; scored
+/// options (and assistant prefixes) are rendered on our side, so they need `path`.
+#[test]
+fn openai_engine_settings_are_checked() {
+    let remote = |model: &str, openai: &str, arms: &str| {
+        format!(
+            "[model]\nengine = \"openai\"\n{model}\n{openai}\n[[sources]]\nkind = \"jsonl\"\npath = \"data/banks/arithmetic-dev.jsonl\"\n\n{arms}"
+        )
+    };
+    let ok_server = "[model.openai]\nbase_url = \"http://127.0.0.1:8000/v1\"\nmodel = \"m\"\n";
+    let generated = "[[arms]]\narm = \"WholeGenerate\"\n";
+    let native = "[[arms]]\narm = \"Native\"\n";
+    // Generated contracts through chat completions need no local tokenizer.
+    let cfg = parse_text(&remote("", ok_server, generated)).unwrap();
+    let o = cfg.model.openai.unwrap();
+    assert_eq!(
+        (o.scoring.as_str(), o.concurrency, o.max_retries),
+        ("echo", 4, 4)
+    );
+    // A scored arm needs the served model's tokenizer and template.
+    let e = parse_text(&remote("", ok_server, native)).unwrap_err();
+    assert_eq!(e.field, "model.path");
+    assert!(e.message.contains("Native/code"), "{e}");
+    assert!(parse_text(&remote(
+        "path = \"models/SmolLM2-135M-Instruct.Q4_1.gguf\"",
+        ok_server,
+        native
+    ))
+    .is_ok_or_missing_model());
+    for (openai, field) in [
+        ("", "model.openai"),
+        (
+            "[model.openai]\nbase_url = \"127.0.0.1:8000\"\nmodel = \"m\"\n",
+            "model.openai.base_url",
+        ),
+        (
+            &format!("{ok_server}scoring = \"guess\"\n"),
+            "model.openai.scoring",
+        ),
+        (
+            &format!("{ok_server}concurrency = 0\n"),
+            "model.openai.concurrency",
+        ),
+        (
+            &format!("{ok_server}generation_endpoint = \"x\"\n"),
+            "model.openai.generation_endpoint",
+        ),
+    ] {
+        let e = parse_text(&remote("", openai, generated)).unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+    }
+    // [model.openai] with another engine is a mistake, not ignored.
+    let e = parse_text(&format!("{}\n{ok_server}", MINIMAL)).unwrap_err();
+    assert_eq!(e.field, "model.openai", "{e}");
+}
+
+trait OkOrMissingModel {
+    fn is_ok_or_missing_model(&self) -> bool;
+}
+
+impl OkOrMissingModel for Result<RunConfig, ConfigError> {
+    /// Valid, or refused only because the default model is not installed in this checkout.
+    fn is_ok_or_missing_model(&self) -> bool {
+        match self {
+            Ok(_) => true,
+            Err(e) => e.field == "model.path" && e.message.contains("does not exist"),
+        }
+    }
 }

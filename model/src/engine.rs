@@ -21,8 +21,12 @@ pub struct ModelIdentity {
     pub tokenizer: String,
     /// SHA-256 of the chat template source.
     pub chat_template_sha256: String,
-    /// Which engine computed the answers (e.g. `prefix/f32`, `mistralrs-0.8.1/f32`).
+    /// Which engine computed the answers (e.g. `prefix/f32`, `mistralrs-0.8.1/f32`,
+    /// `openai/uvicorn`).
     pub engine: String,
+    /// A served model: base URL, served name, the server's model entry and version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<serde_json::Value>,
 }
 
 impl ModelIdentity {

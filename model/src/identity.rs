@@ -75,6 +75,7 @@ pub fn model_identity(
             tokenizer.chat_template().unwrap_or("").as_bytes(),
         )),
         engine: engine.to_string(),
+        remote: None,
     })
 }
 

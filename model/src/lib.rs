@@ -25,6 +25,11 @@ pub use engine::{
 };
 #[cfg(feature = "mistralrs")]
 pub use engines::mistralrs::{MistralRsEngine, MistralRsMode, MistralRsSettings, MISTRALRS_ENGINE};
+#[cfg(feature = "openai")]
+pub use engines::openai::{
+    probe as probe_server, GenerationEndpoint, OpenAiEngine, OpenAiSettings, ScoringMethod,
+    ServerInfo, OPENAI_ENGINE,
+};
 pub use engines::prefix::{PrefixEngine, PrefixEngineConfig, PREFIX_ENGINE};
 pub use engines::simulated::SimulatedEngine;
 pub use error::EngineError;

@@ -32,6 +32,7 @@ impl SimulatedEngine {
                 tokenizer: "none".into(),
                 chat_template_sha256: "-".into(),
                 engine: "simulated (test double)".into(),
+                remote: None,
             },
             stats: EngineStats::default(),
         }

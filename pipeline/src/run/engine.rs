@@ -36,6 +36,18 @@ pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<
             )
             .with_context(|| format!("loading {} with mistral.rs", path.display()))?,
         ),
+        #[cfg(feature = "openai")]
+        "openai" => {
+            let settings = openai_settings(cfg)?;
+            let info = c2s_model::probe_server(&settings)
+                .with_context(|| format!("reaching {}", settings.base_url))?;
+            Box::new(c2s_model::OpenAiEngine::new(
+                &settings,
+                info,
+                served_tokenizer(cfg)?,
+                Some(identity.clone()),
+            )?)
+        }
         "simulated" => Box::new(SimulatedEngine::new(cfg.run.option_seed)),
         other => anyhow::bail!("unknown engine `{other}`"),
     })
@@ -58,6 +70,46 @@ pub fn mistralrs_settings(cfg: &RunConfig) -> c2s_model::MistralRsSettings {
         prefix_cache: m.prefix_cache,
         dtype: m.dtype.clone(),
     }
+}
+
+/// The `openai` engine's settings from `[model.openai]`.
+#[cfg(feature = "openai")]
+pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSettings> {
+    let o = cfg
+        .model
+        .openai
+        .as_ref()
+        .context("the openai engine needs [model.openai]")?;
+    Ok(c2s_model::OpenAiSettings {
+        base_url: o.base_url.clone(),
+        model: o.model.clone(),
+        api_key_env: o.api_key_env.clone(),
+        timeout: Duration::from_secs_f64(o.timeout_s),
+        concurrency: o.concurrency,
+        max_retries: o.max_retries,
+        retry_backoff: Duration::from_millis(o.retry_backoff_ms),
+        generation_endpoint: c2s_model::GenerationEndpoint::parse(&o.generation_endpoint)
+            .unwrap_or(c2s_model::GenerationEndpoint::Chat),
+        scoring: if o.scoring == "top_logprobs" {
+            c2s_model::ScoringMethod::TopLogprobs(o.top_logprobs)
+        } else {
+            c2s_model::ScoringMethod::Echo
+        },
+    })
+}
+
+/// The served model's tokenizer and chat template, when `[model] path` names them.
+#[cfg(feature = "openai")]
+pub fn served_tokenizer(
+    cfg: &RunConfig,
+) -> anyhow::Result<Option<c2s_model::tokenizer::ModelTokenizer>> {
+    if cfg.model.path.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(
+        c2s_model::load_tokenizer(&cfg.model.path)
+            .with_context(|| format!("reading {}", cfg.model.path.display()))?,
+    ))
 }
 
 /// The batching service over the configured engine.

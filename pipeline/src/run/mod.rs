@@ -77,6 +77,8 @@ pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
                     .clone(),
             )
         }
+        #[cfg(feature = "openai")]
+        "openai" => return remote_identity(cfg),
         "prefix" => c2s_model::PREFIX_ENGINE.to_string(),
         #[cfg(feature = "mistralrs")]
         "mistralrs" => engine::mistralrs_settings(cfg).engine_name(),
@@ -87,6 +89,33 @@ pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
     let tok = c2s_model::load_tokenizer(&cfg.model.path)
         .with_context(|| format!("reading {}", cfg.model.path.display()))?;
     Ok(c2s_model::model_identity(&cfg.model.path, &tok, &engine)?)
+}
+
+/// A served model's identity, after asking the server what it serves and whether it can
+/// score: a scored arm on a server without prompt log-probabilities is refused here, before
+/// any work, naming the missing capability.
+#[cfg(feature = "openai")]
+fn remote_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
+    let settings = engine::openai_settings(cfg)?;
+    let info = c2s_model::probe_server(&settings)?;
+    let scored: Vec<String> = cfg
+        .arms
+        .iter()
+        .filter(|a| a.contract == c2s_records::Contract::ScoredCode)
+        .map(c2s_records::ArmSpec::label)
+        .collect();
+    if !info.prompt_logprobs && !scored.is_empty() {
+        anyhow::bail!(
+            "{} cannot score options: {}; scored arms need prompt log-probabilities: {}",
+            settings.base_url,
+            info.scoring_problem
+                .as_deref()
+                .unwrap_or("no prompt log-probabilities"),
+            scored.join(", ")
+        );
+    }
+    let tokenizer = engine::served_tokenizer(cfg)?;
+    Ok(info.identity(tokenizer.as_ref()))
 }
 
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {

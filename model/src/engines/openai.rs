@@ -1,0 +1,784 @@
+//! The remote engine: models served behind an OpenAI-compatible HTTP API (vLLM, SGLang,
+//! llama.cpp's server, hosted APIs), with the same jobs and outputs as a local engine.
+//!
+//! - **Scored contracts** use the loglikelihood method of lm-eval's `local-completions`: one
+//!   `/completions` request per legal option, whose prompt is the chat prompt rendered on our
+//!   side (the same text a local engine sees) followed by the option's tokens, with `echo` and
+//!   `logprobs`, so the server returns the log-probability of every prompt token. The option's
+//!   log-probability is the sum over its tokens; the conditional distribution over the options
+//!   is their softmax, exactly as the local engines compute it. A server's prefix cache absorbs
+//!   the prompt the options share. Each answer is checked: the server must count the prompt
+//!   tokens our tokenizer counts (so that both tokenize alike) and its last tokens must spell
+//!   the option.
+//! - **Generated contracts** use `/chat/completions` with greedy decoding (temperature 0) and
+//!   the arm's token budget, or `/completions` with our rendering when the request continues
+//!   an assistant prefix (PrefixContinue) or `generation_endpoint = "completions"`.
+//! - Every call retries on 429, 5xx, timeouts and connection errors with exponential backoff
+//!   (bounded); a call that still fails is that job's error (a rejected trajectory, run again
+//!   on resume).
+//!
+//! [`probe`] learns what the server serves and whether it can score, before any work.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use c2s_records::FinishReason;
+
+use crate::engine::{
+    normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
+    PromptSpec, ScoreJob, ScoreOutput,
+};
+use crate::error::EngineError;
+use crate::tokenizer::{ChatMessage, ModelTokenizer};
+
+/// Engine name prefix in identities: `openai/<server>`.
+pub const OPENAI_ENGINE: &str = "openai";
+
+/// Which endpoint generated contracts use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GenerationEndpoint {
+    /// `/chat/completions`: the server applies its chat template.
+    Chat,
+    /// `/completions` with the chat template rendered on our side.
+    Completions,
+}
+
+impl GenerationEndpoint {
+    pub fn parse(s: &str) -> Option<GenerationEndpoint> {
+        match s {
+            "chat" => Some(GenerationEndpoint::Chat),
+            "completions" => Some(GenerationEndpoint::Completions),
+            _ => None,
+        }
+    }
+}
+
+/// How scored contracts are scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScoringMethod {
+    /// One `/completions` request per option with `echo` and prompt log-probabilities (the
+    /// lm-eval loglikelihood method): exact for any option, one request per option.
+    Echo,
+    /// One request per job reading the top log-probabilities of the first generated token:
+    /// used when every option is one token and the server returns all of them among its top
+    /// `n`; any other job falls back to [`ScoringMethod::Echo`].
+    TopLogprobs(u32),
+}
+
+/// How to reach the server.
+#[derive(Debug, Clone)]
+pub struct OpenAiSettings {
+    /// API root including the version, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: String,
+    /// The served model name.
+    pub model: String,
+    /// Name of the environment variable holding the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Retries after the first attempt (429, 5xx, timeouts, connection errors).
+    pub max_retries: u32,
+    /// First backoff; doubled per retry, at most 30 s.
+    pub retry_backoff: Duration,
+    pub generation_endpoint: GenerationEndpoint,
+    pub scoring: ScoringMethod,
+}
+
+impl Default for OpenAiSettings {
+    fn default() -> Self {
+        OpenAiSettings {
+            base_url: "http://127.0.0.1:8000/v1".into(),
+            model: String::new(),
+            api_key_env: None,
+            timeout: Duration::from_secs(120),
+            concurrency: 4,
+            max_retries: 4,
+            retry_backoff: Duration::from_millis(500),
+            generation_endpoint: GenerationEndpoint::Chat,
+            scoring: ScoringMethod::Echo,
+        }
+    }
+}
+
+/// What the server reported and can do, learned once before any work.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ServerInfo {
+    pub base_url: String,
+    pub model: String,
+    /// The server's entry for the model in `GET /models` (its volatile `created` removed).
+    pub model_entry: Option<Value>,
+    /// The `server` response header.
+    pub server: Option<String>,
+    /// `GET <root>/version` where the server has one (vLLM, SGLang, llama.cpp's `/props`
+    /// is not asked).
+    pub version: Option<Value>,
+    /// `/completions` returns prompt log-probabilities with `echo` (scored contracts work).
+    pub prompt_logprobs: bool,
+    /// Why scoring is impossible, when it is.
+    pub scoring_problem: Option<String>,
+}
+
+impl ServerInfo {
+    /// The identity of the served model: base URL, served name and what the server reports.
+    /// Resuming a run against another served model is refused like another local model.
+    pub fn identity(&self, tokenizer: Option<&ModelTokenizer>) -> ModelIdentity {
+        let reported = json!({
+            "base_url": self.base_url,
+            "model": self.model,
+            "model_entry": self.model_entry,
+            "version": self.version,
+        });
+        let digest = Sha256::digest(reported.to_string().as_bytes());
+        ModelIdentity {
+            name: self.model.clone(),
+            path: self.base_url.clone(),
+            file_sha256: hex::encode(digest),
+            tokenizer: tokenizer
+                .map(|t| format!("{} vocab={}", t.kind, t.vocab_size()))
+                .unwrap_or_else(|| "server-side".into()),
+            chat_template_sha256: hex::encode(Sha256::digest(
+                tokenizer
+                    .and_then(ModelTokenizer::chat_template)
+                    .unwrap_or("server-side")
+                    .as_bytes(),
+            )),
+            engine: format!(
+                "{OPENAI_ENGINE}/{}",
+                self.server.as_deref().unwrap_or("unknown")
+            ),
+            remote: Some(reported),
+        }
+    }
+}
+
+/// An HTTP client with the settings' timeout, key and retry policy.
+struct Client {
+    http: reqwest::blocking::Client,
+    settings: OpenAiSettings,
+    api_key: Option<String>,
+}
+
+/// A failed call: retryable or not, with a message that names the server and the cause.
+enum CallError {
+    Retry(String),
+    Fatal(String),
+}
+
+impl Client {
+    fn new(settings: &OpenAiSettings) -> Result<Client, EngineError> {
+        let api_key = match &settings.api_key_env {
+            None => None,
+            Some(var) => Some(std::env::var(var).map_err(|_| {
+                EngineError::Model(format!(
+                    "the API key variable `{var}` named by [model.openai] api_key_env is not set"
+                ))
+            })?),
+        };
+        let http = reqwest::blocking::Client::builder()
+            .timeout(settings.timeout)
+            .build()
+            .map_err(|e| EngineError::Model(format!("HTTP client: {e}")))?;
+        Ok(Client {
+            http,
+            settings: settings.clone(),
+            api_key,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.settings.base_url.trim_end_matches('/'))
+    }
+
+    /// One attempt: the JSON body and the `server` header.
+    fn attempt(
+        &self,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<(Value, Option<String>), CallError> {
+        let mut req = match body {
+            Some(b) => self.http.post(url).json(b),
+            None => self.http.get(url),
+        };
+        if let Some(k) = &self.api_key {
+            req = req.bearer_auth(k);
+        }
+        let resp = req.send().map_err(|e| {
+            let what = if e.is_timeout() {
+                format!("timed out after {:?}", self.settings.timeout)
+            } else if e.is_connect() {
+                format!("cannot connect: {e}")
+            } else {
+                e.to_string()
+            };
+            CallError::Retry(format!("{url}: {what}"))
+        })?;
+        let status = resp.status();
+        let server = resp
+            .headers()
+            .get(reqwest::header::SERVER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let text = resp.text().unwrap_or_default();
+        if status.is_success() {
+            let value = serde_json::from_str(&text).map_err(|e| {
+                CallError::Fatal(format!(
+                    "{url}: the response is not JSON ({e}): {text:.200}"
+                ))
+            })?;
+            return Ok((value, server));
+        }
+        let detail = format!("{url}: HTTP {status}: {text:.300}");
+        if status.as_u16() == 429 || status.is_server_error() {
+            return Err(CallError::Retry(detail));
+        }
+        if status.as_u16() == 401 || status.as_u16() == 403 {
+            let hint = match &self.settings.api_key_env {
+                Some(v) => format!("check the key in ${v}"),
+                None => "the server wants an API key: set [model.openai] api_key_env".into(),
+            };
+            return Err(CallError::Fatal(format!("{detail} ({hint})")));
+        }
+        Err(CallError::Fatal(detail))
+    }
+
+    /// A call with bounded retries and exponential backoff.
+    fn call(&self, path: &str, body: Option<&Value>) -> Result<(Value, Option<String>), String> {
+        let url = self.url(path);
+        let mut backoff = self.settings.retry_backoff;
+        let mut attempt = 0;
+        loop {
+            match self.attempt(&url, body) {
+                Ok(v) => return Ok(v),
+                Err(CallError::Fatal(m)) => return Err(m),
+                Err(CallError::Retry(m)) => {
+                    if attempt >= self.settings.max_retries {
+                        return Err(format!("{m} (after {} attempts)", attempt + 1));
+                    }
+                    tracing::warn!("{m}; retrying in {backoff:?}");
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                    attempt += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Ask the server what it serves and whether it returns prompt log-probabilities. An
+/// unreachable server, a rejected key or a model the server does not serve is an error.
+pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
+    let client = Client::new(settings)?;
+    let (models, server) = client
+        .call("models", None)
+        .map_err(|e| EngineError::Model(format!("listing the served models: {e}")))?;
+    let listed: Vec<&Value> = models["data"].as_array().into_iter().flatten().collect();
+    let ids: Vec<&str> = listed.iter().filter_map(|m| m["id"].as_str()).collect();
+    let mut model_entry = listed
+        .iter()
+        .find(|m| m["id"].as_str() == Some(settings.model.as_str()))
+        .map(|m| (*m).clone());
+    if model_entry.is_none() && !ids.is_empty() {
+        return Err(EngineError::Model(format!(
+            "{} serves {}, not `{}`",
+            settings.base_url,
+            ids.join(", "),
+            settings.model
+        )));
+    }
+    if let Some(Value::Object(m)) = &mut model_entry {
+        m.remove("created");
+    }
+    // vLLM and SGLang answer GET /version beside /v1; others do not (that is no error).
+    let root = settings
+        .base_url
+        .trim_end_matches('/')
+        .trim_end_matches("/v1")
+        .to_string();
+    let version = Client::new(&OpenAiSettings {
+        base_url: root,
+        max_retries: 0,
+        ..settings.clone()
+    })
+    .ok()
+    .and_then(|c| c.call("version", None).ok())
+    .map(|(v, _)| v);
+    // Ask for what the configured scoring method reads: prompt log-probabilities (echo) or
+    // the first generated token's top log-probabilities.
+    let echo = settings.scoring == ScoringMethod::Echo;
+    let body = json!({
+        "model": settings.model,
+        "prompt": "The capital of France is",
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "echo": echo,
+        "logprobs": 1,
+    });
+    let what = if echo {
+        "prompt log-probabilities (/completions with echo and logprobs)"
+    } else {
+        "top log-probabilities (/completions with logprobs)"
+    };
+    let (prompt_logprobs, scoring_problem) = match client.call("completions", Some(&body)) {
+        Err(e) => (false, Some(format!("asking for {what} failed: {e}"))),
+        Ok((v, _)) => {
+            let lp = &v["choices"][0]["logprobs"];
+            let ok = if echo {
+                let n = lp["token_logprobs"].as_array().map_or(0, Vec::len);
+                n >= 2 && lp["token_logprobs"][1].is_number()
+            } else {
+                lp["top_logprobs"][0]
+                    .as_object()
+                    .is_some_and(|m| !m.is_empty())
+            };
+            if ok {
+                (true, None)
+            } else {
+                (false, Some(format!("the server returned no {what}")))
+            }
+        }
+    };
+    Ok(ServerInfo {
+        base_url: settings.base_url.clone(),
+        model: settings.model.clone(),
+        model_entry,
+        server,
+        version,
+        prompt_logprobs,
+        scoring_problem,
+    })
+}
+
+/// The remote engine.
+pub struct OpenAiEngine {
+    client: Client,
+    info: ServerInfo,
+    identity: ModelIdentity,
+    /// The served model's tokenizer and chat template (a local GGUF or Hugging Face
+    /// directory): needed for scored contracts and for generation through `/completions`.
+    tokenizer: Option<ModelTokenizer>,
+    /// Server prompt tokens minus ours, learned from the first scored answer: 0, or 1 for a
+    /// server that puts a BOS token before every prompt. Any other difference is an error.
+    bos_offset: Mutex<Option<i64>>,
+    stats: Mutex<EngineStats>,
+}
+
+impl OpenAiEngine {
+    pub fn new(
+        settings: &OpenAiSettings,
+        info: ServerInfo,
+        tokenizer: Option<ModelTokenizer>,
+        identity: Option<ModelIdentity>,
+    ) -> Result<OpenAiEngine, EngineError> {
+        let identity = identity.unwrap_or_else(|| info.identity(tokenizer.as_ref()));
+        Ok(OpenAiEngine {
+            client: Client::new(settings)?,
+            info,
+            identity,
+            tokenizer,
+            bos_offset: Mutex::new(None),
+            stats: Mutex::new(EngineStats::default()),
+        })
+    }
+
+    pub fn info(&self) -> &ServerInfo {
+        &self.info
+    }
+
+    fn tokenizer(&self, why: &str) -> Result<&ModelTokenizer, EngineError> {
+        self.tokenizer.as_ref().ok_or_else(|| {
+            EngineError::Request(format!(
+                "{why} needs the served model's tokenizer and chat template ([model] path)"
+            ))
+        })
+    }
+
+    fn render(&self, prompt: &PromptSpec) -> Result<String, EngineError> {
+        let tok = self.tokenizer("rendering the prompt")?;
+        tok.render_chat(&messages(prompt), prompt.assistant_prefix.as_deref())
+    }
+
+    /// Run `n` calls with at most `concurrency` in flight; results in call order.
+    fn run_calls<T: Send>(&self, n: usize, call: impl Fn(usize) -> T + Sync) -> Vec<T> {
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
+        let workers = self.client.settings.concurrency.clamp(1, n.max(1));
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let r = call(i);
+                    if let Ok(mut v) = results.lock() {
+                        v[i] = Some(r);
+                    }
+                });
+            }
+        });
+        results
+            .into_inner()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| r.expect("every call ran"))
+            .collect()
+    }
+
+    /// Log-probability of `option_tokens` after `prompt_text` (one echo request).
+    fn option_logprob(
+        &self,
+        prompt_text: &str,
+        prompt_tokens: usize,
+        option: &str,
+        option_tokens: &[u32],
+    ) -> Result<(f64, u64), EngineError> {
+        let tok = self.tokenizer("scoring")?;
+        let option_text = tok.decode(option_tokens)?;
+        let body = json!({
+            "model": self.info.model,
+            "prompt": format!("{prompt_text}{option_text}"),
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "echo": true,
+            "logprobs": 1,
+        });
+        let (v, _) = self
+            .client
+            .call("completions", Some(&body))
+            .map_err(EngineError::Request)?;
+        let choice = &v["choices"][0];
+        let logprobs = choice["logprobs"]["token_logprobs"]
+            .as_array()
+            .ok_or_else(|| {
+                EngineError::Request("the server returned no prompt log-probabilities".into())
+            })?;
+        let tokens: Vec<&str> = choice["logprobs"]["tokens"]
+            .as_array()
+            .map(|t| t.iter().map(|x| x.as_str().unwrap_or("")).collect())
+            .unwrap_or_default();
+        let server_prompt = v["usage"]["prompt_tokens"].as_u64().ok_or_else(|| {
+            EngineError::Request("the server reported no usage.prompt_tokens".into())
+        })?;
+        let generated = v["usage"]["completion_tokens"].as_u64().unwrap_or(0).min(1) as usize;
+        self.same_tokenization(server_prompt, prompt_tokens + option_tokens.len())?;
+        let k = option_tokens.len();
+        let end = logprobs.len().saturating_sub(generated);
+        if end < k + 1 {
+            return Err(EngineError::Request(format!(
+                "the server returned {} prompt log-probabilities for a prompt of {server_prompt} tokens",
+                logprobs.len()
+            )));
+        }
+        let mut sum = 0.0;
+        for lp in &logprobs[end - k..end] {
+            sum += lp.as_f64().ok_or_else(|| {
+                EngineError::Request("a null log-probability inside the option".into())
+            })?;
+        }
+        // The scored tokens must spell the option (an end-of-turn token closing it may show
+        // as its text or as nothing).
+        if tokens.len() == logprobs.len() {
+            let spelled: String = tokens[end - k..end].concat();
+            let rest = spelled.strip_prefix(option);
+            let closing = tok.decode(&option_tokens[k.saturating_sub(1)..])?;
+            if !matches!(rest, Some(r) if r.is_empty() || r == closing) {
+                return Err(EngineError::Request(format!(
+                    "the server's last prompt tokens spell `{spelled}`, not the option `{option}`"
+                )));
+            }
+        }
+        Ok((sum, server_prompt))
+    }
+
+    /// Same tokenization: the server counts the prompt tokens ours counts (plus a BOS it adds
+    /// itself, learned once from the first answer).
+    fn same_tokenization(&self, server: u64, ours: usize) -> Result<(), EngineError> {
+        let offset = server as i64 - ours as i64;
+        let mut known = self.bos_offset.lock().map_err(|_| EngineError::Stopped)?;
+        match *known {
+            None if offset == 0 || offset == 1 => *known = Some(offset),
+            Some(k) if k == offset => {}
+            _ => {
+                return Err(EngineError::Request(format!(
+                    "the server counts {server} prompt tokens where the local tokenizer counts {ours}: the served model does not tokenize like [model] path"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Log-probabilities of single-token `options` from the top log-probabilities of the first
+    /// generated token; `None` when the server did not return every option among them.
+    fn top_logprobs(
+        &self,
+        prompt_text: &str,
+        prompt_tokens: usize,
+        options: &[String],
+        n: u32,
+    ) -> Result<Option<(Vec<f64>, u64)>, EngineError> {
+        let body = json!({
+            "model": self.info.model,
+            "prompt": prompt_text,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": n,
+        });
+        let (v, _) = self
+            .client
+            .call("completions", Some(&body))
+            .map_err(EngineError::Request)?;
+        let server_prompt = v["usage"]["prompt_tokens"].as_u64().ok_or_else(|| {
+            EngineError::Request("the server reported no usage.prompt_tokens".into())
+        })?;
+        self.same_tokenization(server_prompt, prompt_tokens)?;
+        let top = &v["choices"][0]["logprobs"]["top_logprobs"][0];
+        let Some(top) = top.as_object() else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(options.len());
+        for o in options {
+            match top.get(o).and_then(Value::as_f64) {
+                Some(lp) => out.push(lp),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some((out, server_prompt)))
+    }
+
+    fn generate_one(&self, job: &GenerateJob) -> Result<GenerateOutput, EngineError> {
+        let started = Instant::now();
+        let via_completions = job.prompt.assistant_prefix.is_some()
+            || self.client.settings.generation_endpoint == GenerationEndpoint::Completions;
+        let (v, text) = if via_completions {
+            let prompt = self.render(&job.prompt)?;
+            let body = json!({
+                "model": self.info.model,
+                "prompt": prompt,
+                "max_tokens": job.max_new_tokens,
+                "temperature": 0.0,
+            });
+            let (v, _) = self
+                .client
+                .call("completions", Some(&body))
+                .map_err(EngineError::Request)?;
+            let text = v["choices"][0]["text"].as_str().map(str::to_string);
+            (v, text)
+        } else {
+            let msgs: Vec<Value> = messages(&job.prompt)
+                .into_iter()
+                .map(|m| json!({"role": m.role, "content": m.content}))
+                .collect();
+            let body = json!({
+                "model": self.info.model,
+                "messages": msgs,
+                "max_tokens": job.max_new_tokens,
+                "temperature": 0.0,
+            });
+            let (v, _) = self
+                .client
+                .call("chat/completions", Some(&body))
+                .map_err(EngineError::Request)?;
+            let text = v["choices"][0]["message"]["content"]
+                .as_str()
+                .map(str::to_string);
+            (v, text)
+        };
+        let text = text.ok_or_else(|| {
+            EngineError::Request(format!(
+                "the server returned no text: {:.300}",
+                v.to_string()
+            ))
+        })?;
+        let finish = v["choices"][0]["finish_reason"].as_str().unwrap_or("stop");
+        let truncated = finish == "length";
+        let prompt_tokens = v["usage"]["prompt_tokens"].as_u64().unwrap_or(0) as u32;
+        let completion_tokens = v["usage"]["completion_tokens"].as_u64().unwrap_or(0) as u32;
+        let tokens = match &self.tokenizer {
+            Some(t) => t.encode(&text).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        if let Ok(mut s) = self.stats.lock() {
+            s.prompt_tokens += u64::from(prompt_tokens);
+            s.computed_tokens += u64::from(prompt_tokens);
+            s.generated_tokens += u64::from(completion_tokens);
+            s.forwards += 1;
+            s.forward_seconds += started.elapsed().as_secs_f64();
+        }
+        Ok(GenerateOutput {
+            text,
+            tokens,
+            finish_reason: if truncated {
+                FinishReason::Length
+            } else {
+                FinishReason::Stop
+            },
+            truncated,
+            prompt_tokens,
+            completion_tokens,
+            reused_tokens: 0,
+            latency_ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// A decision scored from one top-log-probability list: the options' log-probabilities and the
+/// server's prompt tokens.
+type DirectScore = Result<(Vec<f64>, u64), EngineError>;
+
+/// One option scored by echo: log-probability, the server's prompt tokens, milliseconds.
+type OptionScore = Result<(f64, u64, f64), EngineError>;
+
+fn messages(p: &PromptSpec) -> Vec<ChatMessage> {
+    let mut m = Vec::new();
+    if let Some(s) = &p.system {
+        m.push(ChatMessage {
+            role: "system".into(),
+            content: s.clone(),
+        });
+    }
+    m.push(ChatMessage {
+        role: "user".into(),
+        content: p.user.clone(),
+    });
+    m
+}
+
+impl Engine for OpenAiEngine {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn score(&mut self, jobs: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>> {
+        if !self.info.prompt_logprobs {
+            let why = self
+                .info
+                .scoring_problem
+                .clone()
+                .unwrap_or_else(|| "the server cannot score".into());
+            return jobs
+                .iter()
+                .map(|_| Err(EngineError::Request(why.clone())))
+                .collect();
+        }
+        // Render every prompt and tokenize every option first; then one call per option.
+        struct Prepared {
+            text: String,
+            prompt_tokens: usize,
+            options: Vec<Vec<u32>>,
+        }
+        let prepared: Vec<Result<Prepared, EngineError>> = jobs
+            .iter()
+            .map(|j| {
+                let tok = self.tokenizer("scoring")?;
+                let text = self.render(&j.prompt)?;
+                Ok(Prepared {
+                    prompt_tokens: tok.encode(&text)?.len(),
+                    options: tok.option_tokens(&j.options)?,
+                    text,
+                })
+            })
+            .collect();
+        let started = Instant::now();
+        // Top log-probabilities first where they can serve (single-token options).
+        let mut direct: Vec<Option<DirectScore>> = jobs.iter().map(|_| None).collect();
+        if let ScoringMethod::TopLogprobs(n) = self.client.settings.scoring {
+            let eligible: Vec<usize> = prepared
+                .iter()
+                .enumerate()
+                .filter(|(j, p)| {
+                    p.as_ref().is_ok_and(|p| {
+                        p.options.iter().all(|t| t.len() == 1)
+                            && jobs[*j].options.len() <= n as usize
+                    })
+                })
+                .map(|(j, _)| j)
+                .collect();
+            let answers = self.run_calls(eligible.len(), |i| {
+                let j = eligible[i];
+                let p = prepared[j].as_ref().map_err(Clone::clone)?;
+                self.top_logprobs(&p.text, p.prompt_tokens, &jobs[j].options, n)
+            });
+            for (j, a) in eligible.into_iter().zip(answers) {
+                // Not every option returned: this job falls back to echo scoring.
+                direct[j] = a.transpose();
+            }
+        }
+        let calls: Vec<(usize, usize)> = prepared
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| direct[*j].is_none())
+            .filter_map(|(j, p)| p.as_ref().ok().map(|p| (j, p.options.len())))
+            .flat_map(|(j, n)| (0..n).map(move |o| (j, o)))
+            .collect();
+        let answers = self.run_calls(calls.len(), |i| {
+            let (j, o) = calls[i];
+            let p = prepared[j].as_ref().map_err(Clone::clone)?;
+            let t = Instant::now();
+            self.option_logprob(&p.text, p.prompt_tokens, &jobs[j].options[o], &p.options[o])
+                .map(|(lp, served)| (lp, served, t.elapsed().as_secs_f64() * 1e3))
+        });
+        let elapsed = started.elapsed().as_secs_f64();
+        let mut per_job: Vec<Vec<OptionScore>> = jobs.iter().map(|_| Vec::new()).collect();
+        for ((j, _), a) in calls.iter().zip(answers) {
+            per_job[*j].push(a);
+        }
+        let mut served_tokens = 0u64;
+        let direct_calls = direct.iter().filter(|d| d.is_some()).count();
+        let out: Vec<Result<ScoreOutput, EngineError>> = prepared
+            .into_iter()
+            .zip(per_job)
+            .zip(direct)
+            .map(|((p, answers), direct)| {
+                let p = p?;
+                if let Some(d) = direct {
+                    let (logprobs, served) = d?;
+                    served_tokens += served;
+                    return Ok(ScoreOutput {
+                        probabilities: normalize_logprobs(&logprobs),
+                        logprobs,
+                        prompt_tokens: p.prompt_tokens as u32,
+                        reused_tokens: 0,
+                        latency_ms: elapsed * 1e3,
+                    });
+                }
+                let mut logprobs = Vec::with_capacity(answers.len());
+                let mut latency = 0.0f64;
+                for a in answers {
+                    let (lp, served, ms) = a?;
+                    served_tokens += served;
+                    latency = latency.max(ms);
+                    logprobs.push(lp);
+                }
+                Ok(ScoreOutput {
+                    probabilities: normalize_logprobs(&logprobs),
+                    logprobs,
+                    prompt_tokens: p.prompt_tokens as u32,
+                    reused_tokens: 0,
+                    latency_ms: latency,
+                })
+            })
+            .collect();
+        if let Ok(mut s) = self.stats.lock() {
+            s.prompt_tokens += served_tokens;
+            s.computed_tokens += served_tokens;
+            s.generated_tokens += (calls.len() + direct_calls) as u64;
+            s.forwards += (calls.len() + direct_calls) as u64;
+            s.forward_seconds += elapsed;
+        }
+        out
+    }
+
+    fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>> {
+        self.run_calls(jobs.len(), |i| self.generate_one(&jobs[i]))
+    }
+
+    fn stats(&self) -> EngineStats {
+        self.stats.lock().map(|s| *s).unwrap_or_default()
+    }
+}
