@@ -247,7 +247,7 @@ pub struct OpenAiSection {
     /// Seconds before one request times out.
     #[serde(default = "default_timeout_s")]
     pub timeout_s: f64,
-    /// Requests in flight at once.
+    /// Requests in flight at once per timely worker (each worker owns an engine).
     #[serde(default = "default_concurrency")]
     pub concurrency: usize,
     /// Retries on 429, 5xx, timeouts and connection errors (exponential backoff).
@@ -270,6 +270,11 @@ pub struct OpenAiSection {
     /// 20).
     #[serde(default = "default_top_logprobs")]
     pub top_logprobs: u32,
+    /// Sent as `chat_template_kwargs` with chat completions (vLLM, SGLang): e.g.
+    /// `{ enable_thinking = false }` for Qwen3 servers, as the paper disables thinking and as
+    /// our own rendering does. Unset: not sent (hosted APIs reject unknown parameters).
+    #[serde(default)]
+    pub chat_template_kwargs: Option<serde_json::Value>,
 }
 
 fn default_scoring() -> String {

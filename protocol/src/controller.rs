@@ -93,6 +93,17 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
     {
         return Err("local steps answer one character; use a character or code contract".into());
     }
+    if arm == Arm::IncorrectCopy && spec.support.fill == c2s_records::FillRule::Fill {
+        return Err(
+            "IncorrectCopy copies its supplied plan at every position: a Fill rule would supply the candidates' character instead"
+                .into(),
+        );
+    }
+    if arm == Arm::IncorrectCopy && spec.template.is_some() {
+        return Err(
+            "the readout grid (T0-T2) reads gold targets; IncorrectCopy has no readout".into(),
+        );
+    }
     if spec.template.is_some() && !arm.is_copy() {
         return Err(
             "readout templates T0-T2 apply to the copy arms (GoldCopy, IncorrectCopy, SelfPlanSpell)"

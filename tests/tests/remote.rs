@@ -4,10 +4,10 @@
 //! these tests are a second suite: `scripts/test-remote.sh` installs it and runs them
 //! (`--ignored`); the default suite covers the engine's configuration checks.
 //!
-//! Scoring uses `scoring = "top_logprobs"` with the whole vocabulary: llama-cpp-python's echo
-//! path sorts the vocabulary at every prompt position in Python (about 16 s per 336-token
-//! request here), while one top-log-probability list per decision takes a fraction of a
-//! second and, with every token listed, always holds every option.
+//! Scoring uses `scoring = "top_logprobs"`: llama-cpp-python's echo path sorts the vocabulary
+//! at every prompt position in Python (about 16 s per 336-token request here), while one
+//! top-log-probability list per decision takes a fraction of a second; a decision whose
+//! options are not all among the listed tokens falls back to echo.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -18,7 +18,10 @@ use std::time::{Duration, Instant};
 use c2s_e2e::{model_path, repo_root, run_config, run_ok, text, write};
 use c2s_sinks::{read_rejects, read_requests, read_trajectories};
 
-const VOCAB: u32 = 49152;
+/// Top log-probabilities asked for per decision: llama-cpp-python detokenizes every listed
+/// token in Python, so the whole vocabulary (49,152) costs about a second per request while
+/// 2,000 cost a tenth; a decision whose options are not all listed falls back to echo.
+const TOP: u32 = 2000;
 
 fn python() -> PathBuf {
     std::env::var_os("C2S_LLAMA_PYTHON")
@@ -143,7 +146,7 @@ fn quickstart_through_the_server_agrees_with_the_local_engine() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(free_port(), "smollm2", &[]);
     let openai = format!(
-        "base_url = \"{}\"\nmodel = \"smollm2\"\nscoring = \"top_logprobs\"\ntop_logprobs = {VOCAB}\nconcurrency = 2",
+        "base_url = \"{}\"\nmodel = \"smollm2\"\nscoring = \"top_logprobs\"\ntop_logprobs = {TOP}\nconcurrency = 2",
         server.url()
     );
     let remote = config(dir.path(), "remote", 0, NATIVE_SERIAL, Some(&openai));
@@ -210,7 +213,7 @@ fn a_killed_server_leaves_failed_rows_that_resume_completes() {
     let port = free_port();
     let server = Server::start(port, "smollm2", &[]);
     let openai = format!(
-        "base_url = \"{}\"\nmodel = \"smollm2\"\nscoring = \"top_logprobs\"\ntop_logprobs = {VOCAB}\nmax_retries = 1\nretry_backoff_ms = 100\ntimeout_s = 30",
+        "base_url = \"{}\"\nmodel = \"smollm2\"\nscoring = \"top_logprobs\"\ntop_logprobs = {TOP}\nmax_retries = 1\nretry_backoff_ms = 100\ntimeout_s = 30",
         server.url()
     );
     let cfg = config(dir.path(), "killed", 4, NATIVE_SERIAL, Some(&openai));
@@ -290,7 +293,7 @@ fn bad_servers_keys_and_models_are_clear_errors() {
     std::env::set_var("C2S_TEST_KEY", "c2s-test-secret");
     let keyed = |extra: &str| {
         format!(
-            "base_url = \"{url}\"\nmodel = \"smollm2\"\napi_key_env = \"C2S_TEST_KEY\"\nscoring = \"top_logprobs\"\ntop_logprobs = {VOCAB}\n{extra}"
+            "base_url = \"{url}\"\nmodel = \"smollm2\"\napi_key_env = \"C2S_TEST_KEY\"\nscoring = \"top_logprobs\"\ntop_logprobs = {TOP}\n{extra}"
         )
     };
     refused(
@@ -327,7 +330,7 @@ fn bad_servers_keys_and_models_are_clear_errors() {
             1,
             arms,
             Some(&format!(
-                "base_url = \"{}\"\nmodel = \"smollm2-other\"\nscoring = \"top_logprobs\"\ntop_logprobs = {VOCAB}",
+                "base_url = \"{}\"\nmodel = \"smollm2-other\"\nscoring = \"top_logprobs\"\ntop_logprobs = {TOP}",
                 other.url()
             )),
         )

@@ -80,7 +80,7 @@ pub struct OpenAiSettings {
     pub api_key_env: Option<String>,
     /// Per-request timeout.
     pub timeout: Duration,
-    /// Requests in flight at once.
+    /// Requests in flight at once per engine (each timely worker owns one engine).
     pub concurrency: usize,
     /// Retries after the first attempt (429, 5xx, timeouts, connection errors).
     pub max_retries: u32,
@@ -88,6 +88,8 @@ pub struct OpenAiSettings {
     pub retry_backoff: Duration,
     pub generation_endpoint: GenerationEndpoint,
     pub scoring: ScoringMethod,
+    /// `chat_template_kwargs` sent with chat completions (e.g. `{"enable_thinking": false}`).
+    pub chat_template_kwargs: Option<Value>,
 }
 
 impl Default for OpenAiSettings {
@@ -102,6 +104,7 @@ impl Default for OpenAiSettings {
             retry_backoff: Duration::from_millis(500),
             generation_endpoint: GenerationEndpoint::Chat,
             scoring: ScoringMethod::Echo,
+            chat_template_kwargs: None,
         }
     }
 }
@@ -111,7 +114,7 @@ impl Default for OpenAiSettings {
 pub struct ServerInfo {
     pub base_url: String,
     pub model: String,
-    /// The server's entry for the model in `GET /models` (its volatile `created` removed).
+    /// The server's entry for the model in `GET /models` (its stable fields only).
     pub model_entry: Option<Value>,
     /// The `server` response header.
     pub server: Option<String>,
@@ -224,7 +227,9 @@ impl Client {
             .get(reqwest::header::SERVER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let text = resp.text().unwrap_or_default();
+        let text = resp
+            .text()
+            .map_err(|e| CallError::Retry(format!("{url}: reading the response: {e}")))?;
         if status.is_success() {
             let value = serde_json::from_str(&text).map_err(|e| {
                 CallError::Fatal(format!(
@@ -261,8 +266,8 @@ impl Client {
                         return Err(format!("{m} (after {} attempts)", attempt + 1));
                     }
                     tracing::warn!("{m}; retrying in {backoff:?}");
-                    std::thread::sleep(backoff);
-                    backoff = (backoff * 2).min(Duration::from_secs(30));
+                    std::thread::sleep(backoff.min(Duration::from_secs(30)));
+                    backoff = backoff.saturating_mul(2).min(Duration::from_secs(30));
                     attempt += 1;
                 }
             }
@@ -291,8 +296,15 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
             settings.model
         )));
     }
+    // Only the entry's stable fields identify the model: vLLM, for one, returns a fresh
+    // `created` and a new random permission id at every call.
     if let Some(Value::Object(m)) = &mut model_entry {
-        m.remove("created");
+        m.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "id" | "object" | "owned_by" | "root" | "parent" | "max_model_len"
+            )
+        });
     }
     // vLLM and SGLang answer GET /version beside /v1; others do not (that is no error).
     let root = settings
@@ -311,13 +323,17 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
     // Ask for what the configured scoring method reads: prompt log-probabilities (echo) or
     // the first generated token's top log-probabilities.
     let echo = settings.scoring == ScoringMethod::Echo;
+    let count = match settings.scoring {
+        ScoringMethod::Echo => 1,
+        ScoringMethod::TopLogprobs(n) => n,
+    };
     let body = json!({
         "model": settings.model,
         "prompt": "The capital of France is",
         "max_tokens": 1,
         "temperature": 0.0,
         "echo": echo,
-        "logprobs": 1,
+        "logprobs": count,
     });
     let what = if echo {
         "prompt log-probabilities (/completions with echo and logprobs)"
@@ -416,15 +432,14 @@ impl OpenAiEngine {
                         break;
                     }
                     let r = call(i);
-                    if let Ok(mut v) = results.lock() {
-                        v[i] = Some(r);
-                    }
+                    let mut v = results.lock().unwrap_or_else(|e| e.into_inner());
+                    v[i] = Some(r);
                 });
             }
         });
         results
             .into_inner()
-            .unwrap_or_default()
+            .unwrap_or_else(|e| e.into_inner())
             .into_iter()
             .map(|r| r.expect("every call ran"))
             .collect()
@@ -465,7 +480,11 @@ impl OpenAiEngine {
         let server_prompt = v["usage"]["prompt_tokens"].as_u64().ok_or_else(|| {
             EngineError::Request("the server reported no usage.prompt_tokens".into())
         })?;
-        let generated = v["usage"]["completion_tokens"].as_u64().unwrap_or(0).min(1) as usize;
+        let generated = v["usage"]["completion_tokens"].as_u64().ok_or_else(|| {
+            EngineError::Request("the server reported no usage.completion_tokens".into())
+        })?;
+        // max_tokens is 1: at most one generated entry follows the prompt's.
+        let generated = generated.min(1) as usize;
         self.same_tokenization(server_prompt, prompt_tokens + option_tokens.len())?;
         let k = option_tokens.len();
         let end = logprobs.len().saturating_sub(generated);
@@ -483,15 +502,20 @@ impl OpenAiEngine {
         }
         // The scored tokens must spell the option (an end-of-turn token closing it may show
         // as its text or as nothing).
-        if tokens.len() == logprobs.len() {
-            let spelled: String = tokens[end - k..end].concat();
-            let rest = spelled.strip_prefix(option);
-            let closing = tok.decode(&option_tokens[k.saturating_sub(1)..])?;
-            if !matches!(rest, Some(r) if r.is_empty() || r == closing) {
-                return Err(EngineError::Request(format!(
-                    "the server's last prompt tokens spell `{spelled}`, not the option `{option}`"
-                )));
-            }
+        if tokens.len() != logprobs.len() {
+            return Err(EngineError::Request(format!(
+                "the server returned {} tokens for {} log-probabilities: cannot check which tokens were scored",
+                tokens.len(),
+                logprobs.len()
+            )));
+        }
+        let spelled: String = tokens[end - k..end].concat();
+        let rest = spelled.strip_prefix(option);
+        let closing = tok.decode(&option_tokens[k.saturating_sub(1)..])?;
+        if !matches!(rest, Some(r) if r.is_empty() || r == closing) {
+            return Err(EngineError::Request(format!(
+                "the server's last prompt tokens spell `{spelled}`, not the option `{option}`"
+            )));
         }
         Ok((sum, server_prompt))
     }
@@ -574,12 +598,15 @@ impl OpenAiEngine {
                 .into_iter()
                 .map(|m| json!({"role": m.role, "content": m.content}))
                 .collect();
-            let body = json!({
+            let mut body = json!({
                 "model": self.info.model,
                 "messages": msgs,
                 "max_tokens": job.max_new_tokens,
                 "temperature": 0.0,
             });
+            if let Some(kwargs) = &self.client.settings.chat_template_kwargs {
+                body["chat_template_kwargs"] = kwargs.clone();
+            }
             let (v, _) = self
                 .client
                 .call("chat/completions", Some(&body))
@@ -627,9 +654,9 @@ impl OpenAiEngine {
     }
 }
 
-/// A decision scored from one top-log-probability list: the options' log-probabilities and the
-/// server's prompt tokens.
-type DirectScore = Result<(Vec<f64>, u64), EngineError>;
+/// A decision scored from one top-log-probability list: the options' log-probabilities, the
+/// server's prompt tokens and the call's milliseconds.
+type DirectScore = Result<(Vec<f64>, u64, f64), EngineError>;
 
 /// One option scored by echo: log-probability, the server's prompt tokens, milliseconds.
 type OptionScore = Result<(f64, u64, f64), EngineError>;
@@ -702,11 +729,18 @@ impl Engine for OpenAiEngine {
             let answers = self.run_calls(eligible.len(), |i| {
                 let j = eligible[i];
                 let p = prepared[j].as_ref().map_err(Clone::clone)?;
+                let t = Instant::now();
                 self.top_logprobs(&p.text, p.prompt_tokens, &jobs[j].options, n)
+                    .map(|r| r.map(|(lp, served)| (lp, served, t.elapsed().as_secs_f64() * 1e3)))
             });
             for (j, a) in eligible.into_iter().zip(answers) {
                 // Not every option returned: this job falls back to echo scoring.
                 direct[j] = a.transpose();
+                if direct[j].is_none() {
+                    tracing::info!(
+                        "an option is not among the top log-probabilities: scoring by echo"
+                    );
+                }
             }
         }
         let calls: Vec<(usize, usize)> = prepared
@@ -737,14 +771,14 @@ impl Engine for OpenAiEngine {
             .map(|((p, answers), direct)| {
                 let p = p?;
                 if let Some(d) = direct {
-                    let (logprobs, served) = d?;
+                    let (logprobs, served, ms) = d?;
                     served_tokens += served;
                     return Ok(ScoreOutput {
                         probabilities: normalize_logprobs(&logprobs),
                         logprobs,
                         prompt_tokens: p.prompt_tokens as u32,
                         reused_tokens: 0,
-                        latency_ms: elapsed * 1e3,
+                        latency_ms: ms,
                     });
                 }
                 let mut logprobs = Vec::with_capacity(answers.len());

@@ -157,6 +157,17 @@ fn incorrect_plans(
             .with_context(|| format!("reading trajectories of {}", run.display()))?
         {
             if t.arm == observed_arm {
+                if let Some(other) = observed
+                    .get(&t.item_id)
+                    .map(|o: &ObservedSelection| &o.source)
+                {
+                    anyhow::bail!(
+                        "{}: item {} has two `{observed_arm}` trajectories ({other} and model {}): one model per observed run",
+                        run.display(),
+                        t.item_id,
+                        t.model
+                    );
+                }
                 let source = format!("{} {} ({})", t.model, t.arm, run.display());
                 observed.insert(
                     t.item_id.clone(),
@@ -181,7 +192,9 @@ fn incorrect_plans(
     let count = |domain: c2s_records::Domain, origin: c2s_records::PlanOrigin| {
         items
             .iter()
-            .filter(|i| i.domain == domain && plans[&i.item_id].origin == origin)
+            .filter(|i| {
+                i.domain == domain && plans.get(&i.item_id).is_some_and(|p| p.origin == origin)
+            })
             .count()
     };
     use c2s_records::{Domain, PlanOrigin};

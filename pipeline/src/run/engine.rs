@@ -95,6 +95,7 @@ pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSetti
         } else {
             c2s_model::ScoringMethod::Echo
         },
+        chat_template_kwargs: o.chat_template_kwargs.clone(),
     })
 }
 

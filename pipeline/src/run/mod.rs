@@ -180,6 +180,13 @@ pub fn execute(
             );
             return Ok(report(ExitCode::from(2)));
         }
+        if let Err(msg) = outputs::same_copy_plans(&serde_json::to_value(m)?, &cfg) {
+            eprintln!(
+                "error: {}: cannot resume with other copy plans: {msg}; use a new --run-dir",
+                run_dir.display()
+            );
+            return Ok(report(ExitCode::from(2)));
+        }
     }
     outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume)
         .context("writing manifest.json")?;

@@ -110,6 +110,12 @@ pub fn write_manifest_for(
             SourceConfig::Kafka { .. } => {}
         }
     }
+    if let Some(plans) = &cfg.copy_plans {
+        m.sources.push(
+            SourceFile::hash(COPY_PLANS_ROLE, &plans.path)
+                .with_context(|| format!("hashing {}", plans.path.display()))?,
+        );
+    }
     let provenance = Path::new("data/banks/provenance.json");
     if provenance.exists() {
         m.sources
@@ -140,6 +146,37 @@ pub fn write_manifest_for(
 
 /// Whether a run directory's recorded model (its manifest's `model`) is `identity`: same
 /// weights, tokenizer, chat template and engine. Returns what differs.
+/// The manifest role of the `[copy_plans]` file.
+pub const COPY_PLANS_ROLE: &str = "copy plans";
+
+/// A resumed run must copy the plans it started with: trajectories that copied two different
+/// plan files would mix in one run. `Err` names both hashes.
+pub fn same_copy_plans(recorded: &serde_json::Value, cfg: &RunConfig) -> Result<(), String> {
+    let before = recorded["sources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["role"] == COPY_PLANS_ROLE)
+        .and_then(|s| s["sha256"].as_str().map(str::to_string));
+    let now = match &cfg.copy_plans {
+        None => None,
+        Some(p) => Some(
+            SourceFile::hash(COPY_PLANS_ROLE, &p.path)
+                .map_err(|e| e.to_string())?
+                .sha256,
+        ),
+    };
+    if before == now {
+        Ok(())
+    } else {
+        Err(format!(
+            "the copy plans were {} and are now {}",
+            before.as_deref().unwrap_or("absent"),
+            now.as_deref().unwrap_or("absent")
+        ))
+    }
+}
+
 pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Result<(), String> {
     let now = serde_json::to_value(identity).map_err(|e| e.to_string())?;
     let differs: Vec<String> = ["file_sha256", "tokenizer", "chat_template_sha256", "engine"]
