@@ -721,6 +721,14 @@ fn incorrect_copy_copies_a_supplied_wrong_target() {
         let e = Controller::new(&item, spec, plan.map(str::to_string), &cfg()).unwrap_err();
         assert!(e.to_string().contains(needle), "{e}");
     }
+    // A Fill rule would supply the candidates' character instead of the plan's; the readout
+    // grid reads gold targets.
+    let mut fill = ArmSpec::new(Arm::IncorrectCopy).with_support(Support::FULL_FILL);
+    fill.evidence = Evidence::Raw;
+    assert!(Controller::new(&item, fill, Some("489".into()), &cfg()).is_err());
+    let mut readout = ArmSpec::new(Arm::IncorrectCopy);
+    readout.template = Some(Template::T0);
+    assert!(Controller::new(&item, readout, Some("489".into()), &cfg()).is_err());
     // Gold copy records a zero-difference gold plan.
     let (t, _) = run(
         Controller::new(&item, ArmSpec::new(Arm::GoldCopy), None, &cfg()).unwrap(),
