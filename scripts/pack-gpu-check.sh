@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares what scripts/gpu-check.sh needs on the GPU host, in gpu/ (git-ignored; name it in
-# the device run's carry): the cuda build of choice2seq, stripped and xz-compressed (~10 MiB),
+# the device run's carry): the cuda build of choice2seq, stripped and xz-compressed (~23 MiB),
 # libcudart.so.13 beside it (the host brings libcuda from its driver and cuBLAS/cuRAND 13.x
 # from its CUDA toolkit or PyTorch's cu13 wheels), and the tokenizers of the two shapes
 # (SmolLM2's and Qwen2.5's, exported from their GGUFs as tokenizer.json +
