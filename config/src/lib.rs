@@ -348,8 +348,8 @@ fn default_cache_mb() -> usize {
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ArmEntry {
-    /// Native, NativeControl, Independent, Serial, TeacherForced, GoldCopy, SelfPlanSpell,
-    /// SerialStop, WholeGenerate, PrefixContinue.
+    /// Native, NativeControl, Independent, Serial, TeacherForced, GoldCopy, IncorrectCopy,
+    /// SelfPlanSpell, SerialStop, WholeGenerate, PrefixContinue.
     pub arm: String,
     /// Full, FullFill, UnionCall, UnionFill, TrieCall, TrieFill (local arms; default Full).
     #[serde(default)]
