@@ -242,3 +242,40 @@ fn copy_incorrect_runs_with_the_real_model() {
     assert_eq!(out.status.code(), Some(2));
     assert!(c2s_e2e::text(&out).1.contains("copy_plans.path"));
 }
+
+/// A resumed run copies the plans it started with: another plan file under the same run
+/// directory is refused before any work (exit 2), as another model is.
+#[test]
+fn resume_with_other_copy_plans_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = repo_root();
+    let plans = dir.path().join("plans.jsonl");
+    std::fs::write(
+        &plans,
+        "{\"item_id\":\"arith-dev-3-01\",\"plan\":\"759\",\"origin\":\"constructed\"}\n",
+    )
+    .unwrap();
+    let config = write(
+        dir.path(),
+        "plans.toml",
+        &format!(
+            "[model]\nengine = \"simulated\"\n\n[[sources]]\nkind = \"jsonl\"\npath = \"{}\"\nlimit = 1\n\n[copy_plans]\npath = \"{}\"\n\n[[arms]]\narm = \"IncorrectCopy\"\n",
+            root.join("data/banks/arithmetic-dev.jsonl").display(),
+            plans.display()
+        ),
+    );
+    let run_dir = dir.path().join("run");
+    run_ok(&config, &run_dir);
+    let t = read_trajectories(&run_dir.join("trajectories")).unwrap();
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].plan.as_deref(), Some("759"));
+    std::fs::write(
+        &plans,
+        "{\"item_id\":\"arith-dev-3-01\",\"plan\":\"259\",\"origin\":\"constructed\"}\n",
+    )
+    .unwrap();
+    let out = c2s_e2e::run_config(&config, &run_dir);
+    let (_, stderr) = c2s_e2e::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot resume with other copy plans"), "{stderr}");
+}
