@@ -277,5 +277,8 @@ fn resume_with_other_copy_plans_is_refused() {
     let out = c2s_e2e::run_config(&config, &run_dir);
     let (_, stderr) = c2s_e2e::text(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("cannot resume with other copy plans"), "{stderr}");
+    assert!(
+        stderr.contains("cannot resume with other copy plans"),
+        "{stderr}"
+    );
 }
