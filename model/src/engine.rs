@@ -50,6 +50,23 @@ pub struct PromptSpec {
 }
 
 impl PromptSpec {
+    /// The chat messages: the system message (if any), then the user message.
+    pub fn messages(&self) -> Vec<crate::tokenizer::ChatMessage> {
+        use crate::tokenizer::ChatMessage;
+        let mut messages = Vec::new();
+        if let Some(s) = &self.system {
+            messages.push(ChatMessage {
+                role: "system".into(),
+                content: s.clone(),
+            });
+        }
+        messages.push(ChatMessage {
+            role: "user".into(),
+            content: self.user.clone(),
+        });
+        messages
+    }
+
     pub fn from_request(r: &c2s_records::Request) -> PromptSpec {
         PromptSpec {
             system: r.system.clone(),

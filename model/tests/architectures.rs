@@ -6,6 +6,9 @@
 //! weights are seeded random values stored as Q8_0, Q4_K, Q6_K and F32 tensors, so the
 //! dequantization of each of those types is exercised too.
 
+mod common;
+use common::max_abs_diff;
+
 use std::path::{Path, PathBuf};
 
 use candle_core::quantized::{gguf_file, GgmlDType, QTensor};
@@ -214,12 +217,7 @@ fn compare_engines(path: &Path) -> f64 {
     let mut worst = 0.0f64;
     for (k, (p, m)) in p.into_iter().zip(m).enumerate() {
         let (p, m) = (p.expect("prefix scores"), m.expect("mistral.rs scores"));
-        let d = p
-            .probabilities
-            .iter()
-            .zip(&m.probabilities)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let d = max_abs_diff(&p.probabilities, &m.probabilities);
         let spread = p.probabilities.iter().cloned().fold(0.0, f64::max);
         println!(
             "{}: job {k}: max |Δp| {d:.2e} (top option p = {spread:.3})",

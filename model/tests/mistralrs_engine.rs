@@ -4,6 +4,9 @@
 //! Needs the real model (`scripts/fetch-model.sh` installs it). Run with `--nocapture` to see
 //! the measured agreement and latencies.
 
+mod common;
+use common::{argmax, max_abs_diff};
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -75,14 +78,6 @@ fn score_prompts() -> Vec<PromptSpec> {
             ],
         ),
     ]
-}
-
-fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
 }
 
 #[test]
@@ -197,13 +192,7 @@ fn mistralrs_agrees_with_prefix_engine() {
              max |Δp| {d_prob:.3e}, max |Δlogp| {d_logprob:.3e}, renormalized vs scores {d_renorm:.3e}, \
              option mass {mass:.4}, argmax {}",
             m.prompt_tokens,
-            codes()[m
-                .probabilities
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .unwrap()
-                .0]
+            codes()[argmax(&m.probabilities).unwrap()]
         );
         assert_eq!(m.prompt_tokens, p.prompt_tokens);
         worst_prob = worst_prob.max(d_prob);

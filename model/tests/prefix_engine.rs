@@ -1,5 +1,8 @@
 //! The prefix engine with the real SmolLM2-135M model (scripts/fetch-model.sh installs it).
 
+mod common;
+use common::max_abs_diff;
+
 use std::path::PathBuf;
 
 use c2s_model::log_softmax;
@@ -377,9 +380,7 @@ fn a_hugging_face_directory_serves_the_same_model() {
     let mut max_diff: f64 = 0.0;
     for (a, b) in a.iter().zip(&b) {
         let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
-        for (x, y) in a.probabilities.iter().zip(&b.probabilities) {
-            max_diff = max_diff.max((x - y).abs());
-        }
+        max_diff = max_diff.max(max_abs_diff(&a.probabilities, &b.probabilities));
     }
     println!("GGUF vs Hugging Face directory: max |Δp| = {max_diff:.3e}");
     assert!(max_diff <= 1e-6, "max |Δp| = {max_diff}");

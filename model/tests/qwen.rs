@@ -9,6 +9,9 @@
 //! suite covers the qwen2/qwen3 code paths on small random-weight models
 //! (tests/architectures.rs) and the Qwen tokenizer against llama.cpp (tests/tokenizers.rs).
 
+mod common;
+use common::{argmax, max_abs_diff};
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -110,18 +113,7 @@ fn prefix_engine_and_mistralrs_agree_on_qwen() {
     let mut same_argmax = 0;
     for (k, (p, m)) in p.into_iter().zip(m).enumerate() {
         let (p, m) = (p.expect("prefix scores"), m.expect("mistral.rs scores"));
-        let d = p
-            .probabilities
-            .iter()
-            .zip(&m.probabilities)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
-        let argmax = |v: &[f64]| {
-            v.iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .map(|x| x.0)
-        };
+        let d = max_abs_diff(&p.probabilities, &m.probabilities);
         same_argmax += usize::from(argmax(&p.probabilities) == argmax(&m.probabilities));
         println!("job {k} ({}): max |Δp| {d:.2e}", reqs[k].request_id);
         worst = worst.max(d);

@@ -840,20 +840,20 @@ impl LocalController {
     }
 
     pub fn trajectory(&self, model: &str) -> Trajectory {
-        let mut t = match self.readout_position {
-            Some(p) => self.readout_trajectory(model, p),
-            None => assemble(
-                &self.item,
-                &self.spec,
-                model,
-                self.output(),
-                self.steps.values().cloned().collect(),
-                self.aborted,
-                self.plan.as_ref().map(|p| p.iter().collect()),
-                None,
-                self.lexicon,
-            ),
-        };
+        let mut t = assemble(
+            &self.item,
+            &self.spec,
+            model,
+            self.output(),
+            self.steps.values().cloned().collect(),
+            self.aborted,
+            self.plan.as_ref().map(|p| p.iter().collect()),
+            None,
+            self.lexicon,
+        );
+        if let Some(p) = self.readout_position {
+            self.score_readout(&mut t, p);
+        }
         t.plan_origin = self.plan_origin.clone();
         t
     }
@@ -872,24 +872,12 @@ impl LocalController {
     /// copy_target's; `position_correct` holds that one comparison. Membership is computed on
     /// that one-character output like any other (so it is `malformed`, wrong length: the
     /// readout constructs no string).
-    fn readout_trajectory(&self, model: &str, position: usize) -> Trajectory {
-        let mut t = assemble(
-            &self.item,
-            &self.spec,
-            model,
-            self.output(),
-            self.steps.values().cloned().collect(),
-            self.aborted,
-            self.plan.as_ref().map(|p| p.iter().collect()),
-            None,
-            self.lexicon,
-        );
+    fn score_readout(&self, t: &mut Trajectory, position: usize) {
         let emitted = t.output.clone();
         let at = |chars: &[char]| chars[position - 1].to_string();
         t.correct = t.valid && emitted == at(&self.gold);
         t.fidelity = self.plan.as_ref().map(|p| t.valid && emitted == at(p));
         t.position_correct = vec![t.correct];
-        t
     }
 }
 

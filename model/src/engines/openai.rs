@@ -33,7 +33,7 @@ use crate::engine::{
     PromptSpec, ScoreJob, ScoreOutput,
 };
 use crate::error::EngineError;
-use crate::tokenizer::{ChatMessage, ModelTokenizer};
+use crate::tokenizer::ModelTokenizer;
 
 /// Engine name prefix in identities: `openai/<server>`.
 pub const OPENAI_ENGINE: &str = "openai";
@@ -128,8 +128,9 @@ pub struct ServerInfo {
 }
 
 impl ServerInfo {
-    /// The identity of the served model: base URL, served name and what the server reports.
-    /// Resuming a run against another served model is refused like another local model.
+    /// The identity of the served model: its hash covers the base URL, served name and what
+    /// the server reports (not its capabilities). Resuming a run against another served model
+    /// is refused like another local model.
     pub fn identity(&self, tokenizer: Option<&ModelTokenizer>) -> ModelIdentity {
         let reported = json!({
             "base_url": self.base_url,
@@ -155,8 +156,15 @@ impl ServerInfo {
                 "{OPENAI_ENGINE}/{}",
                 self.server.as_deref().unwrap_or("unknown")
             ),
-            remote: Some(reported),
+            // The whole probe, capabilities included: the manifest records what the server
+            // could do, and each worker's engine starts from it without asking again.
+            remote: serde_json::to_value(self).ok(),
         }
+    }
+
+    /// The probe recorded in `identity` by [`ServerInfo::identity`].
+    pub fn from_identity(identity: &ModelIdentity) -> Option<ServerInfo> {
+        serde_json::from_value(identity.remote.clone()?).ok()
     }
 }
 
@@ -415,8 +423,8 @@ impl OpenAiEngine {
     }
 
     fn render(&self, prompt: &PromptSpec) -> Result<String, EngineError> {
-        let tok = self.tokenizer("rendering the prompt")?;
-        tok.render_chat(&messages(prompt), prompt.assistant_prefix.as_deref())
+        self.tokenizer("rendering the prompt")?
+            .render_prompt(prompt)
     }
 
     /// Run `n` calls with at most `concurrency` in flight; results in call order.
@@ -594,7 +602,9 @@ impl OpenAiEngine {
             let text = v["choices"][0]["text"].as_str().map(str::to_string);
             (v, text)
         } else {
-            let msgs: Vec<Value> = messages(&job.prompt)
+            let msgs: Vec<Value> = job
+                .prompt
+                .messages()
                 .into_iter()
                 .map(|m| json!({"role": m.role, "content": m.content}))
                 .collect();
@@ -660,21 +670,6 @@ type DirectScore = Result<(Vec<f64>, u64, f64), EngineError>;
 
 /// One option scored by echo: log-probability, the server's prompt tokens, milliseconds.
 type OptionScore = Result<(f64, u64, f64), EngineError>;
-
-fn messages(p: &PromptSpec) -> Vec<ChatMessage> {
-    let mut m = Vec::new();
-    if let Some(s) = &p.system {
-        m.push(ChatMessage {
-            role: "system".into(),
-            content: s.clone(),
-        });
-    }
-    m.push(ChatMessage {
-        role: "user".into(),
-        content: p.user.clone(),
-    });
-    m
-}
 
 impl Engine for OpenAiEngine {
     fn identity(&self) -> &ModelIdentity {

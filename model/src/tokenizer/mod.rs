@@ -262,22 +262,15 @@ impl ModelTokenizer {
         self.tokenizer.get_vocab_size(true)
     }
 
-    /// Token ids of a chat prompt: the system and user messages rendered with the chat
+    /// The text of a chat prompt: the system and user messages rendered with the chat
     /// template, then the assistant prefix after the generation boundary.
+    pub fn render_prompt(&self, p: &crate::engine::PromptSpec) -> Result<String, EngineError> {
+        self.render_chat(&p.messages(), p.assistant_prefix.as_deref())
+    }
+
+    /// Token ids of a chat prompt ([`ModelTokenizer::render_prompt`] encoded).
     pub fn prompt_tokens(&self, p: &crate::engine::PromptSpec) -> Result<Vec<u32>, EngineError> {
-        let mut messages = Vec::new();
-        if let Some(s) = &p.system {
-            messages.push(ChatMessage {
-                role: "system".into(),
-                content: s.clone(),
-            });
-        }
-        messages.push(ChatMessage {
-            role: "user".into(),
-            content: p.user.clone(),
-        });
-        let text = self.render_chat(&messages, p.assistant_prefix.as_deref())?;
-        self.encode(&text)
+        self.encode(&self.render_prompt(p)?)
     }
 
     /// Token sequences of scored options, as the model would emit them after the generation

@@ -132,11 +132,8 @@ fn incorrect_plans(
     use std::collections::BTreeMap;
     let listed =
         std::fs::read_to_string(panel).with_context(|| format!("reading {}", panel.display()))?;
-    let ids: Vec<&str> = listed
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
+    let ids = c2s_config::read_id_list(&listed)
+        .map_err(|(line, m)| anyhow::anyhow!("{}:{line}: {m}", panel.display()))?;
     let mut by_id = BTreeMap::new();
     for bank in banks {
         for item in read_bank(bank, &ItemPolicy::default())? {
@@ -146,7 +143,7 @@ fn incorrect_plans(
     let mut items = Vec::new();
     for id in &ids {
         let item = by_id
-            .get(*id)
+            .get(id)
             .with_context(|| format!("{}: item {id} is in none of the banks", panel.display()))?;
         items.push(item.clone());
     }

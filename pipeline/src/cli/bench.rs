@@ -23,32 +23,7 @@ pub enum BenchCommand {
     Inference(InferenceBench),
     /// One engine on a fixed panel of real requests, batched, without the dataflow: requests/s,
     /// prompt tokens/s, and optionally every request's tokens and scores (the GPU check's input).
-    Engine {
-        /// Model: GGUF file or local Hugging Face directory.
-        #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
-        model: PathBuf,
-        /// Engine: `prefix` or `mistralrs`.
-        #[arg(long, default_value = "mistralrs")]
-        engine: String,
-        /// mistral.rs mode: `reference` or `native` (default: native in a cuda build).
-        #[arg(long)]
-        mode: Option<String>,
-        /// Dev items per domain (two requests each).
-        #[arg(long, default_value_t = 24)]
-        per_domain: usize,
-        /// Bank directory.
-        #[arg(long, default_value = "data/banks")]
-        banks: PathBuf,
-        /// Requests per engine call.
-        #[arg(long, default_value_t = 32)]
-        batch: usize,
-        /// Rounds over the panel (figures of each are printed).
-        #[arg(long, default_value_t = 2)]
-        rounds: usize,
-        /// Write every request's token ids and scores here (JSON lines).
-        #[arg(long)]
-        scores_out: Option<PathBuf>,
-    },
+    Engine(super::bench_engine::EngineCheck),
     /// Statistics: incremental joint-count updates (outcomes/s through the differential
     /// dataflow) and the time of a full metric snapshot.
     Stats {
@@ -64,25 +39,7 @@ pub enum BenchCommand {
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Inference(bench) => inference(bench),
-        BenchCommand::Engine {
-            model,
-            engine,
-            mode,
-            per_domain,
-            banks,
-            batch,
-            rounds,
-            scores_out,
-        } => super::bench_engine::run(super::bench_engine::EngineCheck {
-            model,
-            engine,
-            mode,
-            per_domain,
-            banks,
-            batch,
-            rounds,
-            scores_out,
-        }),
+        BenchCommand::Engine(check) => super::bench_engine::run(check),
         BenchCommand::Stats { outcomes, draws } => stats(outcomes, draws),
     }
 }

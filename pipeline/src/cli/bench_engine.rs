@@ -16,16 +16,32 @@ use c2s_protocol::{Controller, ControllerConfig};
 use c2s_records::{Arm, ArmSpec, ItemPolicy, Request, Support};
 
 /// Settings of one engine check.
+#[derive(Debug, clap::Args)]
 pub struct EngineCheck {
+    /// Model: GGUF file or local Hugging Face directory.
+    #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
     pub model: PathBuf,
+    /// Engine: `prefix` or `mistralrs`.
+    #[arg(long, default_value = "mistralrs")]
     pub engine: String,
-    /// mistral.rs mode (`reference` or `native`; default: the build's).
+    /// mistral.rs mode: `reference` or `native` (default: native in a cuda build).
+    #[arg(long)]
     pub mode: Option<String>,
+    /// Dev items per domain (two requests each).
+    #[arg(long, default_value_t = 24)]
     pub per_domain: usize,
+    /// Bank directory.
+    #[arg(long, default_value = "data/banks")]
     pub banks: PathBuf,
+    /// Requests per engine call.
+    #[arg(long, default_value_t = 32)]
     pub batch: usize,
-    /// Rounds over the panel (the first warms caches and kernels; figures are of the last).
+    /// Rounds over the panel (figures of each are printed; the first warms caches and
+    /// kernels).
+    #[arg(long, default_value_t = 2)]
     pub rounds: usize,
+    /// Write every request's token ids and scores here (JSON lines).
+    #[arg(long)]
     pub scores_out: Option<PathBuf>,
 }
 

@@ -39,8 +39,9 @@ pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<
         #[cfg(feature = "openai")]
         "openai" => {
             let settings = openai_settings(cfg)?;
-            let info = c2s_model::probe_server(&settings)
-                .with_context(|| format!("reaching {}", settings.base_url))?;
+            // The server was probed once, before the workers started (run::model_identity).
+            let info = c2s_model::ServerInfo::from_identity(identity)
+                .context("the model identity holds no server probe")?;
             Box::new(c2s_model::OpenAiEngine::new(
                 &settings,
                 info,
