@@ -1,11 +1,25 @@
-//! Stage 6b, incremental paired statistics: joint counts per (model, domain, comparison,
-//! length) maintained by differential dataflow as outcomes arrive (the live console table), and
-//! metric snapshots — every point metric with its intervals and tests, computed by `c2s-stats`
-//! over the item-level outcomes — every N outcomes or T seconds and at the end.
+//! Stage 6b, incremental paired statistics, computed from counts (issue 11).
 //!
-//! Statistics are global: outcomes and trajectories from every worker are routed to worker 0.
+//! 1. **Keys** (every worker): each paired outcome and each trajectory becomes the
+//!    [`StatsKey`]s of the cells it counts in (joint cell per length, position pattern,
+//!    confidence key). Outcomes and trajectories a resumed run already counted (its seed) are
+//!    skipped.
+//! 2. **Counts** (differential, every worker): `count()` over the keys keeps one arranged
+//!    count per distinct cell and emits each change as the retraction of the old count and
+//!    the insertion of the new one; Σ count·diff is the cell's change. Retractions upstream
+//!    (a corrected item) flow through unchanged.
+//! 3. **Snapshots** (a dedicated thread, fed by worker 0): the changes of every worker are
+//!    routed to worker 0, whose operator only forwards them over a channel. The thread owns a
+//!    [`StatsCounts`] (seeded from a resumed run's `outcomes/` and `trajectories/`), publishes
+//!    the live console table, and computes a snapshot every N outcomes or T seconds and at
+//!    the end. A snapshot's cost depends on groups, lengths and draws, not on the number of
+//!    outcomes, and it never runs on a timely thread: feeding and answer routing go on while
+//!    it is computed. The operator holds its capability until the final snapshot's rows are
+//!    back, and emits rows as they arrive. A snapshot that fails is a `snapshot_error` row in
+//!    `metrics/` and a line in the console, not only a log line.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,12 +27,15 @@ use differential_dataflow::AsCollection;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::{Exchange as ExchangePact, Pipeline};
 use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::Concat;
 use timely::dataflow::StreamVec;
+use timely::scheduling::SyncActivator;
 
 use c2s_records::{Domain, PairedOutcome, Trajectory};
-use c2s_stats::{
-    calibration_metrics, independence_metrics, paired_metrics, JointTable, MetricRow, StatsConfig,
-};
+use c2s_stats::{comparison_label, JointTable, MetricRow, StatsConfig, StatsCounts, StatsKey};
+
+/// `metric` of the row that reports a failed snapshot (its message is in `comparison`).
+pub const SNAPSHOT_ERROR: &str = "snapshot_error";
 
 /// When snapshots are taken.
 #[derive(Debug, Clone, Copy)]
@@ -29,163 +46,652 @@ pub struct SnapshotPolicy {
     pub first: u64,
 }
 
-/// Joint tables per (model, domain, comparison), over all lengths: the live console view.
+/// The live console view: joint tables per (model, domain, comparison) over all lengths.
 #[derive(Debug, Default, Clone)]
 pub struct LiveTable {
     pub tables: BTreeMap<(String, Domain, String), JointTable>,
+    /// Snapshots taken (the next snapshot's number).
     pub snapshots: u64,
+    /// Paired outcomes counted, seed included.
+    pub outcomes: u64,
+    /// Distinct counted cells (the size of the statistics state).
+    pub cells: usize,
+    /// The last failed snapshot's error, cleared by the next successful one.
+    pub last_error: Option<String>,
+    /// Snapshots that failed.
+    pub failed_snapshots: u64,
+    /// Records whose keys could not be formed since the last snapshot (on any worker of this
+    /// process); the next snapshot fails with them.
+    pub pending_errors: Vec<String>,
 }
 
-/// Every metric of a snapshot: paired metrics, the independence reference, calibration.
-pub fn snapshot_rows(
-    outcomes: &[PairedOutcome],
-    trajectories: &[Trajectory],
-    cfg: &StatsConfig,
-    snapshot: u64,
-) -> Result<Vec<MetricRow>, c2s_stats::StatsError> {
-    // Sums over items run in item order, so results do not depend on arrival order (worker
-    // count, resume, offline recomputation).
-    let mut outcomes: Vec<&PairedOutcome> = outcomes.iter().collect();
-    outcomes.sort_by(|a, b| {
-        (&a.item_id, &a.native_arm, &a.serial_arm).cmp(&(&b.item_id, &b.native_arm, &b.serial_arm))
-    });
-    let outcomes: Vec<PairedOutcome> = outcomes.into_iter().cloned().collect();
-    let mut trajectories: Vec<&Trajectory> = trajectories.iter().collect();
-    trajectories
-        .sort_by(|a, b| (&a.model, &a.arm, &a.item_id).cmp(&(&b.model, &b.arm, &b.item_id)));
-    let trajectories: Vec<Trajectory> = trajectories.into_iter().cloned().collect();
-    let mut rows = paired_metrics(&outcomes, cfg, snapshot)?;
-    rows.extend(independence_metrics(&trajectories, cfg, snapshot)?);
-    rows.extend(calibration_metrics(&trajectories, snapshot)?);
-    Ok(rows)
+/// What a resumed run's statistics start from: the counts of what is already on disk, and
+/// the keys of those records, so that their re-emission (a resumed item whose other arms
+/// were missing replays its finished ones) is not counted twice.
+#[derive(Debug, Clone, Default)]
+pub struct StatsSeed {
+    pub counts: StatsCounts,
+    /// `(item_id, comparison)` of the seeded outcomes.
+    pub outcome_keys: Arc<BTreeSet<(String, String)>>,
+    /// `(item_id, arm)` of the seeded trajectories.
+    pub trajectory_keys: Arc<BTreeSet<(String, String)>>,
 }
 
-/// Joint counts per (model, domain, comparison), maintained by differential dataflow as
-/// outcomes arrive, published into `live`. Returns the (empty) output stream, for probing.
-pub fn joint_counts<'s>(
+/// One row builder for a failed snapshot or key.
+fn error_row(snapshot: u64, message: String) -> MetricRow {
+    MetricRow {
+        snapshot,
+        model: String::new(),
+        domain: String::new(),
+        length: None,
+        comparison: message,
+        metric: SNAPSHOT_ERROR.to_string(),
+        value: None,
+        numerator: None,
+        denominator: None,
+        ci_low: None,
+        ci_high: None,
+        ci_method: None,
+    }
+}
+
+/// Stage 1: the counted keys of outcomes and trajectories (seeded records skipped), as
+/// differential updates `(key, time, +n)` summed within each batch (a batch of outcomes
+/// touches few cells, so differential sees a handful of keys rather than every outcome). A
+/// record whose keys cannot be formed is reported in `live` (it then fails the next
+/// snapshot).
+pub fn stats_keys<'s>(
     outcomes: StreamVec<'s, u64, PairedOutcome>,
+    trajectories: StreamVec<'s, u64, Trajectory>,
+    seed: &StatsSeed,
     live: Arc<Mutex<LiveTable>>,
-) -> StreamVec<'s, u64, ()> {
-    // Differential: joint-cell counts per group, updated incrementally.
-    let cells = outcomes.unary::<CapacityContainerBuilder<
-        Vec<(((String, Domain, String), u8), u64, isize)>,
-    >, _, _, _>(
-        ExchangePact::new(|_: &PairedOutcome| 0u64),
-        "JointCells",
-        |_, _| {
-            move |input, output| {
-                input.for_each(|cap, data| {
-                    let Some(&time) = cap.least() else { return };
-                    let mut session = output.session(&cap);
-                    for o in data.drain(..) {
-                        let cell = match (o.native_correct, o.serial_correct) {
-                            (true, true) => 0u8,
-                            (true, false) => 1,
-                            (false, true) => 2,
-                            (false, false) => 3,
-                        };
-                        let group = (
-                            o.model.clone(),
-                            o.domain,
-                            format!("{} vs {}", o.native_arm, o.serial_arm),
-                        );
-                        session.give(((group, cell), time, 1isize));
-                    }
-                });
-            }
-        },
-    );
-    cells
+) -> StreamVec<'s, u64, (StatsKey, u64, isize)> {
+    let skip = seed.outcome_keys.clone();
+    let errs = live.clone();
+    let from_outcomes = outcomes
+        .unary::<CapacityContainerBuilder<Vec<(StatsKey, u64, isize)>>, _, _, _>(
+            Pipeline,
+            "OutcomeKeys",
+            move |_, _| {
+                move |input, output| {
+                    input.for_each(|cap, data| {
+                        let Some(&time) = cap.least() else { return };
+                        // Summed by borrowed fields first: no allocation per outcome.
+                        type Cell<'a> = (&'a str, Domain, &'a str, &'a str, usize, bool, bool);
+                        let mut cells: std::collections::HashMap<
+                            Cell<'_>,
+                            (isize, &PairedOutcome),
+                        > = Default::default();
+                        for o in data.iter() {
+                            if !skip.is_empty()
+                                && skip.contains(&(
+                                    o.item_id.clone(),
+                                    comparison_label(&o.native_arm, &o.serial_arm),
+                                ))
+                            {
+                                continue;
+                            }
+                            let cell = (
+                                o.model.as_str(),
+                                o.domain,
+                                o.native_arm.as_str(),
+                                o.serial_arm.as_str(),
+                                o.length,
+                                o.native_correct,
+                                o.serial_correct,
+                            );
+                            cells.entry(cell).or_insert((0, o)).0 += 1;
+                        }
+                        let mut session = output.session(&cap);
+                        for (n, o) in cells.into_values() {
+                            match StatsKey::of_outcome(o) {
+                                Ok(k) => session.give((k, time, n)),
+                                Err(e) => push_error(&errs, format!("outcome {}: {e}", o.item_id)),
+                            }
+                        }
+                        data.clear();
+                    });
+                }
+            },
+        );
+    let skip = seed.trajectory_keys.clone();
+    let from_trajectories = trajectories
+        .unary::<CapacityContainerBuilder<Vec<(StatsKey, u64, isize)>>, _, _, _>(
+            Pipeline,
+            "TrajectoryKeys",
+            move |_, _| {
+                move |input, output| {
+                    input.for_each(|cap, data| {
+                        let Some(&time) = cap.least() else { return };
+                        let mut keys: BTreeMap<StatsKey, isize> = BTreeMap::new();
+                        for t in data.drain(..) {
+                            if !skip.is_empty()
+                                && skip.contains(&(t.item_id.clone(), t.arm.clone()))
+                            {
+                                continue;
+                            }
+                            match StatsKey::of_trajectory(&t) {
+                                Ok(ks) => {
+                                    for k in ks {
+                                        *keys.entry(k).or_default() += 1;
+                                    }
+                                }
+                                Err(e) => push_error(
+                                    &live,
+                                    format!("trajectory {} / {}: {e}", t.item_id, t.arm),
+                                ),
+                            }
+                        }
+                        output
+                            .session(&cap)
+                            .give_iterator(keys.into_iter().map(|(k, n)| (k, time, n)));
+                    });
+                }
+            },
+        );
+    from_outcomes.concat(from_trajectories)
+}
+
+fn push_error(live: &Mutex<LiveTable>, message: String) {
+    tracing::error!("statistics: {message}");
+    live.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pending_errors
+        .push(message);
+}
+
+/// Stage 2: the change of every counted cell, maintained by differential's `count()` and
+/// routed to worker 0: `(key, Σ count·diff)` per cell and time.
+pub fn count_changes<'s>(
+    updates: StreamVec<'s, u64, (StatsKey, u64, isize)>,
+) -> StreamVec<'s, u64, (StatsKey, i64)> {
+    updates
         .as_collection()
         .count()
         .inner
-        .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "LiveTable", move |_, _| {
-            move |input, _output| {
-                input.for_each(|_, data| {
-                    let mut t = live.lock().unwrap_or_else(|p| p.into_inner());
-                    for (((group, cell), count), _, diff) in data.drain(..) {
-                        // Counts arrive as retractions of the old value and additions of the new.
-                        if diff > 0 {
-                            let jt = t.tables.entry(group).or_default();
-                            let n = count as u64;
-                            match cell {
-                                0 => jt.both = n,
-                                1 => jt.native_only = n,
-                                2 => jt.serial_only = n,
-                                _ => jt.neither = n,
-                            }
+        .unary::<CapacityContainerBuilder<Vec<(StatsKey, i64)>>, _, _, _>(
+            ExchangePact::new(|_: &((StatsKey, isize), u64, isize)| 0u64),
+            "CountChanges",
+            |_, _| {
+                move |input, output| {
+                    input.for_each(|cap, data| {
+                        // Changes at one time are summed per key before they leave.
+                        let mut changes: BTreeMap<StatsKey, i64> = BTreeMap::new();
+                        for ((key, count), _, diff) in data.drain(..) {
+                            *changes.entry(key).or_default() += (count * diff) as i64;
                         }
-                    }
-                });
-            }
-        })
+                        output
+                            .session(&cap)
+                            .give_iterator(changes.into_iter().filter(|(_, d)| *d != 0));
+                    });
+                }
+            },
+        )
 }
 
-/// The statistics stage: live joint counts (differential) and metric snapshots.
+/// Messages to the snapshot thread.
+enum ToThread {
+    Changes(Vec<(StatsKey, i64)>),
+    /// The inputs are complete: take the final snapshot and stop.
+    Finish,
+}
+
+/// Messages from the snapshot thread.
+enum FromThread {
+    Rows(Vec<MetricRow>),
+    Done,
+}
+
+/// State of the snapshot thread.
+struct SnapshotThread {
+    counts: StatsCounts,
+    cfg: StatsConfig,
+    policy: SnapshotPolicy,
+    live: Arc<Mutex<LiveTable>>,
+    next: u64,
+    since_last: u64,
+    last: Instant,
+    /// A change that a count could not take (a retraction below zero).
+    bad_changes: Vec<String>,
+}
+
+impl SnapshotThread {
+    fn apply(&mut self, changes: Vec<(StatsKey, i64)>) {
+        for (key, diff) in changes {
+            if key.is_outcome() {
+                self.since_last += diff.unsigned_abs();
+            }
+            if let Err(e) = self.counts.update(&key, diff) {
+                self.bad_changes.push(e.to_string());
+            }
+        }
+    }
+
+    fn publish(&self) {
+        let mut t = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        t.tables = self.counts.joint_tables();
+        t.outcomes = self.counts.outcomes();
+        t.cells = self.counts.cell_count();
+    }
+
+    fn due(&self) -> bool {
+        self.since_last > 0
+            && (self.since_last >= self.policy.every_outcomes
+                || self.last.elapsed() >= self.policy.every)
+    }
+
+    /// One snapshot: its rows, or one `snapshot_error` row per problem.
+    fn snapshot(&mut self) -> Vec<MetricRow> {
+        let n = self.next;
+        self.next += 1;
+        self.since_last = 0;
+        self.last = Instant::now();
+        let mut problems: Vec<String> = std::mem::take(&mut self.bad_changes);
+        let mut t = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        problems.append(&mut t.pending_errors);
+        drop(t);
+        let result = if problems.is_empty() {
+            self.counts
+                .snapshot(&self.cfg, n)
+                .map_err(|e| vec![e.to_string()])
+        } else {
+            Err(problems)
+        };
+        let mut t = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        t.snapshots = n + 1;
+        match result {
+            Ok(rows) => {
+                t.last_error = None;
+                rows
+            }
+            Err(problems) => {
+                t.failed_snapshots += 1;
+                t.last_error = Some(format!(
+                    "metric snapshot {n} failed: {}",
+                    problems.join("; ")
+                ));
+                tracing::error!("metric snapshot {n} failed: {}", problems.join("; "));
+                problems.into_iter().map(|m| error_row(n, m)).collect()
+            }
+        }
+    }
+
+    fn run(mut self, rx: Receiver<ToThread>, tx: Sender<FromThread>, wake: SyncActivator) {
+        self.publish();
+        let send = |msg: FromThread| {
+            let ok = tx.send(msg).is_ok();
+            // The operator may already be gone (the dataflow was dropped): nothing to wake.
+            let _ = wake.activate();
+            ok
+        };
+        loop {
+            let wait = self
+                .policy
+                .every
+                .saturating_sub(self.last.elapsed())
+                .max(Duration::from_millis(10));
+            let msg = match rx.recv_timeout(wait) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            let mut finish = false;
+            let mut changed = false;
+            // Everything already queued is applied before a snapshot: a slow snapshot is
+            // followed by one over the latest counts, not by a backlog of stale ones.
+            for m in msg
+                .into_iter()
+                .chain(std::iter::from_fn(|| rx.try_recv().ok()))
+            {
+                match m {
+                    ToThread::Changes(c) => {
+                        changed = true;
+                        self.apply(c);
+                    }
+                    ToThread::Finish => finish = true,
+                }
+            }
+            if changed {
+                self.publish();
+            }
+            if finish {
+                let rows = self.snapshot();
+                send(FromThread::Rows(rows));
+                send(FromThread::Done);
+                return;
+            }
+            if self.due() {
+                let rows = self.snapshot();
+                if !send(FromThread::Rows(rows)) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Stage 3: snapshots on a dedicated thread, fed by worker 0.
+pub fn snapshots<'s>(
+    changes: StreamVec<'s, u64, (StatsKey, i64)>,
+    cfg: StatsConfig,
+    policy: SnapshotPolicy,
+    seed: StatsCounts,
+    live: Arc<Mutex<LiveTable>>,
+) -> StreamVec<'s, u64, MetricRow> {
+    let scope = changes.scope();
+    changes.unary_frontier::<CapacityContainerBuilder<Vec<MetricRow>>, _, _, _>(
+        ExchangePact::new(|_: &(StatsKey, i64)| 0u64),
+        "Snapshots",
+        move |initial, info| {
+            let worker_zero = scope.index() == 0;
+            let mut cap = worker_zero.then_some(initial);
+            let mut channels: Option<(Sender<ToThread>, Receiver<FromThread>)> = None;
+            if worker_zero {
+                let (to_tx, to_rx) = mpsc::channel();
+                let (from_tx, from_rx) = mpsc::channel();
+                let wake = scope.worker().sync_activator_for(info.address.to_vec());
+                let thread = SnapshotThread {
+                    counts: seed,
+                    cfg,
+                    policy,
+                    live,
+                    next: policy.first,
+                    since_last: 0,
+                    last: Instant::now(),
+                    bad_changes: Vec::new(),
+                };
+                let spawned = std::thread::Builder::new()
+                    .name("c2s-snapshots".into())
+                    .spawn(move || thread.run(to_rx, from_tx, wake));
+                match spawned {
+                    Ok(_) => channels = Some((to_tx, from_rx)),
+                    Err(e) => tracing::error!("cannot start the snapshot thread: {e}"),
+                }
+            }
+            let mut finish_sent = false;
+            move |(input, frontier), output| {
+                let mut batch = Vec::new();
+                input.for_each(|_, data| batch.append(data));
+                let Some(c) = cap.as_mut() else { return };
+                let Some((to, from)) = channels.as_ref() else {
+                    // No thread: nothing will ever come back.
+                    cap = None;
+                    return;
+                };
+                if !batch.is_empty() && to.send(ToThread::Changes(batch)).is_err() {
+                    tracing::error!("the snapshot thread stopped; no further snapshots");
+                    cap = None;
+                    return;
+                }
+                let mut done = false;
+                loop {
+                    match from.try_recv() {
+                        Ok(FromThread::Rows(rows)) => {
+                            output.session(&*c).give_iterator(rows.into_iter())
+                        }
+                        Ok(FromThread::Done) => done = true,
+                        Err(mpsc::TryRecvError::Empty) => break,
+                        Err(mpsc::TryRecvError::Disconnected) => {
+                            if !done {
+                                tracing::error!(
+                                    "the snapshot thread ended early; no further snapshots"
+                                );
+                            }
+                            done = true;
+                            break;
+                        }
+                    }
+                }
+                if done {
+                    cap = None;
+                    return;
+                }
+                if frontier.frontier().is_empty() {
+                    if !finish_sent {
+                        finish_sent = to.send(ToThread::Finish).is_ok();
+                        if !finish_sent {
+                            cap = None;
+                        }
+                    }
+                    return;
+                }
+                // Keep the capability only as far back as the input can still reach.
+                if let Some(&t) = frontier.frontier().iter().min() {
+                    if *c.time() < t {
+                        c.downgrade(&t);
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// The statistics stage: keys, differential counts, snapshots off the worker thread.
 pub fn live_stats<'s>(
     outcomes: StreamVec<'s, u64, PairedOutcome>,
     trajectories: StreamVec<'s, u64, Trajectory>,
     cfg: StatsConfig,
     policy: SnapshotPolicy,
+    seed: StatsSeed,
     live: Arc<Mutex<LiveTable>>,
 ) -> StreamVec<'s, u64, MetricRow> {
-    joint_counts(outcomes.clone(), live.clone());
-    let scope = outcomes.scope();
-    outcomes.binary_frontier::<_, CapacityContainerBuilder<Vec<MetricRow>>, _, _, _, _>(
-        trajectories,
-        ExchangePact::new(|_: &PairedOutcome| 0u64),
-        ExchangePact::new(|_: &Trajectory| 0u64),
-        "Snapshots",
-        move |initial, info| {
-            let worker_zero = scope.index() == 0;
-            let mut cap = worker_zero.then_some(initial);
-            let activator = scope.activator_for(info.address.clone());
-            let mut all_outcomes: Vec<PairedOutcome> = Vec::new();
-            let mut all_trajectories: Vec<Trajectory> = Vec::new();
-            let mut since_last = 0u64;
-            let mut last = Instant::now();
-            let mut next_snapshot = policy.first;
-            move |(outcomes_in, f1), (trajectories_in, f2), output| {
-                outcomes_in.for_each(|_, data| {
-                    since_last += data.len() as u64;
-                    all_outcomes.append(data);
-                });
-                trajectories_in.for_each(|_, data| all_trajectories.append(data));
-                let Some(c) = cap.as_mut() else { return };
-                let finished = f1.frontier().is_empty() && f2.frontier().is_empty();
-                let due = since_last >= policy.every_outcomes
-                    || (since_last > 0 && last.elapsed() >= policy.every)
-                    || finished;
-                if due && (since_last > 0 || finished) {
-                    match snapshot_rows(&all_outcomes, &all_trajectories, &cfg, next_snapshot) {
-                        Ok(rows) => {
-                            output.session(&*c).give_iterator(rows.into_iter());
-                        }
-                        Err(e) => tracing::error!("metric snapshot {next_snapshot} failed: {e}"),
+    let keys = stats_keys(outcomes, trajectories, &seed, live.clone());
+    snapshots(count_changes(keys), cfg, policy, seed.counts, live)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use c2s_records::{Confidence, Membership};
+    use timely::dataflow::operators::{Capture, Input};
+    use timely::dataflow::InputHandle;
+
+    fn outcome(i: usize) -> PairedOutcome {
+        PairedOutcome {
+            item_id: format!("it{i:03}"),
+            domain: if i.is_multiple_of(2) {
+                Domain::Arithmetic
+            } else {
+                Domain::Lexical
+            },
+            length: 3 + i % 4,
+            model: "m".into(),
+            native_arm: "Native/code".into(),
+            serial_arm: "Serial/Full/code".into(),
+            native_correct: !i.is_multiple_of(3),
+            serial_correct: i % 5 < 2,
+        }
+    }
+
+    fn trajectory(i: usize, positions: Vec<bool>) -> Trajectory {
+        let correct = positions.iter().all(|&p| p);
+        Trajectory {
+            item_id: format!("it{i:03}"),
+            domain: Domain::Lexical,
+            length: 3,
+            model: "m".into(),
+            arm: "TeacherForced/Full/code".into(),
+            support: "Full".into(),
+            output: String::new(),
+            correct,
+            valid: true,
+            fidelity: None,
+            plan: None,
+            plan_origin: None,
+            plan_differences: None,
+            membership: if correct {
+                Membership::Gold
+            } else {
+                Membership::Outside
+            },
+            recombination: false,
+            stop: None,
+            aborted: false,
+            calls: 3,
+            fills: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            latency_ms: 0.0,
+            confidence: Some(Confidence {
+                product: (i % 7) as f64 / 7.0,
+                geometric_mean: (i % 5) as f64 / 5.0,
+                min_top: (i % 3) as f64 / 3.0,
+                steps: 3,
+            }),
+            position_correct: positions,
+            steps: Vec::new(),
+        }
+    }
+
+    fn cfg() -> StatsConfig {
+        StatsConfig {
+            bootstrap_draws: 199,
+            ..Default::default()
+        }
+    }
+
+    /// Runs the stage over `workers` workers (records dealt round-robin, in epochs of 7) with
+    /// `seed`, and returns the rows of the final snapshot (the largest snapshot number).
+    fn run(
+        workers: usize,
+        outcomes: Vec<PairedOutcome>,
+        trajectories: Vec<Trajectory>,
+        seed: StatsSeed,
+    ) -> (Vec<MetricRow>, LiveTable) {
+        let live = Arc::new(Mutex::new(LiveTable::default()));
+        let captured = Arc::new(Mutex::new(Vec::new()));
+        let (l, c) = (live.clone(), captured.clone());
+        timely::execute(timely::Config::process(workers), move |worker| {
+            let mut oin: InputHandle<u64, CapacityContainerBuilder<Vec<PairedOutcome>>> =
+                InputHandle::new();
+            let mut tin: InputHandle<u64, CapacityContainerBuilder<Vec<Trajectory>>> =
+                InputHandle::new();
+            let (index, peers) = (worker.index(), worker.peers());
+            let rx = worker.dataflow::<u64, _, _>(|scope| {
+                let policy = SnapshotPolicy {
+                    every_outcomes: 10,
+                    every: Duration::from_secs(3600),
+                    first: 5,
+                };
+                live_stats(
+                    scope.input_from(&mut oin),
+                    scope.input_from(&mut tin),
+                    cfg(),
+                    policy,
+                    seed.clone(),
+                    l.clone(),
+                )
+                .capture()
+            });
+            for (epoch, chunk) in outcomes.chunks(7).enumerate() {
+                for (j, o) in chunk.iter().enumerate() {
+                    if (epoch * 7 + j) % peers == index {
+                        oin.send(o.clone());
                     }
-                    live.lock().unwrap_or_else(|p| p.into_inner()).snapshots = next_snapshot + 1;
-                    next_snapshot += 1;
-                    since_last = 0;
-                    last = Instant::now();
                 }
-                if finished {
-                    cap = None;
-                    return;
-                }
-                // Keep the capability only as far back as the inputs can still reach.
-                let lower = f1
-                    .frontier()
-                    .iter()
-                    .chain(f2.frontier().iter())
-                    .min()
-                    .copied();
-                if let Some(t) = lower {
-                    if *c.time() < t {
-                        c.downgrade(&t);
-                    }
-                }
-                activator.activate_after(policy.every);
+                oin.advance_to(epoch as u64 + 1);
+                tin.advance_to(epoch as u64 + 1);
+                worker.step();
             }
-        },
-    )
+            for (j, t) in trajectories.iter().enumerate() {
+                if j % peers == index {
+                    tin.send(t.clone());
+                }
+            }
+            drop(oin);
+            drop(tin);
+            while worker.step_or_park(Some(Duration::from_millis(5))) {}
+            let mut rows = Vec::new();
+            for event in rx.try_iter() {
+                if let timely::dataflow::operators::capture::Event::Messages(_, data) = event {
+                    rows.extend(data);
+                }
+            }
+            c.lock().unwrap().extend(rows);
+        })
+        .unwrap();
+        let rows = captured.lock().unwrap().clone();
+        let last = rows.iter().map(|r| r.snapshot).max().unwrap();
+        assert!(
+            rows.iter().any(|r| r.snapshot < last),
+            "snapshots while it ran"
+        );
+        let table = live.lock().unwrap().clone();
+        (
+            rows.into_iter().filter(|r| r.snapshot == last).collect(),
+            table,
+        )
+    }
+
+    fn patterns(i: usize) -> Vec<bool> {
+        vec![i.is_multiple_of(2), !i.is_multiple_of(3), i % 4 != 1]
+    }
+
+    #[test]
+    fn live_final_snapshot_equals_the_offline_counts() {
+        let outcomes: Vec<PairedOutcome> = (0..60).map(outcome).collect();
+        let trajectories: Vec<Trajectory> = (0..30).map(|i| trajectory(i, patterns(i))).collect();
+        let offline = StatsCounts::from_records(&outcomes, &trajectories)
+            .unwrap()
+            .snapshot(&cfg(), 0)
+            .unwrap();
+        let strip = |rows: Vec<MetricRow>| -> Vec<MetricRow> {
+            rows.into_iter()
+                .map(|r| MetricRow { snapshot: 0, ..r })
+                .collect()
+        };
+        for workers in [1, 2] {
+            let (rows, table) = run(
+                workers,
+                outcomes.clone(),
+                trajectories.clone(),
+                StatsSeed::default(),
+            );
+            assert_eq!(strip(rows), offline, "{workers} workers");
+            assert_eq!(table.outcomes, 60);
+            assert_eq!(table.last_error, None);
+        }
+        // Seeded with the first 40 outcomes and 20 trajectories (as a resumed run is), fed
+        // everything again: what the seed holds is skipped, the rest is counted.
+        let seed = StatsSeed {
+            counts: StatsCounts::from_records(&outcomes[..40], &trajectories[..20]).unwrap(),
+            outcome_keys: Arc::new(
+                outcomes[..40]
+                    .iter()
+                    .map(|o| {
+                        (
+                            o.item_id.clone(),
+                            comparison_label(&o.native_arm, &o.serial_arm),
+                        )
+                    })
+                    .collect(),
+            ),
+            trajectory_keys: Arc::new(
+                trajectories[..20]
+                    .iter()
+                    .map(|t| (t.item_id.clone(), t.arm.clone()))
+                    .collect(),
+            ),
+        };
+        let (rows, table) = run(2, outcomes, trajectories, seed);
+        assert_eq!(strip(rows), offline);
+        assert_eq!(table.outcomes, 60);
+    }
+
+    #[test]
+    fn a_failed_snapshot_is_a_metrics_row_and_a_console_line() {
+        let outcomes: Vec<PairedOutcome> = (0..30).map(outcome).collect();
+        // A TeacherForced trajectory with 2 position outcomes for length 3.
+        let trajectories = vec![trajectory(1, vec![true, false])];
+        let (rows, table) = run(1, outcomes, trajectories, StatsSeed::default());
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].metric, SNAPSHOT_ERROR);
+        assert!(
+            rows[0].comparison.contains("it001"),
+            "{}",
+            rows[0].comparison
+        );
+        assert!(table.last_error.unwrap().contains("position outcomes"));
+        assert_eq!(table.failed_snapshots, 1);
+    }
 }

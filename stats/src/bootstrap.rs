@@ -1,21 +1,27 @@
-//! Whole-item bootstrap stratified by length (paper §3.4, A.6, D.10).
+//! Whole-item bootstrap stratified by length (paper §3.4, A.6, D.10), computed from counts.
 //!
 //! Design: every item of a group is reduced to a small integer code (the 2-bit joint cell of
-//! a Native/Serial pair, 3 bits for two arms against Native, a position bitmask, …). A draw
-//! resamples, within each stratum, as many items as the stratum holds, with replacement, and
-//! only counts codes per stratum; the statistic is then recomputed from those count arrays.
-//! Nothing is allocated per draw.
+//! a Native/Serial pair, 3 bits for two arms against Native, a position pattern, …), and a
+//! group is kept only as its code counts per stratum. Resampling the n items of a stratum
+//! with replacement gives code counts that are Multinomial(n, observed counts / n), so a draw
+//! is one multinomial draw per stratum over the observed counts; the statistic is recomputed
+//! from those count arrays. A draw costs O(strata × codes), whatever the number of items:
+//! the live statistics keep counts only (issue 11), and a snapshot's cost does not grow with
+//! the history. [`bootstrap_per_item`] is the direct per-item resampling, kept as the
+//! reference the count path is tested against (same distribution, different random numbers).
 //!
 //! Reproducibility:
-//! - Items are sorted by (stratum, item_id) before resampling, so the result does not depend
-//!   on the order in which items arrive. An item_id may occur only once in a sample.
+//! - A stratum is its key and its code counts: the result does not depend on item order,
+//!   arrival order, or which items hold which codes.
 //! - Draw `d` (0-based) of the stratum with key `L` uses its own generator:
 //!   `ChaCha8Rng::seed_from_u64(seed ^ L·0x9E3779B97F4A7C15)` moved to stream `d`
 //!   (`set_stream(d)`). Draws are therefore independent of how they are split over threads,
 //!   the same seed always gives the same draws, and a stratum's resamples depend only on its
-//!   own items (adding items of length 3 leaves the length-5 intervals unchanged). Indices are
-//!   drawn from one `next_u32` each by Lemire's unbiased multiply-and-reject method
-//!   (implemented here, so it does not change with `rand`).
+//!   own counts (adding items of length 3 leaves the length-5 intervals unchanged).
+//! - The multinomial is drawn as conditional binomials over the codes in ascending order,
+//!   skipping codes with a zero count: x_c ~ Binomial(n − Σ_{c'<c} x_c', k_c / Σ_{c'≥c} k_c'),
+//!   with `rand_distr`'s `Binomial` (BINV inversion below n·p = 10, else BTPE), the last
+//!   nonzero code taking the rest. The version of `rand_distr` is pinned by `Cargo.lock`.
 //! - Conditional denominators are recomputed in every draw; a draw whose statistic is
 //!   undefined (empty denominator, or NaN) is dropped and counted. With no defined draw the
 //!   interval is undefined.
@@ -24,6 +30,7 @@
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rand_distr::{Binomial, Distribution};
 use serde::{Deserialize, Serialize};
 
 use crate::error::StatsError;
@@ -53,32 +60,12 @@ impl Default for BootstrapConfig {
     }
 }
 
-/// One stratum of a sample: its key (the length) and its items' codes in item_id order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stratum {
-    pub key: u32,
-    codes: Vec<u8>,
-}
-
-impl Stratum {
-    pub fn len(&self) -> usize {
-        self.codes.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.codes.is_empty()
-    }
-
-    pub fn codes(&self) -> &[u8] {
-        &self.codes
-    }
-}
-
-/// Items reduced to codes `0..code_count`, grouped into strata in ascending key order.
+/// A group's items as code counts per stratum, strata in ascending key order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StratifiedSample {
     code_count: usize,
-    strata: Vec<Stratum>,
+    keys: Vec<u32>,
+    /// `keys.len() × code_count` counts, stratum-major.
     observed: Vec<u32>,
 }
 
@@ -93,7 +80,7 @@ impl StratifiedSample {
         if !(1..=256).contains(&code_count) {
             return Err(StatsError::InvalidCodeCount(code_count));
         }
-        let mut items: Vec<(u32, S, u8)> = items.into_iter().collect();
+        let items: Vec<(u32, S, u8)> = items.into_iter().collect();
         if let Some(&(_, _, code)) = items.iter().find(|(_, _, c)| usize::from(*c) >= code_count) {
             return Err(StatsError::CodeOutOfRange {
                 code,
@@ -109,26 +96,47 @@ impl StratifiedSample {
                 item_id: w[0].to_string(),
             });
         }
-        items.sort_by(|a, b| (a.0, a.1.as_ref()).cmp(&(b.0, b.1.as_ref())));
-        let mut strata: Vec<Stratum> = Vec::new();
-        for (key, _, code) in items {
-            match strata.last_mut() {
-                Some(s) if s.key == key => s.codes.push(code),
-                _ => strata.push(Stratum {
-                    key,
-                    codes: vec![code],
-                }),
-            }
+        let mut strata: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
+        for (key, _, code) in &items {
+            strata.entry(*key).or_insert_with(|| vec![0; code_count])[usize::from(*code)] += 1;
         }
-        let mut observed = vec![0u32; strata.len() * code_count];
-        for (s, stratum) in strata.iter().enumerate() {
-            for &c in &stratum.codes {
-                observed[s * code_count + usize::from(c)] += 1;
+        StratifiedSample::from_counts(code_count, strata)
+    }
+
+    /// Builds a sample from code counts per stratum key. Strata with no item are left out.
+    /// Errors when `code_count` is 0, a count vector has another length, or a stratum holds
+    /// more than `u32::MAX` items.
+    pub fn from_counts<I>(code_count: usize, strata: I) -> Result<StratifiedSample, StatsError>
+    where
+        I: IntoIterator<Item = (u32, Vec<u64>)>,
+    {
+        if code_count == 0 {
+            return Err(StatsError::InvalidCodeCount(code_count));
+        }
+        let mut strata: Vec<(u32, Vec<u64>)> = strata
+            .into_iter()
+            .filter(|(_, c)| c.iter().any(|&k| k > 0))
+            .collect();
+        strata.sort_by_key(|(k, _)| *k);
+        let mut keys = Vec::with_capacity(strata.len());
+        let mut observed = Vec::with_capacity(strata.len() * code_count);
+        for (key, counts) in strata {
+            if counts.len() != code_count {
+                return Err(StatsError::InvalidCodeCount(counts.len()));
             }
+            if keys.last() == Some(&key) {
+                return Err(StatsError::DuplicateStratum(key));
+            }
+            let n: u64 = counts.iter().sum();
+            if n > u64::from(u32::MAX) {
+                return Err(StatsError::StratumTooLarge { key, items: n });
+            }
+            keys.push(key);
+            observed.extend(counts.iter().map(|&k| k as u32));
         }
         Ok(StratifiedSample {
             code_count,
-            strata,
+            keys,
             observed,
         })
     }
@@ -137,22 +145,23 @@ impl StratifiedSample {
         self.code_count
     }
 
-    pub fn strata(&self) -> &[Stratum] {
-        &self.strata
+    /// Stratum keys, ascending.
+    pub fn keys(&self) -> &[u32] {
+        &self.keys
     }
 
     /// Index of the stratum with `key`.
     pub fn stratum_index(&self, key: u32) -> Option<usize> {
-        self.strata.binary_search_by_key(&key, |s| s.key).ok()
+        self.keys.binary_search(&key).ok()
     }
 
     /// Number of items.
     pub fn len(&self) -> usize {
-        self.strata.iter().map(Stratum::len).sum()
+        self.observed.iter().map(|&k| k as usize).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.strata.is_empty()
+        self.keys.is_empty()
     }
 
     /// The observed code counts (the statistic's point estimate is computed from these).
@@ -232,13 +241,53 @@ pub struct Estimate {
     pub dropped_draws: u32,
 }
 
-/// Runs the bootstrap: per draw, resample each stratum and call `stat` with the draw's code
-/// counts; it writes one value per statistic into its output slice (`None` or NaN = undefined
-/// in this draw). Returns each statistic's observed value and defined draws.
+/// How one draw resamples a stratum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resampling {
+    /// One multinomial draw over the stratum's code counts (the default path).
+    Multinomial,
+    /// n uniform item indices over the stratum's items (the per-item reference).
+    PerItem,
+}
+
+/// Runs the bootstrap: per draw, resample each stratum (one multinomial draw over its code
+/// counts) and call `stat` with the draw's code counts; it writes one value per statistic
+/// into its output slice (`None` or NaN = undefined in this draw). Returns each statistic's
+/// observed value and defined draws. The cost does not depend on the number of items.
 pub fn bootstrap<F>(
     sample: &StratifiedSample,
     cfg: &BootstrapConfig,
     n_stats: usize,
+    stat: F,
+) -> Result<Vec<StatDraws>, StatsError>
+where
+    F: Fn(&Counts<'_>, &mut [Option<f64>]) + Sync,
+{
+    run_bootstrap(sample, cfg, n_stats, Resampling::Multinomial, stat)
+}
+
+/// The direct per-item bootstrap: per draw and stratum, n item indices drawn uniformly with
+/// replacement (Lemire's unbiased multiply-and-reject on `next_u32`), the resampled items'
+/// codes counted. Its draws have the same distribution as [`bootstrap`]'s but not the same
+/// values, and its cost grows with the number of items: the reference the count path is
+/// tested against, and the baseline of `choice2seq bench stats`.
+pub fn bootstrap_per_item<F>(
+    sample: &StratifiedSample,
+    cfg: &BootstrapConfig,
+    n_stats: usize,
+    stat: F,
+) -> Result<Vec<StatDraws>, StatsError>
+where
+    F: Fn(&Counts<'_>, &mut [Option<f64>]) + Sync,
+{
+    run_bootstrap(sample, cfg, n_stats, Resampling::PerItem, stat)
+}
+
+fn run_bootstrap<F>(
+    sample: &StratifiedSample,
+    cfg: &BootstrapConfig,
+    n_stats: usize,
+    resampling: Resampling,
     stat: F,
 ) -> Result<Vec<StatDraws>, StatsError>
 where
@@ -254,17 +303,21 @@ where
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         t => t,
     };
-    // Below a few thousand item draws a thread costs more than it saves.
-    let work = u64::from(cfg.draws) * sample.len() as u64;
+    // Below a few thousand units of work a thread costs more than it saves.
+    let per_draw = match resampling {
+        Resampling::Multinomial => sample.observed.len() as u64 * 4,
+        Resampling::PerItem => sample.len() as u64,
+    };
+    let work = u64::from(cfg.draws) * per_draw;
     let threads = if work < 50_000 {
         1
     } else {
         threads.min(cfg.draws as usize).max(1)
     };
     let seeds: Vec<[u8; 32]> = sample
-        .strata
+        .keys
         .iter()
-        .map(|s| stratum_seed(cfg.seed, s.key))
+        .map(|&key| stratum_seed(cfg.seed, key))
         .collect();
     let seeds = &seeds[..];
     let draws = u64::from(cfg.draws);
@@ -274,16 +327,33 @@ where
         .filter(|(a, b)| a < b)
         .map(|(a, b)| (a as u32, b as u32))
         .collect();
+    // The per-item path needs the items: codes in code order (which item holds which code
+    // does not change the distribution of a uniform resample).
+    let items: Vec<Vec<u32>> = match resampling {
+        Resampling::Multinomial => Vec::new(),
+        Resampling::PerItem => sample
+            .observed()
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .flat_map(|(code, &k)| std::iter::repeat_n(code as u32, k as usize))
+                    .collect()
+            })
+            .collect(),
+    };
+    let items = &items[..];
+    let run = |range| run_draws(sample, seeds, items, range, n_stats, &stat);
 
     let parts: Vec<Part> = if ranges.len() == 1 {
-        vec![run_draws(sample, seeds, ranges[0], n_stats, &stat)]
+        vec![run(ranges[0])]
     } else {
         std::thread::scope(|scope| {
             let handles: Vec<_> = ranges
                 .iter()
                 .map(|&r| {
-                    let stat = &stat;
-                    scope.spawn(move || run_draws(sample, seeds, r, n_stats, stat))
+                    let run = &run;
+                    scope.spawn(move || run(r))
                 })
                 .collect();
             handles
@@ -323,9 +393,11 @@ fn stratum_seed(seed: u64, key: u32) -> [u8; 32] {
     ChaCha8Rng::seed_from_u64(seed ^ u64::from(key).wrapping_mul(0x9E37_79B9_7F4A_7C15)).get_seed()
 }
 
+/// `items` is empty for the multinomial path, else each stratum's item codes.
 fn run_draws<F>(
     sample: &StratifiedSample,
     seeds: &[[u8; 32]],
+    items: &[Vec<u32>],
     (start, end): (u32, u32),
     n_stats: usize,
     stat: &F,
@@ -334,27 +406,26 @@ where
     F: Fn(&Counts<'_>, &mut [Option<f64>]),
 {
     let k = sample.code_count;
-    let mut counts = vec![0u32; sample.strata.len() * k];
+    let mut counts = vec![0u32; sample.observed.len()];
     let mut out = vec![None; n_stats];
     let len = (end - start) as usize;
     let mut values: Vec<Vec<f64>> = (0..n_stats).map(|_| Vec::with_capacity(len)).collect();
     let mut dropped = vec![0u32; n_stats];
     for draw in start..end {
         counts.fill(0);
-        for ((stratum, slot), seed) in sample
-            .strata
-            .iter()
-            .zip(counts.chunks_exact_mut(k))
-            .zip(seeds)
-        {
+        for (s, (slot, seed)) in counts.chunks_exact_mut(k).zip(seeds).enumerate() {
             // A fresh generator per (stratum, draw): stream `draw` of the stratum's key.
             let mut rng = ChaCha8Rng::from_seed(*seed);
             rng.set_stream(u64::from(draw));
-            let codes = &stratum.codes[..];
-            let n = codes.len() as u32;
-            for _ in 0..n {
-                let j = bounded(&mut rng, n) as usize;
-                slot[usize::from(codes[j])] += 1;
+            if items.is_empty() {
+                multinomial(&mut rng, sample.observed().stratum(s), slot);
+            } else {
+                let codes = &items[s][..];
+                let n = codes.len() as u32;
+                for _ in 0..n {
+                    let j = bounded(&mut rng, n) as usize;
+                    slot[codes[j] as usize] += 1;
+                }
             }
         }
         out.fill(None);
@@ -373,6 +444,29 @@ where
         }
     }
     Part { values, dropped }
+}
+
+/// One draw of Multinomial(n = Σ observed, observed / n) into `slot`: conditional binomials
+/// over the nonzero codes in ascending order, the last nonzero code taking what is left.
+fn multinomial(rng: &mut ChaCha8Rng, observed: &[u32], slot: &mut [u32]) {
+    let mut items_left: u64 = observed.iter().map(|&k| u64::from(k)).sum();
+    let mut mass_left = items_left;
+    let last = observed.iter().rposition(|&k| k > 0);
+    for (code, &k) in observed.iter().enumerate() {
+        if k == 0 || items_left == 0 {
+            continue;
+        }
+        let x = if Some(code) == last || u64::from(k) == mass_left {
+            items_left
+        } else {
+            let p = f64::from(k) / mass_left as f64;
+            // 0 < p < 1 here, so the distribution exists.
+            Binomial::new(items_left, p).map_or(0, |b| b.sample(rng))
+        };
+        slot[code] = x as u32;
+        items_left -= x;
+        mass_left -= u64::from(k);
+    }
 }
 
 /// Uniform integer in `0..n` (n > 0) from 32-bit outputs: Lemire's multiply-and-reject.
@@ -441,9 +535,23 @@ where
             .into_iter()
             .map(|(length, id, cell)| (length, id, cell.code())),
     )?;
-    let strata = sample.strata().len();
+    bootstrap_joint_counts(&sample, cfg, level)
+}
+
+/// [`bootstrap_joint`] from the joint tables per length: a sample with 4 codes
+/// ([`JointCell::code`]) and one stratum per length.
+pub fn bootstrap_joint_counts(
+    sample: &StratifiedSample,
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<JointBootstrap, StatsError> {
+    check_level(level)?;
+    if sample.code_count() != 4 {
+        return Err(StatsError::InvalidCodeCount(sample.code_count()));
+    }
+    let strata = sample.keys().len();
     let n_stats = (strata + 1) * JOINT_STATS + 3;
-    let draws = bootstrap(&sample, cfg, n_stats, |counts, out| {
+    let draws = bootstrap(sample, cfg, n_stats, |counts, out| {
         let mut pooled = [0.0f64; 4];
         for (s, c) in counts.iter().enumerate() {
             let cells = [c[0] as f64, c[1] as f64, c[2] as f64, c[3] as f64];
@@ -480,13 +588,13 @@ where
     let observed = sample.observed();
     let mut all_table = JointTable::default();
     let per_length = sample
-        .strata()
+        .keys()
         .iter()
         .enumerate()
-        .map(|(s, stratum)| {
+        .map(|(s, &key)| {
             let table = table_of(observed.stratum(s));
             all_table.merge(&table);
-            (stratum.key, estimates(s * JOINT_STATS, table))
+            (key, estimates(s * JOINT_STATS, table))
         })
         .collect();
     let base = strata * JOINT_STATS;
@@ -579,6 +687,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn cfg(draws: u32, threads: usize) -> BootstrapConfig {
         BootstrapConfig {
@@ -610,8 +719,7 @@ mod tests {
             Err(StatsError::InvalidCodeCount(0))
         );
         let s = StratifiedSample::new(2, [(4, "b", 1u8), (3, "z", 0), (4, "a", 0)]).unwrap();
-        assert_eq!(s.strata().len(), 2);
-        assert_eq!(s.strata()[1].codes(), &[0, 1]);
+        assert_eq!(s.keys(), &[3, 4]);
         assert_eq!(s.stratum_index(4), Some(1));
         assert_eq!(s.observed().stratum(1), &[1, 1]);
     }
@@ -633,6 +741,108 @@ mod tests {
         assert_eq!(one[1].values.len() as u32 + one[1].dropped, 999);
         assert!(one[1].dropped > 0);
         assert_eq!(one[0].observed, Some(75.0));
+    }
+
+    /// Two-sample chi-square test of homogeneity on the histogram of a discrete statistic;
+    /// cells with fewer than 10 expected draws are pooled into their neighbours.
+    fn homogeneity_p(a: &[f64], b: &[f64]) -> f64 {
+        use statrs::distribution::{ChiSquared, ContinuousCDF};
+        let mut hist: BTreeMap<i64, (f64, f64)> = BTreeMap::new();
+        for &x in a {
+            hist.entry(x.round() as i64).or_default().0 += 1.0;
+        }
+        for &x in b {
+            hist.entry(x.round() as i64).or_default().1 += 1.0;
+        }
+        let (na, nb) = (a.len() as f64, b.len() as f64);
+        let mut cells: Vec<(f64, f64)> = Vec::new();
+        let mut acc = (0.0, 0.0);
+        for &(x, y) in hist.values() {
+            acc = (acc.0 + x, acc.1 + y);
+            if acc.0 + acc.1 >= 20.0 {
+                cells.push(acc);
+                acc = (0.0, 0.0);
+            }
+        }
+        if let Some(last) = cells.last_mut() {
+            *last = (last.0 + acc.0, last.1 + acc.1);
+        }
+        let mut chi = 0.0;
+        for &(x, y) in &cells {
+            let t = x + y;
+            let (ea, eb) = (t * na / (na + nb), t * nb / (na + nb));
+            chi += (x - ea).powi(2) / ea + (y - eb).powi(2) / eb;
+        }
+        let df = (cells.len() - 1) as f64;
+        1.0 - ChiSquared::new(df).unwrap().cdf(chi)
+    }
+
+    #[test]
+    fn multinomial_draws_agree_with_per_item_resampling() {
+        // Three strata of different sizes and cell mixes, one with a rare cell; 20,000 draws
+        // by each method. The statistics: the pooled count of one cell and SCR (a ratio with
+        // a random denominator). Same distribution ⇔ homogeneity is not rejected, and mean
+        // and variance match the multinomial's exact moments.
+        let mut strata: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+        strata.insert(3, vec![40, 7, 2, 15]);
+        strata.insert(5, vec![12, 20, 9, 23]);
+        strata.insert(8, vec![1, 30, 0, 33]);
+        let sample = StratifiedSample::from_counts(4, strata.clone()).unwrap();
+        let stat = |c: &Counts<'_>, out: &mut [Option<f64>]| {
+            out[0] = Some(c.pooled(0) as f64);
+            let den = c.pooled(0) + c.pooled(1);
+            out[1] = (den > 0).then(|| c.pooled(0) as f64 / den as f64);
+        };
+        let cfg = cfg(20_000, 0);
+        let counts = bootstrap(&sample, &cfg, 2, stat).unwrap();
+        let items = bootstrap_per_item(&sample, &cfg, 2, stat).unwrap();
+        assert_eq!(counts[0].observed, items[0].observed);
+        assert_ne!(counts[0].values, items[0].values);
+        // Exact moments of the pooled Both count: Σ_L n_L p_L and Σ_L n_L p_L (1 − p_L).
+        let (mut mean, mut var) = (0.0, 0.0);
+        for c in strata.values() {
+            let n: u64 = c.iter().sum();
+            let p = c[0] as f64 / n as f64;
+            mean += n as f64 * p;
+            var += n as f64 * p * (1.0 - p);
+        }
+        for draws in [&counts[0].values, &items[0].values] {
+            let m = draws.iter().sum::<f64>() / draws.len() as f64;
+            let v = draws.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (draws.len() - 1) as f64;
+            let se = (var / draws.len() as f64).sqrt();
+            assert!((m - mean).abs() < 4.5 * se, "mean {m} vs {mean}");
+            assert!((v / var - 1.0).abs() < 0.06, "variance {v} vs {var}");
+        }
+        let p = homogeneity_p(&counts[0].values, &items[0].values);
+        assert!(p > 1e-3, "pooled count: homogeneity p = {p}");
+        let scale = |v: &[f64]| v.iter().map(|x| x * 100.0).collect::<Vec<_>>();
+        let p = homogeneity_p(&scale(&counts[1].values), &scale(&items[1].values));
+        assert!(p > 1e-3, "SCR: homogeneity p = {p}");
+        let (a, b) = (
+            counts[1].interval(0.95).unwrap(),
+            items[1].interval(0.95).unwrap(),
+        );
+        assert!((a.low - b.low).abs() < 0.01 && (a.high - b.high).abs() < 0.01);
+    }
+
+    #[test]
+    fn multinomial_keeps_stratum_sizes() {
+        let sample =
+            StratifiedSample::from_counts(3, [(2u32, vec![5, 0, 7]), (9, vec![0, 0, 4])]).unwrap();
+        let stat = |c: &Counts<'_>, out: &mut [Option<f64>]| {
+            let s0: u32 = c.stratum(0).iter().sum();
+            let s1 = c.stratum(1);
+            out[0] = Some(f64::from(s0));
+            // A code with no item is never drawn; a one-code stratum is constant.
+            out[1] = Some(f64::from(c.stratum(0)[1] + s1[0] + s1[1]));
+            out[2] = Some(f64::from(s1[2]));
+        };
+        let d = bootstrap(&sample, &cfg(500, 1), 3, stat).unwrap();
+        assert!(d[0].values.iter().all(|&x| x == 12.0));
+        assert!(d[1].values.iter().all(|&x| x == 0.0));
+        assert!(d[2].values.iter().all(|&x| x == 4.0));
+        assert_eq!(sample.len(), 16);
+        assert_eq!(sample.keys(), &[2, 9]);
     }
 
     #[test]

@@ -49,35 +49,91 @@ impl ScoreKind {
     }
 }
 
-fn check_probabilities(pairs: &[(f64, bool)]) -> Result<(), StatsError> {
-    match pairs.iter().find(|(s, _)| !(0.0..=1.0).contains(s)) {
-        Some(&(s, _)) => Err(StatsError::InvalidScore(s)),
+/// A distinct score with how many wrong and correct strings hold it: the count form every
+/// confidence metric is computed from (a snapshot's cost grows with the number of distinct
+/// scores, not of strings).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreCount {
+    pub score: f64,
+    pub wrong: u64,
+    pub correct: u64,
+}
+
+/// Pairs as counts per distinct score, ascending (total order).
+pub fn score_counts(pairs: &[(f64, bool)]) -> Vec<ScoreCount> {
+    score_counts_weighted(pairs.iter().map(|&(s, y)| (s, y, 1)))
+}
+
+/// `(score, correct, count)` triples as counts per distinct score, ascending (total order).
+pub fn score_counts_weighted<I>(triples: I) -> Vec<ScoreCount>
+where
+    I: IntoIterator<Item = (f64, bool, u64)>,
+{
+    let mut v: Vec<(f64, bool, u64)> = triples.into_iter().filter(|t| t.2 > 0).collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out: Vec<ScoreCount> = Vec::new();
+    for (s, y, k) in v {
+        let c = match out.last_mut() {
+            Some(c) if c.score.total_cmp(&s).is_eq() => c,
+            _ => {
+                out.push(ScoreCount {
+                    score: s,
+                    wrong: 0,
+                    correct: 0,
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        if y {
+            c.correct += k;
+        } else {
+            c.wrong += k;
+        }
+    }
+    out
+}
+
+fn check_probabilities(scores: &[ScoreCount]) -> Result<(), StatsError> {
+    match scores.iter().find(|c| !(0.0..=1.0).contains(&c.score)) {
+        Some(c) => Err(StatsError::InvalidScore(c.score)),
         None => Ok(()),
     }
 }
 
-fn check_finite(pairs: &[(f64, bool)]) -> Result<(), StatsError> {
-    match pairs.iter().find(|(s, _)| !s.is_finite()) {
-        Some(&(s, _)) => Err(StatsError::NonFiniteScore(s)),
+fn check_finite(scores: &[ScoreCount]) -> Result<(), StatsError> {
+    match scores.iter().find(|c| !c.score.is_finite()) {
+        Some(c) => Err(StatsError::NonFiniteScore(c.score)),
         None => Ok(()),
     }
+}
+
+fn totals(scores: &[ScoreCount]) -> (u64, u64) {
+    scores
+        .iter()
+        .fold((0, 0), |(w, c), s| (w + s.wrong, c + s.correct))
 }
 
 /// Mean squared difference between score and outcome (1 correct, 0 wrong). Scores must be
 /// probabilities. `None` for an empty sample.
 pub fn brier(pairs: &[(f64, bool)]) -> Result<Option<f64>, StatsError> {
-    check_probabilities(pairs)?;
-    if pairs.is_empty() {
+    brier_counts(&score_counts(pairs))
+}
+
+/// [`brier`] from counts per distinct score.
+pub fn brier_counts(scores: &[ScoreCount]) -> Result<Option<f64>, StatsError> {
+    check_probabilities(scores)?;
+    let (wrong, correct) = totals(scores);
+    if wrong + correct == 0 {
         return Ok(None);
     }
-    let sum: f64 = pairs
+    let sum: f64 = scores
         .iter()
-        .map(|&(s, y)| {
-            let d = s - f64::from(u8::from(y));
-            d * d
+        .map(|c| {
+            let d = 1.0 - c.score;
+            c.wrong as f64 * c.score * c.score + c.correct as f64 * d * d
         })
         .sum();
-    Ok(Some(sum / pairs.len() as f64))
+    Ok(Some(sum / (wrong + correct) as f64))
 }
 
 /// One reliability bin `[low, high)` (the last bin also holds 1.0).
@@ -122,17 +178,24 @@ pub fn bin_index(score: f64) -> usize {
 /// Ten equal-width bins on [0, 1]: per-bin counts, mean score and accuracy, and the ECE.
 /// Empty bins stay empty and contribute nothing.
 pub fn reliability(pairs: &[(f64, bool)]) -> Result<Reliability, StatsError> {
-    check_probabilities(pairs)?;
+    reliability_counts(&score_counts(pairs))
+}
+
+/// [`reliability`] from counts per distinct score.
+pub fn reliability_counts(scores: &[ScoreCount]) -> Result<Reliability, StatsError> {
+    check_probabilities(scores)?;
     let mut count = [0u64; ECE_BINS];
     let mut score_sum = [0.0f64; ECE_BINS];
     let mut correct = [0u64; ECE_BINS];
-    for &(s, y) in pairs {
-        let b = bin_index(s);
-        count[b] += 1;
-        score_sum[b] += s;
-        correct[b] += u64::from(y);
+    for c in scores {
+        let b = bin_index(c.score);
+        let k = c.wrong + c.correct;
+        count[b] += k;
+        score_sum[b] += k as f64 * c.score;
+        correct[b] += c.correct;
     }
-    let n = pairs.len() as f64;
+    let total: u64 = count.iter().sum();
+    let n = total as f64;
     let mut ece = 0.0;
     let bins = (0..ECE_BINS)
         .map(|b| {
@@ -155,7 +218,7 @@ pub fn reliability(pairs: &[(f64, bool)]) -> Result<Reliability, StatsError> {
         .collect();
     Ok(Reliability {
         bins,
-        ece: (!pairs.is_empty()).then_some(ece),
+        ece: (total > 0).then_some(ece),
     })
 }
 
@@ -164,37 +227,30 @@ pub fn ece(pairs: &[(f64, bool)]) -> Result<Option<f64>, StatsError> {
     Ok(reliability(pairs)?.ece)
 }
 
-/// Pairs sorted by score ascending (total order), after the finiteness check.
-fn sorted_by_score(pairs: &[(f64, bool)]) -> Result<Vec<(f64, bool)>, StatsError> {
-    check_finite(pairs)?;
-    let mut v = pairs.to_vec();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    Ok(v)
-}
-
 /// Area under the ROC curve as the Mann–Whitney statistic: the share of (correct, wrong)
 /// pairs where the correct one scores higher, ties counted ½ (midranks) —
 /// `sklearn.metrics.roc_auc_score`. `None` for a one-class or empty sample. Scores need only
 /// be finite.
 pub fn auroc(pairs: &[(f64, bool)]) -> Result<Option<f64>, StatsError> {
-    let v = sorted_by_score(pairs)?;
-    let positives = v.iter().filter(|p| p.1).count() as f64;
-    let negatives = v.len() as f64 - positives;
-    if positives == 0.0 || negatives == 0.0 {
+    auroc_counts(&score_counts(pairs))
+}
+
+/// [`auroc`] from counts per distinct score (ascending).
+pub fn auroc_counts(scores: &[ScoreCount]) -> Result<Option<f64>, StatsError> {
+    check_finite(scores)?;
+    let (wrong, correct) = totals(scores);
+    if wrong == 0 || correct == 0 {
         return Ok(None);
     }
+    let (positives, negatives) = (correct as f64, wrong as f64);
     // Sum of the positives' midranks (1-based).
     let mut rank_sum = 0.0;
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j < v.len() && v[j].0 == v[i].0 {
-            j += 1;
-        }
-        let midrank = (i + 1 + j) as f64 / 2.0;
-        let pos = v[i..j].iter().filter(|p| p.1).count() as f64;
-        rank_sum += pos * midrank;
-        i = j;
+    let mut below = 0u64;
+    for c in scores {
+        let k = c.wrong + c.correct;
+        let midrank = (2 * below + k + 1) as f64 / 2.0;
+        rank_sum += c.correct as f64 * midrank;
+        below += k;
     }
     let u = rank_sum - positives * (positives + 1.0) / 2.0;
     Ok(Some(u / (positives * negatives)))
@@ -204,27 +260,26 @@ pub fn auroc(pairs: &[(f64, bool)]) -> Result<Option<f64>, StatsError> {
 /// scores in descending order, tied scores entering together — the definition of
 /// `sklearn.metrics.average_precision_score`. `None` for a one-class or empty sample.
 pub fn average_precision(pairs: &[(f64, bool)]) -> Result<Option<f64>, StatsError> {
-    let mut v = sorted_by_score(pairs)?;
-    v.reverse();
-    let positives = v.iter().filter(|p| p.1).count() as f64;
-    if positives == 0.0 || positives == v.len() as f64 {
+    average_precision_counts(&score_counts(pairs))
+}
+
+/// [`average_precision`] from counts per distinct score (ascending).
+pub fn average_precision_counts(scores: &[ScoreCount]) -> Result<Option<f64>, StatsError> {
+    check_finite(scores)?;
+    let (wrong, correct) = totals(scores);
+    if correct == 0 || wrong == 0 {
         return Ok(None);
     }
-    let (mut tp, mut seen) = (0.0f64, 0.0f64);
+    let positives = correct as f64;
+    let (mut tp, mut seen) = (0u64, 0u64);
     let mut prev_recall = 0.0;
     let mut ap = 0.0;
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j < v.len() && v[j].0 == v[i].0 {
-            tp += f64::from(u8::from(v[j].1));
-            seen += 1.0;
-            j += 1;
-        }
-        let recall = tp / positives;
-        ap += (recall - prev_recall) * (tp / seen);
+    for c in scores.iter().rev() {
+        tp += c.correct;
+        seen += c.wrong + c.correct;
+        let recall = tp as f64 / positives;
+        ap += (recall - prev_recall) * (tp as f64 / seen as f64);
         prev_recall = recall;
-        i = j;
     }
     Ok(Some(ap))
 }
@@ -240,9 +295,14 @@ pub struct Ranking {
 /// ranked as more likely correct), from `(length, correct)` pairs. It has no Brier/ECE.
 pub fn negative_length_baseline(pairs: &[(usize, bool)]) -> Result<Ranking, StatsError> {
     let scored: Vec<(f64, bool)> = pairs.iter().map(|&(l, y)| (-(l as f64), y)).collect();
+    ranking_counts(&score_counts(&scored))
+}
+
+/// AUROC and AP from counts per distinct score.
+pub fn ranking_counts(scores: &[ScoreCount]) -> Result<Ranking, StatsError> {
     Ok(Ranking {
-        auroc: auroc(&scored)?,
-        average_precision: average_precision(&scored)?,
+        auroc: auroc_counts(scores)?,
+        average_precision: average_precision_counts(scores)?,
     })
 }
 
@@ -293,6 +353,41 @@ pub struct CalibrationReport {
     pub prevalence: Option<PrevalenceBaseline>,
 }
 
+/// A completed string's confidence key: its three scores (as bits, so they can be counted
+/// and ordered exactly), its length and correctness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ConfidenceKey {
+    /// `f64::to_bits` of product, geometric mean, min top.
+    pub scores: [u64; 3],
+    pub length: u32,
+    pub correct: bool,
+}
+
+impl ConfidenceKey {
+    /// `None` when the trajectory has no confidence composite (or a length beyond u32).
+    pub fn of(t: &Trajectory) -> Option<ConfidenceKey> {
+        let c = t.confidence.as_ref()?;
+        Some(ConfidenceKey {
+            scores: [
+                c.product.to_bits(),
+                c.geometric_mean.to_bits(),
+                c.min_top.to_bits(),
+            ],
+            length: u32::try_from(t.length).ok()?,
+            correct: t.correct,
+        })
+    }
+
+    pub fn score(&self, kind: ScoreKind) -> f64 {
+        let i = match kind {
+            ScoreKind::Product => 0,
+            ScoreKind::GeometricMean => 1,
+            ScoreKind::MinTop => 2,
+        };
+        f64::from_bits(self.scores[i])
+    }
+}
+
 /// The calibration report of `trajectories` (one model/domain/arm population, chosen by the
 /// caller) under `score`. Trajectories without `confidence` are skipped and counted.
 pub fn calibration_report<'a, I>(
@@ -302,30 +397,49 @@ pub fn calibration_report<'a, I>(
 where
     I: IntoIterator<Item = &'a Trajectory>,
 {
-    let mut total = 0usize;
-    let with: Vec<&Trajectory> = trajectories
-        .into_iter()
-        .inspect(|_| total += 1)
-        .filter(|t| t.confidence.is_some())
-        .collect();
-    let pairs: Vec<(f64, bool)> = with
-        .iter()
-        .filter_map(|t| t.confidence.as_ref().map(|c| (score.of(c), t.correct)))
-        .collect();
-    let lengths: Vec<(usize, bool)> = with.iter().map(|t| (t.length, t.correct)).collect();
+    let mut total = 0u64;
+    let mut counts: std::collections::BTreeMap<ConfidenceKey, u64> = Default::default();
+    for t in trajectories {
+        total += 1;
+        if let Some(k) = ConfidenceKey::of(t) {
+            *counts.entry(k).or_default() += 1;
+        }
+    }
+    let mut r = calibration_report_counts(&counts, score)?;
+    r.skipped = total - r.n;
+    Ok(r)
+}
+
+/// The calibration report from counts of confidence keys (`skipped` = 0).
+pub fn calibration_report_counts(
+    counts: &std::collections::BTreeMap<ConfidenceKey, u64>,
+    score: ScoreKind,
+) -> Result<CalibrationReport, StatsError> {
+    let scores = score_counts_weighted(counts.iter().map(|(k, &n)| (k.score(score), k.correct, n)));
+    let lengths = score_counts_weighted(
+        counts
+            .iter()
+            .map(|(k, &n)| (-f64::from(k.length), k.correct, n)),
+    );
+    let (wrong, positives) = totals(&scores);
+    let n = wrong + positives;
     Ok(CalibrationReport {
         score,
-        n: pairs.len() as u64,
-        positives: pairs.iter().filter(|p| p.1).count() as u64,
-        skipped: (total - with.len()) as u64,
-        brier: brier(&pairs)?,
-        reliability: reliability(&pairs)?,
-        ranking: Ranking {
-            auroc: auroc(&pairs)?,
-            average_precision: average_precision(&pairs)?,
-        },
-        negative_length: negative_length_baseline(&lengths)?,
-        prevalence: prevalence_baseline(pairs.iter().map(|p| p.1)),
+        n,
+        positives,
+        skipped: 0,
+        brier: brier_counts(&scores)?,
+        reliability: reliability_counts(&scores)?,
+        ranking: ranking_counts(&scores)?,
+        negative_length: ranking_counts(&lengths)?,
+        prevalence: (n > 0).then(|| {
+            let p = positives as f64 / n as f64;
+            PrevalenceBaseline {
+                prevalence: p,
+                brier: p * (1.0 - p),
+                average_precision: p,
+            }
+        }),
     })
 }
 

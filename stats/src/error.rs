@@ -32,9 +32,19 @@ pub enum StatsError {
     /// A bootstrap code outside the declared code alphabet.
     #[error("bootstrap code {code} is not below the code count {k}")]
     CodeOutOfRange { code: u8, k: usize },
-    /// A code alphabet that is empty or too large for the bootstrap (at most 256 codes).
-    #[error("code count {0} is not in 1..=256")]
+    /// A code alphabet that is empty, too large for per-item codes (at most 256), or a count
+    /// vector of another length than the alphabet.
+    #[error("code count {0} does not fit the bootstrap's code alphabet")]
     InvalidCodeCount(usize),
+    /// The same stratum key twice in one sample.
+    #[error("stratum {0} occurs more than once")]
+    DuplicateStratum(u32),
+    /// A stratum with more items than a bootstrap count holds.
+    #[error("stratum {key} holds {items} items, more than 2^32 - 1")]
+    StratumTooLarge { key: u32, items: u64 },
+    /// A count that would become negative (a retraction of something never counted).
+    #[error("count of {0} would become negative")]
+    NegativeCount(String),
     /// A trajectory whose per-position correctness does not have one entry per position.
     #[error("item {item_id}: {found} position outcomes for length {expected}")]
     PositionCount {

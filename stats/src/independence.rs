@@ -170,11 +170,51 @@ pub struct IndependenceEstimate {
     pub difference: Estimate,
 }
 
+/// Counts of one group's items by (position pattern, string correctness): the sufficient
+/// statistics of its reference and of its bootstrap.
+pub type PatternCounts = BTreeMap<(Vec<bool>, bool), u64>;
+
+impl IndependenceReference {
+    /// From pattern counts (every pattern of `length` positions). `None` for no items.
+    pub fn from_counts(
+        length: usize,
+        patterns: &PatternCounts,
+    ) -> Result<Option<IndependenceReference>, StatsError> {
+        let mut position_correct = vec![0u64; length];
+        let (mut n, mut string_correct) = (0u64, 0u64);
+        for ((positions, correct), &k) in patterns {
+            if positions.len() != length {
+                return Err(StatsError::PositionCount {
+                    item_id: format!("(a pattern of {k} items)"),
+                    expected: length,
+                    found: positions.len(),
+                });
+            }
+            for (c, &p) in position_correct.iter_mut().zip(positions) {
+                *c += k * u64::from(p);
+            }
+            n += k;
+            string_correct += k * u64::from(*correct);
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let nf = n as f64;
+        let position_accuracy: Vec<f64> = position_correct.iter().map(|&c| c as f64 / nf).collect();
+        Ok(Some(IndependenceReference {
+            items: n,
+            reference: position_accuracy.iter().product(),
+            position_accuracy,
+            position_correct,
+            string_correct,
+            string_em: string_correct as f64 / nf,
+        }))
+    }
+}
+
 /// Groups local trajectories of reference arms (Independent, TeacherForced) by
 /// model/domain/arm/length and estimates each group's reference with bootstrap intervals.
-/// Other arms are ignored. Items are coded by their distinct (position pattern, string
-/// correctness) so any length works; a group with more than 256 distinct patterns is an
-/// error.
+/// Other arms are ignored. Errors on a mixed group, a wrong position count or a repeated item.
 pub fn independence_estimates(
     trajectories: &[Trajectory],
     cfg: &BootstrapConfig,
@@ -185,47 +225,46 @@ pub fn independence_estimates(
     for t in trajectories.iter().filter(|t| is_reference_arm(&t.arm)) {
         groups.entry(LocalGroup::of(t)).or_default().push(t);
     }
-    let mut out = Vec::with_capacity(groups.len());
+    let mut counts: BTreeMap<LocalGroup, PatternCounts> = BTreeMap::new();
     for (group, members) in groups {
         check_group(&members)?;
-        let Some(point) = IndependenceReference::from_items(
-            members
-                .iter()
-                .map(|t| (t.item_id.as_str(), t.position_correct.as_slice(), t.correct)),
-        )?
-        else {
+        let patterns = counts.entry(group).or_default();
+        for t in members {
+            *patterns
+                .entry((t.position_correct.clone(), t.correct))
+                .or_default() += 1;
+        }
+    }
+    independence_estimates_counts(&counts, cfg, level)
+}
+
+/// [`independence_estimates`] from pattern counts per group. Each distinct pattern is one
+/// bootstrap code (one stratum per group: a group has one length), so a draw costs
+/// O(patterns × length), whatever the number of items.
+pub fn independence_estimates_counts(
+    groups: &BTreeMap<LocalGroup, PatternCounts>,
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<Vec<(LocalGroup, IndependenceEstimate)>, StatsError> {
+    check_level(level)?;
+    let mut out = Vec::with_capacity(groups.len());
+    for (group, patterns) in groups {
+        let length = group.length;
+        let Some(point) = IndependenceReference::from_counts(length, patterns)? else {
             continue;
         };
-        // Distinct patterns, sorted, become the codes.
-        let mut patterns: Vec<(&[bool], bool)> = members
-            .iter()
-            .map(|t| (t.position_correct.as_slice(), t.correct))
-            .collect();
-        patterns.sort_unstable();
-        patterns.dedup();
-        if patterns.len() > 256 {
-            return Err(StatsError::InvalidCodeCount(patterns.len()));
-        }
-        let code_of = |t: &Trajectory| {
-            patterns
-                .binary_search(&(t.position_correct.as_slice(), t.correct))
-                .map(|i| i as u8)
-                .unwrap_or(0)
-        };
-        let sample = StratifiedSample::new(
-            patterns.len(),
-            members
-                .iter()
-                .map(|t| (0u32, t.item_id.as_str(), code_of(t))),
+        let codes: Vec<(&[bool], bool)> =
+            patterns.keys().map(|(p, c)| (p.as_slice(), *c)).collect();
+        let sample = StratifiedSample::from_counts(
+            codes.len(),
+            [(0u32, patterns.values().copied().collect())],
         )?;
-        let length = group.length;
         let draws = bootstrap(&sample, cfg, 3, |counts, out| {
             let c = counts.stratum(0);
-            let n: u32 = c.iter().sum();
-            let n = f64::from(n);
+            let n = f64::from(c.iter().sum::<u32>());
             let mut reference = 1.0;
             for t in 0..length {
-                let correct_t: u32 = patterns
+                let correct_t: u32 = codes
                     .iter()
                     .zip(c)
                     .filter(|((p, _), _)| p[t])
@@ -233,7 +272,7 @@ pub fn independence_estimates(
                     .sum();
                 reference *= f64::from(correct_t) / n;
             }
-            let em: u32 = patterns
+            let em: u32 = codes
                 .iter()
                 .zip(c)
                 .filter(|((_, correct), _)| *correct)
@@ -245,7 +284,7 @@ pub fn independence_estimates(
             out[2] = Some(em - reference);
         })?;
         out.push((
-            group,
+            group.clone(),
             IndependenceEstimate {
                 point,
                 reference: draws[0].estimate(level),

@@ -12,10 +12,12 @@
 //!   bootstraps.
 //! - [`independence`]: the independence reference Π_t c_t.
 //! - [`calibration`]: Brier, ECE, AUROC, AP and their baselines.
+//! - [`counts`]: the sufficient statistics of a snapshot, updated by signed differences.
 //! - [`metrics`]: `MetricRow`, `StatsConfig` and the snapshot functions.
 
 pub mod bootstrap;
 pub mod calibration;
+pub mod counts;
 pub mod error;
 pub mod hypothesis;
 pub mod independence;
@@ -24,20 +26,23 @@ pub mod joint;
 pub mod metrics;
 
 pub use bootstrap::{
-    bootstrap, bootstrap_joint, paired_em_difference, paired_scr_difference, BootstrapConfig,
-    Counts, EqualLengthEstimates, Estimate, JointBootstrap, JointEstimates, StatDraws,
-    StratifiedSample, DEFAULT_DRAWS, DEFAULT_SEED,
+    bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, paired_em_difference,
+    paired_scr_difference, BootstrapConfig, Counts, EqualLengthEstimates, Estimate, JointBootstrap,
+    JointEstimates, StatDraws, StratifiedSample, DEFAULT_DRAWS, DEFAULT_SEED,
 };
 pub use calibration::{
-    auroc, average_precision, brier, calibration_report, ece, negative_length_baseline,
-    prevalence_baseline, reliability, CalibrationReport, PrevalenceBaseline, Ranking, Reliability,
-    ReliabilityBin, ScoreKind, ECE_BINS,
+    auroc, auroc_counts, average_precision, average_precision_counts, brier, brier_counts,
+    calibration_report, calibration_report_counts, ece, negative_length_baseline,
+    prevalence_baseline, reliability, reliability_counts, score_counts, score_counts_weighted,
+    CalibrationReport, ConfidenceKey, PrevalenceBaseline, Ranking, Reliability, ReliabilityBin,
+    ScoreCount, ScoreKind, ECE_BINS,
 };
+pub use counts::{StatsCounts, StatsKey};
 pub use error::StatsError;
 pub use hypothesis::{binomial_half_cdf, holm, mcnemar_exact, McNemar};
 pub use independence::{
-    independence_estimates, independence_reference, is_reference_arm, IndependenceEstimate,
-    IndependenceReference, LocalGroup,
+    independence_estimates, independence_estimates_counts, independence_reference,
+    is_reference_arm, IndependenceEstimate, IndependenceReference, LocalGroup, PatternCounts,
 };
 pub use intervals::{
     clopper_pearson, percentile_interval, percentile_sorted, Interval, DEFAULT_LEVEL,
@@ -46,7 +51,8 @@ pub use joint::{
     equal_length_weighted, EqualLengthMixture, JointCell, JointTable, Ratio, ScrBounds,
 };
 pub use metrics::{
-    calibration_metrics, comparison_label, independence_metrics, paired_metrics, sort_rows,
-    FamilyScope, HolmFamily, MetricRow, StatsConfig, CI_BOOTSTRAP, CI_CLOPPER_PEARSON,
-    METRIC_ORDER,
+    calibration_metrics, calibration_metrics_counts, comparison_label, independence_metrics,
+    independence_metrics_counts, paired_metrics, paired_metrics_counts, sort_rows,
+    ConfidenceCounts, FamilyScope, HolmFamily, MetricRow, PairedCounts, StatsConfig, CI_BOOTSTRAP,
+    CI_CLOPPER_PEARSON, METRIC_ORDER,
 };

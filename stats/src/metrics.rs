@@ -25,12 +25,16 @@ use c2s_records::{Domain, PairedOutcome, Trajectory};
 use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{
-    bootstrap_joint, BootstrapConfig, Estimate, JointEstimates, DEFAULT_DRAWS, DEFAULT_SEED,
+    bootstrap_joint_counts, BootstrapConfig, Estimate, JointEstimates, StratifiedSample,
+    DEFAULT_DRAWS, DEFAULT_SEED,
 };
-use crate::calibration::{calibration_report, ScoreKind};
+use crate::calibration::{calibration_report_counts, ConfidenceKey, ScoreKind};
 use crate::error::StatsError;
 use crate::hypothesis::{holm, McNemar};
-use crate::independence::independence_estimates;
+use crate::independence::{
+    independence_estimates, independence_estimates_counts, IndependenceEstimate, LocalGroup,
+    PatternCounts,
+};
 use crate::intervals::{check_level, clopper_pearson, DEFAULT_LEVEL};
 use crate::joint::{JointCell, Ratio};
 
@@ -388,6 +392,10 @@ type GroupKey<'a> = (&'a str, Domain, String);
 /// (length, item_id, joint cell) of one paired item.
 type GroupItem<'a> = (u32, &'a str, JointCell);
 
+/// Joint tables per length of every (model, domain, comparison) group: the sufficient
+/// statistics of every paired metric.
+pub type PairedCounts = BTreeMap<(String, Domain, String), BTreeMap<u32, [u64; 4]>>;
+
 /// Paired metrics of one snapshot. See the module documentation for the rows and choices.
 /// Errors on an invalid config, a repeated item within a group, or a length beyond `u32`.
 pub fn paired_metrics(
@@ -396,41 +404,65 @@ pub fn paired_metrics(
     snapshot: u64,
 ) -> Result<Vec<MetricRow>, StatsError> {
     cfg.validate()?;
-    let boot = cfg.bootstrap();
-    let mut groups: BTreeMap<GroupKey<'_>, Vec<GroupItem<'_>>> = BTreeMap::new();
+    let mut seen: BTreeMap<GroupKey<'_>, Vec<GroupItem<'_>>> = BTreeMap::new();
     for o in outcomes {
         let length = u32::try_from(o.length).map_err(|_| StatsError::LengthOutOfRange(o.length))?;
-        groups
-            .entry((
-                o.model.as_str(),
-                o.domain,
-                comparison_label(&o.native_arm, &o.serial_arm),
-            ))
-            .or_default()
-            .push((
-                length,
-                o.item_id.as_str(),
-                JointCell::of(o.native_correct, o.serial_correct),
-            ));
+        seen.entry((
+            o.model.as_str(),
+            o.domain,
+            comparison_label(&o.native_arm, &o.serial_arm),
+        ))
+        .or_default()
+        .push((
+            length,
+            o.item_id.as_str(),
+            JointCell::of(o.native_correct, o.serial_correct),
+        ));
     }
+    let mut counts = PairedCounts::new();
+    for ((model, domain, comparison), mut items) in seen {
+        items.sort_unstable_by(|a, b| a.1.cmp(b.1));
+        if let Some(w) = items.windows(2).find(|w| w[0].1 == w[1].1) {
+            return Err(StatsError::DuplicateItem {
+                group: format!("{model}/{domain}/{comparison}"),
+                item_id: w[0].1.to_string(),
+            });
+        }
+        let tables = counts
+            .entry((model.to_string(), domain, comparison))
+            .or_default();
+        for (length, _, cell) in items {
+            tables.entry(length).or_default()[usize::from(cell.code())] += 1;
+        }
+    }
+    paired_metrics_counts(&counts, cfg, snapshot)
+}
 
+/// [`paired_metrics`] from the joint tables per length: the cost depends on the number of
+/// groups, lengths and draws, not on the number of items.
+pub fn paired_metrics_counts(
+    counts: &PairedCounts,
+    cfg: &StatsConfig,
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
+    cfg.validate()?;
+    let boot = cfg.bootstrap();
     let mut rows = Vec::new();
     let mut tests = Vec::new();
-    for ((model, domain, comparison), items) in groups {
-        let group_label = format!("{model}/{domain}/{comparison}");
-        let b = bootstrap_joint(items, &boot, cfg.level).map_err(|e| match e {
-            StatsError::DuplicateItem { item_id, .. } => StatsError::DuplicateItem {
-                group: group_label.clone(),
-                item_id,
-            },
-            other => other,
-        })?;
+    for ((model, domain, comparison), tables) in counts {
+        let domain = *domain;
+        let sample =
+            StratifiedSample::from_counts(4, tables.iter().map(|(&l, c)| (l, c.to_vec())))?;
+        if sample.is_empty() {
+            continue;
+        }
+        let b = bootstrap_joint_counts(&sample, &boot, cfg.level)?;
         let domain_str = domain.as_str();
         let mut cell = Cell {
             snapshot,
             model,
             domain: domain_str,
-            comparison: &comparison,
+            comparison,
             length: None,
         };
         for (length, est) in &b.per_length {
@@ -510,8 +542,31 @@ pub fn independence_metrics(
     snapshot: u64,
 ) -> Result<Vec<MetricRow>, StatsError> {
     cfg.validate()?;
+    independence_rows(
+        independence_estimates(trajectories, &cfg.bootstrap(), cfg.level)?,
+        snapshot,
+    )
+}
+
+/// [`independence_metrics`] from pattern counts per group.
+pub fn independence_metrics_counts(
+    groups: &BTreeMap<LocalGroup, PatternCounts>,
+    cfg: &StatsConfig,
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
+    cfg.validate()?;
+    independence_rows(
+        independence_estimates_counts(groups, &cfg.bootstrap(), cfg.level)?,
+        snapshot,
+    )
+}
+
+fn independence_rows(
+    estimates: Vec<(LocalGroup, IndependenceEstimate)>,
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
     let mut rows = Vec::new();
-    for (g, e) in independence_estimates(trajectories, &cfg.bootstrap(), cfg.level)? {
+    for (g, e) in estimates {
         let length = u32::try_from(g.length).map_err(|_| StatsError::LengthOutOfRange(g.length))?;
         let cell = Cell {
             snapshot,
@@ -557,15 +612,35 @@ pub fn calibration_metrics(
     trajectories: &[Trajectory],
     snapshot: u64,
 ) -> Result<Vec<MetricRow>, StatsError> {
-    let mut groups: BTreeMap<(&str, Domain, &str), Vec<&Trajectory>> = BTreeMap::new();
-    for t in trajectories.iter().filter(|t| t.confidence.is_some()) {
-        groups
-            .entry((t.model.as_str(), t.domain, t.arm.as_str()))
-            .or_default()
-            .push(t);
+    let mut groups = ConfidenceCounts::new();
+    for t in trajectories {
+        if let Some(k) = ConfidenceKey::of(t) {
+            *groups
+                .entry((t.model.clone(), t.domain, t.arm.clone()))
+                .or_default()
+                .entry(k)
+                .or_default() += 1;
+        }
     }
+    calibration_metrics_counts(&groups, snapshot)
+}
+
+/// Confidence keys counted per (model, domain, arm).
+pub type ConfidenceCounts = BTreeMap<(String, Domain, String), BTreeMap<ConfidenceKey, u64>>;
+
+/// [`calibration_metrics`] from confidence-key counts. Its cost grows with the number of
+/// distinct confidence keys, which for continuous scores is close to the number of strings:
+/// AUROC and AP need the whole distribution of distinct scores (the one statistic family that
+/// counts cannot shrink).
+pub fn calibration_metrics_counts(
+    groups: &ConfidenceCounts,
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
     let mut rows = Vec::new();
-    for ((model, domain, arm), members) in groups {
+    for ((model, domain, arm), counts) in groups {
+        if counts.values().all(|&k| k == 0) {
+            continue;
+        }
         let cell = Cell {
             snapshot,
             model,
@@ -575,7 +650,7 @@ pub fn calibration_metrics(
         };
         let mut baselines_done = false;
         for kind in ScoreKind::ALL {
-            let r = calibration_report(members.iter().copied(), kind)?;
+            let r = calibration_report_counts(counts, kind)?;
             let s = kind.as_str();
             rows.push(cell.point(&format!("brier_{s}"), r.brier));
             rows.push(cell.point(&format!("ece_{s}"), r.reliability.ece));

@@ -105,3 +105,72 @@ pub fn model_path() -> PathBuf {
     );
     p
 }
+
+/// The fields of a metric row that a recomputation must reproduce (the snapshot number and
+/// write time left out), as a sorted list of strings.
+pub fn keyed(rows: impl IntoIterator<Item = serde_json::Value>) -> Vec<String> {
+    let mut keys: Vec<String> = rows
+        .into_iter()
+        .map(|v| {
+            format!(
+                "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+                v["model"],
+                v["domain"],
+                v["length"],
+                v["comparison"],
+                v["metric"],
+                v["value"],
+                v["numerator"],
+                v["denominator"],
+                v["ci_low"],
+                v["ci_high"],
+                v["ci_method"]
+            )
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The rows of the last metric snapshot a run wrote to `metrics/`, keyed.
+pub fn live_final_snapshot(run_dir: &std::path::Path) -> Vec<String> {
+    let metrics = c2s_sinks::read_metrics(&run_dir.join("metrics")).expect("reading metrics/");
+    let last = metrics
+        .iter()
+        .map(|m| m.metric.snapshot)
+        .max()
+        .expect("at least one snapshot");
+    keyed(
+        metrics
+            .into_iter()
+            .filter(|m| m.metric.snapshot == last)
+            .map(|m| serde_json::to_value(&m.metric).expect("a metric row as JSON")),
+    )
+}
+
+/// `choice2seq stats DIR... --json`, keyed.
+pub fn offline_stats(dirs: &[&std::path::Path]) -> Vec<String> {
+    let mut args = vec!["stats".to_string()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.push("--json".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&args);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("stats --json");
+    keyed(rows)
+}
+
+/// The live final snapshot of `run_dir` equals `choice2seq stats` on it, row for row and bit
+/// for bit.
+pub fn assert_live_final_equals_offline(run_dir: &std::path::Path) {
+    let live = live_final_snapshot(run_dir);
+    let offline = offline_stats(&[run_dir]);
+    let only_live: Vec<&String> = live.iter().filter(|k| !offline.contains(k)).collect();
+    let only_offline: Vec<&String> = offline.iter().filter(|k| !live.contains(k)).collect();
+    assert!(
+        only_live.is_empty() && only_offline.is_empty(),
+        "live only: {only_live:#?}\noffline only: {only_offline:#?}"
+    );
+    assert_eq!(live.len(), offline.len());
+}

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use c2s_e2e::{model_path, repo_root, run_config, run_ok, write};
-use c2s_sinks::{read_rejects, read_trajectories};
+use c2s_e2e::{assert_live_final_equals_offline, model_path, repo_root, run_config, run_ok, write};
+use c2s_sinks::{read_outcomes, read_rejects, read_trajectories};
 use c2s_sources::testing::{read_topic, Broker};
 use c2s_sources::{create_topic, produce};
 
@@ -89,6 +89,47 @@ fn items_from_a_topic_run_and_offsets_are_committed() {
     assert_eq!(
         read_trajectories(&run3.join("trajectories")).unwrap().len(),
         1
+    );
+}
+
+/// A continuous Kafka run resumed in the same run directory: the statistics are seeded from
+/// what the first run recorded, so the final snapshot covers every item and equals `choice2seq
+/// stats` on the directory.
+#[test]
+fn resumed_topic_run_seeds_its_statistics() {
+    let broker = Broker::start();
+    let b = broker.addr.as_str();
+    create_topic(b, "items", 1).expect("topic");
+    let bank =
+        std::fs::read_to_string(repo_root().join("data/banks/arithmetic-dev.jsonl")).unwrap();
+    let lines: Vec<(Option<String>, String)> = bank
+        .lines()
+        .take(4)
+        .map(|l| (None, l.to_string()))
+        .collect();
+    produce(b, "items", &lines[..3]).expect("produce");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg_text = format!(
+        "[model]\npath = {:?}\nengine = \"simulated\"\n\n[[sources]]\nkind = \"kafka\"\nbrokers = \"{b}\"\ntopic = \"items\"\ngroup = \"seed\"\ncontinuous = false\n\n\
+         [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n[stats]\nbootstrap_draws = 99\n",
+        model_path().display().to_string()
+    );
+    let cfg = write(dir.path(), "kafka.toml", &cfg_text);
+    let run_dir = dir.path().join("run");
+    run_ok(&cfg, &run_dir);
+    assert_eq!(read_outcomes(&run_dir.join("outcomes")).unwrap().len(), 3);
+    produce(b, "items", &lines[3..]).expect("produce");
+    let out = run_config(&cfg, &run_dir);
+    assert!(out.status.success());
+    assert_eq!(read_outcomes(&run_dir.join("outcomes")).unwrap().len(), 4);
+    assert_live_final_equals_offline(&run_dir);
+    let live = c2s_e2e::live_final_snapshot(&run_dir);
+    assert!(
+        live.iter().any(|k| {
+            let f: Vec<&str> = k.split('|').collect();
+            f[2] == "null" && f[4] == "\"native_em\"" && f[7] == "4"
+        }),
+        "the final snapshot counts all 4 items: {live:#?}"
     );
 }
 

@@ -6,7 +6,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use c2s_e2e::{bank_head, binary, model_path, repo_root, run, run_config, run_ok, text, write};
+use c2s_e2e::{
+    assert_live_final_equals_offline, bank_head, binary, model_path, repo_root, run, run_config,
+    run_ok, text, write,
+};
 use c2s_sinks::{read_metrics, read_outcomes, read_rejects, read_requests, read_trajectories};
 
 fn config(model: &Path, sources: &[&Path], arms: &str, engine: &str, extra: &str) -> String {
@@ -330,6 +333,18 @@ fn kill_9_then_resume_loses_and_repeats_nothing() {
     let calls: u32 = trajectories.iter().map(|t| t.calls).sum();
     assert_eq!(after.len() as u32, calls);
     assert_eq!(read_outcomes(&run_dir.join("outcomes")).unwrap().len(), 8);
+    // The resumed run's statistics were seeded from what the killed run recorded: its final
+    // snapshot covers all 8 items and equals the offline recomputation.
+    assert_live_final_equals_offline(&run_dir);
+    let live = c2s_e2e::live_final_snapshot(&run_dir);
+    // Fields: model|domain|length|comparison|metric|value|numerator|denominator|…
+    let items: u64 = live
+        .iter()
+        .map(|k| k.split('|').collect::<Vec<_>>())
+        .filter(|f| f[2] == "null" && f[4] == "\"native_em\"")
+        .map(|f| f[7].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(items, 8, "the final snapshot counts all 8 items: {live:#?}");
 }
 
 #[test]

@@ -1,34 +1,11 @@
 //! `choice2seq stats RUN_DIR` recomputes the live final snapshot exactly, also from a directory
 //! holding only outcomes/ and trajectories/.
 
-use c2s_e2e::{bank_head, copy_datasets, model_path, run, run_ok, text, write};
+use c2s_e2e::{
+    assert_live_final_equals_offline, bank_head, copy_datasets, keyed, model_path, offline_stats,
+    run, run_ok, text, write,
+};
 use c2s_sinks::read_metrics;
-
-/// The fields of a metric row that a recomputation must reproduce (the snapshot number and
-/// write time left out), as a sorted list of strings.
-fn keyed(rows: impl IntoIterator<Item = serde_json::Value>) -> Vec<String> {
-    let mut keys: Vec<String> = rows
-        .into_iter()
-        .map(|v| {
-            format!(
-                "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-                v["model"],
-                v["domain"],
-                v["length"],
-                v["comparison"],
-                v["metric"],
-                v["value"],
-                v["numerator"],
-                v["denominator"],
-                v["ci_low"],
-                v["ci_high"],
-                v["ci_method"]
-            )
-        })
-        .collect();
-    keys.sort();
-    keys
-}
 
 #[test]
 fn offline_stats_equal_the_live_final_snapshot() {
@@ -67,19 +44,73 @@ fn offline_stats_equal_the_live_final_snapshot() {
     let copy = dir.path().join("copy");
     copy_datasets(&run_dir, &copy, &["outcomes", "trajectories"]);
     std::fs::copy(run_dir.join("manifest.json"), copy.join("manifest.json")).unwrap();
-    let out = run(&["stats", copy.to_str().unwrap(), "--json"]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stderr}");
-    let offline: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
-    let offline = keyed(offline);
-    let only_live: Vec<&String> = live.iter().filter(|k| !offline.contains(k)).collect();
-    let only_offline: Vec<&String> = offline.iter().filter(|k| !live.contains(k)).collect();
-    assert!(
-        only_live.is_empty() && only_offline.is_empty(),
-        "live only: {only_live:#?}\noffline only: {only_offline:#?}"
-    );
-    assert_eq!(live.len(), offline.len());
+    assert_eq!(offline_stats(&[&copy]), live);
+    assert_live_final_equals_offline(&run_dir);
     // The table form names the metrics too.
     let out = run(&["stats", copy.to_str().unwrap()]);
     assert!(text(&out).0.contains("scr"));
+}
+
+/// `choice2seq stats` over several run directories counts them together: two runs over
+/// disjoint items give exactly the metrics of one run over all of them, and a directory given
+/// twice (every item repeated) is refused.
+#[test]
+fn several_run_directories_are_one_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = bank_head(dir.path(), "arithmetic-dev.jsonl", 24);
+    let l = bank_head(dir.path(), "lexical-dev.jsonl", 24);
+    let config = |name: &str, sources: &[&std::path::Path]| {
+        let mut text = format!(
+            "[model]\npath = {:?}\nengine = \"simulated\"\n\n",
+            model_path().display().to_string()
+        );
+        for s in sources {
+            text.push_str(&format!(
+                "[[sources]]\nkind = \"jsonl\"\npath = {:?}\n\n",
+                s.display().to_string()
+            ));
+        }
+        text.push_str(
+            "[[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
+             [[arms]]\narm = \"TeacherForced\"\n\n[stats]\nbootstrap_draws = 499\n",
+        );
+        write(dir.path(), name, &text)
+    };
+    let (run_a, run_l, run_al) = (
+        dir.path().join("a"),
+        dir.path().join("l"),
+        dir.path().join("al"),
+    );
+    run_ok(&config("a.toml", &[&a]), &run_a);
+    run_ok(&config("l.toml", &[&l]), &run_l);
+    run_ok(&config("al.toml", &[&a, &l]), &run_al);
+    let merged = offline_stats(&[&run_a, &run_l]);
+    let whole = offline_stats(&[&run_al]);
+    assert_eq!(merged, whole);
+    assert!(merged.iter().any(|k| k.contains("mcnemar_p_holm")));
+    // The two directories pair different items: said on stderr, not an error.
+    let out = run(&["stats", run_a.to_str().unwrap(), run_l.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(text(&out).1.contains("pair different items"));
+    // One report over both directories.
+    let out_dir = dir.path().join("report");
+    let out = run(&[
+        "report",
+        run_a.to_str().unwrap(),
+        run_l.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("Counted with"), "{md}");
+    assert!(md.contains("arithmetic") && md.contains("lexical"));
+    // The same directory twice repeats every item.
+    let out = run(&["stats", run_a.to_str().unwrap(), run_a.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).1.contains("occurs more than once"),
+        "{}",
+        text(&out).1
+    );
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Subcommand;
@@ -312,15 +312,54 @@ fn synthetic_outcome(
     }
 }
 
-fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
-    use c2s_operators::live_stats::{joint_counts, snapshot_rows, LiveTable};
+/// Synthetic counts of `n` outcomes: 2 domains × 4 comparisons × 6 lengths, cells split in
+/// fixed proportions (Native 80%, Serial 30%, independent), as a live run would hold them.
+fn synthetic_counts(n: u64) -> anyhow::Result<c2s_stats::StatsCounts> {
     use c2s_records::Domain;
-    use timely::dataflow::operators::{Input, Probe};
+    let mut counts = c2s_stats::StatsCounts::new();
+    let groups = 2 * 4 * 6;
+    let per = n / groups;
+    let mut left = n;
+    for domain in [Domain::Arithmetic, Domain::Lexical] {
+        for c in 0..4 {
+            for length in 3..9u32 {
+                let m = if left <= per { left } else { per };
+                left -= m;
+                let both = m * 24 / 100;
+                let native_only = m * 56 / 100;
+                let serial_only = m * 6 / 100;
+                let neither = m - both - native_only - serial_only;
+                for (cell, k) in [both, native_only, serial_only, neither]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let key = c2s_stats::StatsKey::Paired {
+                        model: "bench".into(),
+                        domain,
+                        comparison: format!("Native/code vs Serial/arm{c}/code"),
+                        length,
+                        cell: cell as u8,
+                    };
+                    counts.update(&key, k as i64)?;
+                }
+            }
+        }
+    }
+    Ok(counts)
+}
+
+fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
+    use c2s_operators::live_stats::{count_changes, stats_keys, LiveTable, StatsSeed};
+    use c2s_records::Domain;
+    use timely::dataflow::operators::{Input, Inspect, Probe};
     use timely::dataflow::{InputHandle, ProbeHandle};
 
-    // 1. Incremental updates: outcomes through the differential joint counts, in epochs.
-    let live = std::sync::Arc::new(std::sync::Mutex::new(LiveTable::default()));
-    let table = live.clone();
+    // 1. Incremental updates: outcomes through the live path — keys, differential counts,
+    //    the changes applied to the counts (what the snapshot thread does) — in epochs.
+    let counts = std::sync::Arc::new(std::sync::Mutex::new(c2s_stats::StatsCounts::new()));
+    let sink = counts.clone();
+    let busy_total = std::sync::Arc::new(std::sync::Mutex::new(Duration::ZERO));
+    let busy_worker = busy_total.clone();
     let started = Instant::now();
     let epoch_size = 10_000u64;
     timely::execute(timely::Config::thread(), move |worker| {
@@ -328,64 +367,139 @@ fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
             u64,
             timely::container::CapacityContainerBuilder<Vec<c2s_records::PairedOutcome>>,
         > = InputHandle::new();
+        let mut no_trajectories: InputHandle<
+            u64,
+            timely::container::CapacityContainerBuilder<Vec<c2s_records::Trajectory>>,
+        > = InputHandle::new();
         let probe = ProbeHandle::new();
-        let live = table.clone();
+        let sink = sink.clone();
+        let busy_total = busy_worker.clone();
         worker.dataflow::<u64, _, _>(|scope| {
-            joint_counts(scope.input_from(&mut input), live).probe_with(&probe);
+            let live = std::sync::Arc::new(std::sync::Mutex::new(LiveTable::default()));
+            let keys = stats_keys(
+                scope.input_from(&mut input),
+                scope.input_from(&mut no_trajectories),
+                &StatsSeed::default(),
+                live,
+            );
+            count_changes(keys)
+                .inspect(move |(k, d)| {
+                    if let Err(e) = sink.lock().map(|mut c| c.update(k, *d)) {
+                        eprintln!("{e}");
+                    }
+                })
+                .probe_with(&probe);
         });
         let mut sent = 0u64;
         let mut epoch = 0u64;
+        let mut busy = Duration::ZERO;
         while sent < n_outcomes {
-            for _ in 0..epoch_size.min(n_outcomes - sent) {
-                // Distinct items: 384 per domain, many groups (comparisons) so counts move.
-                let domain = if sent.is_multiple_of(2) {
-                    Domain::Arithmetic
-                } else {
-                    Domain::Lexical
-                };
-                input.send(synthetic_outcome(sent / 2, domain, (sent % 8) as usize / 2));
-                sent += 1;
+            // The epoch's outcomes are made outside the timed part.
+            let batch: Vec<c2s_records::PairedOutcome> = (sent..n_outcomes.min(sent + epoch_size))
+                .map(|i| {
+                    // Distinct items, 2 domains × 4 comparisons, so counts move in many cells.
+                    let domain = if i.is_multiple_of(2) {
+                        Domain::Arithmetic
+                    } else {
+                        Domain::Lexical
+                    };
+                    synthetic_outcome(i / 2, domain, (i % 8) as usize / 2)
+                })
+                .collect();
+            sent += batch.len() as u64;
+            let t = Instant::now();
+            for o in batch {
+                input.send(o);
             }
             epoch += 1;
             input.advance_to(epoch);
+            no_trajectories.advance_to(epoch);
             while probe.less_than(&epoch) {
                 worker.step();
             }
+            busy += t.elapsed();
         }
+        *busy_total.lock().unwrap_or_else(|p| p.into_inner()) = busy;
     })
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let secs = started.elapsed().as_secs_f64();
-    let total: u64 = live
+    let secs = busy_total
         .lock()
-        .map(|t| t.tables.values().map(|jt| jt.n()).sum())
-        .unwrap_or(0);
+        .map(|b| b.as_secs_f64())
+        .unwrap_or_else(|_| started.elapsed().as_secs_f64());
+    let (total, cells) = counts
+        .lock()
+        .map(|c| (c.outcomes(), c.cell_count()))
+        .unwrap_or((0, 0));
     println!(
-        "incremental joint counts (differential): {n_outcomes} outcomes in {secs:.2} s = {:.0} outcomes/s (epochs of {epoch_size}; tables count {total})",
+        "incremental updates (keys → differential count → counts): {n_outcomes} outcomes in {secs:.2} s of dataflow time = {:.0} outcomes/s (epochs of {epoch_size}; {total} counted in {cells} cells; making the outcomes not timed)",
         n_outcomes as f64 / secs
     );
 
-    // 2. A full snapshot: 384 items × 2 domains (64 per length, L = 3..8) × 4 comparisons,
-    //    plus calibration over the Serial trajectories.
-    let mut outcomes = Vec::new();
-    for domain in [Domain::Arithmetic, Domain::Lexical] {
-        for c in 0..4 {
-            for i in 0..384 {
-                outcomes.push(synthetic_outcome(i, domain, c));
-            }
-        }
-    }
+    // 2. Snapshot time against the number of outcomes: counts (the live and offline path)
+    //    and, where it is affordable, the per-item resampling the counts replaced.
     let cfg = c2s_stats::StatsConfig {
         bootstrap_draws: draws,
         ..Default::default()
     };
-    let t = Instant::now();
-    let rows = snapshot_rows(&outcomes, &[], &cfg, 0)?;
-    let snap = t.elapsed().as_secs_f64();
-    println!(
-        "full snapshot: {} outcomes (384 items × 2 domains × 4 comparisons, 6 lengths), {draws} bootstrap draws: {:.3} s, {} metric rows",
-        outcomes.len(),
-        snap,
-        rows.len()
-    );
+    println!("snapshot of 2 domains × 4 comparisons × 6 lengths, {draws} bootstrap draws:");
+    let mut first = None;
+    for n in [1_000u64, 100_000, 10_000_000] {
+        let counts = synthetic_counts(n)?;
+        let t = Instant::now();
+        let rows = counts.snapshot(&cfg, 0)?;
+        let snap = t.elapsed().as_secs_f64();
+        let base = *first.get_or_insert(snap);
+        print!(
+            "  {n:>10} outcomes: counts {snap:.3} s ({:.2}× the 10^3 snapshot), {} rows",
+            snap / base,
+            rows.len()
+        );
+        if n <= 100_000 {
+            // The per-item bootstrap of the same groups (9,999 draws resample every item).
+            let boot = cfg.bootstrap();
+            let t = Instant::now();
+            for (_, tables) in group_tables(&counts) {
+                let sample = c2s_stats::StratifiedSample::from_counts(4, tables)?;
+                c2s_stats::bootstrap_per_item(&sample, &boot, 1, |c, out| {
+                    out[0] = Some(c.pooled(0) as f64);
+                })?;
+            }
+            let per_item = t.elapsed().as_secs_f64();
+            print!(
+                "; per-item resampling of the same groups {per_item:.3} s ({:.1}× counts)",
+                per_item / snap
+            );
+        }
+        println!();
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Code counts per stratum key.
+type Strata = Vec<(u32, Vec<u64>)>;
+
+/// The joint tables of every paired group, as bootstrap strata.
+fn group_tables(counts: &c2s_stats::StatsCounts) -> Vec<(String, Strata)> {
+    let mut groups: std::collections::BTreeMap<String, std::collections::BTreeMap<u32, Vec<u64>>> =
+        Default::default();
+    for (key, n) in counts.cells() {
+        if let c2s_stats::StatsKey::Paired {
+            domain,
+            comparison,
+            length,
+            cell,
+            ..
+        } = key
+        {
+            groups
+                .entry(format!("{domain}/{comparison}"))
+                .or_default()
+                .entry(length)
+                .or_insert_with(|| vec![0; 4])[usize::from(cell)] = n;
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(g, t)| (g, t.into_iter().collect()))
+        .collect()
 }

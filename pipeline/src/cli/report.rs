@@ -8,16 +8,19 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use c2s_sinks::{read_manifest, read_paired_outcomes, read_trajectory_records};
+use c2s_sinks::read_manifest;
+use c2s_stats::StatsCounts;
 
-use super::stats::{recompute, run_stats_config};
+use super::stats::{read_runs, runs_stats_config};
 use crate::report::{write_report, ReportInput};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run directory (needs outcomes/ and trajectories/).
-    pub run_dir: PathBuf,
-    /// Output directory (default: RUN_DIR/report).
+    /// Run directories (each needs outcomes/ and trajectories/); several (e.g. one per model
+    /// over the same items) give one report with the models side by side.
+    #[arg(required = true)]
+    pub run_dirs: Vec<PathBuf>,
+    /// Output directory (default: RUN_DIR/report of the first run directory).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Bootstrap draws (default: the run's setting, else 9,999).
@@ -29,26 +32,26 @@ pub struct ReportArgs {
 }
 
 pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let run_dir = &args.run_dir;
-    let (mut cfg, _) = run_stats_config(run_dir)?;
+    let run_dir = &args.run_dirs[0];
+    let mut cfg = runs_stats_config(&args.run_dirs)?;
     if let Some(d) = args.draws {
         cfg.bootstrap_draws = d;
     }
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
-    let rows = recompute(run_dir, &cfg, 0)?;
-    let trajectories =
-        read_trajectory_records(&run_dir.join("trajectories")).context("reading trajectories/")?;
-    let outcomes = read_paired_outcomes(&run_dir.join("outcomes"))
-        .context("reading outcomes/")?
-        .len();
+    let (outcomes, trajectories) = read_runs(&args.run_dirs)?;
+    let rows = StatsCounts::from_records(&outcomes, &trajectories)
+        .context("counting the runs (an item repeated across directories?)")?
+        .snapshot(&cfg, 0)?;
+    let outcomes = outcomes.len();
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
     let out = args.out.clone().unwrap_or_else(|| run_dir.join("report"));
     let written = write_report(
         &ReportInput {
             run_dir,
+            other_runs: &args.run_dirs[1..],
             manifest: manifest.as_ref(),
             cfg: &cfg,
             rows: &rows,

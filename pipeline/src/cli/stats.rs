@@ -1,6 +1,11 @@
-//! `choice2seq stats RUN_DIR`: every metric recomputed offline from `outcomes/` and
+//! `choice2seq stats RUN_DIR...`: every metric recomputed offline from `outcomes/` and
 //! `trajectories/` (a directory holding only those two datasets is enough), with the settings
-//! of the run's manifest unless overridden. The result equals the live final snapshot.
+//! of the (first) run's manifest unless overridden. On one directory the result equals the
+//! live final snapshot bit for bit: both are the same function of the same counts
+//! (`c2s_stats::StatsCounts`). Several directories (e.g. one per model, over the same items)
+//! are counted together, so cross-model Holm families — the paper's primary family, Native
+//! vs Serial over every model and domain (A.6), is the default — and side-by-side tables are
+//! formed over all of them.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,14 +13,16 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use c2s_operators::live_stats::snapshot_rows;
+use c2s_records::{PairedOutcome, Trajectory};
 use c2s_sinks::{read_manifest, read_paired_outcomes, read_trajectory_records};
-use c2s_stats::{FamilyScope, HolmFamily, MetricRow, StatsConfig};
+use c2s_stats::{FamilyScope, HolmFamily, MetricRow, StatsConfig, StatsCounts};
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    /// Run directory (needs outcomes/ and trajectories/).
-    pub run_dir: PathBuf,
+    /// Run directories (each needs outcomes/ and trajectories/); several are counted
+    /// together (e.g. one per model over the same items).
+    #[arg(required = true)]
+    pub run_dirs: Vec<PathBuf>,
     /// Print every metric row as JSON (one array).
     #[arg(long)]
     pub json: bool,
@@ -72,22 +79,84 @@ pub fn run_stats_config(run_dir: &Path) -> anyhow::Result<(StatsConfig, Option<u
     Ok((cfg, Some(m.updated_at_ms)))
 }
 
-/// Recompute every metric of a run directory.
-pub fn recompute(
-    run_dir: &Path,
+/// The outcomes and trajectories of a run directory.
+pub fn read_run(run_dir: &Path) -> anyhow::Result<(Vec<PairedOutcome>, Vec<Trajectory>)> {
+    let outcomes = read_paired_outcomes(&run_dir.join("outcomes"))
+        .with_context(|| format!("reading {}/outcomes/", run_dir.display()))?;
+    let trajectories = read_trajectory_records(&run_dir.join("trajectories"))
+        .with_context(|| format!("reading {}/trajectories/", run_dir.display()))?;
+    Ok((outcomes, trajectories))
+}
+
+/// The statistics counts of a run directory (empty when it holds nothing yet).
+pub fn run_counts(run_dir: &Path) -> anyhow::Result<StatsCounts> {
+    let (outcomes, trajectories) = read_run(run_dir)?;
+    StatsCounts::from_records(&outcomes, &trajectories)
+        .with_context(|| format!("counting {}", run_dir.display()))
+}
+
+/// The records of several run directories, with a check that no (model, item) is counted
+/// twice across them, and a warning when their paired items differ.
+pub fn read_runs(run_dirs: &[PathBuf]) -> anyhow::Result<(Vec<PairedOutcome>, Vec<Trajectory>)> {
+    let mut outcomes = Vec::new();
+    let mut trajectories = Vec::new();
+    let mut item_sets: Vec<(&Path, std::collections::BTreeSet<String>)> = Vec::new();
+    for dir in run_dirs {
+        let (o, t) = read_run(dir)?;
+        if o.is_empty() && t.is_empty() {
+            anyhow::bail!("{} holds no outcomes and no trajectories", dir.display());
+        }
+        item_sets.push((dir, o.iter().map(|x| x.item_id.clone()).collect()));
+        outcomes.extend(o);
+        trajectories.extend(t);
+    }
+    if let Some((first, items)) = item_sets.first() {
+        for (dir, other) in &item_sets[1..] {
+            if other != items {
+                eprintln!(
+                    "warning: {} and {} pair different items ({} and {} item ids): \
+                     a cross-model comparison is over different samples",
+                    first.display(),
+                    dir.display(),
+                    items.len(),
+                    other.len()
+                );
+            }
+        }
+    }
+    Ok((outcomes, trajectories))
+}
+
+/// Recompute every metric of one or more run directories.
+pub fn recompute_runs(
+    run_dirs: &[PathBuf],
     cfg: &StatsConfig,
     snapshot: u64,
 ) -> anyhow::Result<Vec<MetricRow>> {
-    let outcomes = read_paired_outcomes(&run_dir.join("outcomes")).context("reading outcomes/")?;
-    let trajectories =
-        read_trajectory_records(&run_dir.join("trajectories")).context("reading trajectories/")?;
-    if outcomes.is_empty() && trajectories.is_empty() {
-        anyhow::bail!(
-            "{} holds no outcomes and no trajectories",
-            run_dir.display()
-        );
+    let (outcomes, trajectories) = read_runs(run_dirs)?;
+    let counts = StatsCounts::from_records(&outcomes, &trajectories)
+        .context("counting the runs (an item repeated across directories?)")?;
+    Ok(counts.snapshot(cfg, snapshot)?)
+}
+
+/// The settings of the first run directory; the others' are compared and differences
+/// reported.
+pub fn runs_stats_config(run_dirs: &[PathBuf]) -> anyhow::Result<StatsConfig> {
+    let Some(first) = run_dirs.first() else {
+        anyhow::bail!("no run directory given");
+    };
+    let (cfg, _) = run_stats_config(first)?;
+    for dir in &run_dirs[1..] {
+        let (other, _) = run_stats_config(dir)?;
+        if other != cfg {
+            eprintln!(
+                "warning: {} was run with other statistics settings than {}; using the latter's",
+                dir.display(),
+                first.display()
+            );
+        }
     }
-    Ok(snapshot_rows(&outcomes, &trajectories, cfg, snapshot)?)
+    Ok(cfg)
 }
 
 fn fmt_opt(x: Option<f64>) -> String {
@@ -95,14 +164,14 @@ fn fmt_opt(x: Option<f64>) -> String {
 }
 
 pub fn execute(args: StatsArgs) -> anyhow::Result<ExitCode> {
-    let (mut cfg, _) = run_stats_config(&args.run_dir)?;
+    let mut cfg = runs_stats_config(&args.run_dirs)?;
     if let Some(d) = args.draws {
         cfg.bootstrap_draws = d;
     }
     if let Some(s) = args.seed {
         cfg.seed = s;
     }
-    let rows = recompute(&args.run_dir, &cfg, 0)?;
+    let rows = recompute_runs(&args.run_dirs, &cfg, 0)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
@@ -114,13 +183,31 @@ pub fn execute(args: StatsArgs) -> anyhow::Result<ExitCode> {
         cfg.seed,
         cfg.level
     );
+    let models: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+    let several = models.len() > 1;
+    let model_col = |m: &str| {
+        if several {
+            format!("{m:<24} ")
+        } else {
+            String::new()
+        }
+    };
     println!(
-        "{:<10} {:<40} {:>6} {:<26} {:>9} {:>9} {:>9} {:>12}",
-        "domain", "comparison", "length", "metric", "value", "ci_low", "ci_high", "n/d"
+        "{}{:<10} {:<40} {:>6} {:<26} {:>9} {:>9} {:>9} {:>12}",
+        model_col("model"),
+        "domain",
+        "comparison",
+        "length",
+        "metric",
+        "value",
+        "ci_low",
+        "ci_high",
+        "n/d"
     );
     for r in &rows {
         println!(
-            "{:<10} {:<40} {:>6} {:<26} {:>9} {:>9} {:>9} {:>12}",
+            "{}{:<10} {:<40} {:>6} {:<26} {:>9} {:>9} {:>9} {:>12}",
+            model_col(&r.model),
             r.domain,
             r.comparison,
             r.length

@@ -33,6 +33,9 @@ use tables::{Group, MetricIndex};
 /// What a report is made from.
 pub struct ReportInput<'a> {
     pub run_dir: &'a Path,
+    /// Further run directories counted with the first (e.g. other models over the same
+    /// items); the header and settings are the first directory's.
+    pub other_runs: &'a [PathBuf],
     pub manifest: Option<&'a Manifest>,
     /// The statistics settings the metrics were recomputed with.
     pub cfg: &'a StatsConfig,
@@ -395,6 +398,19 @@ fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
         ("Run".to_string(), run_name.to_string()),
         ("Directory".to_string(), input.run_dir.display().to_string()),
     ];
+    if !input.other_runs.is_empty() {
+        run.push((
+            "Counted with".to_string(),
+            input
+                .other_runs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+                + " (one comparison: Holm families and tables span every directory's models; \
+                   the run header below is the first directory's)",
+        ));
+    }
     let Some(m) = input.manifest else {
         run.push((
             "Manifest".to_string(),

@@ -1,5 +1,6 @@
 //! The terminal view of a run: a progress bar with rate and ETA, a live table of EM and SCR per
-//! domain and comparison (refreshed from the differential joint counts), and the summary.
+//! domain and comparison (published by the snapshot thread from the differential counts), and
+//! the summary.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -23,9 +24,13 @@ fn fmt_rate(x: Option<f64>) -> String {
         .unwrap_or_else(|| "    -".into())
 }
 
-/// The live table as text: one line per (model, domain, comparison).
+/// The live table as text: one line per (model, domain, comparison), and the last failed
+/// snapshot's error.
 pub fn table_text(t: &LiveTable) -> String {
     let mut out = String::new();
+    if let Some(e) = &t.last_error {
+        out.push_str(&format!("  ERROR {e}\n"));
+    }
     for ((model, domain, comparison), jt) in &t.tables {
         let n = jt.n();
         out.push_str(&format!(
@@ -116,8 +121,14 @@ pub fn summary(shared: &Shared, elapsed: f64) {
         "done in {elapsed:.1} s: {trajectories} trajectories, {requests} requests ({:.2} requests/s)",
         requests as f64 / elapsed.max(1e-9)
     );
-    if !table.tables.is_empty() {
+    if !table.tables.is_empty() || table.last_error.is_some() {
         print!("{}", table_text(&table));
+    }
+    if table.failed_snapshots > 0 {
+        println!(
+            "{} metric snapshot(s) failed: see the `snapshot_error` rows of metrics/",
+            table.failed_snapshots
+        );
     }
     let dir = shared.run_dir.display();
     println!("outputs (Parquet, readable while a run goes on):");

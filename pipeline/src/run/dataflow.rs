@@ -96,6 +96,7 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
             out.trajectories.clone(),
             stats_config(cfg),
             policy,
+            sh.resume.stats.clone(),
             sh.live.clone(),
         );
         let failed = sh.failed.clone();

@@ -11,6 +11,7 @@ use anyhow::Context;
 
 use c2s_config::{KafkaSink, RunConfig, SourceConfig};
 use c2s_model::ModelIdentity;
+use c2s_operators::live_stats::StatsSeed;
 use c2s_operators::messages::{Exchange, Reject};
 use c2s_operators::sink_op::RowSink;
 use c2s_operators::Counters;
@@ -35,6 +36,9 @@ pub struct ResumeState {
     /// Number of the next metric snapshot.
     pub next_snapshot: u64,
     pub manifest: Option<Manifest>,
+    /// The statistics of what is already recorded: a resumed run's live metrics start from
+    /// them, so its final snapshot equals `choice2seq stats` on the directory.
+    pub stats: StatsSeed,
 }
 
 impl ResumeState {
@@ -50,14 +54,23 @@ impl ResumeState {
                 (k, r)
             })
             .collect();
+        let trajectory_keys = read_trajectory_keys(&run_dir.join("trajectories"))?;
+        let outcome_keys = read_outcome_keys(&run_dir.join("outcomes"))?;
+        let counts = crate::cli::stats::run_counts(run_dir)
+            .context("seeding the statistics from outcomes/ and trajectories/")?;
         Ok(ResumeState {
-            trajectory_keys: read_trajectory_keys(&run_dir.join("trajectories"))?,
+            stats: StatsSeed {
+                counts,
+                outcome_keys: Arc::new(outcome_keys.clone()),
+                trajectory_keys: Arc::new(trajectory_keys.clone()),
+            },
+            trajectory_keys,
             request_ids: read_requests(&run_dir.join("requests"))?
                 .into_iter()
                 .map(|r| r.request_id)
                 .collect(),
             answers,
-            outcome_keys: read_outcome_keys(&run_dir.join("outcomes"))?,
+            outcome_keys,
             reject_keys: read_rejects(&run_dir.join("rejects"))?
                 .into_iter()
                 .map(|r| (r.source, r.location, r.reason))
