@@ -20,9 +20,29 @@ use crate::messages::{route, Incoming, Reject};
 /// An item with its provenance, routed to its owner.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Located {
+    /// Crosses processes as its JSON line: `Item` skips empty optional fields in JSON (the
+    /// bank format), which a non-self-describing format such as timely's bincode cannot read
+    /// back.
+    #[serde(with = "item_as_json")]
     pub item: Item,
     pub source: String,
     pub location: String,
+}
+
+mod item_as_json {
+    use c2s_records::Item;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(item: &Item, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::to_string(item)
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Item, D::Error> {
+        let text = String::deserialize(d)?;
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 /// Validate `incoming`; returns (valid items on their owner worker, rejects).

@@ -443,3 +443,97 @@ fn resuming_with_another_model_is_refused_before_any_work() {
     // The same model resumes (nothing left to do).
     run_ok(&cfg, &run_dir);
 }
+
+/// A cluster: the same config as one process and as two processes on localhost (`-n 2 -p 0/1
+/// -h hosts`, the real model) gives identical outcomes and final metrics. The two processes
+/// share one run directory: one manifest (process 0's), parts named by global worker index,
+/// each process feeding only its share of the file sources.
+#[test]
+fn two_processes_equal_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = bank_head(dir.path(), "arithmetic-dev.jsonl", 3);
+    let l = bank_head(dir.path(), "lexical-dev.jsonl", 3);
+    let cfg = write(
+        dir.path(),
+        "run.toml",
+        &config(
+            &model_path(),
+            &[&a, &l],
+            NATIVE_SERIAL,
+            "prefix",
+            "[stats]\nbootstrap_draws = 199\n",
+        ),
+    );
+    let one = dir.path().join("one");
+    run_ok(&cfg, &one);
+
+    // Two free local ports for the processes' rendezvous.
+    let ports: Vec<u16> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect::<Vec<_>>()
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect();
+    let hosts = write(
+        dir.path(),
+        "hosts",
+        &format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1]),
+    );
+    let two = dir.path().join("two");
+    let children: Vec<std::process::Child> = (0..2)
+        .map(|p| {
+            Command::new(binary())
+                .args([
+                    "run",
+                    cfg.to_str().unwrap(),
+                    "--run-dir",
+                    two.to_str().unwrap(),
+                    "--quiet",
+                    "-n",
+                    "2",
+                    "-p",
+                    &p.to_string(),
+                    "-h",
+                    hosts.to_str().unwrap(),
+                ])
+                .current_dir(repo_root())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (p, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "process {p}: {stdout}\n{stderr}");
+    }
+    let outcomes = |d: &Path| -> BTreeSet<(String, String, bool, bool)> {
+        read_outcomes(&d.join("outcomes"))
+            .unwrap()
+            .into_iter()
+            .map(|o| (o.item_id, o.comparison, o.native_correct, o.serial_correct))
+            .collect()
+    };
+    assert_eq!(outcomes(&one).len(), 6);
+    assert_eq!(outcomes(&one), outcomes(&two));
+    // Both processes wrote parts into the one directory; trajectories are not repeated.
+    let parts: BTreeSet<String> = std::fs::read_dir(two.join("trajectories"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".parquet"))
+        .collect();
+    assert!(parts.iter().any(|n| n.starts_with("part-w0-")), "{parts:?}");
+    assert!(parts.iter().any(|n| n.starts_with("part-w1-")), "{parts:?}");
+    assert_eq!(
+        read_trajectories(&two.join("trajectories")).unwrap().len(),
+        12
+    );
+    assert!(two.join("manifest.json").exists());
+    assert_eq!(
+        c2s_e2e::live_final_snapshot(&one),
+        c2s_e2e::live_final_snapshot(&two),
+        "same final metrics with one and two processes"
+    );
+    assert_live_final_equals_offline(&two);
+}

@@ -188,8 +188,16 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     }
-    outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume)
-        .context("writing manifest.json")?;
+    // A cluster shares one run directory (on a shared filesystem): one manifest, written by
+    // process 0 only. Output parts carry the global worker index in their names.
+    let process = match &timely_config.communication {
+        timely::CommunicationConfig::Cluster { process, .. } => *process,
+        _ => 0,
+    };
+    if process == 0 {
+        outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume)
+            .context("writing manifest.json")?;
+    }
     if resume.is_resume() {
         eprintln!(
             "resuming {}: {} trajectories, {} requests, {} outcomes already recorded",
@@ -249,7 +257,9 @@ pub fn execute(
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    outputs::finish_manifest(&run_dir).context("updating manifest.json")?;
+    if process == 0 {
+        outputs::finish_manifest(&run_dir).context("updating manifest.json")?;
+    }
     console::summary(&shared, elapsed);
     let mut engine = ServiceStats::default();
     for w in shared
