@@ -12,9 +12,10 @@
 //!    routed to worker 0, whose operator only forwards them over a channel. The thread owns a
 //!    [`StatsCounts`] (seeded from a resumed run's `outcomes/` and `trajectories/`), publishes
 //!    the live console table, and computes a snapshot every N outcomes or T seconds and at
-//!    the end. A snapshot's cost depends on groups, lengths and draws, not on the number of
-//!    outcomes, and it never runs on a timely thread: feeding and answer routing go on while
-//!    it is computed. The operator holds its capability until the final snapshot's rows are
+//!    the end (the outcome policy is checked after each dataflow time's changes, so snapshots
+//!    fall at the same points however fast the thread runs). A snapshot's cost depends on
+//!    groups, lengths and draws, not on the number of outcomes, and it never runs on a timely
+//!    thread: feeding and answer routing go on while it is computed. The operator holds its capability until the final snapshot's rows are
 //!    back, and emits rows as they arrive. A snapshot that fails is a `snapshot_error` row in
 //!    `metrics/` and a line in the console, not only a log line.
 
@@ -335,34 +336,34 @@ impl SnapshotThread {
                 Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => return,
             };
-            let mut finish = false;
-            let mut changed = false;
-            // Everything already queued is applied before a snapshot: a slow snapshot is
-            // followed by one over the latest counts, not by a backlog of stale ones.
-            for m in msg
-                .into_iter()
-                .chain(std::iter::from_fn(|| rx.try_recv().ok()))
-            {
-                match m {
-                    ToThread::Changes(c) => {
-                        changed = true;
-                        self.apply(c);
+            let Some(msg) = msg else {
+                // A time-based snapshot.
+                if self.due() {
+                    let rows = self.snapshot();
+                    if !send(FromThread::Rows(rows)) {
+                        return;
                     }
-                    ToThread::Finish => finish = true,
                 }
-            }
-            if changed {
-                self.publish();
-            }
-            if finish {
-                let rows = self.snapshot();
-                send(FromThread::Rows(rows));
-                send(FromThread::Done);
-                return;
-            }
-            if self.due() {
-                let rows = self.snapshot();
-                if !send(FromThread::Rows(rows)) {
+                continue;
+            };
+            match msg {
+                ToThread::Changes(c) => {
+                    self.apply(c);
+                    self.publish();
+                    // Checked after every batch (one per dataflow time), so snapshots fall at
+                    // the same outcome counts however fast the thread is; the counts are
+                    // cheap to snapshot, so a backlog does not build up.
+                    if self.due() {
+                        let rows = self.snapshot();
+                        if !send(FromThread::Rows(rows)) {
+                            return;
+                        }
+                    }
+                }
+                ToThread::Finish => {
+                    let rows = self.snapshot();
+                    send(FromThread::Rows(rows));
+                    send(FromThread::Done);
                     return;
                 }
             }
@@ -410,18 +411,25 @@ pub fn snapshots<'s>(
             }
             let mut finish_sent = false;
             move |(input, frontier), output| {
-                let mut batch = Vec::new();
-                input.for_each(|_, data| batch.append(data));
+                // One message per dataflow time: the thread checks its policy after each.
+                let mut batches = Vec::new();
+                input.for_each(|_, data| {
+                    if !data.is_empty() {
+                        batches.push(std::mem::take(data));
+                    }
+                });
                 let Some(c) = cap.as_mut() else { return };
                 let Some((to, from)) = channels.as_ref() else {
                     // No thread: nothing will ever come back.
                     cap = None;
                     return;
                 };
-                if !batch.is_empty() && to.send(ToThread::Changes(batch)).is_err() {
-                    tracing::error!("the snapshot thread stopped; no further snapshots");
-                    cap = None;
-                    return;
+                for batch in batches {
+                    if to.send(ToThread::Changes(batch)).is_err() {
+                        tracing::error!("the snapshot thread stopped; no further snapshots");
+                        cap = None;
+                        return;
+                    }
                 }
                 let mut done = false;
                 loop {
@@ -611,16 +619,19 @@ mod tests {
         })
         .unwrap();
         let rows = captured.lock().unwrap().clone();
+        let table = live.lock().unwrap().clone();
+        (rows, table)
+    }
+
+    /// The rows of the last snapshot, after checking that snapshots were taken while the
+    /// stage ran (every 10 outcomes, checked after each epoch's changes).
+    fn final_rows(rows: Vec<MetricRow>) -> Vec<MetricRow> {
         let last = rows.iter().map(|r| r.snapshot).max().unwrap();
         assert!(
             rows.iter().any(|r| r.snapshot < last),
             "snapshots while it ran"
         );
-        let table = live.lock().unwrap().clone();
-        (
-            rows.into_iter().filter(|r| r.snapshot == last).collect(),
-            table,
-        )
+        rows.into_iter().filter(|r| r.snapshot == last).collect()
     }
 
     fn patterns(i: usize) -> Vec<bool> {
@@ -647,7 +658,7 @@ mod tests {
                 trajectories.clone(),
                 StatsSeed::default(),
             );
-            assert_eq!(strip(rows), offline, "{workers} workers");
+            assert_eq!(strip(final_rows(rows)), offline, "{workers} workers");
             assert_eq!(table.outcomes, 60);
             assert_eq!(table.last_error, None);
         }
@@ -674,7 +685,7 @@ mod tests {
             ),
         };
         let (rows, table) = run(2, outcomes, trajectories, seed);
-        assert_eq!(strip(rows), offline);
+        assert_eq!(strip(final_rows(rows)), offline);
         assert_eq!(table.outcomes, 60);
     }
 
@@ -684,14 +695,23 @@ mod tests {
         // A TeacherForced trajectory with 2 position outcomes for length 3.
         let trajectories = vec![trajectory(1, vec![true, false])];
         let (rows, table) = run(1, outcomes, trajectories, StatsSeed::default());
-        assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!(rows[0].metric, SNAPSHOT_ERROR);
+        // The snapshot taken after the bad trajectory arrived fails: one error row, naming it.
+        let errors: Vec<&MetricRow> = rows.iter().filter(|r| r.metric == SNAPSHOT_ERROR).collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(
-            rows[0].comparison.contains("it001"),
+            errors[0].comparison.contains("it001"),
             "{}",
-            rows[0].comparison
+            errors[0].comparison
         );
-        assert!(table.last_error.unwrap().contains("position outcomes"));
+        assert!(errors[0].comparison.contains("position outcomes"));
+        assert!(
+            rows.iter()
+                .filter(|r| r.snapshot == errors[0].snapshot)
+                .all(|r| r.metric == SNAPSHOT_ERROR),
+            "a failed snapshot has no metric rows"
+        );
+        // The console saw it (cleared again by a later successful snapshot).
+        assert!(table.last_error.is_none_or(|e| e.contains("it001")));
         assert_eq!(table.failed_snapshots, 1);
     }
 }
