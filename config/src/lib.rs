@@ -43,6 +43,10 @@ pub struct RunSection {
     /// noun / indexed word / unindexed). Without it those outputs are `outside` (a warning
     /// says so).
     pub wordnet_dir: PathBuf,
+    /// Duplicate item ids are rejected against every id of the run (0, the default, exact)
+    /// or, with N > 0, against the last N ids only (bounded memory for endless streams; a
+    /// duplicate further apart is then processed again).
+    pub duplicate_id_window: usize,
 }
 
 impl Default for RunSection {
@@ -54,6 +58,7 @@ impl Default for RunSection {
             max_length: 8,
             request_layout: RequestLayout::Paper,
             wordnet_dir: PathBuf::from("/usr/share/wordnet"),
+            duplicate_id_window: 0,
         }
     }
 }
@@ -484,6 +489,9 @@ pub struct StatsSection {
     pub snapshot_every: u64,
     /// …or every this many seconds (and always at the end).
     pub snapshot_seconds: f64,
+    /// Confidence-calibration metrics (default true). `false`: no calibration rows, and a live
+    /// run keeps no per-string confidence keys (bounded statistics state for endless streams).
+    pub calibration: bool,
     /// Holm families. Default: the paper's primary family (A.6), Native/code vs
     /// Serial/Full/code across models and domains, when the run has that comparison; the
     /// resolved families are what the manifest records.
@@ -498,6 +506,7 @@ impl Default for StatsSection {
             level: 0.95,
             snapshot_every: 100,
             snapshot_seconds: 30.0,
+            calibration: true,
             families: vec![],
         }
     }

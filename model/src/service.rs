@@ -58,8 +58,16 @@ struct Job {
 struct Shared {
     /// Waiters per prompt key of requests being computed.
     waiting: HashMap<String, Vec<(String, oneshot::Sender<Reply>)>>,
-    /// Answers of completed requests, for in-run de-duplication.
+    /// Answers of completed requests, for in-run de-duplication. An answer is kept while an
+    /// item that asked for it is in progress (and a resumed run's recorded answers until an
+    /// item asks for them): identical prompts arise within an item (arms sharing steps), so
+    /// forgetting finished items' answers bounds the cache by the items in flight without
+    /// changing what any item is answered.
     done: HashMap<String, Response>,
+    /// Prompt keys each item in progress has asked for.
+    item_keys: HashMap<String, Vec<String>>,
+    /// Items in progress per prompt key.
+    key_items: HashMap<String, u32>,
     stats: EngineStats,
     /// Requests answered by de-duplication instead of the engine.
     deduplicated: u64,
@@ -136,6 +144,32 @@ impl InferenceService {
         }
     }
 
+    /// An item is finished: forget the answers no item in progress asked for.
+    pub fn finish_item(&self, item_id: &str) {
+        let mut s = lock(&self.shared);
+        let Some(keys) = s.item_keys.remove(item_id) else {
+            return;
+        };
+        for key in keys {
+            let left = match s.key_items.get_mut(&key) {
+                Some(n) => {
+                    *n = n.saturating_sub(1);
+                    *n
+                }
+                None => 0,
+            };
+            if left == 0 {
+                s.key_items.remove(&key);
+                s.done.remove(&key);
+            }
+        }
+    }
+
+    /// Answers held for de-duplication (a bounded cache: see [`InferenceService::finish_item`]).
+    pub fn cached_answers(&self) -> usize {
+        lock(&self.shared).done.len()
+    }
+
     /// Answer one request.
     pub async fn call(&self, request: Request) -> Reply {
         let key = if self.dedup {
@@ -155,6 +189,11 @@ impl InferenceService {
         }
         let route = {
             let mut s = lock(&self.shared);
+            let keys = s.item_keys.entry(request.item_id.clone()).or_default();
+            if !keys.contains(&key) {
+                keys.push(key.clone());
+                *s.key_items.entry(key.clone()).or_default() += 1;
+            }
             if let Some(done) = s.done.get(&key) {
                 let mut r = done.clone();
                 r.request_id = request.request_id.clone();

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use differential_dataflow::AsCollection;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::{Exchange as ExchangePact, Pipeline};
+use timely::dataflow::operators::core::Partition;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::Concat;
 use timely::dataflow::StreamVec;
@@ -105,6 +106,7 @@ pub fn stats_keys<'s>(
     outcomes: StreamVec<'s, u64, PairedOutcome>,
     trajectories: StreamVec<'s, u64, Trajectory>,
     seed: &StatsSeed,
+    calibration: bool,
     live: Arc<Mutex<LiveTable>>,
 ) -> StreamVec<'s, u64, (StatsKey, u64, isize)> {
     let skip = seed.outcome_keys.clone();
@@ -174,7 +176,10 @@ pub fn stats_keys<'s>(
                             match StatsKey::of_trajectory(&t) {
                                 Ok(ks) => {
                                     for k in ks {
-                                        *keys.entry(k).or_default() += 1;
+                                        if calibration || !matches!(k, StatsKey::Confidence { .. })
+                                        {
+                                            *keys.entry(k).or_default() += 1;
+                                        }
                                     }
                                 }
                                 Err(e) => push_error(
@@ -202,11 +207,34 @@ fn push_error(live: &Mutex<LiveTable>, message: String) {
 }
 
 /// Stage 2: the change of every counted cell, maintained by differential's `count()` and
-/// routed to worker 0: `(key, Σ count·diff)` per cell and time.
+/// routed to worker 0: `(key, Σ count·diff)` per cell and time. Confidence keys (about one per
+/// completed string) go to the snapshot thread as they are: an arrangement would only keep a
+/// second copy of that thread's exact counts.
 pub fn count_changes<'s>(
     updates: StreamVec<'s, u64, (StatsKey, u64, isize)>,
 ) -> StreamVec<'s, u64, (StatsKey, i64)> {
-    updates
+    let mut parts = updates
+        .partition::<CapacityContainerBuilder<Vec<(StatsKey, u64, isize)>>, _, _>(2, |u| {
+            (u64::from(matches!(u.0, StatsKey::Confidence { .. })), u)
+        });
+    let direct = parts
+        .pop()
+        .expect("2 parts")
+        .unary::<CapacityContainerBuilder<Vec<(StatsKey, i64)>>, _, _, _>(
+            Pipeline,
+            "ConfidenceChanges",
+            |_, _| {
+                move |input, output| {
+                    input.for_each(|cap, data| {
+                        output
+                            .session(&cap)
+                            .give_iterator(data.drain(..).map(|(k, _, n)| (k, n as i64)));
+                    });
+                }
+            },
+        );
+    let counted = parts.pop().expect("2 parts");
+    counted
         .as_collection()
         .count()
         .inner
@@ -228,6 +256,7 @@ pub fn count_changes<'s>(
                 }
             },
         )
+        .concat(direct)
 }
 
 /// Messages to the snapshot thread.
@@ -483,7 +512,7 @@ pub fn live_stats<'s>(
     seed: StatsSeed,
     live: Arc<Mutex<LiveTable>>,
 ) -> StreamVec<'s, u64, MetricRow> {
-    let keys = stats_keys(outcomes, trajectories, &seed, live.clone());
+    let keys = stats_keys(outcomes, trajectories, &seed, cfg.calibration, live.clone());
     snapshots(count_changes(keys), cfg, policy, seed.counts, live)
 }
 

@@ -1,9 +1,16 @@
-//! Stage 6a, Native/Serial pairing per item: trajectories become a differential collection
-//! keyed by (arm, item); every configured comparison joins its whole-answer arm with its local
-//! arm on the item id, giving one paired outcome per item and comparison as soon as both
-//! trajectories exist.
+//! Stage 6a, Native/Serial pairing per item: every configured comparison pairs its reference
+//! arm's trajectory with its compared arm's on the item id, giving one paired outcome per item
+//! and comparison as soon as both trajectories exist.
+//!
+//! State is bounded by the items in flight: all trajectories of an item carry the time (feed
+//! epoch) of the item, and an item's trajectories all arise on its owner worker (items are
+//! routed by id at validation and never leave it), so once the input frontier has passed a
+//! time no trajectory of that time can still come, and what was kept for it is dropped. In a
+//! continuous run the operator therefore holds only the epochs still in processing, not the
+//! history (issue 11).
 
-use differential_dataflow::AsCollection;
+use std::collections::{BTreeMap, HashMap};
+
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
@@ -26,94 +33,97 @@ pub struct PairSpec {
     pub by_fidelity: bool,
 }
 
+impl PairSpec {
+    fn outcome(&self, item_id: &str, reference: &Summary, compared: &Summary) -> PairedOutcome {
+        let success = |v: &Summary| {
+            if self.by_fidelity {
+                v.4 == Some(true)
+            } else {
+                v.3
+            }
+        };
+        PairedOutcome {
+            item_id: item_id.to_string(),
+            native_correct: success(reference),
+            serial_correct: success(compared),
+            domain: reference.0,
+            length: reference.1,
+            model: reference.2.clone(),
+            native_arm: self.reference.clone(),
+            serial_arm: self.compared.clone(),
+        }
+    }
+}
+
+/// Summaries of the arms seen so far, per item, per time.
+type Pending = BTreeMap<u64, HashMap<String, HashMap<String, Summary>>>;
+
 pub fn pair<'s>(
     trajectories: StreamVec<'s, u64, Trajectory>,
     comparisons: Vec<PairSpec>,
 ) -> StreamVec<'s, u64, PairedOutcome> {
-    let updates = trajectories.unary::<CapacityContainerBuilder<
-        Vec<(((String, String), Summary), u64, isize)>,
-    >, _, _, _>(Pipeline, "TrajectoryUpdates", |_, _| {
-        move |input, output| {
-            input.for_each(|cap, data| {
-                let Some(&time) = cap.least() else { return };
-                let mut session = output.session(&cap);
-                for t in data.drain(..) {
-                    session.give((
-                        (
-                            (t.arm.clone(), t.item_id.clone()),
-                            (t.domain, t.length, t.model.clone(), t.correct, t.fidelity),
-                        ),
-                        time,
-                        1isize,
-                    ));
-                }
-            });
-        }
-    });
-    let collection = updates.as_collection();
-    let mut paired: Option<differential_dataflow::VecCollection<'s, u64, PairedOutcome, isize>> =
-        None;
-    for PairSpec {
-        reference: native,
-        compared: serial,
-        by_fidelity,
-    } in comparisons
-    {
-        let (n_label, s_label) = (native.clone(), serial.clone());
-        let natives = collection
-            .clone()
-            .filter(move |((arm, _), _)| arm == &n_label)
-            .map(|((_, item), v)| (item, v));
-        let serials = collection
-            .clone()
-            .filter(move |((arm, _), _)| arm == &s_label)
-            .map(|((_, item), v)| (item, v));
-        let (na, sa) = (native.clone(), serial.clone());
-        let joined = natives.join(serials).map(move |(item_id, (n, s))| {
-            let success = |v: &Summary| if by_fidelity { v.4 == Some(true) } else { v.3 };
-            PairedOutcome {
-                item_id,
-                native_correct: success(&n),
-                serial_correct: success(&s),
-                domain: n.0,
-                length: n.1,
-                model: n.2,
-                native_arm: na.clone(),
-                serial_arm: sa.clone(),
-            }
-        });
-        paired = Some(match paired {
-            None => joined,
-            Some(p) => p.concat(joined),
-        });
-    }
-    let Some(paired) = paired else {
-        // No comparison configured: an empty stream at the same times.
-        return collection
-            .inner
-            .unary::<CapacityContainerBuilder<Vec<PairedOutcome>>, _, _, _>(
-                Pipeline,
-                "NoPairs",
-                |_, _| |input, _output| input.for_each(|_, _| {}),
-            );
-    };
-    paired
-        .inner
-        .unary::<CapacityContainerBuilder<Vec<PairedOutcome>>, _, _, _>(
-            Pipeline,
-            "PairedOutcomes",
-            |_, _| {
-                move |input, output| {
-                    input.for_each(|cap, data| {
-                        let mut session = output.session(&cap);
-                        for (o, _, diff) in data.drain(..) {
-                            // Trajectories are only ever added, so every join output is an addition.
-                            for _ in 0..diff.max(0) {
-                                session.give(o.clone());
+    trajectories.unary_frontier::<CapacityContainerBuilder<Vec<PairedOutcome>>, _, _, _>(
+        Pipeline,
+        "Pairing",
+        move |_, _| {
+            let mut pending: Pending = BTreeMap::new();
+            move |(input, frontier), output| {
+                input.for_each(|cap, data| {
+                    let Some(&time) = cap.least() else { return };
+                    let mut session = output.session(&cap);
+                    let items = pending.entry(time).or_default();
+                    for t in data.drain(..) {
+                        let arms = items.entry(t.item_id.clone()).or_default();
+                        let summary: Summary =
+                            (t.domain, t.length, t.model.clone(), t.correct, t.fidelity);
+                        // Every comparison this trajectory completes.
+                        for spec in &comparisons {
+                            if spec.reference == t.arm {
+                                if let Some(other) = arms.get(&spec.compared) {
+                                    session.give(spec.outcome(&t.item_id, &summary, other));
+                                }
+                            }
+                            if spec.compared == t.arm {
+                                if let Some(other) = arms.get(&spec.reference) {
+                                    session.give(spec.outcome(&t.item_id, other, &summary));
+                                }
                             }
                         }
-                    });
+                        arms.insert(t.arm, summary);
+                    }
+                });
+                // Times the frontier has passed can receive nothing more.
+                let lower = frontier.frontier().iter().min().copied();
+                match lower {
+                    Some(t) => pending.retain(|&time, _| time >= t),
+                    None => pending.clear(),
                 }
-            },
-        )
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_uses_the_reference_arm_as_native() {
+        let spec = PairSpec {
+            reference: "Native/code".into(),
+            compared: "Serial/Full/code".into(),
+            by_fidelity: false,
+        };
+        let n: Summary = (Domain::Lexical, 5, "m".into(), true, None);
+        let s: Summary = (Domain::Lexical, 5, "m".into(), false, None);
+        let o = spec.outcome("x", &n, &s);
+        assert!(o.native_correct && !o.serial_correct);
+        assert_eq!((o.native_arm.as_str(), o.length), ("Native/code", 5));
+        let copy = PairSpec {
+            by_fidelity: true,
+            ..spec
+        };
+        let f: Summary = (Domain::Lexical, 5, "m".into(), false, Some(true));
+        assert!(copy.outcome("x", &f, &s).native_correct);
+    }
 }

@@ -60,6 +60,7 @@ pub fn serial_loop<'s>(
 ) -> LoopOutputs<'s> {
     let outer = tasks.scope();
     let model = service.identity().label();
+    let finished_items = service.clone();
     outer.scoped::<(u64, u32), _, _>("SerialLoop", move |inner| {
         let (handle, answers) = inner.feedback::<Vec<Answered>>((0, 1));
         let events = tasks
@@ -103,11 +104,16 @@ pub fn serial_loop<'s>(
                                 }
                             }
                         });
-                        // An item is done when no controller, waiting task or request is left.
-                        items.retain(|_, s| {
-                            !(s.controllers.is_empty()
+                        // An item is done when no controller, waiting task or request is left;
+                        // the service then forgets the answers only it asked for.
+                        items.retain(|id, s| {
+                            let done = s.controllers.is_empty()
                                 && s.waiting.is_empty()
-                                && s.outstanding.is_empty())
+                                && s.outstanding.is_empty();
+                            if done {
+                                finished_items.finish_item(id);
+                            }
+                            !done
                         });
                     }
                 },

@@ -46,9 +46,12 @@ mod item_as_json {
 }
 
 /// Validate `incoming`; returns (valid items on their owner worker, rejects).
+/// Duplicate ids are checked against every id seen (`duplicate_window` = 0) or the last
+/// `duplicate_window` ids.
 pub fn validate<'s>(
     incoming: StreamVec<'s, u64, Incoming>,
     policy: ItemPolicy,
+    duplicate_window: usize,
 ) -> (StreamVec<'s, u64, Located>, StreamVec<'s, u64, Reject>) {
     let parsed = incoming.unary::<CapacityContainerBuilder<Vec<Result<Located, Reject>>>, _, _, _>(
         Pipeline,
@@ -92,11 +95,20 @@ pub fn validate<'s>(
         "RejectDuplicateIds",
         move |_, _| {
             let mut seen: HashSet<String> = HashSet::new();
+            let mut order: std::collections::VecDeque<String> = Default::default();
             move |input, output| {
                 input.for_each(|cap, data| {
                     let mut session = output.session(&cap);
                     for l in data.drain(..) {
                         if seen.insert(l.item.item_id.clone()) {
+                            if duplicate_window > 0 {
+                                order.push_back(l.item.item_id.clone());
+                                while order.len() > duplicate_window {
+                                    if let Some(old) = order.pop_front() {
+                                        seen.remove(&old);
+                                    }
+                                }
+                            }
                             session.give(Ok(l));
                         } else {
                             session.give(Err(Reject {

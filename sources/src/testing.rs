@@ -33,7 +33,11 @@ pub struct Broker {
 
 impl Broker {
     pub fn start() -> Broker {
-        let bin = tansu_bin();
+        Broker::start_with(&tansu_bin())
+    }
+
+    /// A broker from the tansu binary at `bin`.
+    pub fn start_with(bin: &std::path::Path) -> Broker {
         let mut last = String::new();
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0")
@@ -46,7 +50,7 @@ impl Broker {
             let log_path = dir.path().join("tansu.log");
             let log = File::create(&log_path).expect("broker log file");
             let log_err = log.try_clone().expect("broker log file");
-            let mut child = Command::new(&bin)
+            let mut child = Command::new(bin)
                 .args(["broker", "--storage-engine", "memory://tansu/"])
                 .args(["--listener-url", &url, "--advertised-listener-url", &url])
                 .stdin(Stdio::null())

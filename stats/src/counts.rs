@@ -349,7 +349,9 @@ impl StatsCounts {
     pub fn snapshot(&self, cfg: &StatsConfig, snapshot: u64) -> Result<Vec<MetricRow>, StatsError> {
         let mut rows = paired_metrics_counts(&self.paired, cfg, snapshot)?;
         rows.extend(independence_metrics_counts(&self.local, cfg, snapshot)?);
-        rows.extend(calibration_metrics_counts(&self.confidence, snapshot)?);
+        if cfg.calibration {
+            rows.extend(calibration_metrics_counts(&self.confidence, snapshot)?);
+        }
         sort_rows(&mut rows);
         Ok(rows)
     }

@@ -144,6 +144,15 @@ pub struct StatsConfig {
     /// Bootstrap threads (0 = available cores); results do not depend on it.
     #[serde(default)]
     pub threads: usize,
+    /// Confidence-calibration rows (the default). Off: none, and a live run keeps no
+    /// confidence keys — the one statistic whose state grows with the number of completed
+    /// strings (for endless streams).
+    #[serde(default = "yes")]
+    pub calibration: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for StatsConfig {
@@ -154,6 +163,7 @@ impl Default for StatsConfig {
             level: DEFAULT_LEVEL,
             families: Vec::new(),
             threads: 0,
+            calibration: true,
         }
     }
 }

@@ -537,3 +537,49 @@ fn two_processes_equal_one_process() {
     );
     assert_live_final_equals_offline(&two);
 }
+
+/// `[run] duplicate_id_window`: by default a repeated item id is rejected however far apart;
+/// with a window of 1 only an immediate repeat is, and a repeat further apart runs again.
+#[test]
+fn duplicate_id_window_bounds_the_duplicate_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let bank =
+        std::fs::read_to_string(repo_root().join("data/banks/arithmetic-dev.jsonl")).unwrap();
+    let lines: Vec<&str> = bank.lines().take(2).collect();
+    // A, B, A: the repeat of A is two ids later.
+    let items = write(
+        dir.path(),
+        "items.jsonl",
+        &format!("{}\n{}\n{}\n", lines[0], lines[1], lines[0]),
+    );
+    for (window, rejected, a_runs) in [(0usize, 1usize, 1usize), (1, 0, 2)] {
+        let cfg = write(
+            dir.path(),
+            &format!("w{window}.toml"),
+            &config(
+                &model_path(),
+                &[&items],
+                "[[arms]]\narm = \"Native\"\n",
+                "simulated",
+                "",
+            )
+            .replacen(
+                "[model]",
+                &format!("[run]\nduplicate_id_window = {window}\n\n[model]"),
+                1,
+            ),
+        );
+        let run_dir = dir.path().join(format!("run-w{window}"));
+        run_ok(&cfg, &run_dir);
+        let rejects = read_rejects(&run_dir.join("rejects")).unwrap();
+        assert_eq!(rejects.len(), rejected, "window {window}: {rejects:?}");
+        let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        let a = first["item_id"].as_str().unwrap();
+        let runs = read_trajectories(&run_dir.join("trajectories"))
+            .unwrap()
+            .iter()
+            .filter(|t| t.item_id == a)
+            .count();
+        assert_eq!(runs, a_runs, "window {window}");
+    }
+}

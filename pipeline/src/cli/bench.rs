@@ -26,6 +26,9 @@ pub enum BenchCommand {
     Engine(super::bench_engine::EngineCheck),
     /// Statistics: incremental joint-count updates (outcomes/s through the differential
     /// dataflow) and the time of a full metric snapshot.
+    /// A continuous Kafka run fed N items with the simulated engine: items/s and RSS every
+    /// 100,000 items.
+    Soak(super::bench_soak::SoakBench),
     Stats {
         /// Outcomes fed through the incremental joint counts.
         #[arg(long, default_value_t = 1_000_000)]
@@ -41,6 +44,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Inference(bench) => inference(bench),
         BenchCommand::Engine(check) => super::bench_engine::run(check),
         BenchCommand::Stats { outcomes, draws } => stats(outcomes, draws),
+        BenchCommand::Soak(bench) => super::bench_soak::run(bench),
     }
 }
 
@@ -380,6 +384,7 @@ fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
                 scope.input_from(&mut input),
                 scope.input_from(&mut no_trajectories),
                 &StatsSeed::default(),
+                true,
                 live,
             );
             count_changes(keys)

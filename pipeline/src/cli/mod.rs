@@ -3,6 +3,7 @@
 mod bank;
 mod bench;
 mod bench_engine;
+mod bench_soak;
 mod model;
 mod report;
 mod run;

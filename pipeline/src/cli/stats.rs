@@ -52,6 +52,9 @@ pub fn run_stats_config(run_dir: &Path) -> anyhow::Result<(StatsConfig, Option<u
     if let Some(l) = stats["level"].as_f64() {
         cfg.level = l;
     }
+    if let Some(c) = stats["calibration"].as_bool() {
+        cfg.calibration = c;
+    }
     if let Some(families) = stats["families"].as_array() {
         for f in families {
             cfg.families.push(HolmFamily {

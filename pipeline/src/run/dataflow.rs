@@ -47,11 +47,16 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
     let outcomes_out = outcome_sink(dir, index, cfg, &shared.resume)?;
     let metrics_out = metric_sink(dir, index, cfg)?;
     let mut input: InputHandle<u64, CapacityContainerBuilder<Vec<Incoming>>> = InputHandle::new();
+    // `durable`: every output of an epoch is in a closed part (Kafka offsets are committed
+    // then). `processed`: every trajectory, outcome and reject of an epoch exists (the
+    // feeding window). Feeding on durability would tie throughput to part rolling: at most
+    // `max_active_items` items per `part_seconds`.
     let probe: ProbeHandle<u64> = ProbeHandle::new();
+    let processed: ProbeHandle<u64> = ProbeHandle::new();
     let sh = shared.clone();
     worker.dataflow::<u64, _, _>(|scope| {
         let incoming = scope.input_from(&mut input);
-        let (items, rejects) = validate(incoming, cfg.item_policy());
+        let (items, rejects) = validate(incoming, cfg.item_policy(), cfg.run.duplicate_id_window);
         let plans = std::sync::Arc::new(
             cfg.copy_plans
                 .as_ref()
@@ -99,6 +104,9 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
             sh.resume.stats.clone(),
             sh.live.clone(),
         );
+        out.trajectories.clone().probe_with(&processed);
+        outcomes.clone().probe_with(&processed);
+        let all_rejects = rejects.concat(out.rejects).probe_with(&processed);
         let failed = sh.failed.clone();
         let d1 = sink(
             out.trajectories,
@@ -115,7 +123,7 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
             failed.clone(),
         );
         let d3 = sink(
-            rejects.concat(out.rejects),
+            all_rejects,
             rejects_out,
             "rejects",
             part_check,
@@ -146,8 +154,8 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
         if stopping || feeder.exhausted() {
             break;
         }
-        // Backpressure: at most `window` epochs of items in flight.
-        if !probe.less_than(&epoch.saturating_sub(window)) {
+        // Backpressure: at most `window` epochs of items in processing.
+        if !processed.less_than(&epoch.saturating_sub(window)) {
             let batch = feeder
                 .next_batch(EPOCH_ITEMS)
                 .context("reading the sources")?;

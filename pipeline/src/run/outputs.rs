@@ -257,6 +257,7 @@ pub fn stats_config(cfg: &RunConfig) -> StatsConfig {
             })
             .collect(),
         threads: 0,
+        calibration: cfg.stats.calibration,
     }
 }
 
