@@ -44,8 +44,9 @@ pub struct RunSection {
     /// says so).
     pub wordnet_dir: PathBuf,
     /// Duplicate item ids are rejected against every id of the run (0, the default, exact)
-    /// or, with N > 0, against the last N ids only (bounded memory for endless streams; a
-    /// duplicate further apart is then processed again).
+    /// or, with N > 0, against the last N ids only (bounded memory for endless streams). A
+    /// duplicate further apart is not rejected: it runs again, and its rows repeat the item
+    /// (`choice2seq stats` then refuses the directory as holding a repeated item).
     pub duplicate_id_window: usize,
 }
 
