@@ -33,6 +33,10 @@ pub struct SoakBench {
     /// Produce at most this many items beyond the committed ones.
     #[arg(long, default_value_t = 50_000)]
     ahead: u64,
+    /// Keep the exact defaults (every item id for the duplicate check, calibration on):
+    /// measures how fast those grow.
+    #[arg(long)]
+    exact: bool,
     /// Run directory (default: a temporary directory, removed at the end).
     #[arg(long)]
     run_dir: Option<PathBuf>,
@@ -95,10 +99,12 @@ pub fn run(args: SoakBench) -> anyhow::Result<ExitCode> {
     std::fs::write(
         &config,
         format!(
-            "[run]\nname = \"soak\"\nduplicate_id_window = 100000\n\n[model]\npath = \"models/SmolLM2-135M-Instruct.Q4_1.gguf\"\nengine = \"simulated\"\n\n\
+            "[run]\nname = \"soak\"\nduplicate_id_window = {}\n\n[model]\npath = \"models/SmolLM2-135M-Instruct.Q4_1.gguf\"\nengine = \"simulated\"\n\n\
              [[sources]]\nkind = \"kafka\"\nbrokers = \"{b}\"\ntopic = \"{topic}\"\ngroup = \"soak\"\ncontinuous = true\n\n\
              [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
-             [stats]\nbootstrap_draws = 999\ncalibration = false\nsnapshot_every = {}\nsnapshot_seconds = 60.0\n",
+             [stats]\nbootstrap_draws = 999\ncalibration = {}\nsnapshot_every = {}\nsnapshot_seconds = 60.0\n",
+            if args.exact { 0 } else { 100_000 },
+            args.exact,
             args.every
         ),
     )?;
@@ -115,8 +121,13 @@ pub fn run(args: SoakBench) -> anyhow::Result<ExitCode> {
         .context("starting the run")?;
     let pid = child.id();
     println!(
-        "soak: {} items through a continuous Kafka run (simulated engine, Native + Serial/Full; duplicate_id_window = 100000, calibration off), run pid {pid}",
-        args.items
+        "soak: {} items through a continuous Kafka run (simulated engine, Native + Serial/Full; {}), run pid {pid}",
+        args.items,
+        if args.exact {
+            "exact defaults: every id kept, calibration on"
+        } else {
+            "duplicate_id_window = 100000, calibration off"
+        }
     );
     println!(
         "{:>10} {:>10} {:>12} {:>12} {:>10}",
