@@ -165,11 +165,6 @@ impl InferenceService {
         }
     }
 
-    /// Answers held for de-duplication (a bounded cache: see [`InferenceService::finish_item`]).
-    pub fn cached_answers(&self) -> usize {
-        lock(&self.shared).done.len()
-    }
-
     /// Answer one request.
     pub async fn call(&self, request: Request) -> Reply {
         let key = if self.dedup {

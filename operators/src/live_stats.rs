@@ -79,22 +79,9 @@ pub struct StatsSeed {
     pub trajectory_keys: Arc<BTreeSet<(String, String)>>,
 }
 
-/// One row builder for a failed snapshot or key.
-fn error_row(snapshot: u64, message: String) -> MetricRow {
-    MetricRow {
-        snapshot,
-        model: String::new(),
-        domain: String::new(),
-        length: None,
-        comparison: message,
-        metric: SNAPSHOT_ERROR.to_string(),
-        value: None,
-        numerator: None,
-        denominator: None,
-        ci_low: None,
-        ci_high: None,
-        ci_method: None,
-    }
+/// The row of one problem of a failed snapshot.
+fn error_row(snapshot: u64, message: &str) -> MetricRow {
+    MetricRow::empty(snapshot, "", "", None, message, SNAPSHOT_ERROR)
 }
 
 /// Stage 1: the counted keys of outcomes and trajectories (seeded records skipped), as
@@ -341,7 +328,7 @@ impl SnapshotThread {
                     problems.join("; ")
                 ));
                 tracing::error!("metric snapshot {n} failed: {}", problems.join("; "));
-                problems.into_iter().map(|m| error_row(n, m)).collect()
+                problems.iter().map(|m| error_row(n, m)).collect()
             }
         }
     }

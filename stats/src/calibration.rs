@@ -325,14 +325,18 @@ where
         n += 1;
         k += u64::from(y);
     }
-    if n == 0 {
-        return None;
-    }
-    let p = k as f64 / n as f64;
-    Some(PrevalenceBaseline {
-        prevalence: p,
-        brier: p * (1.0 - p),
-        average_precision: p,
+    prevalence_of_counts(k, n)
+}
+
+/// The prevalence baseline of `positives` correct among `n`; `None` for n = 0.
+fn prevalence_of_counts(positives: u64, n: u64) -> Option<PrevalenceBaseline> {
+    (n > 0).then(|| {
+        let p = positives as f64 / n as f64;
+        PrevalenceBaseline {
+            prevalence: p,
+            brier: p * (1.0 - p),
+            average_precision: p,
+        }
     })
 }
 
@@ -432,14 +436,7 @@ pub fn calibration_report_counts(
         reliability: reliability_counts(&scores)?,
         ranking: ranking_counts(&scores)?,
         negative_length: ranking_counts(&lengths)?,
-        prevalence: (n > 0).then(|| {
-            let p = positives as f64 / n as f64;
-            PrevalenceBaseline {
-                prevalence: p,
-                brier: p * (1.0 - p),
-                average_precision: p,
-            }
-        }),
+        prevalence: prevalence_of_counts(positives, n),
     })
 }
 

@@ -205,17 +205,6 @@ impl StatsCounts {
         trajectories: &[Trajectory],
     ) -> Result<StatsCounts, StatsError> {
         let mut counts = StatsCounts::new();
-        counts.add_records(outcomes, trajectories)?;
-        Ok(counts)
-    }
-
-    /// Adds records (see [`StatsCounts::from_records`]); the duplicate check covers only the
-    /// records given here.
-    pub fn add_records(
-        &mut self,
-        outcomes: &[PairedOutcome],
-        trajectories: &[Trajectory],
-    ) -> Result<(), StatsError> {
         let mut seen: BTreeSet<(&str, Domain, String, &str)> = BTreeSet::new();
         for o in outcomes {
             let comparison = comparison_label(&o.native_arm, &o.serial_arm);
@@ -225,7 +214,7 @@ impl StatsCounts {
                     item_id: o.item_id.clone(),
                 });
             }
-            self.update(&StatsKey::of_outcome(o)?, 1)?;
+            counts.update(&StatsKey::of_outcome(o)?, 1)?;
         }
         let mut seen: BTreeSet<(&str, Domain, &str, &str)> = BTreeSet::new();
         for t in trajectories {
@@ -240,10 +229,10 @@ impl StatsCounts {
                 });
             }
             for k in &keys {
-                self.update(k, 1)?;
+                counts.update(k, 1)?;
             }
         }
-        Ok(())
+        Ok(counts)
     }
 
     /// Adds every count of `other` (e.g. another run directory of other models).
@@ -303,6 +292,11 @@ impl StatsCounts {
         paired.chain(local).chain(confidence)
     }
 
+    /// The joint tables per length of every paired group.
+    pub fn paired(&self) -> &PairedCounts {
+        &self.paired
+    }
+
     /// Number of paired outcomes counted.
     pub fn outcomes(&self) -> u64 {
         self.paired
@@ -330,16 +324,6 @@ impl StatsCounts {
                 }
                 (g.clone(), all)
             })
-            .collect()
-    }
-
-    /// Models with paired outcomes, trajectories of reference arms or confidence keys.
-    pub fn models(&self) -> BTreeSet<&str> {
-        self.paired
-            .keys()
-            .map(|(m, _, _)| m.as_str())
-            .chain(self.local.keys().map(|g| g.model.as_str()))
-            .chain(self.confidence.keys().map(|(m, _, _)| m.as_str()))
             .collect()
     }
 

@@ -42,36 +42,23 @@ impl IndependenceReference {
     where
         I: IntoIterator<Item = (&'a str, &'a [bool], bool)>,
     {
-        let mut counts: Option<Vec<u64>> = None;
-        let (mut n, mut string_correct) = (0u64, 0u64);
+        let mut length: Option<usize> = None;
+        let mut patterns = PatternCounts::new();
         for (id, positions, correct) in items {
-            let counts = counts.get_or_insert_with(|| vec![0; positions.len()]);
-            if positions.len() != counts.len() {
+            let expected = *length.get_or_insert(positions.len());
+            if positions.len() != expected {
                 return Err(StatsError::PositionCount {
                     item_id: id.to_string(),
-                    expected: counts.len(),
+                    expected,
                     found: positions.len(),
                 });
             }
-            for (c, &p) in counts.iter_mut().zip(positions) {
-                *c += u64::from(p);
-            }
-            n += 1;
-            string_correct += u64::from(correct);
+            *patterns.entry((positions.to_vec(), correct)).or_default() += 1;
         }
-        let Some(position_correct) = counts else {
-            return Ok(None);
-        };
-        let nf = n as f64;
-        let position_accuracy: Vec<f64> = position_correct.iter().map(|&c| c as f64 / nf).collect();
-        Ok(Some(IndependenceReference {
-            items: n,
-            reference: position_accuracy.iter().product(),
-            position_accuracy,
-            position_correct,
-            string_correct,
-            string_em: string_correct as f64 / nf,
-        }))
+        match length {
+            Some(length) => IndependenceReference::from_counts(length, &patterns),
+            None => Ok(None),
+        }
     }
 }
 

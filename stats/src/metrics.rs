@@ -29,6 +29,7 @@ use crate::bootstrap::{
     DEFAULT_DRAWS, DEFAULT_SEED,
 };
 use crate::calibration::{calibration_report_counts, ConfidenceKey, ScoreKind};
+use crate::counts::StatsCounts;
 use crate::error::StatsError;
 use crate::hypothesis::{holm, McNemar};
 use crate::independence::{
@@ -62,6 +63,33 @@ pub struct MetricRow {
     pub ci_high: Option<f64>,
     /// `bootstrap_percentile` or `clopper_pearson`.
     pub ci_method: Option<String>,
+}
+
+impl MetricRow {
+    /// A row of `metric` with no value, counts or interval yet.
+    pub fn empty(
+        snapshot: u64,
+        model: &str,
+        domain: &str,
+        length: Option<u32>,
+        comparison: &str,
+        metric: &str,
+    ) -> MetricRow {
+        MetricRow {
+            snapshot,
+            model: model.to_string(),
+            domain: domain.to_string(),
+            length,
+            comparison: comparison.to_string(),
+            metric: metric.to_string(),
+            value: None,
+            numerator: None,
+            denominator: None,
+            ci_low: None,
+            ci_high: None,
+            ci_method: None,
+        }
+    }
 }
 
 /// Which tests share a Holm family beyond their comparison labels.
@@ -283,20 +311,14 @@ struct Cell<'a> {
 
 impl Cell<'_> {
     fn row(&self, metric: &str) -> MetricRow {
-        MetricRow {
-            snapshot: self.snapshot,
-            model: self.model.to_string(),
-            domain: self.domain.to_string(),
-            length: self.length,
-            comparison: self.comparison.to_string(),
-            metric: metric.to_string(),
-            value: None,
-            numerator: None,
-            denominator: None,
-            ci_low: None,
-            ci_high: None,
-            ci_method: None,
-        }
+        MetricRow::empty(
+            self.snapshot,
+            self.model,
+            self.domain,
+            self.length,
+            self.comparison,
+            metric,
+        )
     }
 
     fn count(&self, metric: &str, k: u64, n: u64) -> MetricRow {
@@ -397,11 +419,6 @@ struct Test {
     row: usize,
 }
 
-/// (model, domain, comparison label) of a paired group.
-type GroupKey<'a> = (&'a str, Domain, String);
-/// (length, item_id, joint cell) of one paired item.
-type GroupItem<'a> = (u32, &'a str, JointCell);
-
 /// Joint tables per length of every (model, domain, comparison) group: the sufficient
 /// statistics of every paired metric.
 pub type PairedCounts = BTreeMap<(String, Domain, String), BTreeMap<u32, [u64; 4]>>;
@@ -414,38 +431,8 @@ pub fn paired_metrics(
     snapshot: u64,
 ) -> Result<Vec<MetricRow>, StatsError> {
     cfg.validate()?;
-    let mut seen: BTreeMap<GroupKey<'_>, Vec<GroupItem<'_>>> = BTreeMap::new();
-    for o in outcomes {
-        let length = u32::try_from(o.length).map_err(|_| StatsError::LengthOutOfRange(o.length))?;
-        seen.entry((
-            o.model.as_str(),
-            o.domain,
-            comparison_label(&o.native_arm, &o.serial_arm),
-        ))
-        .or_default()
-        .push((
-            length,
-            o.item_id.as_str(),
-            JointCell::of(o.native_correct, o.serial_correct),
-        ));
-    }
-    let mut counts = PairedCounts::new();
-    for ((model, domain, comparison), mut items) in seen {
-        items.sort_unstable_by(|a, b| a.1.cmp(b.1));
-        if let Some(w) = items.windows(2).find(|w| w[0].1 == w[1].1) {
-            return Err(StatsError::DuplicateItem {
-                group: format!("{model}/{domain}/{comparison}"),
-                item_id: w[0].1.to_string(),
-            });
-        }
-        let tables = counts
-            .entry((model.to_string(), domain, comparison))
-            .or_default();
-        for (length, _, cell) in items {
-            tables.entry(length).or_default()[usize::from(cell.code())] += 1;
-        }
-    }
-    paired_metrics_counts(&counts, cfg, snapshot)
+    let counts = StatsCounts::from_records(outcomes, &[])?;
+    paired_metrics_counts(counts.paired(), cfg, snapshot)
 }
 
 /// [`paired_metrics`] from the joint tables per length: the cost depends on the number of

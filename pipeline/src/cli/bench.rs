@@ -463,8 +463,11 @@ fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
             // The per-item bootstrap of the same groups (9,999 draws resample every item).
             let boot = cfg.bootstrap();
             let t = Instant::now();
-            for (_, tables) in group_tables(&counts) {
-                let sample = c2s_stats::StratifiedSample::from_counts(4, tables)?;
+            for tables in counts.paired().values() {
+                let sample = c2s_stats::StratifiedSample::from_counts(
+                    4,
+                    tables.iter().map(|(&l, c)| (l, c.to_vec())),
+                )?;
                 c2s_stats::bootstrap_per_item(&sample, &boot, 1, |c, out| {
                     out[0] = Some(c.pooled(0) as f64);
                 })?;
@@ -478,33 +481,4 @@ fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
         println!();
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Code counts per stratum key.
-type Strata = Vec<(u32, Vec<u64>)>;
-
-/// The joint tables of every paired group, as bootstrap strata.
-fn group_tables(counts: &c2s_stats::StatsCounts) -> Vec<(String, Strata)> {
-    let mut groups: std::collections::BTreeMap<String, std::collections::BTreeMap<u32, Vec<u64>>> =
-        Default::default();
-    for (key, n) in counts.cells() {
-        if let c2s_stats::StatsKey::Paired {
-            domain,
-            comparison,
-            length,
-            cell,
-            ..
-        } = key
-        {
-            groups
-                .entry(format!("{domain}/{comparison}"))
-                .or_default()
-                .entry(length)
-                .or_insert_with(|| vec![0; 4])[usize::from(cell)] = n;
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(g, t)| (g, t.into_iter().collect()))
-        .collect()
 }

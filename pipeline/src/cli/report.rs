@@ -8,11 +8,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use c2s_sinks::read_manifest;
-use c2s_stats::StatsCounts;
-
-use super::stats::{read_runs, runs_stats_config};
+use super::stats::{read_runs, runs_stats_config, snapshot_of};
 use crate::report::{write_report, ReportInput};
+use c2s_sinks::read_manifest;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -41,9 +39,7 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
         cfg.seed = s;
     }
     let (outcomes, trajectories) = read_runs(&args.run_dirs)?;
-    let rows = StatsCounts::from_records(&outcomes, &trajectories)
-        .context("counting the runs (an item repeated across directories?)")?
-        .snapshot(&cfg, 0)?;
+    let rows = snapshot_of(&outcomes, &trajectories, &cfg, 0)?;
     let outcomes = outcomes.len();
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;

@@ -91,13 +91,6 @@ pub fn read_run(run_dir: &Path) -> anyhow::Result<(Vec<PairedOutcome>, Vec<Traje
     Ok((outcomes, trajectories))
 }
 
-/// The statistics counts of a run directory (empty when it holds nothing yet).
-pub fn run_counts(run_dir: &Path) -> anyhow::Result<StatsCounts> {
-    let (outcomes, trajectories) = read_run(run_dir)?;
-    StatsCounts::from_records(&outcomes, &trajectories)
-        .with_context(|| format!("counting {}", run_dir.display()))
-}
-
 /// The records of several run directories, with a check that no (model, item) is counted
 /// twice across them, and a warning when their paired items differ.
 pub fn read_runs(run_dirs: &[PathBuf]) -> anyhow::Result<(Vec<PairedOutcome>, Vec<Trajectory>)> {
@@ -137,7 +130,17 @@ pub fn recompute_runs(
     snapshot: u64,
 ) -> anyhow::Result<Vec<MetricRow>> {
     let (outcomes, trajectories) = read_runs(run_dirs)?;
-    let counts = StatsCounts::from_records(&outcomes, &trajectories)
+    snapshot_of(&outcomes, &trajectories, cfg, snapshot)
+}
+
+/// Every metric of the records of one or more runs.
+pub fn snapshot_of(
+    outcomes: &[PairedOutcome],
+    trajectories: &[Trajectory],
+    cfg: &StatsConfig,
+    snapshot: u64,
+) -> anyhow::Result<Vec<MetricRow>> {
+    let counts = StatsCounts::from_records(outcomes, trajectories)
         .context("counting the runs (an item repeated across directories?)")?;
     Ok(counts.snapshot(cfg, snapshot)?)
 }

@@ -17,21 +17,22 @@ use c2s_operators::sink_op::RowSink;
 use c2s_operators::Counters;
 use c2s_records::{PairedOutcome, Response, Trajectory};
 use c2s_sinks::{
-    read_manifest, read_outcome_keys, read_rejects, read_request_answers, read_requests,
-    read_trajectory_keys, Manifest, MetricsRow, OutcomeRow, PartConfig, PartWriter, RejectRow,
-    RequestRow, Row, SourceFile, TrajectoryRow,
+    read_manifest, read_rejects, read_request_answers, read_requests, Manifest, MetricsRow,
+    OutcomeRow, PartConfig, PartWriter, RejectRow, RequestRow, Row, SourceFile, TrajectoryRow,
 };
 use c2s_sources::{create_topic, KafkaPublisher};
-use c2s_stats::{FamilyScope, HolmFamily, MetricRow, StatsConfig};
+use c2s_stats::{comparison_label, FamilyScope, HolmFamily, MetricRow, StatsConfig, StatsCounts};
 
 /// What an existing run directory already holds.
 #[derive(Debug, Default)]
 pub struct ResumeState {
-    pub trajectory_keys: BTreeSet<(String, String)>,
+    /// `(item_id, arm)` of every recorded trajectory (shared with the statistics' seed).
+    pub trajectory_keys: Arc<BTreeSet<(String, String)>>,
     pub request_ids: BTreeSet<String>,
     /// Answers of completed model calls, by prompt key (replayed instead of the model).
     pub answers: Vec<(String, Response)>,
-    pub outcome_keys: BTreeSet<(String, String)>,
+    /// `(item_id, comparison)` of every recorded outcome (shared with the statistics' seed).
+    pub outcome_keys: Arc<BTreeSet<(String, String)>>,
     pub reject_keys: BTreeSet<(String, String, String)>,
     /// Number of the next metric snapshot.
     pub next_snapshot: u64,
@@ -54,15 +55,33 @@ impl ResumeState {
                 (k, r)
             })
             .collect();
-        let trajectory_keys = read_trajectory_keys(&run_dir.join("trajectories"))?;
-        let outcome_keys = read_outcome_keys(&run_dir.join("outcomes"))?;
-        let counts = crate::cli::stats::run_counts(run_dir)
+        // Outcomes and trajectories are read once: their keys (what the sinks and the
+        // statistics skip) and their counts (what the statistics start from).
+        let (outcomes, trajectories) = crate::cli::stats::read_run(run_dir)?;
+        let trajectory_keys: Arc<BTreeSet<(String, String)>> = Arc::new(
+            trajectories
+                .iter()
+                .map(|t| (t.item_id.clone(), t.arm.clone()))
+                .collect(),
+        );
+        let outcome_keys: Arc<BTreeSet<(String, String)>> = Arc::new(
+            outcomes
+                .iter()
+                .map(|o| {
+                    (
+                        o.item_id.clone(),
+                        comparison_label(&o.native_arm, &o.serial_arm),
+                    )
+                })
+                .collect(),
+        );
+        let counts = StatsCounts::from_records(&outcomes, &trajectories)
             .context("seeding the statistics from outcomes/ and trajectories/")?;
         Ok(ResumeState {
             stats: StatsSeed {
                 counts,
-                outcome_keys: Arc::new(outcome_keys.clone()),
-                trajectory_keys: Arc::new(trajectory_keys.clone()),
+                outcome_keys: outcome_keys.clone(),
+                trajectory_keys: trajectory_keys.clone(),
             },
             trajectory_keys,
             request_ids: read_requests(&run_dir.join("requests"))?
