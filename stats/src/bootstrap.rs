@@ -777,6 +777,10 @@ mod tests {
         1.0 - ChiSquared::new(df).unwrap().cdf(chi)
     }
 
+    /// Paper §3.4: "Intervals resample whole items or source clusters within frozen strata,
+    /// redrawing conditional denominators"; Table 1: "Intervals are length-stratified item
+    /// bootstrap 95% CIs". Resampling n_L whole items of a stratum with replacement is a
+    /// multinomial draw over its cells, which this test checks against the per-item resample.
     #[test]
     fn multinomial_draws_agree_with_per_item_resampling() {
         // Three strata of different sizes and cell mixes, one with a rare cell; 20,000 draws

@@ -114,3 +114,45 @@ fn several_run_directories_are_one_comparison() {
         text(&out).1
     );
 }
+
+/// `[stats] calibration = false`: no calibration rows live, none offline (the setting is read
+/// back from the manifest), and the paired rows are unchanged.
+#[test]
+fn calibration_off_drops_only_the_calibration_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = bank_head(dir.path(), "arithmetic-dev.jsonl", 16);
+    let mut runs = Vec::new();
+    for calibration in [true, false] {
+        let cfg = write(
+            dir.path(),
+            &format!("c{calibration}.toml"),
+            &format!(
+                "[model]\npath = {:?}\nengine = \"simulated\"\n\n[[sources]]\nkind = \"jsonl\"\npath = {:?}\n\n\
+                 [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
+                 [stats]\nbootstrap_draws = 199\ncalibration = {calibration}\n",
+                model_path().display().to_string(),
+                a.display().to_string()
+            ),
+        );
+        let run_dir = dir.path().join(format!("run-{calibration}"));
+        run_ok(&cfg, &run_dir);
+        assert_live_final_equals_offline(&run_dir);
+        runs.push(c2s_e2e::live_final_snapshot(&run_dir));
+    }
+    let is_calibration = |k: &String| k.contains("\"brier_") || k.contains("\"auroc_");
+    assert!(runs[0].iter().any(is_calibration), "calibration rows by default");
+    assert!(!runs[1].iter().any(is_calibration));
+    let paired = |rows: &Vec<String>| -> Vec<String> {
+        rows.iter()
+            .filter(|k| {
+                !is_calibration(k)
+                    && !k.contains("\"ece_")
+                    && !k.contains("\"ap_")
+                    && !k.contains("\"prevalence\"")
+                    && !k.contains("\"brier_prevalence\"")
+            })
+            .cloned()
+            .collect()
+    };
+    assert_eq!(paired(&runs[0]), paired(&runs[1]));
+}
