@@ -62,7 +62,10 @@ pub fn geometry(target: &[char], candidates: &[Vec<char>]) -> Geometry {
                     -p * p.log2()
                 })
                 .sum::<f64>()
+                // A certain next character has entropy −1·log2(1) = −0.0; `max` may keep either
+                // zero (it differs between build profiles), so add 0.0, which makes it +0.0.
                 .max(0.0)
+                + 0.0
         })
         .collect();
     Geometry {
