@@ -475,6 +475,7 @@ pub fn build_paired_items(
                     carry: draw.stats.clone(),
                 }),
                 lexical: None,
+                symbolic: None,
             };
             c2s_records::validate_item(&mut item, &c2s_records::ItemPolicy::default(), false)
                 .map_err(|e| e.to_string())?;

@@ -879,6 +879,7 @@ fn make_item(
             repeated_letters: set.cell.repeated_letters,
             synset_lemmas: target.synset_lemmas.clone(),
         }),
+        symbolic: None,
     };
     validate_item(&mut item, &ItemPolicy::default(), true)?;
     Ok(item)

@@ -7,5 +7,6 @@ pub mod bank;
 pub mod lexical;
 pub mod panels;
 pub mod plans;
+pub mod symbolic;
 pub mod wordfreq;
 pub mod wordnet;

@@ -11,8 +11,9 @@ use thiserror::Error;
 use toml::Spanned;
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, CopyControl, Evidence, ItemPolicy, OptionNames, OptionOrder,
-    PromptVariant, RequestLayout, Support, Template,
+    Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, InterventionReadout, ItemPolicy,
+    LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions, RequestLayout, Support,
+    Template,
 };
 
 /// A configuration error: file, line (1-based, when known), field path and what is wrong.
@@ -355,7 +356,7 @@ fn default_cache_mb() -> usize {
 #[serde(deny_unknown_fields)]
 pub struct ArmEntry {
     /// Native, NativeControl, Independent, Serial, TeacherForced, GoldCopy, IncorrectCopy,
-    /// SelfPlanSpell, SerialStop, WholeGenerate, PrefixContinue.
+    /// SelfPlanSpell, SerialStop, WholeGenerate, PrefixContinue, PrefixIntervention.
     pub arm: String,
     /// Full, FullFill, UnionCall, UnionFill, TrieCall, TrieFill (local arms; default Full).
     #[serde(default)]
@@ -386,6 +387,20 @@ pub struct ArmEntry {
     /// complete string. B.3's whole-answer panel uses 64.
     #[serde(default)]
     pub max_new_tokens: Option<u32>,
+    /// Full support's alphabet: `domain` (default) or `lowercase` (all 26 letters; D.7's a–z
+    /// factor on a–j sources). Local arms with support Full or FullFill.
+    #[serde(default)]
+    pub alphabet: Option<String>,
+    /// One-based positions a Fill support queries all the same (D.7's six-query
+    /// controllers: `also_query = [1, 4, 8, 12]`).
+    #[serde(default)]
+    pub also_query: Option<Vec<u32>>,
+    /// PrefixIntervention (A.4): `correct` (default) or `error` draft.
+    #[serde(default)]
+    pub draft: Option<String>,
+    /// PrefixIntervention (A.4): `character` (default) or `whole` readout.
+    #[serde(default)]
+    pub readout: Option<String>,
 }
 
 /// `[[comparisons]]`: a paired comparison of two configured arms (labels), in an explicit
@@ -497,6 +512,61 @@ pub struct StatsSection {
     /// Serial/Full/code across models and domains, when the run has that comparison; the
     /// resolved families are what the manifest records.
     pub families: Vec<FamilyEntry>,
+    /// Unit contrasts (`choice2seq contrasts`, the report): mean within-unit differences
+    /// between two sets of cells, e.g. B.4's letter-minus-digit Serial EM or D.7's factor
+    /// contrasts.
+    pub contrasts: Vec<ContrastEntry>,
+    /// Cell summaries beside the contrasts: one arm's correct count on the selected items,
+    /// and with `native` its joint/Native counts (D.7's Table D8).
+    pub cells: Vec<CellEntry>,
+}
+
+/// Which trajectories a side of a contrast (or a cell) holds: one arm, optionally only on
+/// items of one domain, placement or operation.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SelectorEntry {
+    /// A configured arm label.
+    pub arm: String,
+    #[serde(default)]
+    pub domain: Option<String>,
+    /// `early` or `late` (symbolic items).
+    #[serde(default)]
+    pub placement: Option<String>,
+    /// `copy` or `reverse` (symbolic items).
+    #[serde(default)]
+    pub operation: Option<String>,
+}
+
+/// `[[stats.contrasts]]`: compared − reference, averaged within each unit (a symbolic item's
+/// base or source, else the item) and then over units.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ContrastEntry {
+    pub name: String,
+    pub compared: Vec<SelectorEntry>,
+    pub reference: Vec<SelectorEntry>,
+    /// Contrasts naming the same family share a Holm correction over every model; without a
+    /// family a contrast is corrected alone.
+    #[serde(default)]
+    pub family: Option<String>,
+}
+
+/// `[[stats.cells]]`: one arm's correct count on selected items, with `native` also the items
+/// both arms got right over those the Native arm got right.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CellEntry {
+    pub name: String,
+    pub arm: String,
+    #[serde(default)]
+    pub native: Option<String>,
+    #[serde(default)]
+    pub domain: Option<String>,
+    #[serde(default)]
+    pub placement: Option<String>,
+    #[serde(default)]
+    pub operation: Option<String>,
 }
 
 impl Default for StatsSection {
@@ -509,6 +579,8 @@ impl Default for StatsSection {
             snapshot_seconds: 30.0,
             calibration: true,
             families: vec![],
+            contrasts: vec![],
+            cells: vec![],
         }
     }
 }
@@ -983,6 +1055,8 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             }
         }
     }
+    check_contrasts(&stats, &labels)
+        .map_err(|(field, message)| err(stats_span.clone(), field, message))?;
     // Arms, comparisons and families above are written and checked with the paper-layout
     // labels; a non-paper layout then applies to every arm and its label suffix to every name.
     let layout = raw.run.request_layout;
@@ -1008,6 +1082,15 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                     .unwrap_or_else(|| c.clone())
             })
             .collect();
+    }
+    for c in &mut stats.contrasts {
+        for sel in c.compared.iter_mut().chain(c.reference.iter_mut()) {
+            sel.arm = relabel(&sel.arm);
+        }
+    }
+    for c in &mut stats.cells {
+        c.arm = relabel(&c.arm);
+        c.native = c.native.as_deref().map(relabel);
     }
     if stats.families.is_empty() {
         let labels: Vec<String> = comparisons
@@ -1164,11 +1247,15 @@ fn resolve_selection(sel: &mut Selection, base: &Path) -> Result<(), (String, St
     if let Some(domains) = &sel.domains {
         if let Some(d) = domains
             .iter()
-            .find(|d| !matches!(d.as_str(), "arithmetic" | "lexical"))
+            .find(|d| c2s_records::Domain::parse(d).is_none())
         {
+            let all: Vec<&str> = c2s_records::Domain::ALL
+                .iter()
+                .map(|d| d.as_str())
+                .collect();
             return Err((
                 "domains".to_string(),
-                format!("unknown domain `{d}` (arithmetic, lexical)"),
+                format!("unknown domain `{d}` ({})", all.join(", ")),
             ));
         }
     }
@@ -1259,20 +1346,22 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
         None | Some("raw") => Evidence::Raw,
         Some("indexed") => Evidence::Indexed,
         Some("direct") => Evidence::Direct,
+        Some("padded") => Evidence::Padded,
         Some(other) => {
             return Err((
                 "evidence".into(),
-                format!("unknown evidence `{other}` (raw, indexed, direct)"),
+                format!("unknown evidence `{other}` (raw, indexed, direct, padded)"),
             ))
         }
     };
     spec.copy_control = match a.copy_control.as_deref() {
         None | Some("serial") => CopyControl::Serial,
         Some("independent") => CopyControl::Independent,
+        Some("batch") => CopyControl::Batch,
         Some(other) => {
             return Err((
                 "copy_control".into(),
-                format!("unknown copy control `{other}` (independent, serial)"),
+                format!("unknown copy control `{other}` (independent, serial, batch)"),
             ))
         }
     };
@@ -1291,7 +1380,128 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
             )
         })?,
     };
+    spec.alphabet = match a.alphabet.as_deref() {
+        None => LocalAlphabet::Domain,
+        Some(n) => LocalAlphabet::parse(n).ok_or_else(|| {
+            (
+                "alphabet".to_string(),
+                format!("unknown alphabet `{n}` (domain, lowercase)"),
+            )
+        })?,
+    };
+    spec.draft = match a.draft.as_deref() {
+        None | Some("correct") => Draft::Correct,
+        Some("error") => Draft::Error,
+        Some(other) => {
+            return Err((
+                "draft".into(),
+                format!("unknown draft `{other}` (correct, error)"),
+            ))
+        }
+    };
+    spec.readout = match a.readout.as_deref() {
+        None | Some("character") => InterventionReadout::Character,
+        Some("whole") => InterventionReadout::Whole,
+        Some(other) => {
+            return Err((
+                "readout".into(),
+                format!("unknown readout `{other}` (character, whole)"),
+            ))
+        }
+    };
+    if let Some(positions) = &a.also_query {
+        spec.also_query = QueryPositions::from_positions(positions).ok_or_else(|| {
+            (
+                "also_query".to_string(),
+                format!(
+                    "positions must be between 1 and {}: {positions:?}",
+                    QueryPositions::MAX
+                ),
+            )
+        })?;
+    }
     Ok(spec)
+}
+
+/// `[[stats.contrasts]]` and `[[stats.cells]]` name configured arms, known domains,
+/// placements and operations, and distinct names.
+fn check_contrasts(stats: &StatsSection, labels: &[String]) -> Result<(), (String, String)> {
+    let check = |field: String,
+                 arm: &str,
+                 domain: &Option<String>,
+                 placement: &Option<String>,
+                 operation: &Option<String>|
+     -> Result<(), (String, String)> {
+        if !labels.iter().any(|l| l == arm) {
+            return Err((
+                format!("{field}.arm"),
+                format!("`{arm}` is not a configured arm ({})", labels.join(", ")),
+            ));
+        }
+        if let Some(d) = domain {
+            if c2s_records::Domain::parse(d).is_none() {
+                return Err((format!("{field}.domain"), format!("unknown domain `{d}`")));
+            }
+        }
+        if let Some(p) = placement {
+            if !["early", "late"].contains(&p.as_str()) {
+                return Err((
+                    format!("{field}.placement"),
+                    format!("unknown placement `{p}` (early, late)"),
+                ));
+            }
+        }
+        if let Some(o) = operation {
+            if !["copy", "reverse"].contains(&o.as_str()) {
+                return Err((
+                    format!("{field}.operation"),
+                    format!("unknown operation `{o}` (copy, reverse)"),
+                ));
+            }
+        }
+        Ok(())
+    };
+    let mut names = std::collections::BTreeSet::new();
+    for (i, c) in stats.contrasts.iter().enumerate() {
+        if !names.insert(c.name.as_str()) {
+            return Err((
+                format!("stats.contrasts[{i}].name"),
+                format!("contrast `{}` is declared twice", c.name),
+            ));
+        }
+        for (side, sels) in [("compared", &c.compared), ("reference", &c.reference)] {
+            if sels.is_empty() {
+                return Err((
+                    format!("stats.contrasts[{i}].{side}"),
+                    "needs at least one selector".into(),
+                ));
+            }
+            for (j, s) in sels.iter().enumerate() {
+                check(
+                    format!("stats.contrasts[{i}].{side}[{j}]"),
+                    &s.arm,
+                    &s.domain,
+                    &s.placement,
+                    &s.operation,
+                )?;
+            }
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (i, c) in stats.cells.iter().enumerate() {
+        if !names.insert(c.name.as_str()) {
+            return Err((
+                format!("stats.cells[{i}].name"),
+                format!("cell `{}` is declared twice", c.name),
+            ));
+        }
+        let field = format!("stats.cells[{i}]");
+        check(field.clone(), &c.arm, &c.domain, &c.placement, &c.operation)?;
+        if let Some(n) = &c.native {
+            check(format!("{field}.native"), n, &None, &None, &None)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -367,6 +367,43 @@ fn every_panel_config_validates() {
                 assert_eq!(cfg.comparisons.len(), 2);
                 assert_eq!(cfg.stats.families.len(), 2, "separate Holm families");
             }
+            // D.7: Native + 2 alphabets × 2 query counts; "Three average factor contrasts";
+            // Table D8's 2 placements × 4 configurations.
+            Some("twelve-character") => {
+                assert_eq!(cfg.arms.len(), 5);
+                assert_eq!(cfg.comparisons.len(), 4);
+                assert_eq!(cfg.stats.contrasts.len(), 3);
+                assert_eq!(cfg.stats.cells.len(), 8);
+                assert!(cfg
+                    .stats
+                    .contrasts
+                    .iter()
+                    .all(|c| c.family.as_deref() == Some("D.7 factors")));
+            }
+            // D.11: Raw/Indexed/Direct × Independent/Serial and Raw/Indexed × Batch; "Six
+            // Serial indexing and six raw Batch-minus-Independent tests share Holm correction".
+            Some("copy") => {
+                assert_eq!(cfg.arms.len(), 8);
+                assert_eq!(cfg.comparisons.len(), 2);
+                assert_eq!(cfg.stats.families.len(), 1);
+                assert_eq!(cfg.stats.families[0].comparisons.len(), 2);
+            }
+            // A.4: correct/error drafts × whole/character readouts, beside Native.
+            Some("prefix-intervention") => {
+                assert_eq!(cfg.arms.len(), 5);
+                assert_eq!(cfg.comparisons.len(), 2);
+                assert_eq!(cfg.stats.families[0].comparisons.len(), 2);
+            }
+            // D.9: RawCopy, IndexedCopy and PaddedCopy; Indexed-minus-Padded per domain.
+            Some("padded") => {
+                assert_eq!(cfg.arms.len(), 3);
+                assert_eq!(cfg.comparisons.len(), 1);
+                assert_eq!(cfg.stats.contrasts.len(), 2);
+            }
+            Some("copy-reverse") => {
+                assert_eq!(cfg.arms.len(), 2);
+                assert_eq!(cfg.stats.contrasts.len(), 2);
+            }
             _ => {}
         }
     }
@@ -378,8 +415,11 @@ fn every_panel_config_validates() {
             "copy",
             "copy-incorrect",
             "copy-incorrect-plans",
+            "copy-reverse",
             "fresh-plan",
             "option-orders",
+            "padded",
+            "prefix-intervention",
             "prompt-variants",
             "prompt-variants-direct",
             "readout-grid",
@@ -389,6 +429,7 @@ fn every_panel_config_validates() {
             "table1-direct",
             "table3",
             "teacher-forced",
+            "twelve-character",
             "whole-answer"
         ]
     );
@@ -520,4 +561,59 @@ impl OkOrMissingModel for Result<RunConfig, ConfigError> {
             Err(e) => e.field == "model.path" && e.message.contains("does not exist"),
         }
     }
+}
+
+/// `[[stats.contrasts]]` and `[[stats.cells]]` name configured arms and known values; a
+/// mistake stops before any work, naming the field.
+#[test]
+fn contrasts_and_cells_are_checked_at_load() {
+    let base = |extra: &str| format!("{MINIMAL}\n[[arms]]\narm = \"Serial\"\n\n[stats]\n{extra}");
+    let ok = parse_text(&base(
+        "[[stats.contrasts]]\nname = \"c\"\ncompared = [{ arm = \"Serial/Full/code\", placement = \"late\" }]\nreference = [{ arm = \"Serial/Full/code\", placement = \"early\" }]\n",
+    ))
+    .unwrap();
+    assert_eq!(
+        ok.stats.contrasts[0].compared[0].placement.as_deref(),
+        Some("late")
+    );
+    for (extra, field) in [
+        ("[[stats.contrasts]]\nname = \"c\"\ncompared = [{ arm = \"Serial/Trie/code\" }]\nreference = [{ arm = \"Native/code\" }]\n", "stats.contrasts[0].compared[0].arm"),
+        ("[[stats.contrasts]]\nname = \"c\"\ncompared = []\nreference = [{ arm = \"Native/code\" }]\n", "stats.contrasts[0].compared"),
+        ("[[stats.contrasts]]\nname = \"c\"\ncompared = [{ arm = \"Native/code\", placement = \"middle\" }]\nreference = [{ arm = \"Native/code\" }]\n", "stats.contrasts[0].compared[0].placement"),
+        ("[[stats.cells]]\nname = \"x\"\narm = \"Serial/Full/code\"\noperation = \"rotate\"\n", "stats.cells[0].operation"),
+        ("[[stats.cells]]\nname = \"x\"\narm = \"Serial/Full/code\"\nnative = \"Nope/code\"\n", "stats.cells[0].native.arm"),
+        ("[[stats.cells]]\nname = \"x\"\narm = \"Serial/Full/code\"\n\n[[stats.cells]]\nname = \"x\"\narm = \"Native/code\"\n", "stats.cells[1].name"),
+    ] {
+        let e = parse_text(&base(extra)).unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+    }
+}
+
+/// D.7's arm options: `alphabet` and `also_query` parse into the spec and its label; values
+/// outside their range and combinations the controller cannot run are config errors.
+#[test]
+fn alphabet_and_also_query_parse_and_are_checked() {
+    let arm = |extra: &str| {
+        format!("{MINIMAL}\n[[arms]]\narm = \"Serial\"\nsupport = \"FullFill\"\n{extra}")
+    };
+    let cfg = parse_text(&arm(
+        "alphabet = \"lowercase\"\nalso_query = [1, 4, 8, 12]\n",
+    ))
+    .unwrap();
+    assert!(cfg
+        .arms
+        .iter()
+        .any(|a| a.label() == "Serial/FullFill/code/a-z/query1,4,8,12"));
+    for (extra, field) in [
+        ("alphabet = \"greek\"\n", "arms[2].alphabet"),
+        ("also_query = [0]\n", "arms[2].also_query"),
+    ] {
+        let e = parse_text(&arm(extra)).unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+    }
+    let e = parse_text(&format!(
+        "{MINIMAL}\n[[arms]]\narm = \"Serial\"\nalso_query = [2]\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.field, "arms[2]", "{e}");
 }

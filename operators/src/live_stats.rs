@@ -543,6 +543,10 @@ mod tests {
             plan: None,
             plan_origin: None,
             plan_differences: None,
+            base_id: None,
+            operation: None,
+            placement: None,
+            repeated: None,
             membership: if correct {
                 Membership::Gold
             } else {

@@ -12,16 +12,20 @@ use std::collections::BTreeMap;
 use thiserror::Error;
 
 use c2s_records::{
-    position_union, Answer, Arm, ArmSpec, Contract, CopyControl, FillRule, Item, Membership,
-    Request, RequestOption, Response, ResponseClass, StepRecord, SupportSet, Trajectory, END,
-    INVALID_MARKER,
+    position_union, Answer, Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, Item,
+    Membership, Request, RequestOption, Response, ResponseClass, StepRecord, SupportSet,
+    Trajectory, END, INVALID_MARKER,
 };
 
-use crate::options::{candidate_binding, local_binding, stop_binding, OptionBinding};
+use crate::intervention::{draft_prefix, intervention_position};
+use crate::options::{candidate_binding, local_binding_over, stop_binding, OptionBinding};
 use crate::outcome::{
     confidence, membership, position_correct, recombination, stop_outcome, Lexicon,
 };
-use crate::prompts::{is_readout, render_request, shows_codes, strips_outer_whitespace, StepState};
+use crate::prompts::{
+    batch_answer_prefix, is_batch, is_readout, render_request, shows_codes,
+    strips_outer_whitespace, StepState,
+};
 use crate::scoring::{parse_answer, ParsedAnswer, ScoringError};
 
 /// Why a controller could not be built or could not take a response.
@@ -89,6 +93,7 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
     }
     if arm.is_local()
         && !matches!(arm, Arm::PrefixContinue)
+        && !crate::prompts::asks_whole(spec)
         && spec.contract == Contract::GeneratedString
     {
         return Err("local steps answer one character; use a character or code contract".into());
@@ -129,7 +134,70 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
     if is_readout(spec) && spec.support != c2s_records::Support::FULL {
         return Err("the readout grid (T0-T2) shows every character: use support Full".into());
     }
+    if spec.alphabet == c2s_records::LocalAlphabet::Lowercase
+        && (!arm.is_local() || spec.support.set != SupportSet::Full)
+    {
+        return Err(
+            "alphabet = \"lowercase\" widens Full support (D.7's a-z factor): use a local arm with support Full or FullFill"
+                .into(),
+        );
+    }
+    if !spec.also_query.is_empty() && spec.support.fill != c2s_records::FillRule::Fill {
+        return Err(
+            "also_query names positions a Fill rule would fill (D.7's six-query controllers); a Call support already queries every position"
+                .into(),
+        );
+    }
+    if arm != Arm::PrefixIntervention
+        && (spec.draft != c2s_records::Draft::Correct
+            || spec.readout != c2s_records::InterventionReadout::Character)
+    {
+        return Err("draft and readout are PrefixIntervention's settings (A.4)".into());
+    }
+    if arm == Arm::PrefixIntervention {
+        if spec.support != c2s_records::Support::FULL {
+            return Err(
+                "PrefixIntervention asks one preselected position with every character: use support Full"
+                    .into(),
+            );
+        }
+        if crate::prompts::asks_whole(spec) && spec.contract == Contract::GeneratedCharacter {
+            return Err(
+                "the whole-answer readout selects a complete string; use a code or string contract"
+                    .into(),
+            );
+        }
+    }
+    if arm.is_copy() && spec.copy_control == CopyControl::Batch {
+        if spec.template.is_some() {
+            return Err("the readout grid asks one position; Batch bundles every position".into());
+        }
+        if spec.support != c2s_records::Support::FULL {
+            return Err(
+                "Batch asks every position with the same options (D.11: \"the same supplied target, absolute-position question and option order\"): use support Full"
+                    .into(),
+            );
+        }
+    }
+    if spec.evidence == Evidence::Padded && (!arm.is_copy() || spec.template.is_some()) {
+        return Err(
+            "padded evidence is D.9's length control for copy arms (GoldCopy, IncorrectCopy, SelfPlanSpell) without a readout template"
+                .into(),
+        );
+    }
+    if spec.alphabet == c2s_records::LocalAlphabet::Lowercase && arm == Arm::SerialStop {
+        return Err("SerialStop has its own 51-option alphabet".into());
+    }
     Ok(())
+}
+
+/// The Full-support alphabet of `spec` on `item`: the domain's, or the 26 lowercase letters
+/// (D.7's a–z arms).
+pub fn full_alphabet(item: &Item, spec: &ArmSpec) -> &'static [char] {
+    match spec.alphabet {
+        c2s_records::LocalAlphabet::Domain => item.domain.alphabet(),
+        c2s_records::LocalAlphabet::Lowercase => &c2s_records::LETTERS,
+    }
 }
 
 /// WordNet's lemma index for the lexical membership classes (D.17). Loaded once and kept for
@@ -194,6 +262,12 @@ impl Controller {
         Ok(match spec.arm {
             Arm::Native | Arm::NativeControl | Arm::WholeGenerate => {
                 Controller::Whole(WholeAnswerController::new(item, spec, cfg))
+            }
+            Arm::PrefixIntervention if crate::prompts::asks_whole(&spec) => {
+                let position = intervention_position(item, cfg.option_seed);
+                let mut c = WholeAnswerController::new(item, spec, cfg);
+                c.draft = Some(draft_prefix(item, cfg.option_seed, position, spec.draft));
+                Controller::Whole(c)
             }
             Arm::SerialStop => Controller::Stop(StopController::new(item, spec, cfg)),
             _ => Controller::Local(LocalController::new(item, spec, plan, cfg)?),
@@ -359,6 +433,16 @@ fn assemble(
         }),
         plan_origin: None,
         plan,
+        base_id: item.symbolic.as_ref().map(|m| m.base_id.clone()),
+        operation: item
+            .symbolic
+            .as_ref()
+            .map(|m| m.operation.as_str().to_string()),
+        placement: item
+            .symbolic
+            .as_ref()
+            .map(|m| m.placement.as_str().to_string()),
+        repeated: item.symbolic.as_ref().map(|m| m.repeated),
         stop,
         aborted,
         calls,
@@ -389,6 +473,8 @@ pub struct WholeAnswerController {
     step: Option<StepRecord>,
     output: String,
     lexicon: Option<LexiconRef>,
+    /// PrefixIntervention's whole-answer readout: the draft shown as `current_prefix`.
+    draft: Option<String>,
 }
 
 impl WholeAnswerController {
@@ -401,6 +487,7 @@ impl WholeAnswerController {
             step: None,
             output: String::new(),
             lexicon: cfg.lexicon,
+            draft: None,
         }
     }
 
@@ -408,11 +495,15 @@ impl WholeAnswerController {
         if self.request.is_some() || self.step.is_some() {
             return vec![];
         }
+        let step = StepState {
+            prefix: self.draft.as_deref(),
+            ..StepState::default()
+        };
         let r = render_request(
             &self.item,
             &self.spec,
             0,
-            &StepState::default(),
+            &step,
             self.binding.options.clone(),
             None,
         );
@@ -483,9 +574,16 @@ pub struct LocalController {
     plan_origin: Option<String>,
     /// Steps depend on earlier answers (the model's own prefix).
     sequential: bool,
-    /// The one preselected position of a readout arm ([`query_position`]); `None`: every
-    /// position is decided.
+    /// The one preselected position of a readout arm ([`query_position`]) or of the prefix
+    /// intervention ([`intervention_position`]); `None`: every position is decided.
     readout_position: Option<usize>,
+    /// PrefixIntervention: the supplied draft shown as the prefix (A.4).
+    draft: Option<Vec<char>>,
+    /// D.11's Batch: every position in one bundled request (scored: fields decided in order
+    /// in one answer; generated: one strict JSON object).
+    batch: bool,
+    /// Scored Batch: the codes chosen for the fields so far (the answer's JSON prefix).
+    batch_codes: Vec<String>,
     /// ŷ: the constructed prefix (sequential arms).
     prefix: Vec<char>,
     /// Next position to decide (1-based), sequential arms.
@@ -541,7 +639,7 @@ impl LocalController {
             }
             // Under Full support every step offers the domain alphabet: a plan character
             // outside it could never be copied.
-            let alphabet = item.domain.alphabet();
+            let alphabet = full_alphabet(item, &spec);
             if let Some(c) = p.chars().find(|c| !alphabet.contains(c)) {
                 return Err(ControllerError::InvalidSpec {
                     arm: spec.label(),
@@ -558,28 +656,48 @@ impl LocalController {
             Arm::IncorrectCopy => Some("supplied".to_string()),
             _ => None,
         };
-        let readout_position =
-            is_readout(&spec).then(|| query_position(item, cfg.option_seed) as usize);
+        let intervention = (spec.arm == Arm::PrefixIntervention)
+            .then(|| intervention_position(item, cfg.option_seed));
+        let readout_position = match intervention {
+            Some(p) => Some(p as usize),
+            None => is_readout(&spec).then(|| query_position(item, cfg.option_seed) as usize),
+        };
+        let draft = intervention.map(|p| {
+            draft_prefix(item, cfg.option_seed, p, spec.draft)
+                .chars()
+                .collect()
+        });
         let sequential = match spec.arm {
             // The readout asks one position with no draft (E.5 state: copy_target,
             // query_position, indexing, indexed_characters).
             _ if readout_position.is_some() => false,
             Arm::Serial | Arm::PrefixContinue => true,
-            Arm::GoldCopy | Arm::IncorrectCopy | Arm::SelfPlanSpell => {
-                spec.copy_control == CopyControl::Serial
-            }
+            Arm::GoldCopy | Arm::IncorrectCopy | Arm::SelfPlanSpell => match spec.copy_control {
+                CopyControl::Serial => true,
+                CopyControl::Independent => false,
+                // A scored Batch decides its fields one after another inside one answer.
+                CopyControl::Batch => spec.contract == Contract::ScoredCode,
+            },
             _ => false,
         };
         Ok(LocalController {
             gold: item.target_chars(),
             candidates: item.candidate_chars(),
-            binding: local_binding(item, cfg.option_seed, spec.order),
+            binding: local_binding_over(
+                item,
+                full_alphabet(item, &spec),
+                cfg.option_seed,
+                spec.order,
+            ),
             item: item.clone(),
             plan: plan.map(|p| p.chars().collect()),
             plan_origin,
             spec,
             sequential,
             readout_position,
+            draft,
+            batch: is_batch(&spec),
+            batch_codes: Vec::new(),
             prefix: Vec::new(),
             next_position: 1,
             steps: BTreeMap::new(),
@@ -601,6 +719,13 @@ impl LocalController {
     /// The prefix the support and the state see at position `t`: the model's own (sequential),
     /// the gold prefix (TeacherForced), none otherwise.
     fn visible_prefix(&self, t: usize) -> Option<Vec<char>> {
+        if let Some(d) = &self.draft {
+            return Some(d.clone());
+        }
+        if self.batch {
+            // The bundle shows no draft: earlier fields are in the answer, not the state.
+            return None;
+        }
         if self.sequential {
             Some(self.prefix.clone())
         } else if self.spec.arm == Arm::TeacherForced {
@@ -614,7 +739,7 @@ impl LocalController {
     /// Returned in the displayed order of the item's binding.
     pub fn support(&self, t: usize, prefix: Option<&[char]>) -> Vec<String> {
         let chars: Vec<char> = match self.spec.support.set {
-            SupportSet::Full => self.item.domain.alphabet().to_vec(),
+            SupportSet::Full => full_alphabet(&self.item, &self.spec).to_vec(),
             SupportSet::Union => position_union(&self.candidates, t - 1),
             SupportSet::Trie => {
                 let p = prefix.unwrap_or(&[]);
@@ -637,8 +762,12 @@ impl LocalController {
 
     /// Algorithm 1, line 13: the singleton to fill, if the Fill rule applies. FullFill fills
     /// singletons of the position union and keeps the full alphabet elsewhere.
+    ///
+    /// Positions in `also_query` are queried all the same (D.7: "six-query controllers also
+    /// query positions 1,4,8,12. Other positions are filled only from singleton candidate
+    /// unions").
     fn fill_value(&self, t: usize, support: &[String]) -> Option<String> {
-        if self.spec.support.fill != FillRule::Fill {
+        if self.spec.support.fill != FillRule::Fill || self.spec.also_query.contains(t) {
             return None;
         }
         match self.spec.support.set {
@@ -657,6 +786,23 @@ impl LocalController {
         let prefix_text: Option<String> = prefix.map(|p| p.iter().collect());
         let plan_text: Option<String> = self.plan.as_ref().map(|p| p.iter().collect());
         let continue_arm = self.spec.arm == Arm::PrefixContinue;
+        if self.batch {
+            let step = StepState {
+                position: None,
+                prefix: None,
+                copy_target: plan_text.as_deref(),
+            };
+            let answer_prefix = (self.spec.contract == Contract::ScoredCode)
+                .then(|| batch_answer_prefix(&self.batch_codes, t as u32));
+            return render_request(
+                &self.item,
+                &self.spec,
+                t as u32,
+                &step,
+                options,
+                answer_prefix,
+            );
+        }
         let step = StepState {
             position: (!continue_arm).then_some(t as u32),
             prefix: if continue_arm {
@@ -762,6 +908,15 @@ impl LocalController {
         if self.sequential {
             return self.advance();
         }
+        if self.batch {
+            // Generated Batch: one request for every position (step 0), answered by one JSON
+            // object.
+            let support = self.support(1, None);
+            let request = self.request_for(0, &support, None);
+            self.outstanding
+                .insert(request.request_id.clone(), (0, support, request.clone()));
+            return vec![request];
+        }
         let mut requests = Vec::new();
         for t in self.positions() {
             let prefix = self.visible_prefix(t);
@@ -792,6 +947,10 @@ impl LocalController {
         let Some((t, support, request)) = self.outstanding.remove(&response.request_id) else {
             return Err(ControllerError::UnknownRequest(response.request_id.clone()));
         };
+        if self.batch && t == 0 {
+            self.take_batch_answer(&request, response, &support);
+            return Ok(vec![]);
+        }
         let required = self.required(t as usize).to_string();
         let parsed = if self.spec.arm == Arm::PrefixContinue {
             parse_continuation(&request, response, &support, &required)
@@ -813,6 +972,16 @@ impl LocalController {
             &parsed,
         );
         self.steps.insert(t, step);
+        if self.batch {
+            // The answer so far shows the chosen field's code, as the model would write it.
+            let code = request
+                .options
+                .iter()
+                .find(|o| o.value == z)
+                .map(|o| o.code.clone())
+                .unwrap_or_else(|| INVALID_MARKER.to_string());
+            self.batch_codes.push(code);
+        }
         if self.sequential {
             // Line 21: ŷ ← ŷ ∥ z.
             self.prefix.extend(z.chars());
@@ -867,6 +1036,84 @@ impl LocalController {
 }
 
 impl LocalController {
+    /// A generated Batch answer: one JSON object mapping every position ("1".."L") to a
+    /// listed value (or, with codes shown, a listed code). Strict: text that is not one JSON
+    /// object, a missing or extra key, or a truncated answer fails every position; a field
+    /// whose value is not listed fails that position. Nothing is trimmed or repaired beyond
+    /// JSON's own whitespace. The one call is recorded on position 1.
+    fn take_batch_answer(&mut self, request: &Request, response: &Response, support: &[String]) {
+        let length = self.item.length;
+        let mut fields: Vec<(Option<String>, ResponseClass)> = Vec::with_capacity(length);
+        let whole_failure = |class| vec![(None, class); length];
+        let codes_shown = shows_codes(&self.spec);
+        match &response.answer {
+            Answer::Generated {
+                truncated: true, ..
+            } => fields = whole_failure(ResponseClass::Truncated),
+            Answer::Generated { text, .. } if text.trim().is_empty() => {
+                fields = whole_failure(ResponseClass::Empty)
+            }
+            Answer::Generated { text, .. } => {
+                match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text) {
+                    Ok(map)
+                        if map.len() == length
+                            && (1..=length).all(|p| map.contains_key(&p.to_string())) =>
+                    {
+                        for p in 1..=length {
+                            let raw = map[&p.to_string()].as_str();
+                            let value = raw.and_then(|v| {
+                                request
+                                    .options
+                                    .iter()
+                                    .find(|o| {
+                                        if codes_shown {
+                                            o.code == v
+                                        } else {
+                                            o.value == v
+                                        }
+                                    })
+                                    .map(|o| o.value.clone())
+                            });
+                            let class = match &value {
+                                Some(v) if *v == self.required(p).to_string() => {
+                                    ResponseClass::StrictCorrect
+                                }
+                                Some(_) => ResponseClass::FormatValidWrong,
+                                None => ResponseClass::OtherInvalid,
+                            };
+                            fields.push((value, class));
+                        }
+                    }
+                    _ => fields = whole_failure(ResponseClass::OtherInvalid),
+                }
+            }
+            Answer::Scored { .. } => fields = whole_failure(ResponseClass::OtherInvalid),
+        }
+        for (i, (value, class)) in fields.into_iter().enumerate() {
+            let p = i + 1;
+            let first = p == 1;
+            self.steps.insert(
+                p as u32,
+                StepRecord {
+                    position: p as u32,
+                    support: support.to_vec(),
+                    filled: false,
+                    aborted: false,
+                    request_id: first.then(|| request.request_id.clone()),
+                    emitted: value.unwrap_or_else(|| INVALID_MARKER.to_string()),
+                    required: self.required(p).to_string(),
+                    class: Some(class),
+                    probabilities: None,
+                    chosen_probability: None,
+                    top_probability: None,
+                    prompt_tokens: if first { response.prompt_tokens } else { 0 },
+                    completion_tokens: if first { response.completion_tokens } else { 0 },
+                    latency_ms: if first { response.latency_ms } else { 0.0 },
+                },
+            );
+        }
+    }
+
     /// A readout trajectory: its output is the one character emitted at `position`; `correct`
     /// compares it with the target's character there and `fidelity` with the supplied
     /// copy_target's; `position_correct` holds that one comparison. Membership is computed on

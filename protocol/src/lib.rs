@@ -4,6 +4,7 @@
 
 pub mod canonical;
 pub mod controller;
+pub mod intervention;
 pub mod options;
 pub mod outcome;
 pub mod prompts;
@@ -14,7 +15,8 @@ pub use controller::{
     LocalController, StopController, WholeAnswerController,
 };
 pub use options::{
-    candidate_binding, code_for, local_binding, stop_alphabet, stop_binding, OptionBinding,
+    candidate_binding, code_for, local_binding, local_binding_over, stop_alphabet, stop_binding,
+    OptionBinding,
 };
 pub use outcome::{membership, recombination, stop_outcome, Lexicon};
 pub use scoring::{argmax_first, parse_answer, ParsedAnswer, ScoringError};

@@ -107,28 +107,47 @@ impl OptionBinding {
 /// The local alphabet of the content track for `item`, shuffled with a seed bound to the item
 /// (codes bind once per parent), then reordered for `order`.
 pub fn local_binding(item: &Item, seed: u64, order: OptionOrder) -> OptionBinding {
-    let mut values: Vec<String> = item
-        .domain
-        .alphabet()
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
-    let mut rng = labelled_rng(seed, &["local", &item.item_id]);
+    local_binding_over(item, item.domain.alphabet(), seed, order)
+}
+
+/// [`local_binding`] over another `alphabet` (an arm's widened Full support, D.7's a–z).
+pub fn local_binding_over(
+    item: &Item,
+    alphabet: &[char],
+    seed: u64,
+    order: OptionOrder,
+) -> OptionBinding {
+    let mut values: Vec<String> = alphabet.iter().map(|c| c.to_string()).collect();
+    let unit = binding_unit(item);
+    let mut rng = labelled_rng(seed, &["local", unit]);
     values.shuffle(&mut rng);
-    OptionBinding::in_order(&values).permuted(order, seed, &["local", &item.item_id])
+    OptionBinding::in_order(&values).permuted(order, seed, &["local", unit])
 }
 
 /// The 51-value stopping alphabet for `item`, shuffled per item.
 pub fn stop_binding(item: &Item, seed: u64, order: OptionOrder) -> OptionBinding {
     let mut values = stop_alphabet();
-    let mut rng = labelled_rng(seed, &["stop", &item.item_id]);
+    let unit = binding_unit(item);
+    let mut rng = labelled_rng(seed, &["stop", unit]);
     values.shuffle(&mut rng);
-    OptionBinding::in_order(&values).permuted(order, seed, &["stop", &item.item_id])
+    OptionBinding::in_order(&values).permuted(order, seed, &["stop", unit])
 }
 
 /// The eight candidates bound to A–H in the item's frozen display order.
 pub fn candidate_binding(item: &Item, seed: u64, order: OptionOrder) -> OptionBinding {
-    OptionBinding::in_order(&item.candidates).permuted(order, seed, &["native", &item.item_id])
+    OptionBinding::in_order(&item.candidates).permuted(order, seed, &["native", binding_unit(item)])
+}
+
+/// What option orders are seeded by: the item, or for a symbolic item its shared base, so
+/// that the presentations of one base have matched orders ("COPY/REVERSE and digit/letter
+/// encodings create four presentations per base, with shared geometry and matched order",
+/// A.5). Shuffling the canonical digits and the canonical letters a–j with the same stream
+/// applies one permutation to both, so the letter order is the image of the digit order.
+pub fn binding_unit(item: &Item) -> &str {
+    match &item.symbolic {
+        Some(m) => &m.base_id,
+        None => &item.item_id,
+    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub fn membership(item: &Item, output: &str, lexicon: Option<&dyn Lexicon>) -> M
     if item.candidates.iter().any(|c| c == output) {
         return Membership::OtherCandidate;
     }
-    let alphabet = item.domain.alphabet();
+    let alphabet = item.domain.output_alphabet();
     if output.chars().count() != item.length || !output.chars().all(|c| alphabet.contains(&c)) {
         return Membership::Malformed;
     }

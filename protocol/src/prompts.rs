@@ -15,8 +15,9 @@
 use serde_json::{json, Map, Value};
 
 use c2s_records::{
-    Arm, ArmSpec, Contract, Decoding, Evidence, Item, OptionNames, PromptVariant, Request,
-    RequestLayout, RequestOption, Template, BUDGET_CHARACTER, BUDGET_STRING,
+    Arm, ArmSpec, Contract, CopyControl, Decoding, Evidence, InterventionReadout, Item,
+    OptionNames, PromptVariant, Request, RequestLayout, RequestOption, Template, BUDGET_CHARACTER,
+    BUDGET_STRING,
 };
 
 use crate::canonical::{canonicalize, to_canonical_string};
@@ -36,6 +37,14 @@ pub mod text {
     pub const SERIAL_V3: &str = "Use the draft history to determine the true solution character at this position; the draft may be wrong.";
     pub const GOLD_COPY: &str =
         "Copy copy_target exactly. Select its character at the specified one-based position.";
+    /// D.11's Batch bundles the position questions; the paper gives no text for the bundle,
+    /// so this is GOLD_COPY's wording with every listed position (README: silent choices).
+    pub const GOLD_COPY_BATCH: &str =
+        "Copy copy_target exactly. Select its character at each listed one-based position.";
+    /// Batch response formats (ours, as GOLD_COPY_BATCH).
+    pub const BATCH_CODE_RESPONSE_FORMAT: &str = "Output only a JSON object that maps each listed position to the single-character code of its selected choice.";
+    pub const BATCH_VALUE_RESPONSE_FORMAT: &str =
+        "Output only a JSON object that maps each listed position to its selected value.";
     pub const SERIAL_STOP: &str = "Solve the original problem. Select the next character after current_prefix. Select END immediately after the complete answer.";
     /// E.3: shared by WholeGenerate and PrefixContinue.
     pub const COMPLETE_ANSWER: &str = "Solve the original problem and output only its complete answer, without explanation or markdown.";
@@ -82,6 +91,32 @@ pub fn shows_codes(spec: &ArmSpec) -> bool {
 /// and one preselected position", B.5).
 pub fn is_readout(spec: &ArmSpec) -> bool {
     spec.template.is_some() && spec.arm.is_copy()
+}
+
+/// D.11's Batch: a copy arm whose L position questions are bundled into one request.
+pub fn is_batch(spec: &ArmSpec) -> bool {
+    spec.arm.is_copy() && spec.copy_control == CopyControl::Batch && spec.template.is_none()
+}
+
+/// The default greedy budget of a generated Batch answer: a JSON object of up to eight
+/// fields (`{"1": "5", …}`, about seven tokens a field) with room to spare.
+pub const BUDGET_BATCH: u32 = 96;
+
+/// The assistant-side text before field `position` of a scored Batch answer: the JSON object
+/// so far, with the codes chosen for the earlier fields, up to the opening quote of this
+/// field's value (`{"1": "C", "2": "`). The next token is scored over the legal codes there.
+pub fn batch_answer_prefix(codes: &[String], position: u32) -> String {
+    let mut out = String::from("{");
+    for (i, c) in codes.iter().enumerate() {
+        out.push_str(&format!("\"{}\": \"{c}\", ", i + 1));
+    }
+    out.push_str(&format!("\"{position}\": \""));
+    out
+}
+
+/// A.4's whole-answer readout: one complete string, chosen among the candidates.
+pub fn asks_whole(spec: &ArmSpec) -> bool {
+    spec.arm == Arm::PrefixIntervention && spec.readout == InterventionReadout::Whole
 }
 
 /// Whether a generated response loses its outer whitespace before it is matched.
@@ -155,7 +190,17 @@ pub fn instruction(spec: &ArmSpec) -> &'static str {
     if is_readout(spec) {
         return READOUT_QUESTION;
     }
-    match (spec.arm, spec.variant) {
+    if is_batch(spec) {
+        return GOLD_COPY_BATCH;
+    }
+    // A.4's readouts: the whole answer is asked with the Native question, a local character
+    // with the Serial question (the draft is the `current_prefix` either way).
+    let arm = match (spec.arm, spec.readout) {
+        (Arm::PrefixIntervention, InterventionReadout::Whole) => Arm::Native,
+        (Arm::PrefixIntervention, InterventionReadout::Character) => Arm::Serial,
+        (arm, _) => arm,
+    };
+    match (arm, spec.variant) {
         (Arm::Native | Arm::NativeControl, PromptVariant::V1) => NATIVE_V1,
         (Arm::Native | Arm::NativeControl, PromptVariant::V2) => NATIVE_V2,
         (Arm::Native | Arm::NativeControl, PromptVariant::V3) => NATIVE_V3,
@@ -169,12 +214,20 @@ pub fn instruction(spec: &ArmSpec) -> &'static str {
         (Arm::GoldCopy | Arm::IncorrectCopy | Arm::SelfPlanSpell, _) => GOLD_COPY,
         (Arm::SerialStop, _) => SERIAL_STOP,
         (Arm::WholeGenerate | Arm::PrefixContinue, _) => COMPLETE_ANSWER,
+        // Mapped above.
+        (Arm::PrefixIntervention, _) => SERIAL_V1,
     }
 }
 
 /// The response-format text of `spec` with `n_options` displayed options.
 pub fn response_format(spec: &ArmSpec, n_options: usize) -> &'static str {
     use text::*;
+    if is_batch(spec) {
+        return match spec.contract {
+            Contract::ScoredCode | Contract::GeneratedCode => BATCH_CODE_RESPONSE_FORMAT,
+            _ => BATCH_VALUE_RESPONSE_FORMAT,
+        };
+    }
     match spec.contract {
         Contract::ScoredCode | Contract::GeneratedCode => {
             if n_options > 26 {
@@ -253,6 +306,13 @@ pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
     if let Some(p) = step.position {
         s.insert("position".into(), json!(p));
     }
+    if is_batch(spec) {
+        // Every position is asked in the one bundled request.
+        s.insert(
+            "positions".into(),
+            json!((1..=item.length).collect::<Vec<_>>()),
+        );
+    }
     if let Some(prefix) = step.prefix {
         s.insert("current_prefix".into(), json!(prefix));
     }
@@ -260,6 +320,10 @@ pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
         s.insert("copy_target".into(), json!(target));
         match spec.evidence {
             Evidence::Raw => {}
+            Evidence::Padded => {
+                let padding = padding_for(item, spec, step);
+                s.insert(PADDING_KEY.into(), json!(padding));
+            }
             Evidence::Indexed | Evidence::Direct => {
                 s.insert("indexing".into(), json!("one-based"));
                 s.insert("indexed_characters".into(), indexed_characters(target));
@@ -273,6 +337,30 @@ pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
         }
     }
     Value::Object(s)
+}
+
+/// The state key of D.9's padding.
+pub const PADDING_KEY: &str = "padding";
+/// The padding character: punctuation that is neither an answer symbol (digit or letter) nor
+/// an index number, and that canonical JSON writes as one byte ("Punctuation, excluding answer
+/// symbols and index numbers", D.9).
+pub const PADDING_CHAR: char = '.';
+
+/// The padding of a Padded copy state: as many [`PADDING_CHAR`]s as make the canonical state
+/// exactly as long as the Indexed state at the same step and prefix (characters and UTF-8
+/// bytes alike: both states are ASCII). D.9: "Nonindexed punctuation matches Indexed's
+/// serialized-state character and UTF-8 byte length at the same prefix."
+pub fn padding_for(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> String {
+    let mut indexed = *spec;
+    indexed.evidence = Evidence::Indexed;
+    let mut raw = *spec;
+    raw.evidence = Evidence::Raw;
+    let indexed_len = to_canonical_string(&state_value(item, &indexed, step)).len();
+    let raw_len = to_canonical_string(&state_value(item, &raw, step)).len();
+    // Adding `"padding":"<n chars>",` (or with the comma before it) adds 13 + n characters.
+    let overhead = PADDING_KEY.len() + 6;
+    let n = indexed_len.saturating_sub(raw_len + overhead);
+    std::iter::repeat_n(PADDING_CHAR, n).collect()
 }
 
 fn indexed_characters(target: &str) -> Value {
@@ -298,9 +386,10 @@ fn query_character(target: &str, position: Option<u32>) -> String {
 pub fn decoding(spec: &ArmSpec) -> Decoding {
     let default = match spec.contract {
         Contract::ScoredCode => return Decoding::Score,
+        _ if is_batch(spec) => BUDGET_BATCH,
         Contract::GeneratedCode | Contract::GeneratedCharacter => BUDGET_CHARACTER,
         Contract::GeneratedString => {
-            if spec.arm.is_whole_answer() || spec.arm == Arm::PrefixContinue {
+            if spec.arm.is_whole_answer() || spec.arm == Arm::PrefixContinue || asks_whole(spec) {
                 BUDGET_STRING
             } else {
                 BUDGET_CHARACTER
@@ -577,6 +666,43 @@ mod tests {
             json!({"position": 3, "character": "9"})
         );
         assert_eq!(v["candidates"].as_array().unwrap().len(), 8);
+    }
+
+    /// D.9: "Nonindexed punctuation matches Indexed's serialized-state character and UTF-8
+    /// byte length at the same prefix." The Padded state is the Raw state plus `padding`, and
+    /// its canonical text is exactly as long as Indexed's at every step and prefix, for copy
+    /// targets of every main-panel length.
+    #[test]
+    fn padded_state_matches_the_indexed_length_at_the_same_prefix() {
+        let it = item();
+        for arm in [Arm::GoldCopy, Arm::SelfPlanSpell] {
+            for target in ["585", "58512", "12345678", "000000"] {
+                for t in 1..=target.len() {
+                    for prefix in [&target[..t - 1], &"9999999"[..t - 1]] {
+                        let step = StepState {
+                            position: Some(t as u32),
+                            prefix: Some(prefix),
+                            copy_target: Some(target),
+                        };
+                        let mut spec = ArmSpec::new(arm);
+                        spec.evidence = Evidence::Indexed;
+                        let indexed = to_canonical_string(&state_value(&it, &spec, &step));
+                        spec.evidence = Evidence::Padded;
+                        let v = state_value(&it, &spec, &step);
+                        let padded = to_canonical_string(&v);
+                        assert_eq!(padded.len(), indexed.len(), "{padded} vs {indexed}");
+                        assert_eq!(padded.chars().count(), indexed.chars().count());
+                        let pad = v["padding"].as_str().unwrap();
+                        assert!(!pad.is_empty() && pad.chars().all(|c| c == PADDING_CHAR));
+                        assert!(v.get("indexed_characters").is_none());
+                        spec.evidence = Evidence::Raw;
+                        let mut raw = state_value(&it, &spec, &step);
+                        raw["padding"] = json!(pad);
+                        assert_eq!(raw, v, "Raw plus the padding, nothing else");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -743,3 +743,324 @@ fn incorrect_copy_copies_a_supplied_wrong_target() {
         (Some(0), Some("gold"))
     );
 }
+
+/// A D.7 presentation: a twelve-character reversal over a–j with branches at positions 2/3.
+fn twelve_early() -> Item {
+    c2s_records::parse_item(
+        r#"{"item_id":"tc-01-early","domain":"symbolic_letters","problem":"Reverse this string: jddibbhibieh",
+           "target":"heibihbbiddj",
+           "candidates":["hcibihbbiddj","hdibihbbiddj","hiibihbbiddj","hefbihbbiddj","heibihbbiddj","hifbihbbiddj","hcfbihbbiddj","hdfbihbbiddj"],
+           "symbolic":{"panel":"twelve_character","base_id":"tc-01","operation":"reverse","source":"jddibbhibieh","placement":"early","repeated":true}}"#,
+        &c2s_records::ItemPolicy { min_length: 3, max_length: 12 },
+    )
+    .unwrap()
+}
+
+/// D.7: "The local alphabet (a–j or a–z) and number of queried positions (two or six) are
+/// crossed with branch placement. Both branch positions are always queried; six-query
+/// controllers also query positions 1,4,8,12. Other positions are filled only from singleton
+/// candidate unions. These fills use no gold answer." — FullFill queries the two branch
+/// positions; `also_query` adds 1, 4, 8, 12; `alphabet = lowercase` offers 26 letters.
+#[test]
+fn twelve_character_controllers_cross_alphabet_and_query_count() {
+    let item = twelve_early();
+    let six = c2s_records::QueryPositions::from_positions(&[1, 4, 8, 12]).unwrap();
+    for (alphabet, also, options, queried) in [
+        (
+            c2s_records::LocalAlphabet::Domain,
+            Default::default(),
+            10,
+            vec![2, 3],
+        ),
+        (
+            c2s_records::LocalAlphabet::Lowercase,
+            Default::default(),
+            26,
+            vec![2, 3],
+        ),
+        (
+            c2s_records::LocalAlphabet::Domain,
+            six,
+            10,
+            vec![1, 2, 3, 4, 8, 12],
+        ),
+        (
+            c2s_records::LocalAlphabet::Lowercase,
+            six,
+            26,
+            vec![1, 2, 3, 4, 8, 12],
+        ),
+    ] {
+        let mut spec = ArmSpec::new(Arm::Serial).with_support(Support::FULL_FILL);
+        spec.alphabet = alphabet;
+        spec.also_query = also;
+        c2s_protocol::validate_spec(&spec).unwrap();
+        let gold: Vec<char> = item.target.chars().collect();
+        let (t, reqs) = run(Controller::new(&item, spec, None, &cfg()).unwrap(), |r| {
+            let pos = state_of(r)["position"].as_u64().unwrap() as usize;
+            scored(r, &gold[pos - 1].to_string())
+        });
+        let mut asked: Vec<u32> = reqs.iter().map(|r| r.step).collect();
+        asked.sort();
+        assert_eq!(asked, queried, "{}", t.arm);
+        assert!(reqs.iter().all(|r| r.options.len() == options), "{}", t.arm);
+        // Serial keeps the problem, candidates and its actual prefix.
+        for r in &reqs {
+            let s = state_of(r);
+            assert!(s["candidates"].is_array() && s["problem"].is_string());
+            assert_eq!(
+                s["current_prefix"].as_str().unwrap().len() + 1,
+                s["position"].as_u64().unwrap() as usize
+            );
+        }
+        assert_eq!(t.calls as usize, queried.len());
+        assert_eq!(t.fills as usize, 12 - queried.len());
+        assert!(t.correct, "{}", t.arm);
+        assert_eq!(t.base_id.as_deref(), Some("tc-01"));
+        assert_eq!(t.placement.as_deref(), Some("early"));
+    }
+}
+
+/// An a–z answer outside a–j is a listed value of the 26-letter arm: a well-formed wrong
+/// string, not a malformed one.
+#[test]
+fn lowercase_alphabet_answers_outside_the_source_symbols_are_well_formed() {
+    let item = twelve_early();
+    let mut spec = ArmSpec::new(Arm::Serial).with_support(Support::FULL_FILL);
+    spec.alphabet = c2s_records::LocalAlphabet::Lowercase;
+    let (t, _) = run(Controller::new(&item, spec, None, &cfg()).unwrap(), |r| {
+        scored(r, "z")
+    });
+    assert_eq!(t.output, "hzzbihbbiddj");
+    assert!(t.valid && !t.correct);
+    assert_eq!(t.membership, Membership::Outside);
+}
+
+#[test]
+fn widened_alphabet_and_extra_queries_are_refused_where_undefined() {
+    let mut native = ArmSpec::new(Arm::Native);
+    native.alphabet = c2s_records::LocalAlphabet::Lowercase;
+    assert!(c2s_protocol::validate_spec(&native).is_err());
+    let mut union = ArmSpec::new(Arm::Serial).with_support(Support::UNION_FILL);
+    union.alphabet = c2s_records::LocalAlphabet::Lowercase;
+    assert!(c2s_protocol::validate_spec(&union).is_err());
+    let mut call = ArmSpec::new(Arm::Serial);
+    call.also_query = c2s_records::QueryPositions::from_positions(&[1]).unwrap();
+    assert!(c2s_protocol::validate_spec(&call).is_err());
+}
+
+/// A.5: "COPY/REVERSE and digit/letter encodings create four presentations per base, with
+/// shared geometry and matched order": the letter presentation's local codes bind the images
+/// of the digit presentation's values (the binding is seeded by the base).
+#[test]
+fn symbolic_presentations_of_a_base_have_matched_local_order() {
+    let digits = c2s_records::parse_item(
+        r#"{"item_id":"cr-L3-01-copy-digits","domain":"symbolic_digits","problem":"Copy this string exactly: 585",
+           "target":"585","candidates":["585","589","385","389","485","489","685","689"],
+           "symbolic":{"panel":"copy_reverse","base_id":"cr-L3-01","operation":"copy","source":"585","placement":"late","repeated":true}}"#,
+        &Default::default(),
+    )
+    .unwrap();
+    let letters = c2s_records::parse_item(
+        r#"{"item_id":"cr-L3-01-reverse-letters","domain":"symbolic_letters","problem":"Reverse this string: fif",
+           "target":"fif","candidates":["fif","fij","dif","dij","eif","eij","gif","gij"],
+           "symbolic":{"panel":"copy_reverse","base_id":"cr-L3-01","operation":"reverse","source":"fif","placement":"late","repeated":true}}"#,
+        &Default::default(),
+    )
+    .unwrap();
+    let spec = ArmSpec::new(Arm::Serial);
+    let first = |item: &Item| {
+        let mut c = Controller::new(item, spec, None, &cfg()).unwrap();
+        c.start().remove(0)
+    };
+    let (d, l) = (first(&digits), first(&letters));
+    let image: Vec<String> = d
+        .options
+        .iter()
+        .map(|o| ((b'a' + o.value.parse::<u8>().unwrap()) as char).to_string())
+        .collect();
+    let letter_values: Vec<String> = l.options.iter().map(|o| o.value.clone()).collect();
+    assert_eq!(letter_values, image);
+}
+
+/// A.4: "The prefix intervention preselects one position per item and crosses correct/error
+/// drafts with readout of the whole answer or a local character. An error draft flips one
+/// preceding character." One request per arm: the draft is `current_prefix`; the character
+/// readout asks the Serial question at the preselected position over the local alphabet, the
+/// whole readout the Native question over the eight candidates; both drafts of an item share
+/// the position.
+#[test]
+fn prefix_intervention_crosses_drafts_and_readouts() {
+    use c2s_records::{Draft, InterventionReadout};
+    let item = lexical();
+    let position = c2s_protocol::intervention::intervention_position(&item, 11);
+    let mut prefixes = Vec::new();
+    for readout in [InterventionReadout::Character, InterventionReadout::Whole] {
+        for draft in [Draft::Correct, Draft::Error] {
+            let mut spec = ArmSpec::new(Arm::PrefixIntervention);
+            spec.draft = draft;
+            spec.readout = readout;
+            let gold_char = item.target.chars().nth(position as usize - 1).unwrap();
+            let (t, reqs) =
+                run(
+                    Controller::new(&item, spec, None, &cfg()).unwrap(),
+                    |r| match readout {
+                        InterventionReadout::Character => scored(r, &gold_char.to_string()),
+                        InterventionReadout::Whole => scored(r, "apple"),
+                    },
+                );
+            assert_eq!(reqs.len(), 1, "{}", t.arm);
+            let state = state_of(&reqs[0]);
+            let prefix = state["current_prefix"].as_str().unwrap().to_string();
+            assert_eq!(prefix.len() as u32, position - 1);
+            match draft {
+                Draft::Correct => assert_eq!(prefix, item.target[..prefix.len()]),
+                Draft::Error => {
+                    let diffs = prefix
+                        .chars()
+                        .zip(item.target.chars())
+                        .filter(|(a, b)| a != b)
+                        .count();
+                    assert_eq!(diffs, 1, "{prefix}");
+                }
+            }
+            prefixes.push((readout, draft, prefix));
+            match readout {
+                InterventionReadout::Character => {
+                    assert_eq!(reqs[0].options.len(), 26);
+                    assert_eq!(state["position"].as_u64(), Some(u64::from(position)));
+                    assert!(reqs[0].instruction.starts_with(
+                        "Solve the original problem. Select its true answer character"
+                    ));
+                    assert_eq!(t.output, gold_char.to_string());
+                }
+                InterventionReadout::Whole => {
+                    assert_eq!(reqs[0].options.len(), 8);
+                    assert!(state.get("position").is_none());
+                    assert_eq!(
+                        reqs[0].instruction,
+                        "Select the complete correct answer from the provided candidates."
+                    );
+                    assert_eq!(t.output, "apple");
+                }
+            }
+            assert!(t.correct, "{}", t.arm);
+            assert!(t.arm.starts_with("PrefixIntervention/"));
+        }
+    }
+    // Both readouts of a draft show the same draft.
+    assert_eq!(prefixes[0].2, prefixes[2].2);
+    assert_eq!(prefixes[1].2, prefixes[3].2);
+    let mut other = ArmSpec::new(Arm::Serial);
+    other.draft = Draft::Error;
+    assert!(c2s_protocol::validate_spec(&other).is_err());
+}
+
+fn batch_spec(contract: Contract) -> ArmSpec {
+    let mut spec = ArmSpec::new(Arm::GoldCopy).with_contract(contract);
+    spec.copy_control = CopyControl::Batch;
+    spec
+}
+
+/// D.11: "Batch bundles these questions: native multi-field decisions for Jev/StartLux,
+/// strict JSON for Qwen." Scored: one bundled user message for every field, the fields decided
+/// in order inside one answer (each request's assistant prefix is the JSON answer so far, with
+/// the codes chosen before); the state lists every position and shows no draft.
+#[test]
+fn scored_batch_decides_the_fields_in_order_inside_one_answer() {
+    let item = figure_one();
+    let c = Controller::new(&item, batch_spec(Contract::ScoredCode), None, &cfg()).unwrap();
+    let (t, reqs) = run(c, |r| {
+        let p = r.step as usize;
+        scored(r, &item.target[p - 1..p])
+    });
+    assert_eq!(reqs.len(), 3);
+    assert!(
+        reqs.iter().all(|r| r.user == reqs[0].user),
+        "one bundled question"
+    );
+    let state = state_of(&reqs[0]);
+    assert_eq!(state["positions"], serde_json::json!([1, 2, 3]));
+    assert!(state.get("position").is_none() && state.get("current_prefix").is_none());
+    assert_eq!(state["copy_target"], "585");
+    assert_eq!(
+        reqs[0].instruction,
+        "Copy copy_target exactly. Select its character at each listed one-based position."
+    );
+    let code_of = |r: &Request, v: &str| {
+        r.options
+            .iter()
+            .find(|o| o.value == v)
+            .unwrap()
+            .code
+            .clone()
+    };
+    assert_eq!(reqs[0].assistant_prefix.as_deref(), Some("{\"1\": \""));
+    assert_eq!(
+        reqs[2].assistant_prefix.clone().unwrap(),
+        format!(
+            "{{\"1\": \"{}\", \"2\": \"{}\", \"3\": \"",
+            code_of(&reqs[0], "5"),
+            code_of(&reqs[1], "8")
+        )
+    );
+    assert!(t.correct && t.fidelity == Some(true));
+    assert_eq!(t.calls, 3);
+    assert!(t.arm.ends_with("/raw/batch"));
+}
+
+/// Generated Batch: one request answered by one strict JSON object; anything else fails.
+#[test]
+fn generated_batch_is_one_strict_json_answer() {
+    let item = figure_one();
+    let spec = batch_spec(Contract::GeneratedCharacter);
+    let answer = |text: &'static str, truncated: bool| {
+        let c = Controller::new(&item, spec, None, &cfg()).unwrap();
+        run(c, move |r| {
+            let mut g = generated(r, text);
+            if let Answer::Generated { truncated: t, .. } = &mut g.answer {
+                *t = truncated;
+            }
+            g
+        })
+    };
+    let (t, reqs) = answer("{\"1\": \"5\", \"2\": \"8\", \"3\": \"5\"}", false);
+    assert_eq!(reqs.len(), 1);
+    assert!(matches!(
+        reqs[0].decoding,
+        c2s_records::Decoding::Greedy { max_new_tokens: 96 }
+    ));
+    assert!(t.correct && t.valid);
+    assert_eq!((t.calls, t.steps.len()), (1, 3));
+    assert!(reqs[0].user.contains(
+        "Output only a JSON object that maps each listed position to its selected value."
+    ));
+    // A wrong listed value is a valid wrong string.
+    let (t, _) = answer("{\"1\": \"5\", \"2\": \"8\", \"3\": \"9\"}", false);
+    assert!(t.valid && !t.correct);
+    assert_eq!(t.output, "589");
+    // A value that is not listed fails its position.
+    let (t, _) = answer("{\"1\": \"5\", \"2\": \"eight\", \"3\": \"5\"}", false);
+    assert!(!t.valid);
+    assert_eq!(t.output, format!("5{INVALID_MARKER}5"));
+    for bad in [
+        "{\"1\": \"5\", \"2\": \"8\", \"3\": \"5\", \"4\": \"0\"}", // extra key
+        "{\"1\": \"5\", \"2\": \"8\"}",                             // missing key
+        "585",                                                      // not an object
+        "{\"1\": \"5\", \"2\": \"8\", \"3\": \"5\"} done",          // trailing text
+    ] {
+        let (t, _) = answer(bad, false);
+        assert!(!t.valid && !t.correct, "{bad}");
+        assert!(
+            t.steps
+                .iter()
+                .all(|s| s.class == Some(ResponseClass::OtherInvalid)),
+            "{bad}"
+        );
+    }
+    let (t, _) = answer("{\"1\": \"5\", \"2\"", true);
+    assert!(t
+        .steps
+        .iter()
+        .all(|s| s.class == Some(ResponseClass::Truncated)));
+}

@@ -29,10 +29,13 @@ pub enum Arm {
     WholeGenerate,
     /// L requests; the prefix is appended after the assistant boundary.
     PrefixContinue,
+    /// One request at a preselected position with a supplied correct or error draft as the
+    /// prefix, read out as the local character or the whole answer (A.4).
+    PrefixIntervention,
 }
 
 impl Arm {
-    pub const ALL: [Arm; 11] = [
+    pub const ALL: [Arm; 12] = [
         Arm::Native,
         Arm::NativeControl,
         Arm::Independent,
@@ -44,6 +47,7 @@ impl Arm {
         Arm::SerialStop,
         Arm::WholeGenerate,
         Arm::PrefixContinue,
+        Arm::PrefixIntervention,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +63,7 @@ impl Arm {
             Arm::SerialStop => "SerialStop",
             Arm::WholeGenerate => "WholeGenerate",
             Arm::PrefixContinue => "PrefixContinue",
+            Arm::PrefixIntervention => "PrefixIntervention",
         }
     }
 
@@ -96,6 +101,7 @@ impl Arm {
                 | Arm::SelfPlanSpell
                 | Arm::SerialStop
                 | Arm::PrefixContinue
+                | Arm::PrefixIntervention
         )
     }
 }
@@ -295,6 +301,11 @@ pub enum Evidence {
     Indexed,
     /// Plus `query_character`, the character at the queried position.
     Direct,
+    /// D.9's length control: the raw string plus nonindexed punctuation (`padding`) whose
+    /// length makes the serialized state as long, in characters and UTF-8 bytes, as Indexed's
+    /// at the same prefix ("Nonindexed punctuation matches Indexed's serialized-state character
+    /// and UTF-8 byte length at the same prefix").
+    Padded,
 }
 
 /// The step schedule of copy arms: positions queried independently or serially.
@@ -305,6 +316,10 @@ pub enum CopyControl {
     Independent,
     #[default]
     Serial,
+    /// One bundled request for all L positions (D.11: "Batch bundles these questions: native
+    /// multi-field decisions for Jev/StartLux, strict JSON for Qwen"): a scored contract decides
+    /// the fields in order inside one answer, a generated one returns one strict JSON object.
+    Batch,
 }
 
 /// Displayed option order: the frozen reference order or a seeded permutation of it (O1, O2…).
@@ -364,6 +379,106 @@ impl RequestLayout {
 }
 
 /// Everything that decides how an item becomes requests under one arm.
+/// The alphabet of Full support: the item's domain alphabet, or all 26 lowercase letters.
+///
+/// D.7 crosses "The local alphabet (a–j or a–z)" over sources whose symbols are a–j: the
+/// `Lowercase` arms offer 26 choices at every queried step of those items.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalAlphabet {
+    /// The item domain's alphabet (ten digits, 26 letters, or a–j for symbolic letters).
+    #[default]
+    Domain,
+    /// The 26 lowercase letters, whatever the domain (letter domains only).
+    Lowercase,
+}
+
+impl LocalAlphabet {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LocalAlphabet::Domain => "domain",
+            LocalAlphabet::Lowercase => "lowercase",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<LocalAlphabet> {
+        [LocalAlphabet::Domain, LocalAlphabet::Lowercase]
+            .into_iter()
+            .find(|a| a.as_str() == name)
+    }
+}
+
+/// Positions (one-based, 1..=64) that a Fill controller queries even where its fill rule
+/// would supply a singleton. D.7: "Both branch positions are always queried; six-query
+/// controllers also query positions 1,4,8,12. Other positions are filled only from singleton
+/// candidate unions." A bit set, so that [`ArmSpec`] stays `Copy`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+pub struct QueryPositions(pub u64);
+
+impl QueryPositions {
+    /// The largest position a set can hold.
+    pub const MAX: u32 = 64;
+
+    /// The set of `positions`; `None` if one is 0 or above [`QueryPositions::MAX`].
+    pub fn from_positions(positions: &[u32]) -> Option<QueryPositions> {
+        let mut bits = 0u64;
+        for &p in positions {
+            if p == 0 || p > Self::MAX {
+                return None;
+            }
+            bits |= 1 << (p - 1);
+        }
+        Some(QueryPositions(bits))
+    }
+
+    pub fn contains(self, position: usize) -> bool {
+        position >= 1 && position <= Self::MAX as usize && self.0 & (1 << (position - 1)) != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The positions in ascending order.
+    pub fn positions(self) -> Vec<u32> {
+        (1..=Self::MAX)
+            .filter(|&p| self.contains(p as usize))
+            .collect()
+    }
+}
+
+/// The draft a PrefixIntervention request shows as `current_prefix` (A.4: "crosses
+/// correct/error drafts … An error draft flips one preceding character").
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Draft {
+    /// The gold prefix.
+    #[default]
+    Correct,
+    /// The gold prefix with one character replaced.
+    Error,
+}
+
+/// What a PrefixIntervention request asks for (A.4: "with readout of the whole answer or a
+/// local character").
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum InterventionReadout {
+    /// The character at the preselected position (the Serial question, local options).
+    #[default]
+    Character,
+    /// The complete answer (the Native question, the eight candidates).
+    Whole,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ArmSpec {
     pub arm: Arm,
@@ -393,6 +508,19 @@ pub struct ArmSpec {
     /// Option names of the readout grid (opaque unless a binding condition names another).
     #[serde(default)]
     pub names: OptionNames,
+    /// Full support's alphabet (D.7's a–j / a–z factor).
+    #[serde(default)]
+    pub alphabet: LocalAlphabet,
+    /// Positions queried although the fill rule would fill them (D.7's six-query
+    /// controllers).
+    #[serde(default)]
+    pub also_query: QueryPositions,
+    /// PrefixIntervention: the supplied draft.
+    #[serde(default)]
+    pub draft: Draft,
+    /// PrefixIntervention: character or whole-answer readout.
+    #[serde(default)]
+    pub readout: InterventionReadout,
 }
 
 impl ArmSpec {
@@ -410,6 +538,10 @@ impl ArmSpec {
             layout: RequestLayout::Paper,
             max_new_tokens: None,
             names: OptionNames::Opaque,
+            alphabet: LocalAlphabet::Domain,
+            also_query: QueryPositions(0),
+            draft: Draft::Correct,
+            readout: InterventionReadout::Character,
         }
     }
 
@@ -427,7 +559,9 @@ impl ArmSpec {
     /// key and in request ids.
     pub fn label(&self) -> String {
         let mut s = self.arm.as_str().to_string();
-        if self.arm.is_local() && self.arm != Arm::PrefixContinue {
+        if self.arm == Arm::PrefixIntervention && self.readout == InterventionReadout::Whole {
+            s.push_str("/whole");
+        } else if self.arm.is_local() && self.arm != Arm::PrefixContinue {
             s.push('/');
             s.push_str(self.support.name());
         }
@@ -455,18 +589,38 @@ impl ArmSpec {
                 Evidence::Raw => "/raw",
                 Evidence::Indexed => "/indexed",
                 Evidence::Direct => "/direct",
+                Evidence::Padded => "/padded",
             });
             // A readout (template) asks one position: no independent/serial schedule.
             if self.template.is_none() {
                 s.push_str(match self.copy_control {
                     CopyControl::Independent => "/independent",
                     CopyControl::Serial => "/serial",
+                    CopyControl::Batch => "/batch",
                 });
             }
         }
         if self.names != OptionNames::Opaque {
             s.push_str("/names-");
             s.push_str(self.names.as_str());
+        }
+        if self.arm == Arm::PrefixIntervention {
+            s.push_str(match self.draft {
+                Draft::Correct => "/draft-correct",
+                Draft::Error => "/draft-error",
+            });
+        }
+        if self.alphabet == LocalAlphabet::Lowercase {
+            s.push_str("/a-z");
+        }
+        if !self.also_query.is_empty() {
+            let p: Vec<String> = self
+                .also_query
+                .positions()
+                .iter()
+                .map(u32::to_string)
+                .collect();
+            s.push_str(&format!("/query{}", p.join(",")));
         }
         if let OptionOrder::Permuted(k) = self.order {
             s.push_str(&format!("/O{k}"));
@@ -519,5 +673,24 @@ mod tests {
         for l in RequestLayout::ALL {
             assert_eq!(RequestLayout::parse(l.as_str()), Some(l));
         }
+    }
+
+    /// D.7: "The local alphabet (a–j or a–z) and number of queried positions (two or six) are
+    /// crossed"; the four local arms of the panel have four distinct labels.
+    #[test]
+    fn alphabet_and_query_positions_are_in_the_label() {
+        let mut six = ArmSpec::new(Arm::Serial).with_support(Support::FULL_FILL);
+        six.also_query = QueryPositions::from_positions(&[1, 4, 8, 12]).unwrap();
+        assert_eq!(six.label(), "Serial/FullFill/code/query1,4,8,12");
+        six.alphabet = LocalAlphabet::Lowercase;
+        assert_eq!(six.label(), "Serial/FullFill/code/a-z/query1,4,8,12");
+        assert!(six.also_query.contains(12) && !six.also_query.contains(2));
+        assert_eq!(six.also_query.positions(), vec![1, 4, 8, 12]);
+        assert!(QueryPositions::from_positions(&[0]).is_none());
+        assert!(QueryPositions::from_positions(&[65]).is_none());
+        assert_eq!(
+            LocalAlphabet::parse("lowercase"),
+            Some(LocalAlphabet::Lowercase)
+        );
     }
 }

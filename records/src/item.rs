@@ -6,26 +6,54 @@ use crate::geometry::Geometry;
 
 /// Task domain. The local alphabet of the content track follows from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Domain {
     Arithmetic,
     Lexical,
+    /// Symbolic strings over the ten digits (the COPY/REVERSE panel's digit encoding, B.4).
+    SymbolicDigits,
+    /// Symbolic strings over the ten letters a–j: the image of the digits under the bijection
+    /// 0–9 → a–j ("Mapping digits 0–9 to letters a–j preserves strings, candidate geometry and
+    /// ten local choices", B.4), and the twelve-character sources of D.7 ("sources over a–j").
+    SymbolicLetters,
 }
 
+/// The ten digits, in canonical order.
+pub const DIGITS: [char; 10] = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'];
+/// The 26 lowercase letters, in canonical order.
+pub const LETTERS: [char; 26] = [
+    'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's',
+    't', 'u', 'v', 'w', 'x', 'y', 'z',
+];
+
 impl Domain {
-    pub const ALL: [Domain; 2] = [Domain::Arithmetic, Domain::Lexical];
+    /// The natural task domains of the main panels.
+    pub const NATURAL: [Domain; 2] = [Domain::Arithmetic, Domain::Lexical];
+
+    pub const ALL: [Domain; 4] = [
+        Domain::Arithmetic,
+        Domain::Lexical,
+        Domain::SymbolicDigits,
+        Domain::SymbolicLetters,
+    ];
 
     /// The content-track alphabet (paper §3.1): ten digits or 26 lowercase letters, in
-    /// canonical (unshuffled) order.
+    /// canonical (unshuffled) order; the symbolic letter encoding has the ten letters a–j.
     pub fn alphabet(self) -> &'static [char] {
-        const DIGITS: [char; 10] = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'];
-        const LETTERS: [char; 26] = [
-            'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q',
-            'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z',
-        ];
         match self {
-            Domain::Arithmetic => &DIGITS,
+            Domain::Arithmetic | Domain::SymbolicDigits => &DIGITS,
             Domain::Lexical => &LETTERS,
+            Domain::SymbolicLetters => &LETTERS[..10],
+        }
+    }
+
+    /// The characters an output may be made of without being malformed: the domain alphabet,
+    /// except that symbolic letter strings may use any lowercase letter (D.7 offers a–z at
+    /// every step in its 26-choice arms).
+    pub fn output_alphabet(self) -> &'static [char] {
+        match self {
+            Domain::SymbolicLetters => &LETTERS,
+            d => d.alphabet(),
         }
     }
 
@@ -33,15 +61,18 @@ impl Domain {
         match self {
             Domain::Arithmetic => "arithmetic",
             Domain::Lexical => "lexical",
+            Domain::SymbolicDigits => "symbolic_digits",
+            Domain::SymbolicLetters => "symbolic_letters",
         }
     }
 
     pub fn parse(s: &str) -> Option<Domain> {
-        match s {
-            "arithmetic" => Some(Domain::Arithmetic),
-            "lexical" => Some(Domain::Lexical),
-            _ => None,
-        }
+        Domain::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+
+    /// The symbolic encodings (no natural task: the problem states the operation).
+    pub fn is_symbolic(self) -> bool {
+        matches!(self, Domain::SymbolicDigits | Domain::SymbolicLetters)
     }
 }
 
@@ -136,6 +167,81 @@ pub struct LexicalMeta {
     pub synset_lemmas: Vec<String>,
 }
 
+/// The symbolic panel an item belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SymbolicPanel {
+    /// The isomorphic COPY/REVERSE panel (A.5, B.4): 20 bases per length L = 3..8, four
+    /// presentations per base (operation × encoding).
+    CopyReverse,
+    /// The twelve-character crossed-factor panel (D.7): 32 reversed sources, two
+    /// presentations each (early or late branches).
+    TwelveCharacter,
+}
+
+/// The string operation a symbolic problem asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// The answer is the source string.
+    Copy,
+    /// The answer is the source string reversed.
+    Reverse,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Copy => "copy",
+            Operation::Reverse => "reverse",
+        }
+    }
+
+    /// The answer of the operation on `source`.
+    pub fn apply(self, source: &str) -> String {
+        match self {
+            Operation::Copy => source.to_string(),
+            Operation::Reverse => source.chars().rev().collect(),
+        }
+    }
+}
+
+/// Early or late: where the gold becomes unique among the candidates (COPY/REVERSE's
+/// "early/late uniqueness", A.5) or where the candidates branch (D.7's "branches occur at
+/// positions 2/3 or 10/11").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    Early,
+    Late,
+}
+
+impl Placement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Placement::Early => "early",
+            Placement::Late => "late",
+        }
+    }
+}
+
+/// Metadata of a symbolic item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SymbolicMeta {
+    pub panel: SymbolicPanel,
+    /// The independent unit shared by every presentation of a base or source ("The independent
+    /// unit is a natural parent item, shared symbolic source, …", A.1).
+    pub base_id: String,
+    pub operation: Operation,
+    /// The string the operation is applied to, in this item's encoding.
+    pub source: String,
+    /// COPY/REVERSE: where the gold becomes unique (first unique prefix 2 or L); twelve
+    /// characters: where the candidates branch (positions 2/3 or 10/11).
+    pub placement: Placement,
+    /// Whether the target repeats a symbol (a COPY/REVERSE stratum, A.5).
+    pub repeated: bool,
+}
+
 /// One benchmark item. JSON field names are the bank-file format (one object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
@@ -159,6 +265,8 @@ pub struct Item {
     pub arithmetic: Option<ArithmeticMeta>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lexical: Option<LexicalMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbolic: Option<SymbolicMeta>,
 }
 
 impl Item {

@@ -11,12 +11,14 @@ pub mod trajectory;
 pub mod validate;
 
 pub use arm::{
-    Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, OptionNames, OptionOrder,
-    PromptVariant, RequestLayout, Support, SupportSet, Template,
+    Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, FillRule, InterventionReadout,
+    LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions, RequestLayout, Support,
+    SupportSet, Template,
 };
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{
-    ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Structure,
+    ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Operation,
+    Placement, Structure, SymbolicMeta, SymbolicPanel, DIGITS, LETTERS,
 };
 pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
 pub use request::{

@@ -175,6 +175,17 @@ pub struct Trajectory {
     /// plan).
     #[serde(default)]
     pub plan_differences: Option<u32>,
+    /// Symbolic items: the shared base or source (the independent unit, A.1), the operation,
+    /// the placement (early/late uniqueness or branches) and whether the target repeats a
+    /// symbol — what unit contrasts select and stratify by.
+    #[serde(default)]
+    pub base_id: Option<String>,
+    #[serde(default)]
+    pub operation: Option<String>,
+    #[serde(default)]
+    pub placement: Option<String>,
+    #[serde(default)]
+    pub repeated: Option<bool>,
     pub membership: Membership,
     /// A non-candidate output whose every character is in the candidates' union at its
     /// position (may overlap any non-candidate membership class).

@@ -40,6 +40,15 @@ pub struct TrajectoryRow {
     pub plan_origin: Option<String>,
     /// Copy arms: positions where the plan differs from the gold target.
     pub plan_differences: Option<u32>,
+    /// Symbolic items: the shared base or source id (the resampling unit).
+    pub base_id: Option<String>,
+    /// Symbolic items: `copy` or `reverse`.
+    pub operation: Option<String>,
+    /// Symbolic items: `early` or `late` (uniqueness for COPY/REVERSE, branches for the
+    /// twelve-character panel).
+    pub placement: Option<String>,
+    /// Symbolic items: the target repeats a symbol.
+    pub repeated: Option<bool>,
     /// D.17's output classes, in order: `gold`, `other_candidate`, `malformed`,
     /// `gold_synset_lemma`, `indexed_noun`, `indexed_word`, `unindexed`; `outside` for any other
     /// well-formed string (arithmetic, or lexical without a WordNet index).
@@ -94,6 +103,10 @@ impl From<&Trajectory> for TrajectoryRow {
             plan: t.plan.clone(),
             plan_origin: t.plan_origin.clone(),
             plan_differences: t.plan_differences,
+            base_id: t.base_id.clone(),
+            operation: t.operation.clone(),
+            placement: t.placement.clone(),
+            repeated: t.repeated,
             membership: membership_str(t.membership).to_string(),
             recombination: t.recombination,
             stop_category: stop.map(|s| stop_category_str(s.category).to_string()),
@@ -188,6 +201,10 @@ impl TrajectoryRow {
             plan: self.plan.clone(),
             plan_origin: self.plan_origin.clone(),
             plan_differences: self.plan_differences,
+            base_id: self.base_id.clone(),
+            operation: self.operation.clone(),
+            placement: self.placement.clone(),
+            repeated: self.repeated,
             membership,
             recombination: self.recombination,
             stop,
@@ -227,6 +244,10 @@ impl Row for TrajectoryRow {
             field("plan", Utf8, true),
             field("plan_origin", Utf8, true),
             field("plan_differences", UInt32, true),
+            field("base_id", Utf8, true),
+            field("operation", Utf8, true),
+            field("placement", Utf8, true),
+            field("repeated", Boolean, true),
             field("membership", Utf8, false),
             field("recombination", Boolean, false),
             field("stop_category", Utf8, true),
@@ -268,6 +289,10 @@ impl Row for TrajectoryRow {
                 col::opt_utf8(rows.iter().map(|r| r.plan.as_deref())),
                 col::opt_utf8(rows.iter().map(|r| r.plan_origin.as_deref())),
                 col::opt_u32s(rows.iter().map(|r| r.plan_differences)),
+                col::opt_utf8(rows.iter().map(|r| r.base_id.as_deref())),
+                col::opt_utf8(rows.iter().map(|r| r.operation.as_deref())),
+                col::opt_utf8(rows.iter().map(|r| r.placement.as_deref())),
+                col::opt_bools(rows.iter().map(|r| r.repeated)),
                 col::utf8(rows.iter().map(|r| r.membership.as_str())),
                 col::bools(rows.iter().map(|r| r.recombination)),
                 col::opt_utf8(rows.iter().map(|r| r.stop_category.as_deref())),
@@ -309,6 +334,11 @@ impl Row for TrajectoryRow {
         // Absent in runs written before D.12's plan records: read as null.
         let mut plan_origin = c.opt_utf8("plan_origin")?.into_iter();
         let mut plan_differences = c.opt_u32("plan_differences")?.into_iter();
+        // Absent in runs written before the symbolic panels: read as null.
+        let mut base_id = c.opt_utf8("base_id")?.into_iter();
+        let mut operation = c.opt_utf8("operation")?.into_iter();
+        let mut placement = c.opt_utf8("placement")?.into_iter();
+        let mut repeated = c.opt_bool("repeated")?.into_iter();
         let mut membership = c.utf8("membership")?.into_iter();
         let mut recombination = c.bool("recombination")?.into_iter();
         let mut stop_category = c.opt_utf8("stop_category")?.into_iter();
@@ -345,6 +375,10 @@ impl Row for TrajectoryRow {
                 plan: next(&mut plan),
                 plan_origin: next(&mut plan_origin),
                 plan_differences: next(&mut plan_differences),
+                base_id: next(&mut base_id),
+                operation: next(&mut operation),
+                placement: next(&mut placement),
+                repeated: next(&mut repeated),
                 membership: next(&mut membership),
                 recombination: next(&mut recombination),
                 stop_category: next(&mut stop_category),

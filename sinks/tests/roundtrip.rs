@@ -285,7 +285,7 @@ fn empty_batches_have_the_schema() {
     assert_eq!(RequestRow::to_batch(&[]).expect("batch").num_columns(), 25);
     assert_eq!(
         TrajectoryRow::to_batch(&[]).expect("batch").num_columns(),
-        34
+        38
     );
     assert_eq!(OutcomeRow::to_batch(&[]).expect("batch").num_columns(), 9);
     assert_eq!(MetricsRow::to_batch(&[]).expect("batch").num_columns(), 13);

@@ -27,7 +27,7 @@ const SERIAL_ARMS: [&str; 4] = [
 fn outcomes() -> Vec<PairedOutcome> {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut v = Vec::new();
-    for domain in Domain::ALL {
+    for domain in Domain::NATURAL {
         for length in 3..=8usize {
             for i in 0..64 {
                 let native = rng.random_bool(0.95);

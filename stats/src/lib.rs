@@ -12,11 +12,14 @@
 //!   bootstraps.
 //! - [`independence`]: the independence reference Π_t c_t.
 //! - [`calibration`]: Brier, ECE, AUROC, AP and their baselines.
+//! - [`contrasts`]: unit contrasts (mean within-unit differences, unit bootstrap, exact
+//!   sign-flip test) of the symbolic panels.
 //! - [`counts`]: the sufficient statistics of a snapshot, updated by signed differences.
 //! - [`metrics`]: `MetricRow`, `StatsConfig` and the snapshot functions.
 
 pub mod bootstrap;
 pub mod calibration;
+pub mod contrasts;
 pub mod counts;
 pub mod error;
 pub mod hypothesis;
@@ -36,6 +39,10 @@ pub use calibration::{
     prevalence_baseline, reliability, reliability_counts, score_counts, score_counts_weighted,
     CalibrationReport, ConfidenceKey, PrevalenceBaseline, Ranking, Reliability, ReliabilityBin,
     ScoreCount, ScoreKind, ECE_BINS,
+};
+pub use contrasts::{
+    contrast_tables, sign_flip_p, unit_contrast, CellRow, CellSpec, ContrastEstimate, ContrastRow,
+    ContrastSpec, Selector, UnitCounts,
 };
 pub use counts::{StatsCounts, StatsKey};
 pub use error::StatsError;

@@ -37,13 +37,13 @@ fn outcome(
 /// Lexical/Full: Serial never correct (zero-success SCR). Union: Serial correct on 0..8.
 fn outcomes() -> Vec<PairedOutcome> {
     let mut v = Vec::new();
-    for domain in Domain::ALL {
+    for domain in Domain::NATURAL {
         for length in 3..=8usize {
             for i in 0..10 {
                 let native = i < 8;
                 let full = match domain {
                     Domain::Arithmetic => i < 11 - length || i == 9,
-                    Domain::Lexical => false,
+                    _ => false,
                 };
                 v.push(outcome("m", domain, FULL, i, length, native, full));
                 v.push(outcome("m", domain, UNION, i, length, native, i < 8));
@@ -368,6 +368,10 @@ fn trajectory(
         plan: None,
         plan_origin: None,
         plan_differences: None,
+        base_id: None,
+        operation: None,
+        placement: None,
+        repeated: None,
         membership: if correct {
             Membership::Gold
         } else {

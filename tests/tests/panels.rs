@@ -81,6 +81,8 @@ fn simulated_panels_run_end_to_end_on_the_dev_banks() {
         "teacher-forced",
         "copy-incorrect-plans",
         "binding",
+        "padded",
+        "prefix-intervention",
     ] {
         let (_dir, run_dir) = smoke(name, 2, false);
         let requests = read_requests(&run_dir.join("requests")).unwrap();
@@ -281,4 +283,112 @@ fn resume_with_other_copy_plans_is_refused() {
         stderr.contains("cannot resume with other copy plans"),
         "{stderr}"
     );
+}
+
+/// D.9 with the real model: "Nonindexed punctuation matches Indexed's serialized-state
+/// character and UTF-8 byte length at the same prefix". At every step the Padded state is as
+/// long as the Indexed state (prefixes are each arm's own, but of the same length), holds the
+/// Raw fields plus `padding`, and no position table; the contrasts pair the two by parent.
+#[test]
+fn padded_panel_runs_with_the_real_model() {
+    let (_dir, run_dir) = smoke("padded", 1, true);
+    let requests = read_requests(&run_dir.join("requests")).unwrap();
+    let mut checked = 0;
+    for p in requests.iter().filter(|r| r.arm.contains("/padded/")) {
+        let indexed = requests
+            .iter()
+            .find(|r| r.item_id == p.item_id && r.step == p.step && r.arm.contains("/indexed/"))
+            .expect("the Indexed step of the same parent");
+        let (ps, is) = (state_text(p), state_text(indexed));
+        assert_eq!(ps.len(), is.len(), "{ps}");
+        assert_eq!(ps.chars().count(), is.chars().count());
+        let state: Value = state_of(p);
+        assert!(state["padding"].as_str().unwrap().chars().all(|c| c == '.'));
+        assert!(state.get("indexed_characters").is_none());
+        checked += 1;
+    }
+    assert!(checked >= 2 * 3, "every step of both parents");
+    let out = c2s_e2e::run(&["contrasts", &run_dir.display().to_string(), "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let contrasts = v["contrasts"].as_array().unwrap();
+    assert_eq!(contrasts.len(), 2);
+    assert!(contrasts.iter().all(|c| c["units"].as_u64() == Some(1)));
+}
+
+/// A.4 with the real model: one request per (item, arm); the four intervention arms of an
+/// item ask one shared preselected position, the error draft differs from the correct one in
+/// exactly one character, and the whole readout offers the eight candidates.
+#[test]
+fn prefix_intervention_runs_with_the_real_model() {
+    let (_dir, run_dir) = smoke("prefix-intervention", 1, true);
+    let requests = read_requests(&run_dir.join("requests")).unwrap();
+    assert_eq!(requests.len(), 2 * 5);
+    for item in ["arith-dev-3-01", "lex-dev-3-01"] {
+        let of = |arm: &str| {
+            let r = requests
+                .iter()
+                .find(|r| r.item_id == item && r.arm == arm)
+                .unwrap_or_else(|| panic!("{item} {arm}"));
+            let state: Value = state_of(r);
+            (r.clone(), state)
+        };
+        let (c, cs) = of("PrefixIntervention/Full/code/draft-correct");
+        let (e, es) = of("PrefixIntervention/Full/code/draft-error");
+        let (w, ws) = of("PrefixIntervention/whole/code/draft-error");
+        assert_eq!(cs["position"], es["position"]);
+        assert_eq!(c.step, e.step);
+        let (cp, ep) = (
+            cs["current_prefix"].as_str().unwrap(),
+            es["current_prefix"].as_str().unwrap(),
+        );
+        assert_eq!(cp.len(), ep.len());
+        assert_eq!(
+            cp.chars().zip(ep.chars()).filter(|(a, b)| a != b).count(),
+            1
+        );
+        assert_eq!(ws["current_prefix"].as_str(), Some(ep));
+        assert_eq!(w.option_values.len(), 8);
+    }
+}
+
+/// D.11's Batch with the real model (scored codes): each field of a parent is decided inside
+/// one bundled answer — every request of the arm carries the same user message and a growing
+/// assistant prefix holding the codes chosen before — and fidelity is paired with Independent.
+#[test]
+fn copy_batch_runs_with_the_real_model() {
+    let (_dir, run_dir) = smoke("copy", 1, true);
+    let requests = read_requests(&run_dir.join("requests")).unwrap();
+    let batch: Vec<_> = requests
+        .iter()
+        .filter(|r| r.arm == "GoldCopy/Full/code/raw/batch")
+        .collect();
+    assert_eq!(batch.len(), 2 * 3, "L = 3 fields for each of two parents");
+    for r in &batch {
+        let first = batch
+            .iter()
+            .find(|q| q.item_id == r.item_id && q.step == 1)
+            .unwrap();
+        assert_eq!(r.user, first.user, "one bundled question per parent");
+        let prefix = r.assistant_prefix.as_deref().unwrap();
+        assert!(prefix.ends_with(&format!("\"{}\": \"", r.step)), "{prefix}");
+        let state: Value = state_of(r);
+        assert_eq!(state["positions"].as_array().unwrap().len(), 3);
+    }
+    let trajectories = read_trajectories(&run_dir.join("trajectories")).unwrap();
+    let t = trajectories
+        .iter()
+        .find(|t| t.arm == "GoldCopy/Full/code/raw/batch")
+        .unwrap();
+    assert_eq!(t.calls, 3);
+    assert!(t.fidelity.is_some());
+}
+
+/// The state text of a recorded request (the user JSON's `state`).
+fn state_text(r: &c2s_sinks::RequestRow) -> String {
+    let user: Value = serde_json::from_str(&r.user).unwrap();
+    user["state"].as_str().unwrap().to_string()
+}
+
+fn state_of(r: &c2s_sinks::RequestRow) -> Value {
+    serde_json::from_str(&state_text(r)).unwrap()
 }

@@ -140,7 +140,10 @@ fn calibration_off_drops_only_the_calibration_rows() {
         runs.push(c2s_e2e::live_final_snapshot(&run_dir));
     }
     let is_calibration = |k: &String| k.contains("\"brier_") || k.contains("\"auroc_");
-    assert!(runs[0].iter().any(is_calibration), "calibration rows by default");
+    assert!(
+        runs[0].iter().any(is_calibration),
+        "calibration rows by default"
+    );
     assert!(!runs[1].iter().any(is_calibration));
     let paired = |rows: &Vec<String>| -> Vec<String> {
         rows.iter()

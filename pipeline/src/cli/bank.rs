@@ -1,4 +1,4 @@
-//! `choice2seq bank build | stats | incorrect-plans`.
+//! `choice2seq bank build | symbolic | stats | incorrect-plans`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +25,13 @@ pub enum BankCommand {
         /// wordfreq 3.1.1 `large_en.msgpack.gz` (scripts/fetch-sources.sh installs it).
         #[arg(long, default_value = ".tools/wordfreq/large_en.msgpack.gz")]
         wordfreq: PathBuf,
+    },
+    /// Regenerate the frozen symbolic banks (COPY/REVERSE, A.5/B.4; twelve characters, D.7)
+    /// and their provenance; byte-identical, no external source needed.
+    Symbolic {
+        /// Output directory.
+        #[arg(long, default_value = "data/banks")]
+        out: PathBuf,
     },
     /// Print per-length counts, strata and geometry of a JSONL bank.
     Stats {
@@ -63,6 +70,17 @@ pub enum BankCommand {
 
 pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        BankCommand::Symbolic { out } => {
+            let provenance = c2s_banks::symbolic::write_symbolic_banks(&out)
+                .map_err(|e| anyhow::anyhow!("building the symbolic banks: {e}"))?;
+            for (name, hash) in &provenance.files {
+                println!("{}: sha256 {hash}", out.join(name).display());
+            }
+            for (cell, n) in &provenance.counts {
+                println!("{cell}: {n}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         BankCommand::Build {
             out,
             seed,

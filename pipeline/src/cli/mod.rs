@@ -4,6 +4,7 @@ mod bank;
 mod bench;
 mod bench_engine;
 mod bench_soak;
+pub mod contrasts;
 mod model;
 mod report;
 mod run;
@@ -34,6 +35,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Recompute every metric of a run offline from outcomes/ and trajectories/.
     Stats(stats::StatsArgs),
+    /// The unit contrasts and cells a run declares ([[stats.contrasts]], [[stats.cells]]),
+    /// with unit-bootstrap intervals and exact sign-flip tests.
+    Contrasts(contrasts::ContrastsArgs),
     /// Write report.md and report.html with tables and figures (SVG, PNG) of a run.
     Report(report::ReportArgs),
     /// Benchmarks that print measured figures.
@@ -65,6 +69,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Model(cmd) => model::run(cmd),
         Command::Run(args) => run::execute(args),
         Command::Stats(args) => stats::execute(args),
+        Command::Contrasts(args) => contrasts::execute(args),
         Command::Report(args) => report::execute(args),
     }
 }

@@ -44,6 +44,12 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
     let out = args.out.clone().unwrap_or_else(|| run_dir.join("report"));
+    let (contrasts, cells) = crate::cli::contrasts::tables_of(
+        &args.run_dirs,
+        &trajectories,
+        Some(cfg.bootstrap_draws),
+        Some(cfg.seed),
+    )?;
     let written = write_report(
         &ReportInput {
             run_dir,
@@ -53,6 +59,8 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
             rows: &rows,
             trajectories: &trajectories,
             outcomes,
+            contrasts: &contrasts,
+            cells: &cells,
         },
         &out,
     )?;

@@ -43,6 +43,9 @@ pub struct ReportInput<'a> {
     pub trajectories: &'a [Trajectory],
     /// Paired outcomes read.
     pub outcomes: usize,
+    /// The run's declared unit contrasts and cells (`choice2seq contrasts`).
+    pub contrasts: &'a [c2s_stats::ContrastRow],
+    pub cells: &'a [c2s_stats::CellRow],
 }
 
 /// What was written.
@@ -193,6 +196,23 @@ pub fn write_report(input: &ReportInput<'_>, out: &Path) -> anyhow::Result<Repor
         for g in &independence {
             doc.h(3, format!("{} · {} · {}", g.model, g.domain, g.comparison));
             doc.table(tables::independence(&index, g, level));
+        }
+    }
+
+    if !input.cells.is_empty() || !input.contrasts.is_empty() {
+        doc.h(2, "Unit contrasts");
+        doc.p(format!(
+            "Declared cells and contrasts ([[stats.cells]], [[stats.contrasts]]). A contrast is \
+             compared − reference EM averaged within each unit (a symbolic base or source, \
+             else the item) and then over units; {ci} intervals resample units within strata \
+             (length, repetition, placement); p is the exact two-sided sign-flip test of the \
+             unit differences, Holm-adjusted within its family over every model."
+        ));
+        if !input.cells.is_empty() {
+            doc.table(tables::cells(input.cells, level));
+        }
+        if !input.contrasts.is_empty() {
+            doc.table(tables::contrasts(input.contrasts));
         }
     }
 

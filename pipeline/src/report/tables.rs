@@ -533,6 +533,89 @@ pub fn arms_summary(trajectories: &[Trajectory]) -> Table {
     }
 }
 
+fn opt4(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "–".into())
+}
+
+/// Declared cells: correct count and, with a Native arm, joint/Native and SCR (an exact upper
+/// limit where no Native success was kept).
+pub fn cells(rows: &[c2s_stats::CellRow], level: f64) -> Table {
+    let mut t = Table {
+        text_columns: 3,
+        header: vec![
+            "Model".into(),
+            "Cell".into(),
+            "Arm".into(),
+            "Correct".into(),
+            "Joint/Native".into(),
+            "SCR".into(),
+        ],
+        rows: vec![],
+        notes: vec![format!(
+            "SCR cells with no retained Native success show the exact two-sided {:.0}% \
+             Clopper–Pearson upper limit.",
+            100.0 * level
+        )],
+    };
+    for c in rows {
+        t.rows.push(vec![
+            c.model.clone(),
+            c.cell.clone(),
+            c.arm.clone(),
+            format!("{}/{}", c.correct, c.n),
+            match (c.both, c.native_correct) {
+                (Some(b), Some(n)) => format!("{b}/{n}"),
+                _ => "–".into(),
+            },
+            match (c.scr, c.scr_upper_zero) {
+                (Some(_), Some(u)) => format!("0 (≤ {:.1}%)", 100.0 * u),
+                (Some(v), None) => format!("{:.1}%", 100.0 * v),
+                _ => "–".into(),
+            },
+        ]);
+    }
+    t
+}
+
+/// Declared contrasts with their unit intervals and sign-flip tests.
+pub fn contrasts(rows: &[c2s_stats::ContrastRow]) -> Table {
+    let mut t = Table {
+        text_columns: 3,
+        header: vec![
+            "Model".into(),
+            "Contrast".into(),
+            "Family".into(),
+            "Units".into(),
+            "Compared".into(),
+            "Reference".into(),
+            "Difference [CI]".into(),
+            "Sign-flip p".into(),
+            "Holm p".into(),
+        ],
+        rows: vec![],
+        notes: vec![],
+    };
+    for r in rows {
+        let e = &r.estimate;
+        t.rows.push(vec![
+            r.model.clone(),
+            r.contrast.clone(),
+            r.family.clone().unwrap_or_else(|| "–".into()),
+            e.units.to_string(),
+            opt4(e.compared_mean),
+            opt4(e.reference_mean),
+            match (e.difference, e.ci_low, e.ci_high) {
+                (Some(d), Some(l), Some(h)) => format!("{d:.4} [{l:.4}, {h:.4}]"),
+                (Some(d), _, _) => format!("{d:.4}"),
+                _ => "–".into(),
+            },
+            opt4(e.sign_p),
+            opt4(r.sign_p_holm),
+        ]);
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,6 +139,10 @@ pub fn trajectory(item: &str, arm: &str, stop: bool, confidence: bool) -> Trajec
             Some("observed".to_string())
         },
         plan_differences: if stop { None } else { Some(2) },
+        base_id: (!stop).then(|| "cr-L3-01".to_string()),
+        operation: (!stop).then(|| "reverse".to_string()),
+        placement: (!stop).then(|| "late".to_string()),
+        repeated: (!stop).then_some(true),
         membership: Membership::Malformed,
         recombination: false,
         stop: stop.then_some(StopOutcome {

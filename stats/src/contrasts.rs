@@ -1,0 +1,567 @@
+//! Unit contrasts: paired differences between two conditions averaged within an independent
+//! unit (a shared symbolic base or source, A.1), with a unit bootstrap and an exact
+//! sign-permutation test.
+//!
+//! The symbolic panels report effects this way. B.4: "both operations are averaged within
+//! base for inference" (the letter-minus-digit Serial contrast of Figure 5a). D.7: "All eight
+//! configurations remain grouped by source in 9,999 bootstrap draws. Three average factor
+//! contrasts per model share six-test Holm correction; exact sign-permutation distributions use
+//! source-level differences."
+//!
+//! A unit's value on a side is the mean correctness of its trajectories on that side, so a
+//! unit difference is `c/n_c − r/n_r`. The estimate is the mean unit difference; the interval
+//! resamples units with replacement within strata (A.6: "Symbolic bases use length,
+//! repetition and profile") and takes type-7 percentiles; the p-value is the exact two-sided
+//! sign-flip test of the sum of unit differences: under the null each unit's difference keeps
+//! or flips its sign with probability ½, and p = P(|Σ s_i d_i| ≥ |Σ d_i|). The differences are
+//! rationals with a common denominator, so the null distribution is enumerated exactly over
+//! integers (a convolution over units, not 2^n sign vectors).
+//!
+//! These statistics need the per-unit values (a unit's cells are not interchangeable between
+//! units), so they are computed from trajectories, not from the snapshot counts: the one place
+//! the statistics keep a per-item path, and the reason contrasts are computed offline
+//! (`choice2seq contrasts`, the report), not in live snapshots.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use c2s_records::Trajectory;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::StatsError;
+use crate::hypothesis::holm;
+use crate::intervals::{check_level, clopper_pearson, percentile_interval};
+
+/// One unit's correct counts on the two sides of a contrast.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitCounts {
+    pub unit: String,
+    /// Bootstrap stratum of the unit.
+    pub stratum: String,
+    pub compared_correct: u64,
+    pub compared_n: u64,
+    pub reference_correct: u64,
+    pub reference_n: u64,
+}
+
+impl UnitCounts {
+    /// `c/n_c − r/n_r`; `None` when a side is empty.
+    pub fn difference(&self) -> Option<f64> {
+        if self.compared_n == 0 || self.reference_n == 0 {
+            return None;
+        }
+        Some(
+            self.compared_correct as f64 / self.compared_n as f64
+                - self.reference_correct as f64 / self.reference_n as f64,
+        )
+    }
+}
+
+/// A contrast's estimate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContrastEstimate {
+    /// Units with both sides observed.
+    pub units: u64,
+    /// Units dropped because one side had no trajectory.
+    pub incomplete_units: u64,
+    /// Mean of the compared side's unit means.
+    pub compared_mean: Option<f64>,
+    /// Mean of the reference side's unit means.
+    pub reference_mean: Option<f64>,
+    /// Mean unit difference (compared − reference).
+    pub difference: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// Exact two-sided sign-permutation p-value.
+    pub sign_p: Option<f64>,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Exact two-sided sign-flip p-value of integer unit differences `v`: the probability, over
+/// independent fair signs, that |Σ s_i v_i| ≥ |Σ v_i|. 1 when every difference is 0.
+pub fn sign_flip_p_integer(v: &[i64]) -> f64 {
+    let observed: i64 = v.iter().sum::<i64>().abs();
+    let total: i64 = v.iter().map(|x| x.abs()).sum();
+    if total == 0 {
+        return 1.0;
+    }
+    // dist[s + total] = P(Σ = s), by convolving one unit at a time.
+    let width = (2 * total + 1) as usize;
+    let mut dist = vec![0.0f64; width];
+    dist[total as usize] = 1.0;
+    let mut reach: i64 = 0;
+    for &x in v {
+        let a = x.abs();
+        if a == 0 {
+            continue;
+        }
+        let mut next = vec![0.0f64; width];
+        let lo = (total - reach) as usize;
+        let hi = (total + reach) as usize;
+        for (i, &p) in dist.iter().enumerate().take(hi + 1).skip(lo) {
+            if p == 0.0 {
+                continue;
+            }
+            next[i + a as usize] += 0.5 * p;
+            next[i - a as usize] += 0.5 * p;
+        }
+        dist = next;
+        reach += a;
+    }
+    let p: f64 = dist
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (*i as i64 - total).abs() >= observed)
+        .map(|(_, p)| p)
+        .sum();
+    p.min(1.0)
+}
+
+/// The exact sign-flip p-value of the units' differences, scaled to integers over their
+/// common denominator.
+pub fn sign_flip_p(units: &[&UnitCounts]) -> Option<f64> {
+    if units.is_empty() {
+        return None;
+    }
+    // Each difference is (c·n_r − r·n_c) / (n_c·n_r); bring all to the lcm of denominators.
+    let mut lcm: u64 = 1;
+    for u in units {
+        let d = u.compared_n * u.reference_n;
+        lcm = lcm / gcd(lcm, d) * d;
+        if lcm > 1 << 40 {
+            return None;
+        }
+    }
+    let v: Vec<i64> = units
+        .iter()
+        .map(|u| {
+            let num = u.compared_correct as i64 * u.reference_n as i64
+                - u.reference_correct as i64 * u.compared_n as i64;
+            num * (lcm / (u.compared_n * u.reference_n)) as i64
+        })
+        .collect();
+    // Keep the convolution small: divide by the gcd of the values.
+    let g = v.iter().fold(0u64, |g, x| gcd(g, x.unsigned_abs()));
+    let v: Vec<i64> = if g > 1 {
+        v.iter().map(|x| x / g as i64).collect()
+    } else {
+        v
+    };
+    let total: i64 = v.iter().map(|x| x.abs()).sum();
+    if total > 50_000_000 {
+        return None;
+    }
+    Some(sign_flip_p_integer(&v))
+}
+
+/// Estimate a contrast over `units`: mean difference, stratified unit-bootstrap percentile
+/// interval (`draws` draws, `seed`, `level`) and the exact sign-flip p-value.
+///
+/// The bootstrap resamples, within each stratum (in sorted order), as many units as it holds,
+/// uniformly with replacement, from one `ChaCha8Rng::seed_from_u64(seed)` stream.
+pub fn unit_contrast(
+    units: &[UnitCounts],
+    draws: u32,
+    seed: u64,
+    level: f64,
+) -> Result<ContrastEstimate, StatsError> {
+    check_level(level)?;
+    if draws == 0 {
+        return Err(StatsError::ZeroDraws);
+    }
+    let complete: Vec<&UnitCounts> = units.iter().filter(|u| u.difference().is_some()).collect();
+    let incomplete = (units.len() - complete.len()) as u64;
+    let n = complete.len();
+    if n == 0 {
+        return Ok(ContrastEstimate {
+            units: 0,
+            incomplete_units: incomplete,
+            compared_mean: None,
+            reference_mean: None,
+            difference: None,
+            ci_low: None,
+            ci_high: None,
+            sign_p: None,
+        });
+    }
+    let mean =
+        |f: &dyn Fn(&UnitCounts) -> f64| complete.iter().map(|u| f(u)).sum::<f64>() / n as f64;
+    let compared_mean = mean(&|u| u.compared_correct as f64 / u.compared_n as f64);
+    let reference_mean = mean(&|u| u.reference_correct as f64 / u.reference_n as f64);
+    let diffs: Vec<f64> = complete.iter().filter_map(|u| u.difference()).collect();
+    let difference = diffs.iter().sum::<f64>() / n as f64;
+    let mut strata: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (u, d) in complete.iter().zip(&diffs) {
+        strata.entry(u.stratum.as_str()).or_default().push(*d);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut values = Vec::with_capacity(draws as usize);
+    for _ in 0..draws {
+        let mut sum = 0.0;
+        for ds in strata.values() {
+            for _ in 0..ds.len() {
+                sum += ds[rng.random_range(0..ds.len())];
+            }
+        }
+        values.push(sum / n as f64);
+    }
+    let ci = percentile_interval(&mut values, level);
+    Ok(ContrastEstimate {
+        units: n as u64,
+        incomplete_units: incomplete,
+        compared_mean: Some(compared_mean),
+        reference_mean: Some(reference_mean),
+        difference: Some(difference),
+        ci_low: ci.map(|i| i.low),
+        ci_high: ci.map(|i| i.high),
+        sign_p: sign_flip_p(&complete),
+    })
+}
+
+/// Which trajectories a side of a contrast or a cell holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selector {
+    pub arm: String,
+    pub domain: Option<String>,
+    pub placement: Option<String>,
+    pub operation: Option<String>,
+}
+
+impl Selector {
+    pub fn matches(&self, t: &Trajectory) -> bool {
+        t.arm == self.arm
+            && self
+                .domain
+                .as_deref()
+                .is_none_or(|d| t.domain.as_str() == d)
+            && self
+                .placement
+                .as_deref()
+                .is_none_or(|p| t.placement.as_deref() == Some(p))
+            && self
+                .operation
+                .as_deref()
+                .is_none_or(|o| t.operation.as_deref() == Some(o))
+    }
+}
+
+/// A declared contrast: compared − reference, averaged within units.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContrastSpec {
+    pub name: String,
+    pub compared: Vec<Selector>,
+    pub reference: Vec<Selector>,
+    /// Holm family over every model; `None`: corrected alone.
+    pub family: Option<String>,
+}
+
+/// A declared cell (D.8-style count).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellSpec {
+    pub name: String,
+    pub select: Selector,
+    /// The whole-answer arm whose correct items are SCR's denominator.
+    pub native: Option<String>,
+}
+
+/// One contrast of one model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContrastRow {
+    pub model: String,
+    pub contrast: String,
+    pub family: Option<String>,
+    #[serde(flatten)]
+    pub estimate: ContrastEstimate,
+    /// Holm-adjusted sign-flip p-value within the family (over every model).
+    pub sign_p_holm: Option<f64>,
+}
+
+/// One cell of one model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellRow {
+    pub model: String,
+    pub cell: String,
+    pub arm: String,
+    /// Trajectories selected.
+    pub n: u64,
+    pub correct: u64,
+    /// With `native`: items the Native arm got right, and of those the ones the arm got right
+    /// too (SCR = both / native_correct).
+    pub native_correct: Option<u64>,
+    pub both: Option<u64>,
+    pub scr: Option<f64>,
+    /// Exact two-sided Clopper–Pearson upper limit of SCR when no Native success was kept
+    /// (D.7: "Exact 95% upper SCR limits for zero cells are 13.2% (0/26) …").
+    pub scr_upper_zero: Option<f64>,
+}
+
+/// The unit of a trajectory: its symbolic base or source, else the item itself.
+fn unit_of(t: &Trajectory) -> &str {
+    t.base_id.as_deref().unwrap_or(&t.item_id)
+}
+
+/// A unit's bootstrap stratum: length, repetition and placement (A.6: "Symbolic bases use
+/// length, repetition and profile"), each kept only where every trajectory of the unit agrees
+/// (the twelve-character sources hold both placements, so they form one stratum).
+fn strata(trajectories: &[&Trajectory]) -> BTreeMap<String, String> {
+    let mut parts: BTreeMap<&str, [BTreeSet<String>; 3]> = BTreeMap::new();
+    for t in trajectories {
+        let e = parts.entry(unit_of(t)).or_default();
+        e[0].insert(format!("L{}", t.length));
+        e[1].insert(match t.repeated {
+            Some(true) => "repeated".into(),
+            Some(false) => "distinct".into(),
+            None => "-".into(),
+        });
+        e[2].insert(t.placement.clone().unwrap_or_else(|| "-".into()));
+    }
+    parts
+        .into_iter()
+        .map(|(u, sets)| {
+            let key: Vec<String> = sets
+                .iter()
+                .map(|s| match s.len() {
+                    1 => s.iter().next().cloned().unwrap_or_default(),
+                    _ => "*".into(),
+                })
+                .collect();
+            (u.to_string(), key.join("/"))
+        })
+        .collect()
+}
+
+/// Every declared contrast and cell, per model, from trajectories. Contrasts of one family
+/// share a Holm correction over all models.
+pub fn contrast_tables(
+    trajectories: &[Trajectory],
+    contrasts: &[ContrastSpec],
+    cells: &[CellSpec],
+    draws: u32,
+    seed: u64,
+    level: f64,
+) -> Result<(Vec<ContrastRow>, Vec<CellRow>), StatsError> {
+    check_level(level)?;
+    let mut by_model: BTreeMap<&str, Vec<&Trajectory>> = BTreeMap::new();
+    for t in trajectories {
+        by_model.entry(t.model.as_str()).or_default().push(t);
+    }
+    let mut rows = Vec::new();
+    for (model, ts) in &by_model {
+        let strata = strata(ts);
+        for c in contrasts {
+            let mut units: BTreeMap<&str, UnitCounts> = BTreeMap::new();
+            for t in ts {
+                let compared = c.compared.iter().any(|s| s.matches(t));
+                let reference = c.reference.iter().any(|s| s.matches(t));
+                if !compared && !reference {
+                    continue;
+                }
+                let unit = unit_of(t);
+                let u = units.entry(unit).or_insert_with(|| UnitCounts {
+                    unit: unit.to_string(),
+                    stratum: strata.get(unit).cloned().unwrap_or_default(),
+                    compared_correct: 0,
+                    compared_n: 0,
+                    reference_correct: 0,
+                    reference_n: 0,
+                });
+                if compared {
+                    u.compared_n += 1;
+                    u.compared_correct += u64::from(t.correct);
+                }
+                if reference {
+                    u.reference_n += 1;
+                    u.reference_correct += u64::from(t.correct);
+                }
+            }
+            let units: Vec<UnitCounts> = units.into_values().collect();
+            rows.push(ContrastRow {
+                model: model.to_string(),
+                contrast: c.name.clone(),
+                family: c.family.clone(),
+                estimate: unit_contrast(&units, draws, seed, level)?,
+                sign_p_holm: None,
+            });
+        }
+    }
+    // Holm within each family (over every model); a contrast without a family alone.
+    let mut families: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        if r.estimate.sign_p.is_some() {
+            let key = match &r.family {
+                Some(f) => format!("family\0{f}"),
+                None => format!("alone\0{}\0{}", r.model, r.contrast),
+            };
+            families.entry(key).or_default().push(i);
+        }
+    }
+    for members in families.values() {
+        let ps: Vec<f64> = members
+            .iter()
+            .filter_map(|&i| rows[i].estimate.sign_p)
+            .collect();
+        for (&i, adj) in members.iter().zip(holm(&ps)?) {
+            rows[i].sign_p_holm = Some(adj);
+        }
+    }
+    let mut cell_rows = Vec::new();
+    for (model, ts) in &by_model {
+        let native_correct: BTreeMap<(&str, &str), bool> = ts
+            .iter()
+            .map(|t| ((t.item_id.as_str(), t.arm.as_str()), t.correct))
+            .collect();
+        for c in cells {
+            let selected: Vec<&&Trajectory> = ts.iter().filter(|t| c.select.matches(t)).collect();
+            let correct = selected.iter().filter(|t| t.correct).count() as u64;
+            let (native, both) = match &c.native {
+                None => (None, None),
+                Some(n) => {
+                    let mut native = 0u64;
+                    let mut both = 0u64;
+                    for t in &selected {
+                        if native_correct.get(&(t.item_id.as_str(), n.as_str())) == Some(&true) {
+                            native += 1;
+                            both += u64::from(t.correct);
+                        }
+                    }
+                    (Some(native), Some(both))
+                }
+            };
+            let scr = match (both, native) {
+                (Some(b), Some(n)) if n > 0 => Some(b as f64 / n as f64),
+                _ => None,
+            };
+            let scr_upper_zero = match (both, native) {
+                (Some(0), Some(n)) if n > 0 => clopper_pearson(0, n, level)?.map(|i| i.high),
+                _ => None,
+            };
+            cell_rows.push(CellRow {
+                model: model.to_string(),
+                cell: c.name.clone(),
+                arm: c.select.arm.clone(),
+                n: selected.len() as u64,
+                correct,
+                native_correct: native,
+                both,
+                scr,
+                scr_upper_zero,
+            });
+        }
+    }
+    Ok((rows, cell_rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(name: &str, c: u64, nc: u64, r: u64, nr: u64) -> UnitCounts {
+        UnitCounts {
+            unit: name.into(),
+            stratum: "s".into(),
+            compared_correct: c,
+            compared_n: nc,
+            reference_correct: r,
+            reference_n: nr,
+        }
+    }
+
+    /// Brute force over all 2^n sign vectors.
+    fn brute(v: &[f64]) -> f64 {
+        let obs: f64 = v.iter().sum::<f64>().abs();
+        let n = v.len();
+        let mut hits = 0u64;
+        for mask in 0..(1u64 << n) {
+            let s: f64 = v
+                .iter()
+                .enumerate()
+                .map(|(i, x)| if mask >> i & 1 == 1 { -x } else { *x })
+                .sum();
+            if s.abs() >= obs - 1e-9 {
+                hits += 1;
+            }
+        }
+        hits as f64 / (1u64 << n) as f64
+    }
+
+    #[test]
+    fn sign_flip_equals_enumeration() {
+        let units = [
+            unit("a", 2, 2, 0, 2),
+            unit("b", 1, 2, 0, 2),
+            unit("c", 2, 2, 1, 2),
+            unit("d", 0, 2, 1, 2),
+            unit("e", 1, 1, 0, 1),
+            unit("f", 1, 2, 1, 2),
+            unit("g", 3, 4, 1, 4),
+            unit("h", 1, 4, 0, 4),
+        ];
+        let refs: Vec<&UnitCounts> = units.iter().collect();
+        let diffs: Vec<f64> = units.iter().map(|u| u.difference().unwrap()).collect();
+        let p = sign_flip_p(&refs).unwrap();
+        assert!(
+            (p - brute(&diffs)).abs() < 1e-12,
+            "{p} vs {}",
+            brute(&diffs)
+        );
+    }
+
+    /// scipy.stats.wilcoxon is rank-based; the reference for the sign-flip test on
+    /// all-equal differences is the two-sided exact binomial sign test:
+    /// `scipy.stats.binomtest(8, 8, 0.5).pvalue` = 0.0078125 (scipy 1.14).
+    #[test]
+    fn equal_differences_give_the_sign_test() {
+        let units: Vec<UnitCounts> = (0..8).map(|i| unit(&i.to_string(), 1, 1, 0, 1)).collect();
+        let refs: Vec<&UnitCounts> = units.iter().collect();
+        assert!((sign_flip_p(&refs).unwrap() - 0.0078125).abs() < 1e-15);
+        let est = unit_contrast(&units, 999, 1, 0.95).unwrap();
+        assert_eq!(est.difference, Some(1.0));
+        assert_eq!((est.ci_low, est.ci_high), (Some(1.0), Some(1.0)));
+    }
+
+    #[test]
+    fn no_difference_is_p_one_and_empty_sides_are_dropped() {
+        let units = vec![unit("a", 1, 2, 1, 2), unit("b", 0, 0, 1, 2)];
+        let est = unit_contrast(&units, 99, 1, 0.95).unwrap();
+        assert_eq!(est.units, 1);
+        assert_eq!(est.incomplete_units, 1);
+        assert_eq!(est.sign_p, Some(1.0));
+        assert_eq!(est.difference, Some(0.0));
+        let none = unit_contrast(&units[1..], 99, 1, 0.95).unwrap();
+        assert_eq!(none.difference, None);
+        assert!(unit_contrast(&units, 0, 1, 0.95).is_err());
+    }
+
+    /// The bootstrap resamples within strata: a stratum of constant differences contributes
+    /// its value to every draw, so the interval is that of the other stratum shifted.
+    #[test]
+    fn bootstrap_is_seeded_and_stratified() {
+        let mut units = Vec::new();
+        for i in 0..20 {
+            let mut u = unit(&format!("x{i}"), (i % 2) as u64, 1, 0, 1);
+            u.stratum = "mixed".into();
+            units.push(u);
+            let mut c = unit(&format!("y{i}"), 1, 1, 0, 1);
+            c.stratum = "constant".into();
+            units.push(c);
+        }
+        let a = unit_contrast(&units, 2000, 7, 0.95).unwrap();
+        let b = unit_contrast(&units, 2000, 7, 0.95).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.difference, Some(0.75));
+        let (lo, hi) = (a.ci_low.unwrap(), a.ci_high.unwrap());
+        // Stratified: never below 0.5 (the constant stratum is always half the units).
+        assert!(
+            (0.5..0.75).contains(&lo) && (0.75..=1.0).contains(&hi),
+            "{lo} {hi}"
+        );
+    }
+}
