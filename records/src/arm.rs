@@ -391,7 +391,8 @@ pub enum LocalAlphabet {
     /// The item domain's alphabet (ten digits, 26 letters, or a–j for symbolic letters).
     #[default]
     Domain,
-    /// The 26 lowercase letters, whatever the domain (letter domains only).
+    /// The 26 lowercase letters, whatever the domain (meant for letter domains: on digit items
+    /// every letter is a legal but never-correct answer).
     Lowercase,
 }
 
