@@ -160,3 +160,38 @@ fn state_text(r: &c2s_sinks::RequestRow) -> String {
 fn state_of(r: &c2s_sinks::RequestRow) -> Value {
     serde_json::from_str(&state_text(r)).unwrap()
 }
+
+/// The report shows the declared cells and contrasts beside the paired tables (simulated
+/// engine: the section's presence and rows, not the model).
+#[test]
+fn report_shows_the_declared_unit_contrasts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = smoke_config(dir.path(), "copy-reverse", 8);
+    let simulated = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("[model]", "[model]\nengine = \"simulated\"");
+    std::fs::write(&config, simulated).unwrap();
+    let run_dir = dir.path().join("run");
+    run_ok(&config, &run_dir);
+    let out_dir = dir.path().join("report");
+    let out = run(&[
+        "report",
+        &run_dir.display().to_string(),
+        "--out",
+        &out_dir.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    let section = md
+        .split("## Unit contrasts")
+        .nth(1)
+        .expect("a Unit contrasts section");
+    for name in [
+        "letter - digit, Serial EM",
+        "letter - digit, Native EM",
+        "digits copy",
+        "letters reverse",
+    ] {
+        assert!(section.contains(name), "{name} in the report");
+    }
+}
