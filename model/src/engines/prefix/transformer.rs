@@ -420,8 +420,14 @@ fn gemm_blocked(
     parallelism: Parallelism,
 ) {
     let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
-    let mut k0 = 0;
-    while k0 < k || (k == 0 && k0 == 0) {
+    if k == 0 {
+        // An empty product adds nothing.
+        if !accumulate {
+            out.fill(0.0);
+        }
+        return;
+    }
+    for k0 in (0..k).step_by(K_BLOCK) {
         let kb = K_BLOCK.min(k - k0);
         let l = View {
             offset: lhs.offset + k0 * lhs.col_stride,
@@ -459,10 +465,6 @@ fn gemm_blocked(
                 parallelism,
             );
         }
-        if k == 0 {
-            break;
-        }
-        k0 += kb;
     }
 }
 
