@@ -516,7 +516,7 @@ mod tests {
 
     /// scipy.stats.wilcoxon is rank-based; the reference for the sign-flip test on
     /// all-equal differences is the two-sided exact binomial sign test:
-    /// `scipy.stats.binomtest(8, 8, 0.5).pvalue` = 0.0078125 (scipy 1.14).
+    /// `scipy.stats.binomtest(8, 8, 0.5).pvalue` = 0.0078125 (scipy 1.17.1).
     #[test]
     fn equal_differences_give_the_sign_test() {
         let units: Vec<UnitCounts> = (0..8).map(|i| unit(&i.to_string(), 1, 1, 0, 1)).collect();
