@@ -10,9 +10,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
+use c2s_config::{CellEntry, ContrastEntry, SelectorEntry};
 use c2s_records::Trajectory;
 use c2s_sinks::read_manifest;
-use c2s_stats::{contrast_tables, CellRow, CellSpec, ContrastRow, ContrastSpec, Selector};
+use c2s_stats::{
+    contrast_tables, CellRow, CellSpec, ContrastRow, ContrastSpec, Selector, StatsConfig,
+};
 
 use crate::cli::stats::{read_runs, runs_stats_config};
 
@@ -33,17 +36,23 @@ pub struct ContrastsArgs {
     pub seed: Option<u64>,
 }
 
-fn selector(v: &serde_json::Value) -> Selector {
-    let opt = |k: &str| v[k].as_str().map(str::to_string);
+fn selector(
+    arm: &str,
+    domain: &Option<String>,
+    placement: &Option<String>,
+    operation: &Option<String>,
+) -> Selector {
     Selector {
-        arm: v["arm"].as_str().unwrap_or_default().to_string(),
-        domain: opt("domain"),
-        placement: opt("placement"),
-        operation: opt("operation"),
+        arm: arm.to_string(),
+        domain: domain.clone(),
+        placement: placement.clone(),
+        operation: operation.clone(),
     }
 }
 
-/// The contrasts and cells declared in a run's manifest (its resolved config).
+/// The contrasts and cells declared in a run's manifest: its resolved config's
+/// `stats.contrasts` and `stats.cells`, read with the config crate's own types (so a manifest
+/// that does not hold them in that shape is an error, not a silent default).
 pub fn declared(run_dir: &Path) -> anyhow::Result<(Vec<ContrastSpec>, Vec<CellSpec>)> {
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
@@ -51,58 +60,61 @@ pub fn declared(run_dir: &Path) -> anyhow::Result<(Vec<ContrastSpec>, Vec<CellSp
         return Ok((vec![], vec![]));
     };
     let stats = &m.config["stats"];
-    let side = |v: &serde_json::Value| -> Vec<Selector> {
-        v.as_array()
-            .map(|a| a.iter().map(selector).collect())
-            .unwrap_or_default()
+    let field = |name: &str| match &stats[name] {
+        serde_json::Value::Null => serde_json::Value::Array(vec![]),
+        v => v.clone(),
     };
-    let contrasts = stats["contrasts"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|c| ContrastSpec {
-                    name: c["name"].as_str().unwrap_or_default().to_string(),
-                    compared: side(&c["compared"]),
-                    reference: side(&c["reference"]),
-                    family: c["family"].as_str().map(str::to_string),
-                })
-                .collect()
+    let entries: Vec<ContrastEntry> =
+        serde_json::from_value(field("contrasts")).with_context(|| {
+            format!(
+                "{}/manifest.json: config.stats.contrasts",
+                run_dir.display()
+            )
+        })?;
+    let cell_entries: Vec<CellEntry> = serde_json::from_value(field("cells"))
+        .with_context(|| format!("{}/manifest.json: config.stats.cells", run_dir.display()))?;
+    let side = |v: &[SelectorEntry]| -> Vec<Selector> {
+        v.iter()
+            .map(|s| selector(&s.arm, &s.domain, &s.placement, &s.operation))
+            .collect()
+    };
+    let contrasts = entries
+        .iter()
+        .map(|c| ContrastSpec {
+            name: c.name.clone(),
+            compared: side(&c.compared),
+            reference: side(&c.reference),
+            family: c.family.clone(),
         })
-        .unwrap_or_default();
-    let cells = stats["cells"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|c| CellSpec {
-                    name: c["name"].as_str().unwrap_or_default().to_string(),
-                    select: selector(c),
-                    native: c["native"].as_str().map(str::to_string),
-                })
-                .collect()
+        .collect();
+    let cells = cell_entries
+        .iter()
+        .map(|c| CellSpec {
+            name: c.name.clone(),
+            select: selector(&c.arm, &c.domain, &c.placement, &c.operation),
+            native: c.native.clone(),
         })
-        .unwrap_or_default();
+        .collect();
     Ok((contrasts, cells))
 }
 
-/// The contrast and cell tables of `trajectories` under the first run's declarations and
-/// statistics settings.
+/// The contrast and cell tables of `trajectories` under the first run's declarations, with
+/// the statistics settings the caller resolved (draws, seed, level).
 pub fn tables_of(
     run_dirs: &[PathBuf],
     trajectories: &[Trajectory],
-    draws: Option<u32>,
-    seed: Option<u64>,
+    cfg: &StatsConfig,
 ) -> anyhow::Result<(Vec<ContrastRow>, Vec<CellRow>)> {
     let Some(first) = run_dirs.first() else {
         anyhow::bail!("no run directory given");
     };
     let (contrasts, cells) = declared(first)?;
-    let cfg = runs_stats_config(run_dirs)?;
     Ok(contrast_tables(
         trajectories,
         &contrasts,
         &cells,
-        draws.unwrap_or(cfg.bootstrap_draws),
-        seed.unwrap_or(cfg.seed),
+        cfg.bootstrap_draws,
+        cfg.seed,
         cfg.level,
     )?)
 }
@@ -112,8 +124,15 @@ fn fmt(x: Option<f64>) -> String {
 }
 
 pub fn execute(args: ContrastsArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = runs_stats_config(&args.run_dirs)?;
+    if let Some(d) = args.draws {
+        cfg.bootstrap_draws = d;
+    }
+    if let Some(s) = args.seed {
+        cfg.seed = s;
+    }
     let (_, trajectories) = read_runs(&args.run_dirs)?;
-    let (rows, cells) = tables_of(&args.run_dirs, &trajectories, args.draws, args.seed)?;
+    let (rows, cells) = tables_of(&args.run_dirs, &trajectories, &cfg)?;
     if args.json {
         println!(
             "{}",

@@ -44,12 +44,7 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
     let out = args.out.clone().unwrap_or_else(|| run_dir.join("report"));
-    let (contrasts, cells) = crate::cli::contrasts::tables_of(
-        &args.run_dirs,
-        &trajectories,
-        Some(cfg.bootstrap_draws),
-        Some(cfg.seed),
-    )?;
+    let (contrasts, cells) = crate::cli::contrasts::tables_of(&args.run_dirs, &trajectories, &cfg)?;
     let written = write_report(
         &ReportInput {
             run_dir,
