@@ -4,6 +4,7 @@
 
 pub mod arithmetic;
 pub mod bank;
+pub mod coverage;
 pub mod lexical;
 pub mod panels;
 pub mod plans;

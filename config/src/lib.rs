@@ -143,7 +143,8 @@ impl Selection {
         };
         let text = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
         if let Some(ids) = &self.ids {
-            if !text("item_id").is_some_and(|id| ids.iter().any(|x| x == id)) {
+            let id = text("item_id").or_else(|| text("case_id"));
+            if !id.is_some_and(|id| ids.iter().any(|x| x == id)) {
                 return false;
             }
         }
@@ -640,7 +641,10 @@ struct RawConfig {
     model: Spanned<ModelSection>,
     #[serde(default)]
     sources: Vec<Spanned<SourceConfig>>,
+    #[serde(default)]
     arms: Vec<Spanned<ArmEntry>>,
+    #[serde(default)]
+    coverage: Option<Spanned<CoverageSection>>,
     #[serde(default)]
     comparisons: Vec<Spanned<ComparisonEntry>>,
     #[serde(default)]
@@ -668,6 +672,8 @@ pub struct RunConfig {
     pub output: OutputSection,
     /// Supplied copy plans (IncorrectCopy arms).
     pub copy_plans: Option<CopyPlansSection>,
+    /// A candidate-coverage run (the second protocol): its cases replace items and arms.
+    pub coverage: Option<CoverageSection>,
     /// Where the config was read from.
     pub file: PathBuf,
 }
@@ -929,12 +935,53 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             message: "at least one [[sources]] entry is needed".into(),
         });
     }
-    if raw.arms.is_empty() {
+    let coverage = match raw.coverage {
+        None => None,
+        Some(section) => {
+            let span = Some(section.span());
+            let mut section = section.into_inner();
+            resolve_coverage(&mut section, base).map_err(|(field, message)| {
+                err(span.clone(), format!("coverage.{field}"), message)
+            })?;
+            if !raw.arms.is_empty() {
+                return Err(err(
+                    span,
+                    "arms".into(),
+                    "a [coverage] run has no [[arms]]: its decisions are set in [coverage]".into(),
+                ));
+            }
+            for (i, s) in sources.iter().enumerate() {
+                if let SourceConfig::Jsonl {
+                    select: Some(sel), ..
+                }
+                | SourceConfig::Parquet {
+                    select: Some(sel), ..
+                } = s
+                {
+                    if sel.lengths.is_some()
+                        || sel.domains.is_some()
+                        || sel.structure.is_some()
+                        || sel.carry_class.is_some()
+                        || sel.frequency_stratum.is_some()
+                        || sel.repeated_letters.is_some()
+                    {
+                        return Err(err(
+                            None,
+                            format!("sources[{i}].select"),
+                            "coverage cases are selected by ids or ids_file only".into(),
+                        ));
+                    }
+                }
+            }
+            Some(section)
+        }
+    };
+    if raw.arms.is_empty() && coverage.is_none() {
         return Err(ConfigError {
             file: file.to_path_buf(),
             line: None,
             field: "arms".into(),
-            message: "at least one [[arms]] entry is needed".into(),
+            message: "at least one [[arms]] entry is needed (or a [coverage] section)".into(),
         });
     }
     let mut arms: Vec<ArmSpec> = Vec::new();
@@ -1211,8 +1258,142 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
         stats,
         output,
         copy_plans,
+        coverage,
         file: file.to_path_buf(),
     })
+}
+
+/// `[coverage]`: a candidate-coverage run (`candidate-coverage-typed-decisions.txt`). Every
+/// case of the sources runs under each requested decision: the full label set (when
+/// `full_set`) and the present/absent pair of every size in `ks`, each under every name
+/// variant in `names` and every choice in `none` (with or without the none option, last).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoverageSection {
+    /// Task catalogues (`data/banks/coverage-<task>.catalogue.json`): labels, their natural
+    /// and neutral names, descriptions and the none option.
+    pub catalogues: Vec<PathBuf>,
+    /// Ordinary set sizes to run (each case holds one seeded pair per size of its bank).
+    #[serde(default = "default_coverage_ks")]
+    pub ks: Vec<usize>,
+    /// Name variants: `natural`, `neutral`.
+    #[serde(default = "default_coverage_names")]
+    pub names: Vec<String>,
+    /// Offer the none option: `false` (the k ordinary options), `true` (none last).
+    #[serde(default = "default_coverage_none")]
+    pub none: Vec<bool>,
+    /// Also classify over the task's full label set (the full-set-correct subsets need it).
+    #[serde(default = "yes")]
+    pub full_set: bool,
+    /// The calibration constraint: thresholds keep the calibration false-rejection rate at or
+    /// below this.
+    #[serde(default = "default_max_false_rejection")]
+    pub max_false_rejection: f64,
+    /// Decimals of the quantization audit ("quantizes Laya scores to two decimals").
+    #[serde(default = "default_quantize_decimals")]
+    pub quantize_decimals: u32,
+    /// The catalogues, read.
+    #[serde(skip)]
+    pub loaded: Vec<c2s_records::CoverageCatalogue>,
+}
+
+fn default_coverage_ks() -> Vec<usize> {
+    vec![2, 4, 8, 16]
+}
+fn default_coverage_names() -> Vec<String> {
+    vec!["natural".into(), "neutral".into()]
+}
+fn default_coverage_none() -> Vec<bool> {
+    vec![false, true]
+}
+fn default_max_false_rejection() -> f64 {
+    0.05
+}
+fn default_quantize_decimals() -> u32 {
+    2
+}
+
+impl CoverageSection {
+    /// Parsed name variants (validated at load).
+    pub fn name_variants(&self) -> Vec<c2s_records::NameVariant> {
+        self.names
+            .iter()
+            .filter_map(|n| c2s_records::NameVariant::parse(n))
+            .collect()
+    }
+
+    /// The catalogue of `task`.
+    pub fn catalogue(&self, task: &str) -> Option<&c2s_records::CoverageCatalogue> {
+        self.loaded.iter().find(|c| c.task == task)
+    }
+}
+
+/// Check `[coverage]` and read its catalogues; errors are (field, message).
+fn resolve_coverage(c: &mut CoverageSection, base: &Path) -> Result<(), (String, String)> {
+    if c.catalogues.is_empty() {
+        return Err(("catalogues".into(), "names no catalogue".into()));
+    }
+    for path in &c.catalogues {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(base.join(path)).map_err(|e| {
+            (
+                "catalogues".to_string(),
+                format!("cannot read {shown}: {e}"),
+            )
+        })?;
+        let cat: c2s_records::CoverageCatalogue = serde_json::from_str(&text)
+            .map_err(|e| ("catalogues".to_string(), format!("{shown}: {e}")))?;
+        cat.validate()
+            .map_err(|e| ("catalogues".to_string(), format!("{shown}: {e}")))?;
+        if c.loaded.iter().any(|x| x.task == cat.task) {
+            return Err((
+                "catalogues".into(),
+                format!("{shown}: task `{}` has two catalogues", cat.task),
+            ));
+        }
+        c.loaded.push(cat);
+    }
+    if c.ks.iter().any(|&k| k < 2) {
+        return Err(("ks".into(), "every size must be at least 2".into()));
+    }
+    let mut ks = c.ks.clone();
+    ks.sort_unstable();
+    ks.dedup();
+    if ks.len() != c.ks.len() {
+        return Err(("ks".into(), "a size is listed twice".into()));
+    }
+    if c.names.is_empty() {
+        return Err(("names".into(), "names no variant".into()));
+    }
+    if let Some(n) = c
+        .names
+        .iter()
+        .find(|n| c2s_records::NameVariant::parse(n).is_none())
+    {
+        return Err((
+            "names".into(),
+            format!("unknown variant `{n}` (natural, neutral)"),
+        ));
+    }
+    if c.none.is_empty() {
+        return Err(("none".into(), "names no choice (false, true)".into()));
+    }
+    if c.ks.is_empty() && !c.full_set {
+        return Err((
+            "ks".into(),
+            "no decision to make: empty ks and full_set = false".into(),
+        ));
+    }
+    if !(c.max_false_rejection > 0.0 && c.max_false_rejection < 1.0) {
+        return Err((
+            "max_false_rejection".into(),
+            format!("{} is not in (0, 1)", c.max_false_rejection),
+        ));
+    }
+    if c.quantize_decimals > 6 {
+        return Err(("quantize_decimals".into(), "at most 6".into()));
+    }
+    Ok(())
 }
 
 /// Check a selection and read its id file into `ids`; errors are (field, message).

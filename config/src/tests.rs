@@ -617,3 +617,42 @@ fn alphabet_and_also_query_parse_and_are_checked() {
     .unwrap_err();
     assert_eq!(e.field, "arms[2]", "{e}");
 }
+
+/// The shipped coverage configs validate and read their catalogues.
+#[test]
+fn coverage_configs_parse_and_load_their_catalogues() {
+    for (f, labels) in [
+        ("coverage-smoke.toml", 77),
+        ("coverage-banking77.toml", 77),
+        ("coverage-clinc150.toml", 150),
+        ("coverage-dbpedia219.toml", 219),
+    ] {
+        let path = root().join("config").join(f);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("[model]", "[model]\nengine = \"simulated\"");
+        let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(cfg.arms.is_empty());
+        let c = cfg.coverage.expect("a [coverage] section");
+        assert_eq!(c.loaded.len(), 1);
+        assert_eq!(c.loaded[0].labels.len(), labels, "{f}");
+        assert!(c.none.contains(&true) && c.none.contains(&false));
+    }
+}
+
+/// Coverage cases are selected by id only; item selectors are refused.
+#[test]
+fn coverage_refuses_item_selectors() {
+    let text = r#"
+[model]
+engine = "simulated"
+[[sources]]
+kind = "jsonl"
+path = "data/banks/coverage-banking77.jsonl"
+select = { lengths = [3] }
+[coverage]
+catalogues = ["data/banks/coverage-banking77.catalogue.json"]
+"#;
+    let e = parse_in(text, Path::new("x.toml"), &root()).unwrap_err();
+    assert_eq!(e.field, "sources[0].select");
+}

@@ -9,12 +9,14 @@
 //! | 6a. Native/Serial pairing | [`pairing`] |
 //! | 6b. incremental paired statistics | [`live_stats`] |
 //! | 7. Parquet sinks (operator; writers in `c2s-sinks`) | [`sink_op`] |
+//! | candidate coverage: case checks, decisions (the second protocol) | [`coverage`] |
 //!
 //! Sources (stage 1) live in `c2s-sources`; trajectory assembly (stage 5) is done by the
 //! controllers of `c2s-protocol` when a trajectory completes inside the loop.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod coverage;
 pub mod expand;
 pub mod inference_op;
 pub mod live_stats;

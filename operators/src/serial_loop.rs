@@ -305,7 +305,7 @@ fn advance(
 }
 
 /// `flat_map` over a stream's records, keeping times.
-trait FlatMapEvents<'s, T: timely::progress::Timestamp, D> {
+pub(crate) trait FlatMapEvents<'s, T: timely::progress::Timestamp, D> {
     fn flat_map_events<D2: Clone + 'static, F: FnMut(D) -> Option<D2> + 'static>(
         self,
         f: F,

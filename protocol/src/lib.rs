@@ -4,6 +4,7 @@
 
 pub mod canonical;
 pub mod controller;
+pub mod coverage;
 pub mod intervention;
 pub mod options;
 pub mod outcome;

@@ -3,6 +3,7 @@
 //! speaks these types; serde gives the JSON forms used by bank files and Kafka messages.
 
 pub mod arm;
+pub mod coverage;
 pub mod geometry;
 pub mod item;
 pub mod plan;
@@ -14,6 +15,10 @@ pub use arm::{
     Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, FillRule, InterventionReadout,
     LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions, RequestLayout, Support,
     SupportSet, Template,
+};
+pub use coverage::{
+    parse_case, CandidateSets, CoverageCase, CoverageCatalogue, CoverageLabel, CoverageSplit,
+    Decision, DecisionSpec, NameVariant, SetKind, NONE_LABEL,
 };
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{

@@ -273,3 +273,11 @@ pub fn max_snapshot(metrics_dir: &Path) -> Result<Option<u64>, SinkError> {
     })?;
     Ok(max)
 }
+
+/// Every coverage decision (the `decisions/` dataset).
+pub fn read_decisions(dir: &Path) -> Result<Vec<c2s_records::Decision>, SinkError> {
+    Ok(read_rows::<crate::DecisionRow>(dir)?
+        .into_iter()
+        .map(|r| r.0)
+        .collect())
+}

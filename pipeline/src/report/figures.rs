@@ -4,7 +4,9 @@
 //! - reliability diagrams (ten equal-width bins) for the three confidence composites, per
 //!   (model, domain, arm);
 //! - coverage–precision curves with the negative-length ranking baseline, per
-//!   (model, domain, arm).
+//!   (model, domain, arm);
+//! - candidate coverage: detection against false rejection of the native and calibrated
+//!   rejection rules, per task (one panel per model and name variant).
 //!
 //! Text: the PNG backend rasterizes text with a system font (plotters' `ttf` feature through
 //! font-kit/fontconfig). Without a usable font it cannot draw text, so [`png_font_problem`]
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use plotters::coord::types::RangedCoordf64;
+use plotters::coord::CoordTranslate;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -103,6 +106,56 @@ pub enum Mark {
     /// Filled box.
     Bar,
     Point,
+    /// A point marker of the given shape (black in the legend when it keys a rule).
+    Marker(MarkerShape),
+}
+
+/// Shapes of point markers: the filled circle, then hollow shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerShape {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+    Cross,
+}
+
+/// A marker of `shape` at `at` (in the area's coordinates), `size` pixels from its centre to
+/// its edge; the circle is filled, the other shapes hollow.
+fn draw_marker<DB: DrawingBackend, CT: CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    shape: MarkerShape,
+    at: CT::From,
+    size: i32,
+    color: RGBColor,
+) -> PlotResult<DB>
+where
+    CT::From: Clone,
+{
+    let s = size;
+    let h = s + 1;
+    let stroke = color.stroke_width(2);
+    match shape {
+        MarkerShape::Circle => {
+            area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), s, color.filled())))
+        }
+        MarkerShape::Square => {
+            area.draw(&(EmptyElement::at(at) + Rectangle::new([(-s, -s), (s, s)], stroke)))
+        }
+        MarkerShape::Triangle => area.draw(
+            &(EmptyElement::at(at)
+                + PathElement::new(vec![(0, -h), (h, h), (-h, h), (0, -h)], stroke)),
+        ),
+        MarkerShape::Diamond => area.draw(
+            &(EmptyElement::at(at)
+                + PathElement::new(vec![(0, -h), (h, 0), (0, h), (-h, 0), (0, -h)], stroke)),
+        ),
+        MarkerShape::Cross => area.draw(
+            &(EmptyElement::at(at)
+                + PathElement::new(vec![(-s, -s), (s, s)], stroke)
+                + PathElement::new(vec![(-s, s), (s, -s)], stroke)),
+        ),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -173,6 +226,9 @@ fn legend<DB: DrawingBackend>(
             }
             Mark::Point => {
                 area.draw(&Circle::new((x + 14, y), 4, c.filled()))?;
+            }
+            Mark::Marker(shape) => {
+                draw_marker(area, shape, (x + 14, y), 5, c)?;
             }
         }
         label(area, &e.label, 15, (x + 36, y), (HPos::Left, VPos::Center))?;
@@ -676,6 +732,178 @@ pub fn coverage_figure(title: String, members: &[&Trajectory]) -> CoverageFigure
 }
 
 // ---------------------------------------------------------------------------------------------
+// Candidate coverage: detection vs false rejection.
+
+/// One rejection rule's tested operating point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RulePoint {
+    pub shape: MarkerShape,
+    /// P(reject | present) on test texts.
+    pub false_rejection: f64,
+    /// P(reject | absent) on test texts.
+    pub detection: f64,
+}
+
+/// The operating points of one marker series (one colour), e.g. one k.
+#[derive(Debug, Clone)]
+pub struct PointSeries {
+    /// Legend label; series with the same label share a colour across panels.
+    pub label: String,
+    pub points: Vec<RulePoint>,
+}
+
+/// One panel, e.g. one (model, names).
+#[derive(Debug, Clone)]
+pub struct DetectionPanel {
+    pub title: String,
+    pub series: Vec<PointSeries>,
+}
+
+/// Detection D against false rejection FR of one task: a grid of panels (`columns` wide),
+/// the diagonal D = FR, one colour per series label and one marker shape per rule.
+pub struct DetectionFigure {
+    pub title: String,
+    pub columns: usize,
+    pub panels: Vec<DetectionPanel>,
+    /// (legend label, shape) of each rule.
+    pub rules: Vec<(String, MarkerShape)>,
+}
+
+const PANEL: u32 = 470;
+const DIAGONAL_COLOR: RGBColor = RGBColor(110, 110, 110);
+
+impl DetectionFigure {
+    fn series_labels(&self) -> Vec<&str> {
+        let mut labels: Vec<&str> = Vec::new();
+        for s in self.panels.iter().flat_map(|p| &p.series) {
+            if !labels.contains(&s.label.as_str()) {
+                labels.push(&s.label);
+            }
+        }
+        labels
+    }
+
+    fn color(&self, label: &str) -> RGBColor {
+        let i = self
+            .series_labels()
+            .iter()
+            .position(|l| *l == label)
+            .unwrap_or(0);
+        series_color(i)
+    }
+
+    fn grid(&self) -> (usize, usize) {
+        let cols = self.columns.clamp(1, self.panels.len().max(1));
+        (cols, self.panels.len().max(1).div_ceil(cols))
+    }
+
+    fn legend_columns(&self) -> usize {
+        if self.grid().0 >= 2 {
+            3
+        } else {
+            2
+        }
+    }
+
+    fn legend_entries(&self) -> Vec<LegendEntry> {
+        let mut v: Vec<LegendEntry> = self
+            .series_labels()
+            .into_iter()
+            .map(|l| LegendEntry {
+                label: l.to_string(),
+                color: self.color(l),
+                mark: Mark::Bar,
+            })
+            .collect();
+        v.extend(self.rules.iter().map(|(label, shape)| LegendEntry {
+            label: label.clone(),
+            color: NATIVE_COLOR,
+            mark: Mark::Marker(*shape),
+        }));
+        v.push(LegendEntry {
+            label: "D = FR (rejection blind to coverage)".into(),
+            color: DIAGONAL_COLOR,
+            mark: Mark::Dashed,
+        });
+        v
+    }
+}
+
+/// The i-th series colour: the palette, then evenly spread hues.
+fn series_color(i: usize) -> RGBColor {
+    if i < PALETTE.len() {
+        return PALETTE[i];
+    }
+    let h = ((i - PALETTE.len()) as f64 * 0.618_034).fract();
+    let hsl = HSLColor(h, 0.65, 0.42);
+    let (r, g, b) = hsl.rgb();
+    RGBColor(r, g, b)
+}
+
+fn detection_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &DetectionPanel,
+    color: &dyn Fn(&str) -> RGBColor,
+) -> PlotResult<DB> {
+    let body = titled(area, &panel.title, 17, 30)?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin(10)
+        .margin_right(20)
+        .x_label_area_size(46)
+        .y_label_area_size(54)
+        .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
+    draw_unit_mesh(
+        &mut chart,
+        "False rejection FR (present sets)",
+        "Detection D (absent sets)",
+        14,
+    )?;
+    chart.draw_series(DashedLineSeries::new(
+        [(0.0, 0.0), (1.0, 1.0)],
+        6,
+        4,
+        DIAGONAL_COLOR.stroke_width(1),
+    ))?;
+    let plot = chart.plotting_area();
+    for s in &panel.series {
+        let c = color(&s.label);
+        for p in &s.points {
+            draw_marker(plot, p.shape, (p.false_rejection, p.detection), 5, c)?;
+        }
+    }
+    Ok(())
+}
+
+impl Figure for DetectionFigure {
+    fn size(&self) -> (u32, u32) {
+        let (cols, rows) = self.grid();
+        let rows_l = self.legend_entries().len().div_ceil(self.legend_columns());
+        (
+            (PANEL * cols as u32).max(600),
+            34 + PANEL * rows as u32 + legend_height(rows_l),
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> PlotResult<DB> {
+        let body = titled(root, &self.title, 20, 34)?;
+        let entries = self.legend_entries();
+        let columns = self.legend_columns();
+        let (_, h) = body.dim_in_pixel();
+        let (plots, legend_area) =
+            body.split_vertically(h - legend_height(entries.len().div_ceil(columns)));
+        let (cols, rows) = self.grid();
+        let (pw, _) = plots.dim_in_pixel();
+        let (plots, _) = plots.split_horizontally((PANEL * cols as u32).min(pw));
+        let areas = plots.split_evenly((rows, cols));
+        let color = |l: &str| self.color(l);
+        for (panel, area) in self.panels.iter().zip(&areas) {
+            detection_panel(area, panel, &color)?;
+        }
+        legend(&legend_area, &entries, columns, 60)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Rendering.
 
 /// Why PNGs cannot be drawn here (no usable system font), or `None` when they can.
@@ -840,6 +1068,46 @@ mod tests {
         let text = fs::read_to_string(&w.svg).unwrap();
         assert!(text.starts_with("<svg"));
         assert!(w.png.is_none());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn detection_figure_draws_every_point() {
+        let point = |shape, fr, d| RulePoint {
+            shape,
+            false_rejection: fr,
+            detection: d,
+        };
+        let fig = DetectionFigure {
+            title: "t".into(),
+            columns: 2,
+            panels: vec![DetectionPanel {
+                title: "m · natural".into(),
+                series: (0..10)
+                    .map(|i| PointSeries {
+                        label: format!("k = {i}"),
+                        points: [
+                            MarkerShape::Circle,
+                            MarkerShape::Square,
+                            MarkerShape::Triangle,
+                            MarkerShape::Diamond,
+                            MarkerShape::Cross,
+                        ]
+                        .iter()
+                        .map(|&s| point(s, 0.1, 0.9))
+                        .collect(),
+                    })
+                    .collect(),
+            }],
+            rules: vec![("native".into(), MarkerShape::Circle)],
+        };
+        assert_eq!(fig.grid(), (1, 1));
+        assert_ne!(series_color(8), series_color(9));
+        let dir = std::env::temp_dir().join(format!("c2s-report-det-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let w = render(&fig, &dir, "det", false).unwrap();
+        let text = fs::read_to_string(&w.svg).unwrap();
+        assert!(text.contains("Detection D") && text.contains("k = 9"));
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -6,9 +6,12 @@
 //! table per comparison), confidence (table, reliability diagrams, coverage–precision
 //! curves), the independence reference, per-arm trajectory counts, and the methods.
 //!
+//! A candidate-coverage run gets its own report ([`coverage`]).
+//!
 //! The Markdown shows the PNGs (and links the SVGs); the HTML embeds the SVGs (and links the
 //! PNGs). Without a usable font the PNGs are skipped and the Markdown shows the SVGs.
 
+pub mod coverage;
 pub mod doc;
 pub mod figures;
 pub mod tables;
@@ -409,6 +412,19 @@ pub fn utc(ms: u64) -> String {
     )
 }
 
+/// The scalar fields of the manifest's model identity.
+fn model_items(m: &Manifest) -> Vec<(String, String)> {
+    match &m.model {
+        Value::Object(o) => o
+            .iter()
+            .filter_map(|(k, v)| scalar(v).map(|v| (k.clone(), v)))
+            .collect(),
+        other => scalar(other)
+            .map(|v| vec![("model".to_string(), v)])
+            .unwrap_or_default(),
+    }
+}
+
 fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
     let cfg = input.cfg;
     let models: BTreeSet<&str> = input.rows.iter().map(|r| r.model.as_str()).collect();
@@ -473,15 +489,7 @@ fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
     doc.list(run);
 
     doc.h(3, "Model identity");
-    let model: Vec<(String, String)> = match &m.model {
-        Value::Object(o) => o
-            .iter()
-            .filter_map(|(k, v)| scalar(v).map(|v| (k.clone(), v)))
-            .collect(),
-        other => scalar(other)
-            .map(|v| vec![("model".to_string(), v)])
-            .unwrap_or_default(),
-    };
+    let model = model_items(m);
     if model.is_empty() {
         doc.p(format!(
             "Models in the records: {}",

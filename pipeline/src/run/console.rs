@@ -79,7 +79,8 @@ impl Console {
         let trajectories = c.trajectories.load(Ordering::Relaxed);
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         let msg = format!(
-            "{trajectories} trajectories, {requests} requests ({:.1}/s)",
+            "{trajectories} {}, {requests} requests ({:.1}/s)",
+            unit(shared),
             requests as f64 / secs
         );
         let table = shared.live.lock().map(|t| t.clone()).unwrap_or_default();
@@ -118,7 +119,8 @@ pub fn summary(shared: &Shared, elapsed: f64) {
     let trajectories = c.trajectories.load(Ordering::Relaxed);
     let table = shared.live.lock().map(|t| t.clone()).unwrap_or_default();
     println!(
-        "done in {elapsed:.1} s: {trajectories} trajectories, {requests} requests ({:.2} requests/s)",
+        "done in {elapsed:.1} s: {trajectories} {}, {requests} requests ({:.2} requests/s)",
+        unit(shared),
         requests as f64 / elapsed.max(1e-9)
     );
     if !table.tables.is_empty() || table.last_error.is_some() {
@@ -132,8 +134,22 @@ pub fn summary(shared: &Shared, elapsed: f64) {
     }
     let dir = shared.run_dir.display();
     println!("outputs (Parquet, readable while a run goes on):");
-    for d in ["trajectories", "outcomes", "metrics", "requests", "rejects"] {
+    let datasets: &[&str] = if shared.cfg.coverage.is_some() {
+        &["decisions", "requests", "rejects"]
+    } else {
+        &["trajectories", "outcomes", "metrics", "requests", "rejects"]
+    };
+    for d in datasets {
         println!("  {dir}/{d}/*.parquet");
     }
     println!("  {dir}/manifest.json");
+}
+
+/// What the completed-unit counter counts: trajectories, or coverage decisions.
+fn unit(shared: &Shared) -> &'static str {
+    if shared.cfg.coverage.is_some() {
+        "decisions"
+    } else {
+        "trajectories"
+    }
 }

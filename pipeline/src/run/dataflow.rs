@@ -32,9 +32,11 @@ use super::Shared;
 const EPOCH_ITEMS: usize = 4;
 
 pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<()> {
+    if shared.cfg.coverage.is_some() {
+        return super::coverage::coverage_worker_main(worker, shared);
+    }
     let cfg = &shared.cfg;
     let index = worker.index();
-    let peers = worker.peers();
     let service =
         super::engine::start_service(cfg, &shared.identity).context("starting the engine")?;
     service.preload(shared.resume.answers.iter().cloned());
@@ -143,6 +145,26 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
             .concat(d5)
             .probe_with(&probe);
     });
+    drive(worker, shared, input, &probe, &processed, items_done)?;
+    if let Ok(mut all) = shared.engine_stats.lock() {
+        all.push(service.stats());
+    }
+    Ok(())
+}
+
+/// Feed the sources into `input` in epochs with backpressure (at most a window of epochs not
+/// yet `processed`), commit Kafka offsets of epochs whose outputs are all durable (`probe`),
+/// stop on Ctrl-C, then drain. `done` counts the finished units for the progress bar.
+pub(super) fn drive(
+    worker: &mut Worker,
+    shared: &Arc<Shared>,
+    mut input: InputHandle<u64, CapacityContainerBuilder<Vec<Incoming>>>,
+    probe: &ProbeHandle<u64>,
+    processed: &ProbeHandle<u64>,
+    done: impl Fn(&Shared) -> u64,
+) -> anyhow::Result<()> {
+    let cfg = &shared.cfg;
+    let (index, peers) = (worker.index(), worker.peers());
     let mut feeder = Feeder::new(cfg, index, peers).context("opening the sources")?;
     let window = (cfg.inference.max_active_items / EPOCH_ITEMS).max(1) as u64;
     let mut console = (index == 0).then(|| Console::new(shared));
@@ -172,26 +194,23 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
                 input.advance_to(epoch);
             }
         }
-        commit_durable(&mut feeder, &mut offsets, &probe)?;
+        commit_durable(&mut feeder, &mut offsets, probe)?;
         if let Some(c) = console.as_mut() {
-            c.tick(shared, items_done(shared));
+            c.tick(shared, done(shared));
         }
         worker.step_or_park(Some(Duration::from_millis(5)));
     }
     drop(input);
     while !probe.done() {
         worker.step_or_park(Some(Duration::from_millis(20)));
-        commit_durable(&mut feeder, &mut offsets, &probe)?;
+        commit_durable(&mut feeder, &mut offsets, probe)?;
         if let Some(c) = console.as_mut() {
-            c.tick(shared, items_done(shared));
+            c.tick(shared, done(shared));
         }
     }
-    commit_durable(&mut feeder, &mut offsets, &probe)?;
+    commit_durable(&mut feeder, &mut offsets, probe)?;
     if let Some(c) = console.as_ref() {
         c.finish();
-    }
-    if let Ok(mut all) = shared.engine_stats.lock() {
-        all.push(service.stats());
     }
     Ok(())
 }

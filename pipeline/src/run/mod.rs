@@ -3,6 +3,7 @@
 //! with backpressure, commit Kafka offsets behind durable outputs, stop gracefully on Ctrl-C.
 
 mod console;
+mod coverage;
 mod dataflow;
 pub mod engine;
 mod feed;
@@ -98,12 +99,15 @@ pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
 fn remote_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
     let settings = engine::openai_settings(cfg)?;
     let info = c2s_model::probe_server(&settings)?;
-    let scored: Vec<String> = cfg
+    let mut scored: Vec<String> = cfg
         .arms
         .iter()
         .filter(|a| a.contract == c2s_records::Contract::ScoredCode)
         .map(c2s_records::ArmSpec::label)
         .collect();
+    if cfg.coverage.is_some() {
+        scored.push("[coverage] decisions".into());
+    }
     if !info.prompt_logprobs && !scored.is_empty() {
         anyhow::bail!(
             "{} cannot score options: {}; scored arms need prompt log-probabilities: {}",

@@ -37,6 +37,8 @@ pub struct ResumeState {
     /// Number of the next metric snapshot.
     pub next_snapshot: u64,
     pub manifest: Option<Manifest>,
+    /// Request ids of every recorded coverage decision (the decisions a resumed run skips).
+    pub decision_ids: Arc<BTreeSet<String>>,
     /// The statistics of what is already recorded: a resumed run's live metrics start from
     /// them, so its final snapshot equals `choice2seq stats` on the directory.
     pub stats: StatsSeed,
@@ -94,6 +96,12 @@ impl ResumeState {
                 .into_iter()
                 .map(|r| (r.source, r.location, r.reason))
                 .collect(),
+            decision_ids: Arc::new(
+                c2s_sinks::read_decisions(&run_dir.join("decisions"))?
+                    .into_iter()
+                    .map(|d| d.request_id)
+                    .collect(),
+            ),
             next_snapshot: c2s_sinks::max_snapshot(&run_dir.join("metrics"))?
                 .map(|s| s + 1)
                 .unwrap_or(0),
@@ -147,6 +155,19 @@ pub fn write_manifest_for(
             SourceFile::hash(COPY_PLANS_ROLE, &plans.path)
                 .with_context(|| format!("hashing {}", plans.path.display()))?,
         );
+    }
+    if let Some(c) = &cfg.coverage {
+        for path in &c.catalogues {
+            m.sources.push(
+                SourceFile::hash("coverage catalogue", path)
+                    .with_context(|| format!("hashing {}", path.display()))?,
+            );
+        }
+        let provenance = Path::new("data/banks/coverage-provenance.json");
+        if provenance.exists() {
+            m.sources
+                .push(SourceFile::hash("coverage bank provenance", provenance)?);
+        }
     }
     let provenance = Path::new("data/banks/provenance.json");
     if provenance.exists() {
@@ -444,6 +465,18 @@ pub fn outcome_sink(
         |k| &k.outcomes_topic,
         |row: &OutcomeRow| (Some(row.item_id.clone()), row.to_json().to_string()),
     )
+}
+
+pub fn decision_sink(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+    resume: &ResumeState,
+) -> anyhow::Result<DatasetSink<c2s_records::Decision, c2s_sinks::DecisionRow>> {
+    let done = resume.decision_ids.clone();
+    open(run_dir, worker, cfg, move |d: c2s_records::Decision| {
+        (!done.contains(&d.request_id)).then_some(c2s_sinks::DecisionRow(d))
+    })
 }
 
 pub fn metric_sink(

@@ -258,6 +258,10 @@ fn argmax(logits: &[f32]) -> u32 {
     best as u32
 }
 
+/// Most key/value positions (prompt plus continuation, summed) in one forward pass of
+/// multi-token option continuations (about 0.75 GB of f32 keys and values for SmolLM2).
+const CONTINUATION_POSITIONS: usize = 16_384;
+
 impl Engine for PrefixEngine {
     fn identity(&self) -> &ModelIdentity {
         &self.identity
@@ -293,8 +297,26 @@ impl Engine for PrefixEngine {
             }
         }
         let mut extra_logprob: std::collections::HashMap<(usize, usize), f64> = Default::default();
-        if !extra_inputs.is_empty() {
-            let seqs: Vec<SeqInput<'_>> = extra_inputs
+        // Every continuation copies its prompt's keys and values inside the forward pass, so
+        // the continuations run in chunks of bounded total positions: the 78 options of a
+        // 1,600-token prompt would otherwise hold 78 copies of its cache at once. The engine
+        // is batch-invariant, so chunking changes no score.
+        let mut chunk_start = 0;
+        while chunk_start < extra_inputs.len() {
+            let mut chunk_end = chunk_start;
+            let mut positions = 0;
+            while chunk_end < extra_inputs.len() {
+                let (i, _, toks, _) = &extra_inputs[chunk_end];
+                let n = prepared[*i].tokens.len() + toks.len();
+                if chunk_end > chunk_start && positions + n > CONTINUATION_POSITIONS {
+                    break;
+                }
+                positions += n;
+                chunk_end += 1;
+            }
+            let chunk = &extra_inputs[chunk_start..chunk_end];
+            chunk_start = chunk_end;
+            let seqs: Vec<SeqInput<'_>> = chunk
                 .iter()
                 .map(|(i, _, toks, rows)| {
                     let p = prefilled[*i]
@@ -311,7 +333,7 @@ impl Engine for PrefixEngine {
                 .collect();
             match self.model.forward(&seqs) {
                 Ok(outs) => {
-                    for ((i, k, _, _), out) in extra_inputs.iter().zip(outs) {
+                    for ((i, k, _, _), out) in chunk.iter().zip(outs) {
                         let o = &options[*i][*k];
                         let lp: f64 = out
                             .logits
@@ -323,7 +345,7 @@ impl Engine for PrefixEngine {
                     }
                 }
                 Err(e) => {
-                    for (i, _, _, _) in &extra_inputs {
+                    for (i, _, _, _) in chunk {
                         errors[*i] = Some(e.clone());
                     }
                 }

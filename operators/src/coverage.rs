@@ -1,0 +1,368 @@
+//! The candidate-coverage stages (the second protocol, `candidate-coverage-typed-decisions.txt`):
+//! parse and validate cases against their task's catalogue (pairing rules, duplicates), expand
+//! each case into its scored decisions, run them through the [`InferenceService`] beside
+//! timely, and assemble [`Decision`] records. Nothing is lost: a case that cannot run becomes
+//! a [`Reject`]; a request the engine fails becomes a decision with its error (missing, never
+//! a rejection).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{mpsc, Arc};
+
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::{Exchange as ExchangePact, Pipeline};
+use timely::dataflow::operators::core::{OkErr, Partition};
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::{Capability, Concat};
+use timely::dataflow::StreamVec;
+
+use c2s_model::InferenceService;
+use c2s_protocol::coverage::{decision_specs, render_coverage_request};
+use c2s_records::{
+    parse_case, CoverageCase, CoverageCatalogue, Decision, DecisionSpec, NameVariant, Request,
+    Response,
+};
+
+use crate::messages::{route, Exchange, Incoming, Reject};
+use crate::serial_loop::FlatMapEvents;
+use crate::Counters;
+
+/// A case with its provenance, on its owner worker.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LocatedCase {
+    pub case: CoverageCase,
+    pub source: String,
+    pub location: String,
+}
+
+/// Which decisions every case runs (from `[coverage]`).
+#[derive(Debug, Clone)]
+pub struct DecisionPlan {
+    pub ks: Vec<usize>,
+    pub names: Vec<NameVariant>,
+    pub none: Vec<bool>,
+    pub full_set: bool,
+}
+
+/// The task catalogues of a run.
+pub type Catalogues = Arc<Vec<CoverageCatalogue>>;
+
+fn catalogue<'a>(cats: &'a [CoverageCatalogue], task: &str) -> Option<&'a CoverageCatalogue> {
+    cats.iter().find(|c| c.task == task)
+}
+
+/// Parse and validate `incoming` as cases; returns (valid cases on their owner worker,
+/// rejects). Duplicate case ids are checked against every id seen (`duplicate_window` = 0) or
+/// the last `duplicate_window` ids.
+pub fn validate_cases<'s>(
+    incoming: StreamVec<'s, u64, Incoming>,
+    catalogues: Catalogues,
+    duplicate_window: usize,
+) -> (StreamVec<'s, u64, LocatedCase>, StreamVec<'s, u64, Reject>) {
+    let parsed = incoming
+        .unary::<CapacityContainerBuilder<Vec<Result<LocatedCase, Reject>>>, _, _, _>(
+            Pipeline,
+            "ParseCases",
+            move |_, _| {
+                move |input, output| {
+                    input.for_each(|cap, data| {
+                        let mut session = output.session(&cap);
+                        for rec in data.drain(..) {
+                            let reject = |item_id: Option<String>, reason: String| Reject {
+                                source: rec.source.clone(),
+                                location: rec.location.clone(),
+                                item_id,
+                                reason,
+                            };
+                            let result = match &rec.payload {
+                                Err(reason) => Err(reject(None, reason.clone())),
+                                Ok(text) => match parse_case(text) {
+                                    Err(reason) => Err(reject(case_id_of(text), reason)),
+                                    Ok(case) => match catalogue(&catalogues, &case.task) {
+                                        None => Err(reject(
+                                            Some(case.case_id.clone()),
+                                            format!(
+                                                "field `task`: no catalogue for task `{}` in [coverage] catalogues",
+                                                case.task
+                                            ),
+                                        )),
+                                        Some(cat) => match case.validate(cat) {
+                                            Err(e) => {
+                                                Err(reject(Some(case.case_id.clone()), e.to_string()))
+                                            }
+                                            Ok(()) => Ok(LocatedCase {
+                                                case,
+                                                source: rec.source.clone(),
+                                                location: rec.location.clone(),
+                                            }),
+                                        },
+                                    },
+                                },
+                            };
+                            session.give(result);
+                        }
+                    });
+                }
+            },
+        );
+    let (ok, bad) = parsed.ok_err(|r| r);
+    let owned = ok.unary::<CapacityContainerBuilder<Vec<Result<LocatedCase, Reject>>>, _, _, _>(
+        ExchangePact::new(|l: &LocatedCase| route(&l.case.case_id)),
+        "RejectDuplicateCases",
+        move |_, _| {
+            let mut seen: HashSet<String> = HashSet::new();
+            let mut order: VecDeque<String> = VecDeque::new();
+            move |input, output| {
+                input.for_each(|cap, data| {
+                    let mut session = output.session(&cap);
+                    for l in data.drain(..) {
+                        if seen.insert(l.case.case_id.clone()) {
+                            if duplicate_window > 0 {
+                                order.push_back(l.case.case_id.clone());
+                                while order.len() > duplicate_window {
+                                    if let Some(old) = order.pop_front() {
+                                        seen.remove(&old);
+                                    }
+                                }
+                            }
+                            session.give(Ok(l));
+                        } else {
+                            session.give(Err(Reject {
+                                source: l.source,
+                                location: l.location,
+                                item_id: Some(l.case.case_id),
+                                reason: "duplicate case_id (already seen in this run)".into(),
+                            }));
+                        }
+                    }
+                });
+            }
+        },
+    );
+    let (cases, dups) = owned.ok_err(|r| r);
+    (cases, bad.concat(dups))
+}
+
+/// The `case_id` of a line that is JSON but not a valid case, for its reject.
+fn case_id_of(text: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()?
+        .get("case_id")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// What leaves the decision stage.
+pub struct DecisionOutputs<'s> {
+    pub decisions: StreamVec<'s, u64, Decision>,
+    pub exchanges: StreamVec<'s, u64, Exchange>,
+    pub rejects: StreamVec<'s, u64, Reject>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+enum Event {
+    Decision(Box<Decision>),
+    Exchange(Box<Exchange>),
+    Reject(Reject),
+}
+
+struct Pending {
+    case: Arc<CoverageCase>,
+    spec: DecisionSpec,
+    request: Request,
+}
+
+/// Expand every case into its requests, ask the service (asynchronously, holding each
+/// request's capability while it is in flight), and emit a decision per answer. A case's
+/// cached answers are released once all of its decisions are in.
+pub fn decide<'s>(
+    cases: StreamVec<'s, u64, LocatedCase>,
+    catalogues: Catalogues,
+    plan: DecisionPlan,
+    service: InferenceService,
+    runtime: tokio::runtime::Handle,
+    counters: Arc<Counters>,
+) -> DecisionOutputs<'s> {
+    let scope = cases.scope();
+    let model = service.identity().label();
+    let events = cases.unary_frontier::<CapacityContainerBuilder<Vec<Event>>, _, _, _>(
+        Pipeline,
+        "Decide",
+        move |initial, info| {
+            drop(initial);
+            let activator = scope.worker().sync_activator_for(info.address.to_vec());
+            type Done = (u64, Result<Response, String>, f64);
+            let (tx, rx) = mpsc::channel::<Done>();
+            let mut in_flight: HashMap<u64, (Capability<u64>, Pending)> = HashMap::new();
+            let mut open_requests: HashMap<String, usize> = HashMap::new();
+            let mut next_id: u64 = 0;
+            move |(input, _frontier), output| {
+                input.for_each(|cap, data| {
+                    let Some(cap) = cap.retain_least(output.output_index()) else {
+                        return;
+                    };
+                    for located in data.drain(..) {
+                        let Some(cat) = catalogue(&catalogues, &located.case.task) else {
+                            continue; // validated upstream
+                        };
+                        let case = Arc::new(located.case);
+                        let specs = decision_specs(
+                            &case,
+                            cat,
+                            &plan.ks,
+                            &plan.names,
+                            &plan.none,
+                            plan.full_set,
+                        );
+                        if specs.is_empty() {
+                            output.session(&cap).give(Event::Reject(Reject {
+                                source: located.source,
+                                location: located.location,
+                                item_id: Some(case.case_id.clone()),
+                                reason: format!(
+                                    "field `sets`: none of the sizes {:?} of [coverage] ks, and full_set is off",
+                                    plan.ks
+                                ),
+                            }));
+                            continue;
+                        }
+                        let mut requests = Vec::with_capacity(specs.len());
+                        let mut failed = None;
+                        for spec in specs {
+                            match render_coverage_request(&case, cat, &spec) {
+                                Ok(r) => requests.push((spec, r)),
+                                Err(e) => {
+                                    failed = Some(e.to_string());
+                                    break;
+                                }
+                            }
+                        }
+                        if let Some(reason) = failed {
+                            output.session(&cap).give(Event::Reject(Reject {
+                                source: located.source,
+                                location: located.location,
+                                item_id: Some(case.case_id.clone()),
+                                reason,
+                            }));
+                            continue;
+                        }
+                        open_requests.insert(case.case_id.clone(), requests.len());
+                        for (spec, request) in requests {
+                            let id = next_id;
+                            next_id += 1;
+                            counters.add_request();
+                            let (tx, activator, service) =
+                                (tx.clone(), activator.clone(), service.clone());
+                            let r = request.clone();
+                            runtime.spawn(async move {
+                                let started = std::time::Instant::now();
+                                let reply = service.call(r).await.map_err(|e| e.to_string());
+                                let _ = tx.send((id, reply, started.elapsed().as_secs_f64() * 1e3));
+                                let _ = activator.activate();
+                            });
+                            in_flight.insert(
+                                id,
+                                (
+                                    cap.clone(),
+                                    Pending {
+                                        case: case.clone(),
+                                        spec,
+                                        request,
+                                    },
+                                ),
+                            );
+                        }
+                    }
+                });
+                while let Ok((id, reply, waited_ms)) = rx.try_recv() {
+                    let Some((cap, p)) = in_flight.remove(&id) else {
+                        continue;
+                    };
+                    let mut session = output.session(&cap);
+                    let (probabilities, prompt_tokens, latency_ms, error) = match &reply {
+                        Ok(r) => match &r.answer {
+                            c2s_records::Answer::Scored { probabilities } => {
+                                (probabilities.clone(), r.prompt_tokens, r.latency_ms, None)
+                            }
+                            other => (
+                                Vec::new(),
+                                r.prompt_tokens,
+                                r.latency_ms,
+                                Some(format!("expected a scored answer, got {other:?}")),
+                            ),
+                        },
+                        Err(e) => (Vec::new(), 0, waited_ms, Some(e.clone())),
+                    };
+                    let error = error.or_else(|| {
+                        (probabilities.len() != p.request.options.len()).then(|| {
+                            format!(
+                                "{} probabilities for {} options",
+                                probabilities.len(),
+                                p.request.options.len()
+                            )
+                        })
+                    });
+                    let decision = Decision {
+                        case_id: p.case.case_id.clone(),
+                        task: p.case.task.clone(),
+                        split: p.case.split,
+                        reference: p.case.reference.clone(),
+                        spec: p.spec,
+                        labels: p.request.options.iter().map(|o| o.value.clone()).collect(),
+                        probabilities: if error.is_some() {
+                            Vec::new()
+                        } else {
+                            probabilities
+                        },
+                        request_id: p.request.request_id.clone(),
+                        model: model.clone(),
+                        prompt_tokens,
+                        latency_ms,
+                        error,
+                    };
+                    let response = reply.ok();
+                    if let Some(response) = response {
+                        session.give(Event::Exchange(Box::new(Exchange {
+                            request: p.request,
+                            response,
+                            step: None,
+                        })));
+                    }
+                    counters.add_trajectory();
+                    session.give(Event::Decision(Box::new(decision)));
+                    if let Some(n) = open_requests.get_mut(&p.case.case_id) {
+                        *n -= 1;
+                        if *n == 0 {
+                            open_requests.remove(&p.case.case_id);
+                            service.finish_item(&p.case.case_id);
+                        }
+                    }
+                }
+            }
+        },
+    );
+    let mut parts = events.partition::<CapacityContainerBuilder<Vec<Event>>, _, _>(3, |e| {
+        let k = match &e {
+            Event::Decision(_) => 0,
+            Event::Exchange(_) => 1,
+            Event::Reject(_) => 2,
+        };
+        (k, e)
+    });
+    let rejects = parts.pop().expect("3 parts");
+    let exchanges = parts.pop().expect("3 parts");
+    let decisions = parts.pop().expect("3 parts");
+    DecisionOutputs {
+        decisions: decisions.flat_map_events(|e| match e {
+            Event::Decision(d) => Some(*d),
+            _ => None,
+        }),
+        exchanges: exchanges.flat_map_events(|e| match e {
+            Event::Exchange(x) => Some(*x),
+            _ => None,
+        }),
+        rejects: rejects.flat_map_events(|e| match e {
+            Event::Reject(r) => Some(r),
+            _ => None,
+        }),
+    }
+}

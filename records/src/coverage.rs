@@ -1,0 +1,619 @@
+//! Candidate coverage: the second protocol (`../shared/paper/candidate-coverage-typed-decisions.txt`).
+//!
+//! A *case* is one classification text with its reference label and, for every ordinary size
+//! k, a paired *present* and *absent* candidate set: "Present/absent candidate sets have the
+//! same ordinary count" and differ only by the reference label (the absent set holds another
+//! label in the reference's display slot). A *catalogue* is a task's label set: every label
+//! with its natural name, its neutral name and one description ("Natural and neutral names
+//! retain the same option descriptions and order"), plus the none option ("None is always
+//! last").
+//!
+//! A *decision* is one scored request of a case: a candidate set (the full label set, or a
+//! present/absent set of size k), a name variant, with or without the none option.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The label id of the none option (never an ordinary label).
+pub const NONE_LABEL: &str = "none";
+
+/// One label of a task: its id in the source data, the two names a request may show for it,
+/// and the description shown under either name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageLabel {
+    /// The label as the source dataset spells it (the reference of a case).
+    pub label: String,
+    /// The natural option name (derived from the label).
+    pub natural: String,
+    /// The neutral option name (carries no meaning: `class_017`).
+    pub neutral: String,
+    /// The option description (identical under both names).
+    pub description: String,
+}
+
+/// A task's label set, the order of its full set, and the none option.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageCatalogue {
+    /// Task id (`banking77`, `clinc150`, …): the `task` of its cases.
+    pub task: String,
+    /// What the texts are, for the instruction ("customer-service messages to a bank").
+    pub text_kind: String,
+    /// Ordinary labels in the order of the full set.
+    pub labels: Vec<CoverageLabel>,
+    /// The none option, shown last when present (label [`NONE_LABEL`]).
+    pub none: CoverageLabel,
+    /// Where the data came from (dataset, package, license).
+    #[serde(default)]
+    pub source: String,
+}
+
+/// Which split of the task a case belongs to. Calibration texts choose thresholds; test texts
+/// measure them ("Independent calibration texts choose thresholds; test texts measure the
+/// resulting detection and false rejection").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoverageSplit {
+    Calibration,
+    Test,
+}
+
+impl CoverageSplit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoverageSplit::Calibration => "calibration",
+            CoverageSplit::Test => "test",
+        }
+    }
+    pub fn parse(s: &str) -> Option<CoverageSplit> {
+        match s {
+            "calibration" => Some(CoverageSplit::Calibration),
+            "test" => Some(CoverageSplit::Test),
+            _ => None,
+        }
+    }
+}
+
+/// The paired candidate sets of one ordinary size, in display order (label ids).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateSets {
+    pub k: usize,
+    /// Holds the reference label.
+    pub present: Vec<String>,
+    /// The present set with the reference replaced by one other label, in the same slot.
+    pub absent: Vec<String>,
+}
+
+/// One text of a task with its reference label and paired candidate sets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageCase {
+    pub case_id: String,
+    pub task: String,
+    pub split: CoverageSplit,
+    pub text: String,
+    /// The reference label (a catalogue label id).
+    pub reference: String,
+    /// One pair of sets per ordinary size k, ascending k.
+    pub sets: Vec<CandidateSets>,
+    /// Where the text came from in the source data (`test.tsv:123`).
+    #[serde(default)]
+    pub origin: String,
+}
+
+/// Which candidate set a decision offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetKind {
+    /// Every label of the task (full-set classification).
+    Full,
+    Present,
+    Absent,
+}
+
+impl SetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetKind::Full => "full",
+            SetKind::Present => "present",
+            SetKind::Absent => "absent",
+        }
+    }
+    pub fn parse(s: &str) -> Option<SetKind> {
+        match s {
+            "full" => Some(SetKind::Full),
+            "present" => Some(SetKind::Present),
+            "absent" => Some(SetKind::Absent),
+            _ => None,
+        }
+    }
+    /// Whether the reference label is offered.
+    pub fn covered(self) -> bool {
+        !matches!(self, SetKind::Absent)
+    }
+}
+
+/// Which names the options carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NameVariant {
+    Natural,
+    Neutral,
+}
+
+impl NameVariant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NameVariant::Natural => "natural",
+            NameVariant::Neutral => "neutral",
+        }
+    }
+    pub fn parse(s: &str) -> Option<NameVariant> {
+        match s {
+            "natural" => Some(NameVariant::Natural),
+            "neutral" => Some(NameVariant::Neutral),
+            _ => None,
+        }
+    }
+    pub fn name_of(self, label: &CoverageLabel) -> &str {
+        match self {
+            NameVariant::Natural => &label.natural,
+            NameVariant::Neutral => &label.neutral,
+        }
+    }
+}
+
+/// What one request of a case offers: `present/k4/natural/none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DecisionSpec {
+    pub set: SetKind,
+    /// Ordinary options offered (the task's label count for the full set).
+    pub k: usize,
+    pub names: NameVariant,
+    /// The none option is offered (last).
+    pub with_none: bool,
+}
+
+impl DecisionSpec {
+    /// `set/kK/names/none|plain`: the `arm` of the request.
+    pub fn label(&self) -> String {
+        format!(
+            "{}/k{}/{}/{}",
+            self.set.as_str(),
+            self.k,
+            self.names.as_str(),
+            if self.with_none { "none" } else { "plain" }
+        )
+    }
+}
+
+impl fmt::Display for DecisionSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// One answered (or failed) coverage request: the `decisions` dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub case_id: String,
+    pub task: String,
+    pub split: CoverageSplit,
+    pub reference: String,
+    pub spec: DecisionSpec,
+    /// Offered label ids in display order ([`NONE_LABEL`] last when offered).
+    pub labels: Vec<String>,
+    /// Probabilities aligned with `labels` (empty when the request failed).
+    pub probabilities: Vec<f64>,
+    pub request_id: String,
+    pub model: String,
+    pub prompt_tokens: u32,
+    pub latency_ms: f64,
+    /// Why the request failed (the decision then counts as missing, never as a rejection).
+    pub error: Option<String>,
+}
+
+/// Scores of a decision's ordinary options (the none option excluded, the rest renormalized).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OrdinaryScores {
+    /// Largest ordinary probability.
+    pub max_prob: f64,
+    /// Shannon entropy (nats) of the ordinary distribution.
+    pub entropy: f64,
+    /// Largest minus second largest ordinary probability.
+    pub margin: f64,
+}
+
+impl Decision {
+    /// The offered label with the largest probability (first in display order on ties), or
+    /// `None` when the request failed.
+    pub fn choice(&self) -> Option<&str> {
+        argmax(&self.probabilities).map(|i| self.labels[i].as_str())
+    }
+
+    /// The ordinary label with the largest probability (the none option ignored).
+    pub fn ordinary_choice(&self) -> Option<&str> {
+        let (labels, probs) = self.ordinary();
+        argmax(&probs).map(|i| labels[i])
+    }
+
+    /// The native rule rejects: the none option is offered and chosen.
+    pub fn rejected(&self) -> Option<bool> {
+        self.choice().map(|c| c == NONE_LABEL)
+    }
+
+    /// Probability of the none option (`None` when not offered or failed).
+    pub fn none_prob(&self) -> Option<f64> {
+        if !self.spec.with_none || self.probabilities.is_empty() {
+            return None;
+        }
+        self.labels
+            .iter()
+            .position(|l| l == NONE_LABEL)
+            .and_then(|i| self.probabilities.get(i).copied())
+    }
+
+    /// Sum of the returned probabilities (the precision audit's "distributions whose sum
+    /// deviates from 1").
+    pub fn prob_sum(&self) -> f64 {
+        self.probabilities.iter().sum()
+    }
+
+    /// Ordinary labels and their renormalized probabilities.
+    pub fn ordinary(&self) -> (Vec<&str>, Vec<f64>) {
+        let mut labels = Vec::new();
+        let mut probs = Vec::new();
+        for (l, p) in self.labels.iter().zip(&self.probabilities) {
+            if l != NONE_LABEL {
+                labels.push(l.as_str());
+                probs.push(*p);
+            }
+        }
+        let s: f64 = probs.iter().sum();
+        if s > 0.0 {
+            for p in &mut probs {
+                *p /= s;
+            }
+        }
+        (labels, probs)
+    }
+
+    /// Max probability, entropy and margin of the ordinary distribution.
+    pub fn ordinary_scores(&self) -> Option<OrdinaryScores> {
+        let (_, probs) = self.ordinary();
+        ordinary_scores(&probs)
+    }
+}
+
+/// Max probability, entropy and margin of a distribution (`None` when empty).
+pub fn ordinary_scores(probs: &[f64]) -> Option<OrdinaryScores> {
+    if probs.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<f64> = probs.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let max_prob = sorted[0];
+    let second = sorted.get(1).copied().unwrap_or(0.0);
+    let entropy = probs
+        .iter()
+        .filter(|&&p| p > 0.0)
+        .map(|&p| -p * p.ln())
+        .sum::<f64>()
+        .max(0.0);
+    Some(OrdinaryScores {
+        max_prob,
+        entropy,
+        margin: max_prob - second,
+    })
+}
+
+fn argmax(p: &[f64]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, &x) in p.iter().enumerate() {
+        match best {
+            Some(b) if p[b] >= x => {}
+            _ => best = Some(i),
+        }
+    }
+    best
+}
+
+/// Why a case cannot be run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("case `{case_id}`: field `{field}`: {message}")]
+pub struct CaseError {
+    pub case_id: String,
+    pub field: String,
+    pub message: String,
+}
+
+/// Why a catalogue is unusable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("catalogue `{task}`: {message}")]
+pub struct CatalogueError {
+    pub task: String,
+    pub message: String,
+}
+
+impl CoverageCatalogue {
+    /// Every label id, natural name and neutral name distinct; none last and never ordinary.
+    pub fn validate(&self) -> Result<(), CatalogueError> {
+        let err = |m: String| CatalogueError {
+            task: self.task.clone(),
+            message: m,
+        };
+        if self.labels.len() < 2 {
+            return Err(err("fewer than two labels".into()));
+        }
+        if self.none.label != NONE_LABEL {
+            return Err(err(format!(
+                "the none option's label must be `{NONE_LABEL}`"
+            )));
+        }
+        for (what, f) in [
+            (
+                "label",
+                (|l: &CoverageLabel| l.label.clone()) as fn(&CoverageLabel) -> String,
+            ),
+            ("natural name", |l| l.natural.clone()),
+            ("neutral name", |l| l.neutral.clone()),
+        ] {
+            let mut seen = BTreeSet::new();
+            for l in self.labels.iter().chain(std::iter::once(&self.none)) {
+                let v = f(l);
+                if v.trim().is_empty() {
+                    return Err(err(format!("empty {what} for `{}`", l.label)));
+                }
+                if !seen.insert(v.clone()) {
+                    return Err(err(format!("{what} `{v}` appears twice")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Label by id.
+    pub fn index(&self) -> HashMap<&str, &CoverageLabel> {
+        self.labels
+            .iter()
+            .map(|l| (l.label.as_str(), l))
+            .chain(std::iter::once((NONE_LABEL, &self.none)))
+            .collect()
+    }
+}
+
+impl CoverageCase {
+    /// Check a case against its catalogue: the pairing rules of the protocol.
+    pub fn validate(&self, catalogue: &CoverageCatalogue) -> Result<(), CaseError> {
+        let err = |field: &str, message: String| CaseError {
+            case_id: self.case_id.clone(),
+            field: field.into(),
+            message,
+        };
+        if self.case_id.trim().is_empty() {
+            return Err(err("case_id", "empty".into()));
+        }
+        if self.task != catalogue.task {
+            return Err(err(
+                "task",
+                format!("`{}` is not the catalogue's task", self.task),
+            ));
+        }
+        if self.text.trim().is_empty() {
+            return Err(err("text", "empty".into()));
+        }
+        let labels: BTreeSet<&str> = catalogue.labels.iter().map(|l| l.label.as_str()).collect();
+        if !labels.contains(self.reference.as_str()) {
+            return Err(err(
+                "reference",
+                format!("`{}` is not a label of `{}`", self.reference, self.task),
+            ));
+        }
+        if self.sets.is_empty() {
+            return Err(err("sets", "no candidate sets".into()));
+        }
+        let mut ks = BTreeSet::new();
+        for (i, s) in self.sets.iter().enumerate() {
+            let field = format!("sets[{i}]");
+            if s.k < 2 || s.k >= catalogue.labels.len() {
+                return Err(err(
+                    &field,
+                    format!(
+                        "k = {} must be in 2..{} (an absent set needs k labels besides the reference)",
+                        s.k,
+                        catalogue.labels.len() - 1
+                    ),
+                ));
+            }
+            if !ks.insert(s.k) {
+                return Err(err(&field, format!("k = {} appears twice", s.k)));
+            }
+            for (name, set) in [("present", &s.present), ("absent", &s.absent)] {
+                if set.len() != s.k {
+                    return Err(err(
+                        &format!("{field}.{name}"),
+                        format!("{} labels, k = {}", set.len(), s.k),
+                    ));
+                }
+                let distinct: BTreeSet<&str> = set.iter().map(String::as_str).collect();
+                if distinct.len() != set.len() {
+                    return Err(err(&format!("{field}.{name}"), "a label repeats".into()));
+                }
+                if let Some(bad) = set.iter().find(|l| !labels.contains(l.as_str())) {
+                    return Err(err(
+                        &format!("{field}.{name}"),
+                        format!("`{bad}` is not an ordinary label of `{}`", self.task),
+                    ));
+                }
+            }
+            if !s.present.contains(&self.reference) {
+                return Err(err(
+                    &format!("{field}.present"),
+                    "does not hold the reference".into(),
+                ));
+            }
+            if s.absent.contains(&self.reference) {
+                return Err(err(
+                    &format!("{field}.absent"),
+                    "holds the reference".into(),
+                ));
+            }
+            let differing: Vec<usize> = (0..s.k).filter(|&j| s.present[j] != s.absent[j]).collect();
+            if differing.len() != 1 || s.present[differing[0]] != self.reference {
+                return Err(err(
+                    &field,
+                    "present and absent must differ only in the reference's slot".into(),
+                ));
+            }
+        }
+        if self.sets.windows(2).any(|w| w[0].k >= w[1].k) {
+            return Err(err("sets", "sizes must ascend".into()));
+        }
+        Ok(())
+    }
+
+    /// The offered labels of a spec, in display order (none last when offered).
+    pub fn offered(
+        &self,
+        catalogue: &CoverageCatalogue,
+        spec: &DecisionSpec,
+    ) -> Option<Vec<String>> {
+        let mut labels: Vec<String> = match spec.set {
+            SetKind::Full => catalogue.labels.iter().map(|l| l.label.clone()).collect(),
+            SetKind::Present | SetKind::Absent => {
+                let s = self.sets.iter().find(|s| s.k == spec.k)?;
+                if spec.set == SetKind::Present {
+                    s.present.clone()
+                } else {
+                    s.absent.clone()
+                }
+            }
+        };
+        if spec.with_none {
+            labels.push(NONE_LABEL.to_string());
+        }
+        Some(labels)
+    }
+}
+
+/// Parse one case line.
+pub fn parse_case(line: &str) -> Result<CoverageCase, String> {
+    serde_json::from_str(line).map_err(|e| format!("not a coverage case: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(l: &str, n: usize) -> CoverageLabel {
+        CoverageLabel {
+            label: l.into(),
+            natural: l.into(),
+            neutral: format!("class_{n:02}"),
+            description: format!("about {l}"),
+        }
+    }
+
+    fn catalogue() -> CoverageCatalogue {
+        CoverageCatalogue {
+            task: "t".into(),
+            text_kind: "texts".into(),
+            labels: ["a", "b", "c", "d", "e"]
+                .iter()
+                .enumerate()
+                .map(|(i, l)| label(l, i + 1))
+                .collect(),
+            none: CoverageLabel {
+                label: NONE_LABEL.into(),
+                natural: "none".into(),
+                neutral: "none".into(),
+                description: "no other option".into(),
+            },
+            source: String::new(),
+        }
+    }
+
+    fn case() -> CoverageCase {
+        CoverageCase {
+            case_id: "t:1".into(),
+            task: "t".into(),
+            split: CoverageSplit::Test,
+            text: "hello".into(),
+            reference: "b".into(),
+            sets: vec![CandidateSets {
+                k: 3,
+                present: vec!["c".into(), "b".into(), "a".into()],
+                absent: vec!["c".into(), "e".into(), "a".into()],
+            }],
+            origin: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_paired_case_validates_and_offers_none_last() {
+        let (cat, c) = (catalogue(), case());
+        cat.validate().unwrap();
+        c.validate(&cat).unwrap();
+        let spec = DecisionSpec {
+            set: SetKind::Absent,
+            k: 3,
+            names: NameVariant::Neutral,
+            with_none: true,
+        };
+        assert_eq!(c.offered(&cat, &spec).unwrap(), ["c", "e", "a", "none"]);
+        assert_eq!(spec.label(), "absent/k3/neutral/none");
+    }
+
+    #[test]
+    fn pairing_violations_name_the_field() {
+        let cat = catalogue();
+        let mut c = case();
+        c.sets[0].absent = vec!["e".into(), "c".into(), "a".into()];
+        let e = c.validate(&cat).unwrap_err();
+        assert_eq!(e.field, "sets[0]");
+        let mut c = case();
+        c.sets[0].absent[1] = "b".into();
+        assert_eq!(c.validate(&cat).unwrap_err().field, "sets[0].absent");
+        let mut c = case();
+        c.sets[0].present = vec!["c".into(), "d".into(), "a".into()];
+        assert_eq!(c.validate(&cat).unwrap_err().field, "sets[0].present");
+        let mut c = case();
+        c.reference = "zz".into();
+        assert_eq!(c.validate(&cat).unwrap_err().field, "reference");
+        let mut c = case();
+        c.sets[0].k = 5;
+        assert!(c.validate(&cat).is_err());
+    }
+
+    #[test]
+    fn scores_exclude_the_none_option() {
+        let d = Decision {
+            case_id: "x".into(),
+            task: "t".into(),
+            split: CoverageSplit::Test,
+            reference: "a".into(),
+            spec: DecisionSpec {
+                set: SetKind::Present,
+                k: 2,
+                names: NameVariant::Natural,
+                with_none: true,
+            },
+            labels: vec!["a".into(), "b".into(), NONE_LABEL.into()],
+            probabilities: vec![0.3, 0.1, 0.6],
+            request_id: "r".into(),
+            model: "m".into(),
+            prompt_tokens: 0,
+            latency_ms: 0.0,
+            error: None,
+        };
+        assert_eq!(d.choice(), Some(NONE_LABEL));
+        assert_eq!(d.rejected(), Some(true));
+        assert_eq!(d.ordinary_choice(), Some("a"));
+        assert_eq!(d.none_prob(), Some(0.6));
+        let s = d.ordinary_scores().unwrap();
+        assert!((s.max_prob - 0.75).abs() < 1e-12);
+        assert!((s.margin - 0.5).abs() < 1e-12);
+        let h = -(0.75f64 * 0.75f64.ln() + 0.25 * 0.25f64.ln());
+        assert!((s.entropy - h).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,958 @@
+//! Statistics of the candidate-coverage protocol
+//! (`shared/paper/candidate-coverage-typed-decisions.txt`): ordinary accuracy, the native
+//! none rule's detection / false rejection / acceptance / error among accepted, present/absent
+//! discrimination of coverage scores, calibration-selected thresholds, competence-conditioned
+//! subsets, text bootstrap intervals and the precision audits.
+//!
+//! The paper's display equations (after "For text x, ordinary candidate set C, and reference
+//! class Y, define" and "Let R(x,C) denote rejection, and ĉ ∈ C an ordinary model choice.
+//! Report") are not in the text; the definitions below follow the surrounding prose, quoted.
+//!
+//! # Definitions
+//!
+//! - **Cell** = (model, task, k, names) over the test split's present/absent decisions of
+//!   ordinary size k. "Present/absent candidate sets have the same ordinary count. Natural and
+//!   neutral names retain the same option descriptions and order." A cell's *texts* are the
+//!   test case ids with at least one non-missing present/absent decision in it. Full-set
+//!   decisions (`SetKind::Full`) are used only for full-set accuracy and the full-set-correct
+//!   subset, per (model, task, names), test split only.
+//! - **Coverage target** G = 1 when the reference is offered (`SetKind::Present`), 0 for
+//!   `Absent`: "Candidate coverage is this reference-label membership target, distinct from
+//!   classification correctness and the fraction of requests accepted by a selective policy."
+//! - **Accuracy**: present decisions without the none option, `choice() == reference`
+//!   ("alongside ordinary accuracy"). Also reported for present decisions with the none
+//!   option, where a rejection counts as not correct (the paper is silent on this variant).
+//! - **Native rule** on decisions with the none option: R = the none option is chosen.
+//!   Detection D = P(R | absent), false rejection FR = P(R | present) ("Matching
+//!   present/absent candidate counts exposes both missed absence and false rejection"),
+//!   acceptance = P(not R) over present and absent together, error among accepted =
+//!   P(choice ≠ reference | not R) over the accepted present and absent decisions; an accepted
+//!   absent decision is always an error ("A high D can accompany rejecting nearly every
+//!   input. Even when G=1, the selected candidate can be wrong"). The paper does not say
+//!   whether acceptance pools present and absent requests; we pool them.
+//! - **Coverage scores** (higher = more likely covered, [`CoverageScore`]): max probability,
+//!   negative entropy and margin of the renormalized ordinary distribution
+//!   (`Decision::ordinary_scores`) of decisions without the none option, and 1 − p(none) of
+//!   decisions with it. The paper names no list; nearest: "A large maximum score therefore
+//!   does not, by itself, establish candidate coverage" and "The largest AUROC change is
+//!   0.0688 for DBpedia k=13 natural-name entropy".
+//! - **Discrimination** ("score-based present/absent discrimination"): AUROC of the coverage
+//!   score with present as the positive class, and average precision with *absent* as the
+//!   positive class ranked by the negated score (the detection view), both with sklearn's tie
+//!   handling ([`crate::calibration::auroc_counts`], [`crate::calibration::average_precision_counts`]).
+//!   Only paired texts enter: a text contributes its present and its absent decision of the
+//!   same k, names and none variant, and only when both are non-missing ("10,188 pairs").
+//!   Rates use every non-missing decision.
+//! - **Calibrated thresholds**: a score rule rejects iff score < t. From the *calibration*
+//!   split's present decisions of the cell, t is the largest distinct calibration present
+//!   score with #{s < t}/n ≤ `max_false_rejection` (the smallest always qualifies). "Independent
+//!   calibration texts choose thresholds; test texts measure the resulting detection and false
+//!   rejection." The paper does not state the constraint's value (nearest: "no probabilistic or
+//!   population risk guarantee follows from a normalized output or a calibration-sample
+//!   constraint"); the default 5% is ours. A native-rule row reports the same quantities for R.
+//!   Tested intervals condition on t (thresholds are not re-chosen in the bootstrap).
+//! - **Subsets** per (model, task, names): full-set-correct texts = test texts whose full-set
+//!   decision without none chooses the reference; shared-correct = texts full-set-correct for
+//!   every model that has decisions of the task (a model without a full-set decision of a text
+//!   does not count it as correct). "We supplement overall rates with full-set correctness
+//!   subsets, a shared correctly classified intersection"; "Complete-set correctness is a
+//!   model-selected condition; even the common-correct intersection is a descriptive selected
+//!   subset."
+//! - **Bootstrap**: percentile intervals (type 7) over texts: each draw resamples a cell's
+//!   (or subset's) texts with replacement, a text's present and absent decisions of every
+//!   variant moving together. The paper is silent on the unit; nearest: "Bootstrap intervals
+//!   condition on the observed tasks, prompts, member/order samples, and runtime. They are not
+//!   adjusted for simultaneous comparisons" — neither are ours. Draw d of a group uses
+//!   `ChaCha8Rng::seed_from_u64(seed ^ fnv1a(group key))` moved to stream d, indices by
+//!   Lemire's multiply-and-reject (as [`mod@crate::bootstrap`]), so a group's interval depends only
+//!   on its own texts and the seed.
+//! - **Precision audits**: (a) per model, decisions whose probability sum deviates from 1 by
+//!   more than 0.001 and the largest deviation ("123 distributions have a sum deviating from
+//!   one by more than 0.001, with maximum deviation 0.01"); nothing is repaired ("Neither
+//!   observation is silently repaired"), except that the ordinary scores renormalize the
+//!   ordinary options as `Decision::ordinary` does. (b) Quantization: every probability
+//!   rounded to `quantize_decimals` decimals (half to even, as `numpy.round`), every coverage
+//!   score and point AUROC recomputed, choices kept as recorded ("quantizes Laya scores to two
+//!   decimals while retaining native choices. The largest AUROC change is 0.0688 …"). (c)
+//!   Missing decisions by error message.
+//! - **Missing**: a decision with an `error`, empty probabilities, probabilities not aligned
+//!   with its labels, or (with the none option) no none label is missing: counted, never a
+//!   rejection or an error. A repeated (model, task, case, spec) is an error ("Validation
+//!   rejects incomplete collections and duplicate predictions").
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use c2s_records::coverage::{CoverageSplit, Decision, NameVariant, SetKind, NONE_LABEL};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::bootstrap::{Estimate, StatDraws, DEFAULT_SEED};
+use crate::calibration::{auroc_counts, average_precision_counts, ScoreCount};
+use crate::error::StatsError;
+use crate::intervals::{check_level, DEFAULT_LEVEL};
+
+/// A probability sum deviating from 1 by more than this is reported by the audit.
+pub const SUM_TOLERANCE: f64 = 0.001;
+
+/// Settings of [`coverage_summary`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CoverageStatsConfig {
+    pub draws: u32,
+    pub seed: u64,
+    pub level: f64,
+    /// Calibration false-rejection constraint of the score thresholds.
+    pub max_false_rejection: f64,
+    /// Decimals of the quantization audit.
+    pub quantize_decimals: u32,
+}
+
+impl Default for CoverageStatsConfig {
+    fn default() -> Self {
+        CoverageStatsConfig {
+            draws: 2000,
+            seed: DEFAULT_SEED,
+            level: DEFAULT_LEVEL,
+            max_false_rejection: 0.05,
+            quantize_decimals: 2,
+        }
+    }
+}
+
+/// A coverage score; higher means more likely covered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoverageScore {
+    /// Largest ordinary probability (decisions without none).
+    MaxProb,
+    /// Minus the entropy (nats) of the ordinary distribution (decisions without none).
+    NegEntropy,
+    /// Largest minus second ordinary probability (decisions without none).
+    Margin,
+    /// 1 − p(none) (decisions with none).
+    NotNone,
+}
+
+impl CoverageScore {
+    pub const ALL: [CoverageScore; 4] = [
+        CoverageScore::MaxProb,
+        CoverageScore::NegEntropy,
+        CoverageScore::Margin,
+        CoverageScore::NotNone,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoverageScore::MaxProb => "max_prob",
+            CoverageScore::NegEntropy => "neg_entropy",
+            CoverageScore::Margin => "margin",
+            CoverageScore::NotNone => "not_none",
+        }
+    }
+
+    /// Whether the score is read from decisions with the none option.
+    pub fn with_none(self) -> bool {
+        self == CoverageScore::NotNone
+    }
+
+    /// The score of a decision (`None` when it failed, or for `NotNone` without none).
+    pub fn of(self, d: &Decision) -> Option<f64> {
+        match self {
+            CoverageScore::NotNone => d.none_prob().map(|p| 1.0 - p),
+            _ => {
+                if d.probabilities.is_empty() {
+                    return None;
+                }
+                let s = d.ordinary_scores()?;
+                Some(match self {
+                    CoverageScore::MaxProb => s.max_prob,
+                    CoverageScore::NegEntropy => -s.entropy,
+                    _ => s.margin,
+                })
+            }
+        }
+    }
+}
+
+/// Which texts of a cell a summary covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subset {
+    All,
+    FullSetCorrect,
+    SharedCorrect,
+}
+
+impl Subset {
+    pub const ALL: [Subset; 3] = [Subset::All, Subset::FullSetCorrect, Subset::SharedCorrect];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Subset::All => "all",
+            Subset::FullSetCorrect => "full_set_correct",
+            Subset::SharedCorrect => "shared_correct",
+        }
+    }
+}
+
+/// A proportion: `successes` of `n` decisions, its value and (where bootstrapped) interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    pub successes: u64,
+    pub n: u64,
+    #[serde(flatten)]
+    pub estimate: Estimate,
+}
+
+/// Discrimination of one coverage score in one cell.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Discrimination {
+    pub score: CoverageScore,
+    /// Texts with both a present and an absent decision of the score's variant.
+    pub pairs: u64,
+    /// Present = positive.
+    pub auroc: Estimate,
+    /// Absent = positive, ranked by the negated score.
+    pub average_precision: Estimate,
+}
+
+/// The metrics of one cell (model, task, k, names) on one subset of its test texts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellSummary {
+    pub model: String,
+    pub task: String,
+    pub k: usize,
+    pub names: NameVariant,
+    pub subset: Subset,
+    pub texts: u64,
+    /// Missing present/absent decisions of the cell (of the subset's texts).
+    pub missing: u64,
+    /// Present, without none: choice = reference.
+    pub accuracy: Rate,
+    /// Present, with none: choice = reference (a rejection is not correct).
+    pub accuracy_with_none: Rate,
+    pub detection: Rate,
+    pub false_rejection: Rate,
+    pub acceptance: Rate,
+    pub error_among_accepted: Rate,
+    pub discrimination: Vec<Discrimination>,
+}
+
+/// A rejection rule of a cell chosen on calibration texts and measured on test texts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdRow {
+    pub model: String,
+    pub task: String,
+    pub k: usize,
+    pub names: NameVariant,
+    /// `native` or the score's name.
+    pub rule: String,
+    /// `None` for the native rule.
+    pub score: Option<CoverageScore>,
+    /// Rejects iff score < threshold; `None` for the native rule or without calibration data.
+    pub threshold: Option<f64>,
+    /// On calibration decisions (no interval).
+    pub calibration_false_rejection: Rate,
+    pub calibration_detection: Rate,
+    /// On test decisions, intervals conditional on the threshold.
+    pub test_detection: Rate,
+    pub test_false_rejection: Rate,
+}
+
+/// Full-set classification of one (model, task, names) on test texts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FullSetRow {
+    pub model: String,
+    pub task: String,
+    pub names: NameVariant,
+    /// Full-set decisions without none: choice = reference.
+    pub accuracy: Rate,
+    pub full_set_correct: u64,
+    pub shared_correct: u64,
+    pub missing: u64,
+}
+
+/// Probability sums of one model's non-missing decisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbSumRow {
+    pub model: String,
+    pub decisions: u64,
+    /// |Σp − 1| > [`SUM_TOLERANCE`].
+    pub deviating: u64,
+    pub max_deviation: f64,
+}
+
+/// Point AUROC of one cell and score before and after quantization (all test texts).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantizationRow {
+    pub model: String,
+    pub task: String,
+    pub k: usize,
+    pub names: NameVariant,
+    pub score: CoverageScore,
+    pub auroc: Option<f64>,
+    pub quantized_auroc: Option<f64>,
+    /// Quantized minus original.
+    pub change: Option<f64>,
+}
+
+/// The precision audits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrecisionAudit {
+    pub prob_sums: Vec<ProbSumRow>,
+    pub quantize_decimals: u32,
+    pub quantization: Vec<QuantizationRow>,
+    /// The row with the largest |change| (first in order on ties).
+    pub largest_change: Option<QuantizationRow>,
+}
+
+/// Missing decisions of one model, task and split by reason.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct MissingRow {
+    pub model: String,
+    pub task: String,
+    pub split: CoverageSplit,
+    pub error: String,
+    pub count: u64,
+}
+
+/// Everything [`coverage_summary`] reports, in (model, task, k, names) order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoverageSummary {
+    pub config: CoverageStatsConfig,
+    pub cells: Vec<CellSummary>,
+    pub thresholds: Vec<ThresholdRow>,
+    pub full_set: Vec<FullSetRow>,
+    pub audit: PrecisionAudit,
+    pub missing: Vec<MissingRow>,
+}
+
+/// The largest distinct value t of `present` with #{s < t}/n ≤ `max_false_rejection`
+/// (`None` for no scores).
+pub fn calibrated_threshold(present: &[f64], max_false_rejection: f64) -> Option<f64> {
+    let mut s = present.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len() as f64;
+    let mut best = None;
+    let mut i = 0;
+    while i < s.len() && i as f64 / n <= max_false_rejection {
+        // #{s < s[i]} = i: s[i] is the first occurrence of its value.
+        let c = s[i];
+        best = Some(c);
+        while i < s.len() && s[i].total_cmp(&c).is_eq() {
+            i += 1;
+        }
+    }
+    best
+}
+
+/// Why a decision is missing, if it is.
+pub fn missing_reason(d: &Decision) -> Option<String> {
+    if let Some(e) = &d.error {
+        return Some(e.clone());
+    }
+    if d.probabilities.is_empty() {
+        return Some("empty probabilities".into());
+    }
+    if d.probabilities.len() != d.labels.len() {
+        return Some("probabilities do not match labels".into());
+    }
+    if d.spec.with_none && !d.labels.iter().any(|l| l == NONE_LABEL) {
+        return Some("none option not offered".into());
+    }
+    None
+}
+
+/// One non-missing decision, reduced.
+#[derive(Debug, Clone, Copy)]
+struct Obs {
+    correct: bool,
+    rejected: bool,
+    scores: [f64; 4],
+    quantized: [f64; 4],
+}
+
+/// A text of a cell: `[present, absent]` without and with none.
+#[derive(Debug, Clone, Default)]
+struct TextObs {
+    plain: [Option<Obs>; 2],
+    none: [Option<Obs>; 2],
+}
+
+impl TextObs {
+    fn side(&self, score: usize) -> &[Option<Obs>; 2] {
+        if CoverageScore::ALL[score].with_none() {
+            &self.none
+        } else {
+            &self.plain
+        }
+    }
+}
+
+fn scores_of(d: &Decision) -> [f64; 4] {
+    CoverageScore::ALL.map(|s| {
+        if s.with_none() == d.spec.with_none {
+            s.of(d).unwrap_or(f64::NAN)
+        } else {
+            f64::NAN
+        }
+    })
+}
+
+fn observe(d: &Decision, scale: Option<f64>) -> Obs {
+    let scores = scores_of(d);
+    let quantized = match scale {
+        Some(m) => {
+            let mut q = d.clone();
+            for p in &mut q.probabilities {
+                *p = (*p * m).round_ties_even() / m;
+            }
+            scores_of(&q)
+        }
+        None => scores,
+    };
+    Obs {
+        correct: d.choice() == Some(d.reference.as_str()),
+        rejected: d.rejected() == Some(true),
+        scores,
+        quantized,
+    }
+}
+
+// Layout of a cell's statistics.
+const R_ACC: usize = 0;
+const R_ACC_NONE: usize = 1;
+const R_DET: usize = 2;
+const R_FR: usize = 3;
+const R_ACCEPT: usize = 4;
+const R_ERR: usize = 5;
+/// Tested detection of score i at 6 + 2i, false rejection at 7 + 2i.
+const R_THR: usize = 6;
+const N_RATES: usize = R_THR + 8;
+/// AUROC of score i at N_RATES + 2i, AP at N_RATES + 2i + 1.
+const N_STATS: usize = N_RATES + 8;
+
+type Tally = [(u64, u64); N_RATES];
+
+fn tally(texts: &[&TextObs], w: &[u32], thr: &[Option<f64>; 4]) -> Tally {
+    let mut t: Tally = [(0, 0); N_RATES];
+    for (x, &wt) in texts.iter().zip(w) {
+        if wt == 0 {
+            continue;
+        }
+        let wt = u64::from(wt);
+        let mut add = |i: usize, hit: bool| {
+            t[i].1 += wt;
+            t[i].0 += wt * u64::from(hit);
+        };
+        if let Some(o) = x.plain[0] {
+            add(R_ACC, o.correct);
+        }
+        if let Some(o) = x.none[0] {
+            add(R_ACC_NONE, o.correct);
+            add(R_FR, o.rejected);
+        }
+        if let Some(o) = x.none[1] {
+            add(R_DET, o.rejected);
+        }
+        for o in x.none.iter().flatten() {
+            add(R_ACCEPT, !o.rejected);
+            if !o.rejected {
+                add(R_ERR, !o.correct);
+            }
+        }
+        for (i, t_i) in thr.iter().enumerate() {
+            if let Some(t_i) = *t_i {
+                let side = x.side(i);
+                if let Some(o) = side[1] {
+                    add(R_THR + 2 * i, o.scores[i] < t_i);
+                }
+                if let Some(o) = side[0] {
+                    add(R_THR + 2 * i + 1, o.scores[i] < t_i);
+                }
+            }
+        }
+    }
+    t
+}
+
+fn ratio((s, n): (u64, u64)) -> Option<f64> {
+    (n > 0).then(|| s as f64 / n as f64)
+}
+
+/// Distinct paired scores of one score, and each text's (present, absent) rank.
+struct Ranks {
+    values: Vec<f64>,
+    idx: Vec<Option<(usize, usize)>>,
+}
+
+impl Ranks {
+    fn new(texts: &[&TextObs], score: usize, quantized: bool) -> Ranks {
+        let pick = |o: &Obs| {
+            if quantized {
+                o.quantized[score]
+            } else {
+                o.scores[score]
+            }
+        };
+        let pairs: Vec<Option<(f64, f64)>> = texts
+            .iter()
+            .map(|x| match x.side(score) {
+                [Some(p), Some(a)] => Some((pick(p), pick(a))),
+                _ => None,
+            })
+            .collect();
+        let mut values: Vec<f64> = pairs.iter().flatten().flat_map(|&(p, a)| [p, a]).collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup_by(|a, b| a.total_cmp(b).is_eq());
+        let rank = |v: f64| values.partition_point(|x| x.total_cmp(&v).is_lt());
+        let idx = pairs
+            .iter()
+            .map(|p| p.map(|(p, a)| (rank(p), rank(a))))
+            .collect();
+        Ranks { values, idx }
+    }
+
+    fn pairs(&self) -> u64 {
+        self.idx.iter().flatten().count() as u64
+    }
+
+    /// (AUROC with present positive, AP with absent positive on the negated score).
+    fn ranking(&self, w: &[u32]) -> (Option<f64>, Option<f64>) {
+        let m = self.values.len();
+        let (mut pres, mut abs) = (vec![0u64; m], vec![0u64; m]);
+        for (ix, &wt) in self.idx.iter().zip(w) {
+            if let Some((p, a)) = *ix {
+                pres[p] += u64::from(wt);
+                abs[a] += u64::from(wt);
+            }
+        }
+        let up: Vec<ScoreCount> = (0..m)
+            .filter(|&r| pres[r] + abs[r] > 0)
+            .map(|r| ScoreCount {
+                score: self.values[r],
+                wrong: abs[r],
+                correct: pres[r],
+            })
+            .collect();
+        let down: Vec<ScoreCount> = up
+            .iter()
+            .rev()
+            .map(|c| ScoreCount {
+                score: -c.score,
+                wrong: c.correct,
+                correct: c.wrong,
+            })
+            .collect();
+        (
+            auroc_counts(&up).ok().flatten(),
+            average_precision_counts(&down).ok().flatten(),
+        )
+    }
+}
+
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Uniform integer in `0..n` (n > 0): Lemire's multiply-and-reject, as in the bootstrap.
+fn bounded(rng: &mut ChaCha8Rng, n: u32) -> u32 {
+    let mut m = u64::from(rng.next_u32()) * u64::from(n);
+    if (m as u32) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u32) < threshold {
+            m = u64::from(rng.next_u32()) * u64::from(n);
+        }
+    }
+    (m >> 32) as u32
+}
+
+/// Observed values (weights 1) and `draws` text resamples of `n_stats` statistics of `n` texts.
+fn resample<F>(
+    n: usize,
+    key: &str,
+    cfg: &CoverageStatsConfig,
+    n_stats: usize,
+    stat: F,
+) -> Vec<StatDraws>
+where
+    F: Fn(&[u32], &mut [Option<f64>]),
+{
+    let mut out = vec![None; n_stats];
+    stat(&vec![1; n], &mut out);
+    let mut draws: Vec<StatDraws> = out
+        .iter()
+        .map(|o| StatDraws {
+            observed: o.filter(|v| v.is_finite()),
+            values: Vec::with_capacity(cfg.draws as usize),
+            dropped: 0,
+        })
+        .collect();
+    let seed = ChaCha8Rng::seed_from_u64(cfg.seed ^ fnv1a(key)).get_seed();
+    let mut w = vec![0u32; n];
+    for d in 0..cfg.draws {
+        out.fill(None);
+        if n > 0 {
+            let mut rng = ChaCha8Rng::from_seed(seed);
+            rng.set_stream(u64::from(d));
+            w.fill(0);
+            for _ in 0..n {
+                w[bounded(&mut rng, n as u32) as usize] += 1;
+            }
+            stat(&w, &mut out);
+        }
+        for (s, v) in draws.iter_mut().zip(&out) {
+            match v {
+                Some(x) if x.is_finite() => s.values.push(*x),
+                _ => s.dropped += 1,
+            }
+        }
+    }
+    draws
+}
+
+fn rate(counts: (u64, u64), draws: &StatDraws, level: f64) -> Rate {
+    Rate {
+        successes: counts.0,
+        n: counts.1,
+        estimate: draws.estimate(level),
+    }
+}
+
+fn point_rate(counts: (u64, u64)) -> Rate {
+    Rate {
+        successes: counts.0,
+        n: counts.1,
+        estimate: Estimate {
+            value: ratio(counts),
+            interval: None,
+            defined_draws: 0,
+            dropped_draws: 0,
+        },
+    }
+}
+
+type CellKey = (String, String, usize, NameVariant);
+type GroupKey = (String, String, NameVariant);
+type Texts = BTreeMap<String, TextObs>;
+
+fn check_config(cfg: &CoverageStatsConfig) -> Result<(), StatsError> {
+    check_level(cfg.level)?;
+    if cfg.draws == 0 {
+        return Err(StatsError::ZeroDraws);
+    }
+    if !(0.0..=1.0).contains(&cfg.max_false_rejection) {
+        return Err(StatsError::InvalidScore(cfg.max_false_rejection));
+    }
+    Ok(())
+}
+
+/// The coverage statistics of `decisions` (any number of models, tasks, splits).
+pub fn coverage_summary(
+    decisions: &[Decision],
+    cfg: &CoverageStatsConfig,
+) -> Result<CoverageSummary, StatsError> {
+    check_config(cfg)?;
+    let scale = (cfg.quantize_decimals <= 300).then(|| 10f64.powi(cfg.quantize_decimals as i32));
+    let mut seen = BTreeSet::new();
+    let mut test: BTreeMap<CellKey, Texts> = BTreeMap::new();
+    let mut calib: BTreeMap<CellKey, Texts> = BTreeMap::new();
+    let mut full: BTreeMap<GroupKey, BTreeMap<String, bool>> = BTreeMap::new();
+    let mut cell_missing: BTreeMap<CellKey, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut full_missing: BTreeMap<GroupKey, u64> = BTreeMap::new();
+    let mut missing: BTreeMap<(String, String, CoverageSplit, String), u64> = BTreeMap::new();
+    let mut sums: BTreeMap<String, (u64, u64, f64)> = BTreeMap::new();
+    let mut models: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for d in decisions {
+        models
+            .entry(d.task.as_str())
+            .or_default()
+            .insert(d.model.as_str());
+        if !seen.insert((&d.model, &d.task, &d.case_id, d.spec)) {
+            return Err(StatsError::DuplicateItem {
+                group: format!("{}/{}/{}", d.model, d.task, d.spec),
+                item_id: d.case_id.clone(),
+            });
+        }
+        let is_test = d.split == CoverageSplit::Test;
+        let cell: CellKey = (d.model.clone(), d.task.clone(), d.spec.k, d.spec.names);
+        let group: GroupKey = (d.model.clone(), d.task.clone(), d.spec.names);
+        let full_plain = d.spec.set == SetKind::Full && !d.spec.with_none;
+        if let Some(why) = missing_reason(d) {
+            *missing
+                .entry((d.model.clone(), d.task.clone(), d.split, why))
+                .or_default() += 1;
+            if is_test && d.spec.set != SetKind::Full {
+                *cell_missing
+                    .entry(cell)
+                    .or_default()
+                    .entry(d.case_id.clone())
+                    .or_default() += 1;
+            } else if is_test && full_plain {
+                *full_missing.entry(group).or_default() += 1;
+            }
+            continue;
+        }
+        if let Some(&p) = d.probabilities.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+            return Err(StatsError::InvalidScore(p));
+        }
+        let s = sums.entry(d.model.clone()).or_default();
+        let dev = (d.prob_sum() - 1.0).abs();
+        s.0 += 1;
+        s.1 += u64::from(dev > SUM_TOLERANCE);
+        s.2 = s.2.max(dev);
+        let obs = observe(d, scale);
+        if d.spec.set == SetKind::Full {
+            if is_test && full_plain {
+                full.entry(group)
+                    .or_default()
+                    .insert(d.case_id.clone(), obs.correct);
+            }
+            continue;
+        }
+        let map = if is_test { &mut test } else { &mut calib };
+        let t = map
+            .entry(cell)
+            .or_default()
+            .entry(d.case_id.clone())
+            .or_default();
+        let side = usize::from(d.spec.set == SetKind::Absent);
+        if d.spec.with_none {
+            t.none[side] = Some(obs);
+        } else {
+            t.plain[side] = Some(obs);
+        }
+    }
+
+    let full_correct: BTreeMap<&GroupKey, BTreeSet<&str>> = full
+        .iter()
+        .map(|(g, m)| (g, m.iter().filter(|e| *e.1).map(|e| e.0.as_str()).collect()))
+        .collect();
+    let empty = BTreeSet::new();
+    let correct_of = |model: &str, task: &str, names: NameVariant| {
+        full_correct
+            .get(&(model.to_string(), task.to_string(), names))
+            .unwrap_or(&empty)
+    };
+    let shared_of = |task: &str, names: NameVariant| -> BTreeSet<&str> {
+        let mut it = models.get(task).into_iter().flatten();
+        let Some(first) = it.next() else {
+            return BTreeSet::new();
+        };
+        let mut s = correct_of(first, task, names).clone();
+        for m in it {
+            let c = correct_of(m, task, names);
+            s.retain(|x| c.contains(x));
+        }
+        s
+    };
+
+    let mut cells = Vec::new();
+    let mut thresholds = Vec::new();
+    let mut quantization = Vec::new();
+    let keys: BTreeSet<&CellKey> = test.keys().chain(calib.keys()).collect();
+    for key in keys {
+        let (model, task, k, names) = key;
+        let no_texts = Texts::new();
+        let cal: Vec<&TextObs> = calib.get(key).unwrap_or(&no_texts).values().collect();
+        // Thresholds and calibration rates of every score, then of the native rule.
+        let mut thr = [None; 4];
+        for (i, t_i) in thr.iter_mut().enumerate() {
+            let present: Vec<f64> = cal
+                .iter()
+                .filter_map(|x| x.side(i)[0])
+                .map(|o| o.scores[i])
+                .collect();
+            *t_i = calibrated_threshold(&present, cfg.max_false_rejection);
+        }
+        let c = tally(&cal, &vec![1; cal.len()], &thr);
+        // (false rejection, detection) of each score's threshold, then of the native rule.
+        let cal_rates: Vec<((u64, u64), (u64, u64))> = (0..4)
+            .map(|i| (c[R_THR + 2 * i + 1], c[R_THR + 2 * i]))
+            .chain(std::iter::once((c[R_FR], c[R_DET])))
+            .collect();
+
+        // Tested (detection, false rejection) of each score's threshold and of the native rule.
+        let mut tested: [Option<(Rate, Rate)>; 5] = [None; 5];
+        if let Some(texts) = test.get(key) {
+            let cm = cell_missing.get(key);
+            let fc = correct_of(model, task, *names);
+            let sh = shared_of(task, *names);
+            for subset in Subset::ALL {
+                let keep = |id: &str| match subset {
+                    Subset::All => true,
+                    Subset::FullSetCorrect => fc.contains(id),
+                    Subset::SharedCorrect => sh.contains(id),
+                };
+                let xs: Vec<&TextObs> = texts.iter().filter(|e| keep(e.0)).map(|e| e.1).collect();
+                let miss: u64 = cm
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| keep(e.0))
+                    .map(|e| *e.1)
+                    .sum();
+                let th = if subset == Subset::All {
+                    thr
+                } else {
+                    [None; 4]
+                };
+                let ranks: Vec<Ranks> = (0..4).map(|i| Ranks::new(&xs, i, false)).collect();
+                let group = format!(
+                    "{model}\u{1f}{task}\u{1f}{k}\u{1f}{}\u{1f}{}",
+                    names.as_str(),
+                    subset.as_str()
+                );
+                let draws = resample(xs.len(), &group, cfg, N_STATS, |w, out| {
+                    let t = tally(&xs, w, &th);
+                    for (o, c) in out.iter_mut().zip(t) {
+                        *o = ratio(c);
+                    }
+                    for (i, r) in ranks.iter().enumerate() {
+                        let (a, p) = r.ranking(w);
+                        out[N_RATES + 2 * i] = a;
+                        out[N_RATES + 2 * i + 1] = p;
+                    }
+                });
+                let t = tally(&xs, &vec![1; xs.len()], &th);
+                let r = |i: usize| rate(t[i], &draws[i], cfg.level);
+                let discrimination = CoverageScore::ALL
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &score)| Discrimination {
+                        score,
+                        pairs: ranks[i].pairs(),
+                        auroc: draws[N_RATES + 2 * i].estimate(cfg.level),
+                        average_precision: draws[N_RATES + 2 * i + 1].estimate(cfg.level),
+                    })
+                    .collect::<Vec<_>>();
+                if subset == Subset::All {
+                    for i in 0..4 {
+                        let (d, f) = (R_THR + 2 * i, R_THR + 2 * i + 1);
+                        tested[i] = Some((
+                            rate(t[d], &draws[d], cfg.level),
+                            rate(t[f], &draws[f], cfg.level),
+                        ));
+                        let q = Ranks::new(&xs, i, true).ranking(&vec![1; xs.len()]).0;
+                        let a = discrimination[i].auroc.value;
+                        quantization.push(QuantizationRow {
+                            model: model.clone(),
+                            task: task.clone(),
+                            k: *k,
+                            names: *names,
+                            score: CoverageScore::ALL[i],
+                            auroc: a,
+                            quantized_auroc: q,
+                            change: a.zip(q).map(|(a, q)| q - a),
+                        });
+                    }
+                    tested[4] = Some((r(R_DET), r(R_FR)));
+                }
+                cells.push(CellSummary {
+                    model: model.clone(),
+                    task: task.clone(),
+                    k: *k,
+                    names: *names,
+                    subset,
+                    texts: xs.len() as u64,
+                    missing: miss,
+                    accuracy: r(R_ACC),
+                    accuracy_with_none: r(R_ACC_NONE),
+                    detection: r(R_DET),
+                    false_rejection: r(R_FR),
+                    acceptance: r(R_ACCEPT),
+                    error_among_accepted: r(R_ERR),
+                    discrimination,
+                });
+            }
+        }
+        for i in 0..5 {
+            let score = CoverageScore::ALL.get(i).copied();
+            let (test_detection, test_false_rejection) =
+                tested[i].unwrap_or((point_rate((0, 0)), point_rate((0, 0))));
+            thresholds.push(ThresholdRow {
+                model: model.clone(),
+                task: task.clone(),
+                k: *k,
+                names: *names,
+                rule: score.map_or("native", CoverageScore::as_str).to_string(),
+                score,
+                threshold: if i < 4 { thr[i] } else { None },
+                calibration_false_rejection: point_rate(cal_rates[i].0),
+                calibration_detection: point_rate(cal_rates[i].1),
+                test_detection,
+                test_false_rejection,
+            });
+        }
+    }
+
+    let groups: BTreeSet<&GroupKey> = full.keys().chain(full_missing.keys()).collect();
+    let no_full = BTreeMap::new();
+    let full_set = groups
+        .into_iter()
+        .map(|g| {
+            let (model, task, names) = g;
+            let m = full.get(g).unwrap_or(&no_full);
+            let xs: Vec<bool> = m.values().copied().collect();
+            let key = format!("{model}\u{1f}{task}\u{1f}full\u{1f}{}", names.as_str());
+            let draws = resample(xs.len(), &key, cfg, 1, |w, out| {
+                let c = xs.iter().zip(w).fold((0u64, 0u64), |(s, n), (&y, &w)| {
+                    (s + u64::from(y) * u64::from(w), n + u64::from(w))
+                });
+                out[0] = ratio(c);
+            });
+            let correct = xs.iter().filter(|&&y| y).count() as u64;
+            FullSetRow {
+                model: model.clone(),
+                task: task.clone(),
+                names: *names,
+                accuracy: rate((correct, xs.len() as u64), &draws[0], cfg.level),
+                full_set_correct: correct,
+                shared_correct: shared_of(task, *names).len() as u64,
+                missing: full_missing.get(g).copied().unwrap_or(0),
+            }
+        })
+        .collect();
+
+    let largest_change = quantization
+        .iter()
+        .filter(|q| q.change.is_some())
+        .fold(None::<&QuantizationRow>, |best, q| match best {
+            Some(b) if b.change.map(f64::abs) >= q.change.map(f64::abs) => Some(b),
+            _ => Some(q),
+        })
+        .cloned();
+    Ok(CoverageSummary {
+        config: *cfg,
+        cells,
+        thresholds,
+        full_set,
+        audit: PrecisionAudit {
+            prob_sums: sums
+                .into_iter()
+                .map(
+                    |(model, (decisions, deviating, max_deviation))| ProbSumRow {
+                        model,
+                        decisions,
+                        deviating,
+                        max_deviation,
+                    },
+                )
+                .collect(),
+            quantize_decimals: cfg.quantize_decimals,
+            quantization,
+            largest_change,
+        },
+        missing: missing
+            .into_iter()
+            .map(|((model, task, split, error), count)| MissingRow {
+                model,
+                task,
+                split,
+                error,
+                count,
+            })
+            .collect(),
+    })
+}
