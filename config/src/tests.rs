@@ -656,3 +656,24 @@ catalogues = ["data/banks/coverage-banking77.catalogue.json"]
     let e = parse_in(text, Path::new("x.toml"), &root()).unwrap_err();
     assert_eq!(e.field, "sources[0].select");
 }
+
+/// Sizes below 2 and repeated sizes are refused, naming `coverage.ks`.
+#[test]
+fn coverage_refuses_bad_sizes() {
+    for ks in ["[1]", "[4, 4]"] {
+        let text = format!(
+            r#"
+[model]
+engine = "simulated"
+[[sources]]
+kind = "jsonl"
+path = "data/banks/coverage-banking77.jsonl"
+[coverage]
+catalogues = ["data/banks/coverage-banking77.catalogue.json"]
+ks = {ks}
+"#
+        );
+        let e = parse_in(&text, Path::new("x.toml"), &root()).unwrap_err();
+        assert_eq!(e.field, "coverage.ks", "{ks}");
+    }
+}

@@ -94,6 +94,24 @@ fn coverage_smoke_runs_with_the_real_model() {
     let audit = &v["audit"]["prob_sums"][0];
     assert_eq!(audit["decisions"], 72);
     assert_eq!(audit["deviating"], 0);
+    // The tokenization replay: every prompt intact, recorded lengths reproduced, no two
+    // names with the same tokens ("no option capping, span collisions, instruction
+    // shortening, or state truncation").
+    let out = run(&[
+        "coverage",
+        &run_dir.display().to_string(),
+        "--json",
+        "--tokens",
+    ]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let a = &v["token_audit"][0];
+    assert_eq!(a["requests"], 72);
+    assert_eq!(a["length_mismatches"], 0, "{a}");
+    assert_eq!(a["not_intact"], 0, "{a}");
+    assert_eq!(a["collisions"], 0, "{a}");
+    assert!(a["max_prompt_tokens"].as_u64().unwrap() > 1000, "{a}");
     // Resume: the same command again adds nothing and asks the model nothing.
     let stdout = run_ok(&config, &run_dir);
     assert_eq!(
@@ -195,7 +213,7 @@ fn bad_coverage_configs_stop_with_exit_2() {
     let cases = write(dir.path(), "cases.jsonl", "");
     for (extra, field) in [
         ("names = [\"plain\"]", "coverage.names"),
-        ("ks = [1]", "coverage.ks"),
+        ("quantize_decimals = 9", "coverage.quantize_decimals"),
         ("max_false_rejection = 1.5", "coverage.max_false_rejection"),
         ("\n[[arms]]\narm = \"Native\"", "arms"),
     ] {

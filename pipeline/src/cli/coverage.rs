@@ -30,6 +30,98 @@ pub struct CoverageArgs {
     /// Bootstrap seed (default: the run's [stats] seed).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Also replay every request's tokenization with the run's model file (the document's
+    /// "Exact ... tokenizer/sequence replay ... finds no option capping, span collisions,
+    /// instruction shortening, or state truncation").
+    #[arg(long)]
+    pub tokens: bool,
+}
+
+/// The tokenization replay of one run directory's requests.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TokenAudit {
+    pub run_dir: String,
+    pub model_path: String,
+    pub requests: u64,
+    pub max_prompt_tokens: u32,
+    /// Replayed prompt length differs from the recorded one.
+    pub length_mismatches: u64,
+    /// The user message (instruction, every option, the text) is not intact in the decoded
+    /// prompt tokens: shortening or truncation.
+    pub not_intact: u64,
+    /// Two offered names with identical token sequences (a span collision: the request
+    /// cannot tell them apart).
+    pub collisions: u64,
+    /// Requests where one name's tokens prefix another's, so every name was closed with the
+    /// end-of-turn token to keep the options disjoint.
+    pub closed_with_end_token: u64,
+}
+
+/// Replay the tokenization of every request of `run_dir` with its manifest's model file.
+pub fn token_audit(run_dir: &Path) -> anyhow::Result<TokenAudit> {
+    let manifest = read_manifest(run_dir)
+        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?
+        .with_context(|| format!("{} has no manifest.json", run_dir.display()))?;
+    let model_path = manifest.config["model"]["path"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .with_context(|| format!("{}: the run names no model file", run_dir.display()))?
+        .to_string();
+    let tok = c2s_model::load_tokenizer(Path::new(&model_path))
+        .with_context(|| format!("reading the tokenizer of {model_path}"))?;
+    let requests = c2s_sinks::read_requests(&run_dir.join("requests"))
+        .with_context(|| format!("reading {}/requests", run_dir.display()))?;
+    let mut a = TokenAudit {
+        run_dir: run_dir.display().to_string(),
+        model_path,
+        ..Default::default()
+    };
+    for r in &requests {
+        a.requests += 1;
+        let prompt = c2s_model::PromptSpec {
+            system: r.system.clone(),
+            user: r.user.clone(),
+            assistant_prefix: r.assistant_prefix.clone(),
+        };
+        let ids = tok.prompt_tokens(&prompt)?;
+        a.max_prompt_tokens = a.max_prompt_tokens.max(ids.len() as u32);
+        if r.error.is_none() && r.prompt_tokens != ids.len() as u32 {
+            a.length_mismatches += 1;
+        }
+        if !tok.decode(&ids)?.contains(&r.user) {
+            a.not_intact += 1;
+        }
+        let mut seqs = Vec::with_capacity(r.option_codes.len());
+        for code in &r.option_codes {
+            seqs.push(tok.encode(code)?);
+        }
+        let distinct: std::collections::HashSet<&Vec<u32>> = seqs.iter().collect();
+        if distinct.len() != seqs.len() {
+            a.collisions += 1;
+        } else if seqs.iter().enumerate().any(|(i, x)| {
+            seqs.iter()
+                .enumerate()
+                .any(|(j, y)| i != j && y.len() >= x.len() && y[..x.len()] == x[..])
+        }) {
+            a.closed_with_end_token += 1;
+        }
+    }
+    Ok(a)
+}
+
+/// The replay as text.
+pub fn token_audit_text(a: &TokenAudit) -> String {
+    format!(
+        "token replay of {} ({}): {} requests, longest prompt {} tokens; {} length mismatches, {} prompts not intact, {} option collisions, {} requests with names closed by the end token\n",
+        a.run_dir,
+        a.model_path,
+        a.requests,
+        a.max_prompt_tokens,
+        a.length_mismatches,
+        a.not_intact,
+        a.collisions,
+        a.closed_with_end_token
+    )
 }
 
 /// The coverage statistics settings a run recorded: [stats] draws, seed and level, and
@@ -266,10 +358,25 @@ pub fn text(s: &CoverageSummary) -> String {
 
 pub fn execute(args: CoverageArgs) -> anyhow::Result<ExitCode> {
     let s = summary_of(&args.run_dirs, args.draws, args.seed)?;
+    let audits = if args.tokens {
+        args.run_dirs
+            .iter()
+            .map(|d| token_audit(d))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        let mut v = serde_json::to_value(&s)?;
+        if args.tokens {
+            v["token_audit"] = serde_json::to_value(&audits)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", text(&s));
+        for a in &audits {
+            print!("  {}", token_audit_text(a));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
