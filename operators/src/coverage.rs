@@ -5,7 +5,7 @@
 //! a [`Reject`]; a request the engine fails becomes a decision with its error (missing, never
 //! a rejection).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::sync::{mpsc, Arc};
 
 use timely::container::CapacityContainerBuilder;
@@ -22,7 +22,7 @@ use c2s_records::{
     Response,
 };
 
-use crate::messages::{route, Exchange, Incoming, Reject};
+use crate::messages::{route, Exchange, Incoming, RecentIds, Reject};
 use crate::serial_loop::FlatMapEvents;
 use crate::Counters;
 
@@ -109,21 +109,12 @@ pub fn validate_cases<'s>(
         ExchangePact::new(|l: &LocatedCase| route(&l.case.case_id)),
         "RejectDuplicateCases",
         move |_, _| {
-            let mut seen: HashSet<String> = HashSet::new();
-            let mut order: VecDeque<String> = VecDeque::new();
+            let mut ids = RecentIds::new(duplicate_window);
             move |input, output| {
                 input.for_each(|cap, data| {
                     let mut session = output.session(&cap);
                     for l in data.drain(..) {
-                        if seen.insert(l.case.case_id.clone()) {
-                            if duplicate_window > 0 {
-                                order.push_back(l.case.case_id.clone());
-                                while order.len() > duplicate_window {
-                                    if let Some(old) = order.pop_front() {
-                                        seen.remove(&old);
-                                    }
-                                }
-                            }
+                        if ids.admit(&l.case.case_id) {
                             session.give(Ok(l));
                         } else {
                             session.give(Err(Reject {

@@ -63,3 +63,53 @@ pub fn route(key: &str) -> u64 {
     }
     h
 }
+
+/// The ids seen on this worker, to refuse duplicates: every id (`window` = 0) or the last
+/// `window` ids (bounded memory on an endless stream).
+#[derive(Debug, Default)]
+pub struct RecentIds {
+    seen: std::collections::HashSet<String>,
+    order: std::collections::VecDeque<String>,
+    window: usize,
+}
+
+impl RecentIds {
+    pub fn new(window: usize) -> RecentIds {
+        RecentIds {
+            window,
+            ..Default::default()
+        }
+    }
+
+    /// Record `id`; `false` when it was seen already (a duplicate).
+    pub fn admit(&mut self, id: &str) -> bool {
+        if !self.seen.insert(id.to_string()) {
+            return false;
+        }
+        if self.window > 0 {
+            self.order.push_back(id.to_string());
+            while self.order.len() > self.window {
+                if let Some(old) = self.order.pop_front() {
+                    self.seen.remove(&old);
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RecentIds;
+
+    #[test]
+    fn recent_ids_refuse_duplicates_within_the_window() {
+        let mut all = RecentIds::new(0);
+        assert!(all.admit("a") && all.admit("b") && !all.admit("a"));
+        let mut last2 = RecentIds::new(2);
+        assert!(last2.admit("a") && last2.admit("b") && !last2.admit("b"));
+        assert!(last2.admit("c")); // `a` leaves the window
+        assert!(last2.admit("a"));
+        assert!(!last2.admit("c"));
+    }
+}

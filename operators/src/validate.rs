@@ -4,8 +4,6 @@
 //! there. Nothing is lost: every failure becomes a [`Reject`] naming source, location, item and
 //! rule.
 
-use std::collections::HashSet;
-
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::{Exchange as ExchangePact, Pipeline};
 use timely::dataflow::operators::core::OkErr;
@@ -15,7 +13,7 @@ use timely::dataflow::StreamVec;
 
 use c2s_records::{parse_item, Item, ItemPolicy};
 
-use crate::messages::{route, Incoming, Reject};
+use crate::messages::{route, Incoming, RecentIds, Reject};
 
 /// An item with its provenance, routed to its owner.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -94,21 +92,12 @@ pub fn validate<'s>(
         ExchangePact::new(|l: &Located| route(&l.item.item_id)),
         "RejectDuplicateIds",
         move |_, _| {
-            let mut seen: HashSet<String> = HashSet::new();
-            let mut order: std::collections::VecDeque<String> = Default::default();
+            let mut ids = RecentIds::new(duplicate_window);
             move |input, output| {
                 input.for_each(|cap, data| {
                     let mut session = output.session(&cap);
                     for l in data.drain(..) {
-                        if seen.insert(l.item.item_id.clone()) {
-                            if duplicate_window > 0 {
-                                order.push_back(l.item.item_id.clone());
-                                while order.len() > duplicate_window {
-                                    if let Some(old) = order.pop_front() {
-                                        seen.remove(&old);
-                                    }
-                                }
-                            }
+                        if ids.admit(&l.item.item_id) {
                             session.give(Ok(l));
                         } else {
                             session.give(Err(Reject {

@@ -583,44 +583,7 @@ fn header(doc: &mut Doc, input: &CoverageReportInput<'_>, run_name: &str) {
     if let Some(d) = scalar(&cov["quantize_decimals"]) {
         items.push(("Quantization audit".to_string(), format!("{d} decimals")));
     }
-    let st = &c["stats"];
-    if let Some(d) = scalar(&st["bootstrap_draws"]) {
-        items.push((
-            "Run statistics".to_string(),
-            format!(
-                "{d} bootstrap draws, seed {}, level {}",
-                scalar(&st["seed"]).unwrap_or_else(|| "–".into()),
-                scalar(&st["level"]).unwrap_or_else(|| "–".into())
-            ),
-        ));
-    }
-    if !m.seeds.is_empty() {
-        items.push((
-            "Seeds".to_string(),
-            m.seeds
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
-    }
-    if !m.sources.is_empty() {
-        items.push((
-            "Input files".to_string(),
-            m.sources
-                .iter()
-                .map(|s| {
-                    format!(
-                        "{} {} (sha256 {})",
-                        s.role,
-                        s.path,
-                        s.sha256.get(..12).unwrap_or(&s.sha256)
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-        ));
-    }
+    items.extend(super::provenance_items(m));
     items.push(report_settings(s));
     doc.list(items);
 }

@@ -578,6 +578,15 @@ fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
             items.push(("Comparisons".to_string(), v.join("; ")));
         }
     }
+    items.extend(provenance_items(m));
+    items.push(report_settings(cfg));
+    doc.list(items);
+}
+
+/// The run statistics, seeds and input files a manifest records (both report kinds list them).
+pub(crate) fn provenance_items(m: &Manifest) -> Vec<(String, String)> {
+    let c = &m.config;
+    let mut items = Vec::new();
     let st = &c["stats"];
     if let Some(d) = scalar(&st["bootstrap_draws"]) {
         items.push((
@@ -616,8 +625,7 @@ fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
                 .join("; "),
         ));
     }
-    items.push(report_settings(cfg));
-    doc.list(items);
+    items
 }
 
 fn report_settings(cfg: &StatsConfig) -> (String, String) {
