@@ -63,7 +63,7 @@ pub const PANELS: [PanelSpec; 7] = [
         name: "binding-120",
         per_cell: 10,
         paired: false,
-        passage: "B.5: \"Sixty parents per domain and twelve symbolic bases each supply a target and one preselected position\" (the natural parents; the symbolic bases are the COPY/REVERSE family)",
+        passage: "B.5: \"Sixty parents per domain and twelve symbolic bases each supply a target and one preselected position\" (the natural parents; the twelve symbolic bases are data/banks/binding-symbolic.jsonl)",
     },
     PanelSpec {
         name: "qwen-192",
@@ -73,7 +73,8 @@ pub const PANELS: [PanelSpec; 7] = [
     },
 ];
 
-fn rank(seed: u64, panel: &str, item_id: &str) -> [u8; 32] {
+/// The rank key of `item_id` in `panel`: SHA-256 of (seed, panel name, id).
+pub(crate) fn rank(seed: u64, panel: &str, item_id: &str) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(seed.to_le_bytes());
     h.update((panel.len() as u64).to_le_bytes());

@@ -1,6 +1,7 @@
-//! The symbolic panels: the isomorphic COPY/REVERSE panel (A.5, B.4) and the twelve-character
-//! crossed-factor panel (D.7). Both are generated from a seed, frozen as JSONL under
-//! `data/banks/` with their own provenance file, and need no external source.
+//! The symbolic panels: the isomorphic COPY/REVERSE panel (A.5, B.4), the twelve-character
+//! crossed-factor panel (D.7) and the symbolic bases of the single-position readout panel
+//! (A.5, B.5). All are generated from a seed, frozen as JSONL under `data/banks/` with their
+//! own provenance file, and need no external source.
 //!
 //! COPY/REVERSE (A.5): "The isomorphic panel uses 20 bases per length, stratified by
 //! repetition and early/late uniqueness. COPY/REVERSE and digit/letter encodings create four
@@ -24,10 +25,27 @@
 //! symbols are sampled from a–j; all remaining positions agree across candidates. … Seed
 //! 20261011 freezes items".
 //!
+//! The readout panel's symbolic bases (A.5, B.5): "A second mapping to etaoinshrd uses twelve
+//! fixed bases" (A.5, in the isomorphic panel's paragraph, after "The main bijection maps
+//! digits 0 through 9 to letters a through j"), and "The single position panel has 120 natural
+//! parents and twelve symbolic COPY bases with two encodings: 144 records, 132 independent
+//! clusters." Read here as twelve fixed bases *of the isomorphic panel* (the paragraph's bases;
+//! nothing calls them new, where D.7 says "previously unused"), two per length, one early and
+//! one late, the early one repeating a symbol at even L and the late one at odd L (three bases
+//! per repetition × uniqueness stratum), each the first of its cell by the rank of
+//! [`crate::panels`] (SHA-256 of (seed 20261005, "binding-symbolic", base id)), each presented
+//! under COPY in the two
+//! letter encodings: the main mapping's a–j and the second mapping's etaoinshrd
+//! (0 → e, 1 → t, 2 → a, 3 → o, 4 → i, 5 → n, 6 → s, 7 → h, 8 → r, 9 → d). Both presentations
+//! of a base keep its target geometry, its candidates (under the mapping), their display
+//! order and its `base_id`, the unit of clustering: 24 records, 12 clusters, beside the 120
+//! natural parents.
+//!
 //! Where the paper is silent (README, "Protocol choices where the paper is silent"): the
 //! problem wording (it names the operations, not their text), that symbolic strings may start
-//! with any symbol (they are not numbers), and the COPY/REVERSE seed (the bank seed 20261005;
-//! A.6 gives 20261005 as the inference seed, and D.7 its own 20261011).
+//! with any symbol (they are not numbers), the COPY/REVERSE seed (the bank seed 20261005;
+//! A.6 gives 20261005 as the inference seed, and D.7 its own 20261011), and how the twelve
+//! readout bases were chosen.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,7 +59,7 @@ use c2s_records::{
 };
 
 /// Version of the symbolic generators; bump when any output byte changes.
-pub const SYMBOLIC_GENERATOR_VERSION: &str = "choice2seq-symbolic/1";
+pub const SYMBOLIC_GENERATOR_VERSION: &str = "choice2seq-symbolic/2";
 /// COPY/REVERSE seed (the bank seed; the paper states none for this panel).
 pub const COPY_REVERSE_SEED: u64 = 20261005;
 /// D.7: "Seed 20261011 freezes items".
@@ -53,9 +71,20 @@ pub const TWELVE_SOURCES: usize = 32;
 /// D.7: twelve characters.
 pub const TWELVE_LENGTH: usize = 12;
 
+/// Seed of the draw of the readout panel's twelve bases: the panel seed of
+/// [`crate::panels::PANEL_SEED`] (the paper states none).
+pub const BINDING_SEED: u64 = crate::panels::PANEL_SEED;
+/// The panel name in the rank key of that draw.
+pub const BINDING_PANEL_NAME: &str = "binding-symbolic";
+/// Twelve bases over L = 3..8: two per length ([`binding_strata`]).
+pub const BINDING_BASES_PER_LENGTH: usize = 2;
+/// A.5 / B.5: the two encodings of each readout base.
+pub const BINDING_ENCODINGS: [Domain; 2] = [Domain::SymbolicLetters, Domain::SymbolicEtaoin];
+
 /// File names under the bank directory.
 pub const COPY_REVERSE_FILE: &str = "copy-reverse.jsonl";
 pub const TWELVE_FILE: &str = "twelve-character.jsonl";
+pub const BINDING_FILE: &str = "binding-symbolic.jsonl";
 pub const SYMBOLIC_PROVENANCE: &str = "symbolic-provenance.json";
 
 /// The main bijection: digit `d` ↦ the `d`-th letter (0 → a, …, 9 → j).
@@ -69,6 +98,28 @@ pub fn digit_to_letter(c: char) -> char {
 /// A string's image under [`digit_to_letter`].
 pub fn encode_letters(s: &str) -> String {
     s.chars().map(digit_to_letter).collect()
+}
+
+/// A string of digits in the encoding of `domain`: digit `d` ↦ the `d`-th symbol of the
+/// domain alphabet (identity for digits; a–j under the main bijection; e, t, a, o, i, n, s,
+/// h, r, d under A.5's second mapping). Other characters are kept.
+pub fn encode(domain: Domain, s: &str) -> String {
+    let alphabet = domain.alphabet();
+    s.chars()
+        .map(|c| match c.to_digit(10) {
+            Some(d) if alphabet.len() == 10 => alphabet[d as usize],
+            _ => c,
+        })
+        .collect()
+}
+
+/// The item-id suffix of an encoding.
+fn encoding_name(domain: Domain) -> &'static str {
+    match domain {
+        Domain::SymbolicLetters => "letters",
+        Domain::SymbolicEtaoin => "etaoin",
+        _ => "digits",
+    }
 }
 
 /// The problem text of `operation` on `source`.
@@ -272,12 +323,114 @@ pub fn twelve_character_items(seed: u64, sources: usize) -> Result<Vec<Item>, St
     Ok(out)
 }
 
+/// The two (repetition, uniqueness) strata a length contributes to the readout panel: one
+/// early and one late base, the early one repeating a symbol at even L and the late one at odd
+/// L, so that the twelve bases hold three of each of the COPY/REVERSE panel's four strata
+/// (A.5: "stratified by repetition and early/late uniqueness").
+pub fn binding_strata(length: usize) -> [(bool, Placement); BINDING_BASES_PER_LENGTH] {
+    [
+        (length.is_multiple_of(2), Placement::Early),
+        (!length.is_multiple_of(2), Placement::Late),
+    ]
+}
+
+/// The readout panel's twelve symbolic bases (A.5, B.5), chosen from the COPY/REVERSE bases
+/// `copy_reverse`: for each length and each of its two [`binding_strata`], the stratum's bases
+/// ranked by SHA-256 of (`seed`, "binding-symbolic", base id) and the first taken; returned by
+/// length, early before late.
+pub fn binding_bases(copy_reverse: &[Item], seed: u64) -> Result<Vec<String>, String> {
+    let mut cells: BTreeMap<(usize, bool, Placement), BTreeSet<String>> = BTreeMap::new();
+    for it in copy_reverse {
+        if let Some(m) = &it.symbolic {
+            cells
+                .entry((it.length, m.repeated, m.placement))
+                .or_default()
+                .insert(m.base_id.clone());
+        }
+    }
+    let lengths: BTreeSet<usize> = cells.keys().map(|k| k.0).collect();
+    let mut out = Vec::new();
+    for length in lengths {
+        for (repeated, placement) in binding_strata(length) {
+            let chosen = cells
+                .get(&(length, repeated, placement))
+                .and_then(|bases| {
+                    bases
+                        .iter()
+                        .min_by_key(|b| crate::panels::rank(seed, BINDING_PANEL_NAME, b))
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "binding: no base of length {length}, repeated={repeated}, {}",
+                        placement.as_str()
+                    )
+                })?;
+            out.push(chosen.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The readout panel's symbolic records: each of `bases` (COPY/REVERSE base ids) under COPY in
+/// the two letter encodings, a–j and etaoinshrd, base by base. A base's presentations share
+/// its target geometry, its candidates (the images of the digit presentation's) in the same
+/// display order, its strata and its `base_id`; ids are `bind-<base>-copy-<encoding>`.
+pub fn binding_items(copy_reverse: &[Item], bases: &[String]) -> Result<Vec<Item>, String> {
+    let mut out = Vec::new();
+    for base in bases {
+        let digits = copy_reverse
+            .iter()
+            .find(|it| {
+                it.domain == Domain::SymbolicDigits
+                    && it
+                        .symbolic
+                        .as_ref()
+                        .is_some_and(|m| &m.base_id == base && m.operation == Operation::Copy)
+            })
+            .ok_or_else(|| format!("binding: no digit COPY presentation of base {base}"))?;
+        let m = digits
+            .symbolic
+            .as_ref()
+            .expect("found by its symbolic metadata");
+        for domain in BINDING_ENCODINGS {
+            let source = encode(domain, &m.source);
+            let meta = SymbolicMeta {
+                panel: SymbolicPanel::Binding,
+                base_id: base.clone(),
+                operation: Operation::Copy,
+                source: source.clone(),
+                placement: m.placement,
+                repeated: m.repeated,
+            };
+            out.push(item(
+                format!("bind-{base}-copy-{}", encoding_name(domain)),
+                domain,
+                Operation::Copy,
+                source,
+                digits
+                    .candidates
+                    .iter()
+                    .map(|c| encode(domain, c))
+                    .collect(),
+                meta,
+            )?);
+        }
+    }
+    Ok(out)
+}
+
 /// Provenance of the symbolic banks. Holds no timestamps, so rebuilding is byte-identical.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SymbolicProvenance {
     pub generator_version: String,
     pub copy_reverse_seed: u64,
     pub twelve_character_seed: u64,
+    /// Seed of the draw of the readout panel's twelve bases (A.5, B.5).
+    #[serde(default)]
+    pub binding_seed: u64,
+    /// The readout panel's twelve bases (COPY/REVERSE base ids), by length.
+    #[serde(default)]
+    pub binding_bases: Vec<String>,
     /// The construction rules, each with the passage it follows.
     pub rules: BTreeMap<String, String>,
     /// Items per panel and stratum.
@@ -286,17 +439,40 @@ pub struct SymbolicProvenance {
     pub files: BTreeMap<String, String>,
 }
 
-/// Both symbolic banks and their provenance (file hashes filled by [`write_symbolic_banks`]).
-pub fn build_symbolic_banks() -> Result<(Vec<Item>, Vec<Item>, SymbolicProvenance), String> {
+/// The symbolic banks and their provenance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SymbolicBanks {
+    /// `copy-reverse.jsonl`: 480 items (A.5, B.4).
+    pub copy_reverse: Vec<Item>,
+    /// `twelve-character.jsonl`: 64 items (D.7).
+    pub twelve_character: Vec<Item>,
+    /// `binding-symbolic.jsonl`: 24 items (A.5, B.5).
+    pub binding: Vec<Item>,
+    /// File hashes filled by [`write_symbolic_banks`].
+    pub provenance: SymbolicProvenance,
+}
+
+impl SymbolicBanks {
+    /// Each bank with its file name, in the order they are written.
+    pub fn files(&self) -> [(&'static str, &[Item]); 3] {
+        [
+            (COPY_REVERSE_FILE, &self.copy_reverse),
+            (TWELVE_FILE, &self.twelve_character),
+            (BINDING_FILE, &self.binding),
+        ]
+    }
+}
+
+/// The symbolic banks and their provenance (file hashes filled by [`write_symbolic_banks`]).
+pub fn build_symbolic_banks() -> Result<SymbolicBanks, String> {
     let cr = copy_reverse_items(COPY_REVERSE_SEED, COPY_REVERSE_PER_STRATUM)?;
     let tc = twelve_character_items(TWELVE_SEED, TWELVE_SOURCES)?;
+    let bases = binding_bases(&cr, BINDING_SEED)?;
+    let binding = binding_items(&cr, &bases)?;
     let mut counts = BTreeMap::new();
-    for it in cr.iter().chain(&tc) {
+    for it in cr.iter().chain(&tc).chain(&binding) {
         let Some(m) = &it.symbolic else { continue };
-        let panel = match m.panel {
-            SymbolicPanel::CopyReverse => "copy_reverse",
-            SymbolicPanel::TwelveCharacter => "twelve_character",
-        };
+        let panel = m.panel.as_str();
         *counts.entry(format!("{panel}/items")).or_default() += 1;
         *counts
             .entry(format!(
@@ -314,6 +490,8 @@ pub fn build_symbolic_banks() -> Result<(Vec<Item>, Vec<Item>, SymbolicProvenanc
         ("twelve_character.sources", "D.7: \"Thirty-two previously unused twelve-character sources over a-j are reversed.\" Sources drawn uniformly over a-j with seed 20261011, distinct."),
         ("twelve_character.candidates", "D.7: \"two eight-candidate presentations with the same four-by-two branching and Hamming geometry: branches occur at positions 2/3 or 10/11. Distractor symbols are sampled from a-j; all remaining positions agree across candidates.\""),
         ("problem_text", "The paper names the operations, not their wording: \"Copy this string exactly: <source>\" and \"Reverse this string: <source>\"."),
+        ("binding.bases", "A.5: \"The main bijection maps digits 0 through 9 to letters a through j. A second mapping to etaoinshrd uses twelve fixed bases.\" (the isomorphic panel's paragraph, so twelve of its bases); \"The single position panel has 120 natural parents and twelve symbolic COPY bases with two encodings: 144 records, 132 independent clusters.\" Two COPY/REVERSE bases per length L = 3..8, one early and one late (the early one repeats a symbol at even L, the late one at odd L: three bases per repetition x uniqueness stratum); in each cell the base first by SHA-256 of (seed 20261005, \"binding-symbolic\", base id)."),
+        ("binding.presentations", "B.5: \"Sixty parents per domain and twelve symbolic bases each supply a target and one preselected position.\" Each base under COPY in the two letter encodings, a-j (symbolic_letters, the main bijection) and etaoinshrd (symbolic_etaoin, 0-9 -> e t a o i n s h r d); both share the base's target geometry, candidates under the mapping, display order, strata and base_id (the cluster: 12 bases + 120 natural parents = 132)."),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -322,18 +500,26 @@ pub fn build_symbolic_banks() -> Result<(Vec<Item>, Vec<Item>, SymbolicProvenanc
         generator_version: SYMBOLIC_GENERATOR_VERSION.to_string(),
         copy_reverse_seed: COPY_REVERSE_SEED,
         twelve_character_seed: TWELVE_SEED,
+        binding_seed: BINDING_SEED,
+        binding_bases: bases,
         rules,
         counts,
         files: BTreeMap::new(),
     };
-    Ok((cr, tc, provenance))
+    Ok(SymbolicBanks {
+        copy_reverse: cr,
+        twelve_character: tc,
+        binding,
+        provenance,
+    })
 }
 
-/// Write both symbolic banks and `symbolic-provenance.json` into `dir`.
+/// Write the three symbolic banks and `symbolic-provenance.json` into `dir`.
 pub fn write_symbolic_banks(dir: &std::path::Path) -> Result<SymbolicProvenance, String> {
-    let (cr, tc, mut provenance) = build_symbolic_banks()?;
+    let banks = build_symbolic_banks()?;
+    let mut provenance = banks.provenance.clone();
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for (name, items) in [(COPY_REVERSE_FILE, &cr), (TWELVE_FILE, &tc)] {
+    for (name, items) in banks.files() {
         let text = crate::bank::to_jsonl(items);
         provenance
             .files
@@ -465,13 +651,194 @@ mod tests {
         );
     }
 
-    /// The committed banks are the generator's output, byte for byte.
+    fn binding() -> (Vec<String>, Vec<Item>) {
+        let cr = cr();
+        let bases = binding_bases(&cr, BINDING_SEED).unwrap();
+        let items = binding_items(&cr, &bases).unwrap();
+        (bases, items)
+    }
+
+    /// A.5: "A second mapping to etaoinshrd uses twelve fixed bases." B.5 / A.5: "The single
+    /// position panel has 120 natural parents and twelve symbolic COPY bases with two
+    /// encodings: 144 records, 132 independent clusters." Twelve COPY/REVERSE bases, two per
+    /// length L = 3..8, each under COPY in a–j and etaoinshrd: 24 records, 12 clusters.
+    #[test]
+    fn binding_panel_has_twelve_bases_two_per_length_in_two_encodings() {
+        let (bases, items) = binding();
+        assert_eq!(bases.len(), 12);
+        assert_eq!(items.len(), 24);
+        let cr_bases: BTreeSet<String> = cr()
+            .iter()
+            .map(|it| it.symbolic.as_ref().unwrap().base_id.clone())
+            .collect();
+        let mut per_length: BTreeMap<usize, usize> = BTreeMap::new();
+        for b in &bases {
+            assert!(cr_bases.contains(b), "{b} is a COPY/REVERSE base");
+            let length: usize = b["cr-L".len()..]
+                .split('-')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            *per_length.entry(length).or_default() += 1;
+        }
+        assert_eq!(per_length, (3..=8).map(|l| (l, 2)).collect());
+        // One early and one late base per length; three bases in each of the four
+        // repetition × uniqueness strata.
+        let mut strata: BTreeMap<(bool, Placement), usize> = BTreeMap::new();
+        for pair in items.chunks(2) {
+            let m = pair[0].symbolic.as_ref().unwrap();
+            *strata.entry((m.repeated, m.placement)).or_default() += 1;
+            assert_eq!(has_repeat(pair[0].target.as_bytes()), m.repeated);
+        }
+        assert_eq!(strata.len(), 4);
+        assert!(strata.values().all(|&n| n == 3), "{strata:?}");
+        for length in 3..=8 {
+            let placements: Vec<Placement> = items
+                .chunks(2)
+                .filter(|p| p[0].length == length)
+                .map(|p| p[0].symbolic.as_ref().unwrap().placement)
+                .collect();
+            assert_eq!(placements, [Placement::Early, Placement::Late]);
+        }
+        let clusters: BTreeSet<&str> = items
+            .iter()
+            .map(|it| it.symbolic.as_ref().unwrap().base_id.as_str())
+            .collect();
+        assert_eq!(clusters.len(), 12, "132 = 120 natural parents + 12 bases");
+        assert_eq!(clusters, bases.iter().map(String::as_str).collect());
+        let ids: BTreeSet<&str> = items.iter().map(|it| it.item_id.as_str()).collect();
+        assert_eq!(ids.len(), 24);
+        for pair in items.chunks(2) {
+            let (letters, etaoin) = (&pair[0], &pair[1]);
+            assert_eq!(letters.domain, Domain::SymbolicLetters);
+            assert_eq!(etaoin.domain, Domain::SymbolicEtaoin);
+            let base = &letters.symbolic.as_ref().unwrap().base_id;
+            assert_eq!(letters.item_id, format!("bind-{base}-copy-letters"));
+            assert_eq!(etaoin.item_id, format!("bind-{base}-copy-etaoin"));
+            for it in pair {
+                let m = it.symbolic.as_ref().unwrap();
+                assert_eq!(m.panel, SymbolicPanel::Binding);
+                assert_eq!(m.operation, Operation::Copy, "COPY only");
+                assert_eq!(&m.base_id, base, "one cluster per base");
+                assert_eq!(m.source, it.target);
+                assert_eq!(
+                    it.problem,
+                    format!("Copy this string exactly: {}", it.target)
+                );
+                assert!((3..=8).contains(&it.length));
+            }
+        }
+        // The same rule with another seed draws other bases.
+        let other = binding_bases(&cr(), BINDING_SEED + 1).unwrap();
+        assert_ne!(other, bases);
+    }
+
+    /// A.5: "COPY/REVERSE and digit/letter encodings create four presentations per base, with
+    /// shared geometry and matched order. The main bijection maps digits 0 through 9 to letters
+    /// a through j. A second mapping to etaoinshrd uses twelve fixed bases." Each binding
+    /// presentation is the image, position by position, of its base's digit COPY presentation
+    /// under its mapping (0 → a … 9 → j, or 0 → e, 1 → t, 2 → a, 3 → o, 4 → i, 5 → n, 6 → s,
+    /// 7 → h, 8 → r, 9 → d), so both encodings share target geometry, candidates under the
+    /// mapping, display order, strata and base id; the a–j one is the COPY/REVERSE bank's own
+    /// letter COPY presentation of the base.
+    #[test]
+    fn binding_encodings_share_geometry_and_order_under_the_mappings() {
+        let cr = cr();
+        let (_, items) = binding();
+        let etaoin: Vec<char> = "etaoinshrd".chars().collect();
+        for it in &items {
+            let m = it.symbolic.as_ref().unwrap();
+            let find = |domain: Domain| {
+                cr.iter()
+                    .find(|c| {
+                        c.domain == domain
+                            && c.symbolic.as_ref().is_some_and(|cm| {
+                                cm.base_id == m.base_id && cm.operation == Operation::Copy
+                            })
+                    })
+                    .unwrap()
+            };
+            let digits = find(Domain::SymbolicDigits);
+            let dm = digits.symbolic.as_ref().unwrap();
+            let map = |c: char| {
+                let d = c.to_digit(10).unwrap() as usize;
+                match it.domain {
+                    Domain::SymbolicLetters => (b'a' + d as u8) as char,
+                    Domain::SymbolicEtaoin => etaoin[d],
+                    other => panic!("{other}"),
+                }
+            };
+            // The bijection, position by position, on the target and every candidate in
+            // display order.
+            let image = |s: &str| s.chars().map(map).collect::<String>();
+            assert_eq!(it.target, image(&digits.target), "{}", it.item_id);
+            assert_eq!(
+                it.candidates,
+                digits
+                    .candidates
+                    .iter()
+                    .map(|c| image(c))
+                    .collect::<Vec<_>>()
+            );
+            for (a, b) in it.target.chars().zip(digits.target.chars()) {
+                assert_eq!(a, map(b));
+            }
+            assert_eq!(it.gold_index(), digits.gold_index());
+            assert_eq!(it.k_vector, digits.k_vector);
+            assert_eq!(it.geometry, digits.geometry);
+            assert_eq!((m.placement, m.repeated), (dm.placement, dm.repeated));
+            assert!(it.target.chars().all(|c| it.domain.alphabet().contains(&c)));
+            assert_eq!(encode(it.domain, &digits.target), it.target);
+            if it.domain == Domain::SymbolicLetters {
+                let letters = find(Domain::SymbolicLetters);
+                assert_eq!(it.target, letters.target);
+                assert_eq!(it.candidates, letters.candidates);
+                assert_eq!(it.problem, letters.problem);
+            }
+        }
+        // The two encodings of a base differ (etaoinshrd is not a–j) but are one another's
+        // image under a–j → etaoinshrd.
+        for pair in items.chunks(2) {
+            let to_etaoin = |s: &str| {
+                s.chars()
+                    .map(|c| etaoin[(c as u8 - b'a') as usize])
+                    .collect::<String>()
+            };
+            assert_eq!(to_etaoin(&pair[0].target), pair[1].target);
+            assert_ne!(pair[0].target, pair[1].target);
+        }
+    }
+
+    #[test]
+    fn binding_generation_is_deterministic() {
+        assert_eq!(binding(), binding());
+        assert_eq!(
+            build_symbolic_banks().unwrap(),
+            build_symbolic_banks().unwrap()
+        );
+    }
+
+    /// The committed banks are the generator's output, byte for byte (the COPY/REVERSE and
+    /// twelve-character banks unchanged by the readout bases added beside them).
+    /// `C2S_WRITE_SYMBOLIC=1` rewrites the readout bank and the provenance only, so the two
+    /// older banks are always checked against the generator.
     #[test]
     fn committed_banks_equal_the_generator() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/banks");
         let tmp = tempfile::tempdir().unwrap();
         let provenance = write_symbolic_banks(tmp.path()).unwrap();
-        for name in [COPY_REVERSE_FILE, TWELVE_FILE, SYMBOLIC_PROVENANCE] {
+        if std::env::var_os("C2S_WRITE_SYMBOLIC").is_some() {
+            for name in [BINDING_FILE, SYMBOLIC_PROVENANCE] {
+                std::fs::copy(tmp.path().join(name), dir.join(name)).unwrap();
+            }
+        }
+        for name in [
+            COPY_REVERSE_FILE,
+            TWELVE_FILE,
+            BINDING_FILE,
+            SYMBOLIC_PROVENANCE,
+        ] {
             let built = std::fs::read(tmp.path().join(name)).unwrap();
             let committed = std::fs::read(dir.join(name))
                 .unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()));
@@ -482,5 +849,8 @@ mod tests {
         }
         assert_eq!(provenance.counts["copy_reverse/items"], 480);
         assert_eq!(provenance.counts["twelve_character/items"], 64);
+        assert_eq!(provenance.counts["binding/items"], 24);
+        assert_eq!(provenance.binding_bases.len(), 12);
+        assert_eq!(provenance.files.len(), 3);
     }
 }

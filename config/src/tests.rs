@@ -357,8 +357,13 @@ fn every_panel_config_validates() {
             // orders" — 2 × 2 × 3 × 3 arms.
             Some("readout-grid") => assert_eq!(cfg.arms.len(), 36),
             Some("support") => assert_eq!(cfg.arms.len(), 7),
-            // B.5: Raw / Indexed / Direct × four name conditions.
-            Some("binding") => assert_eq!(cfg.arms.len(), 12),
+            // B.5: Raw / Indexed / Direct × four name conditions; A.5: "120 natural parents
+            // and twelve symbolic COPY bases with two encodings: 144 records" (arithmetic,
+            // lexical and the symbolic bank).
+            Some("binding") => {
+                assert_eq!(cfg.arms.len(), 12);
+                assert_eq!(cfg.sources.len(), 3);
+            }
             Some("table3") => assert_eq!(cfg.comparisons.len(), 3),
             // D.12: 48 parents per domain, one incorrect plan each.
             Some("copy-incorrect") => {

@@ -1130,14 +1130,17 @@ impl LocalController {
 
 /// The one preselected position of an item in the readout grid (1-based), by a seeded rule
 /// that sees no outcome: uniform over 1..=L from a generator keyed by the option seed and the
-/// item id, so every readout arm of a run (templates T0–T2, orders O0–O2, evidence, code and
-/// character contracts) asks the same position of the same item. B.5: "Sixty parents per
-/// domain and twelve symbolic bases each supply a target and one preselected position"; D.13:
-/// "three templates and three orders at one preselected position". Recorded as the step
-/// `position` of the trajectory and the request, and as `query_position` in the state.
+/// item's binding unit (the item id; a symbolic item's base), so every readout arm of a run
+/// (templates T0–T2, orders O0–O2, evidence, code and character contracts) asks the same
+/// position of the same item, and the two encodings of a symbolic base the same position.
+/// B.5: "Sixty parents per domain and twelve symbolic bases each supply a target and one
+/// preselected position"; D.13: "three templates and three orders at one preselected
+/// position". Recorded as the step `position` of the trajectory and the request, and as
+/// `query_position` in the state.
 pub fn query_position(item: &Item, option_seed: u64) -> u32 {
     use rand::Rng;
-    let mut rng = crate::options::labelled_rng(option_seed, &["query_position", &item.item_id]);
+    let unit = crate::options::binding_unit(item);
+    let mut rng = crate::options::labelled_rng(option_seed, &["query_position", unit]);
     rng.random_range(1..=item.length as u32)
 }
 

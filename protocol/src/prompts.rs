@@ -153,25 +153,43 @@ pub fn readable_option_name(value: &str) -> String {
 }
 
 /// The option name of each of `values` (the displayed criteria) under `names` for the parent
-/// `item_id`. B.5: "Opaque, opaque remapped, readable aligned and readable conflicting names
-/// retain the character descriptions. A permutation with no fixed points rebinds names. Gold
-/// follows descriptions." The rebinding permutation is a cyclic shift, by 1..n−1 places chosen
-/// from a SHA-256 of the parent id, of the criteria in sorted order: it has no fixed point and
-/// is the same for every display order of the parent (codes and names bind once per parent).
-pub fn option_names(names: OptionNames, item_id: &str, values: &[String]) -> Vec<String> {
+/// `unit` (an item id; a symbolic item's base, [`crate::options::binding_unit`]). B.5:
+/// "Opaque, opaque remapped, readable aligned and readable conflicting names retain the
+/// character descriptions. A permutation with no fixed points rebinds names. Gold follows
+/// descriptions." The rebinding permutation is a cyclic shift, by 1..n−1 places chosen from a
+/// SHA-256 of the parent, of the criteria in `canonical` order (the domain alphabet; values
+/// outside it follow, sorted): it has no fixed point and is the same for every display order
+/// of the parent (codes and names bind once per parent). For the natural domains the
+/// canonical order is the sorted order; for the symbolic encodings it is the digit order, so
+/// the two encodings of a base rebind the images of the same criteria (A.5: "shared geometry
+/// and matched order").
+pub fn option_names(
+    names: OptionNames,
+    unit: &str,
+    canonical: &[char],
+    values: &[String],
+) -> Vec<String> {
     let base = |v: &str| match names {
         OptionNames::Opaque | OptionNames::OpaqueRemapped => opaque_option_name(v),
         OptionNames::ReadableAligned | OptionNames::ReadableConflicting => readable_option_name(v),
     };
+    let rank = |v: &String| {
+        let mut chars = v.chars();
+        let index = match (chars.next(), chars.next()) {
+            (Some(c), None) => canonical.iter().position(|&a| a == c),
+            _ => None,
+        };
+        (index.unwrap_or(canonical.len()), v.clone())
+    };
     let mut sorted: Vec<&String> = values.iter().collect();
-    sorted.sort();
+    sorted.sort_by_key(|v| rank(v));
     sorted.dedup();
     let n = sorted.len();
     if !names.remapped() || n < 2 {
         return values.iter().map(|v| base(v)).collect();
     }
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(format!("choice2seq option-name rebinding\0{item_id}").as_bytes());
+    let digest = Sha256::digest(format!("choice2seq option-name rebinding\0{unit}").as_bytes());
     let mut word = [0u8; 8];
     word.copy_from_slice(&digest[..8]);
     let shift = 1 + (u64::from_le_bytes(word) % (n as u64 - 1)) as usize;
@@ -432,7 +450,12 @@ pub fn render_request(
         // option name to every entry (E.5).
         let readout = is_readout(spec);
         let values: Vec<String> = options.iter().map(|o| o.value.clone()).collect();
-        let names = option_names(spec.names, &item.item_id, &values);
+        let names = option_names(
+            spec.names,
+            crate::options::binding_unit(item),
+            item.domain.alphabet(),
+            &values,
+        );
         let mut choices = Map::new();
         for (o, name) in options.iter().zip(names) {
             let entry = if readout {
@@ -758,15 +781,20 @@ mod tests {
         let mut shuffled = digits.clone();
         shuffled.rotate_left(3);
         for id in ["arith-test-3-01", "arith-test-5-11", "lex-test-8-02"] {
-            let opaque = option_names(OptionNames::Opaque, id, &digits);
-            let aligned = option_names(OptionNames::ReadableAligned, id, &digits);
+            let opaque = option_names(OptionNames::Opaque, id, &c2s_records::DIGITS, &digits);
+            let aligned = option_names(
+                OptionNames::ReadableAligned,
+                id,
+                &c2s_records::DIGITS,
+                &digits,
+            );
             assert_eq!(aligned[5], "digit_5");
             assert_eq!(opaque[9], opaque_option_name("9"));
             for (names, base) in [
                 (OptionNames::OpaqueRemapped, &opaque),
                 (OptionNames::ReadableConflicting, &aligned),
             ] {
-                let remapped = option_names(names, id, &digits);
+                let remapped = option_names(names, id, &c2s_records::DIGITS, &digits);
                 // A permutation of the same names …
                 let mut a = remapped.clone();
                 let mut b = base.clone();
@@ -776,7 +804,7 @@ mod tests {
                 // … with no fixed point …
                 assert!(remapped.iter().zip(base.iter()).all(|(r, o)| r != o));
                 // … bound to criteria, not to display positions.
-                let again = option_names(names, id, &shuffled);
+                let again = option_names(names, id, &c2s_records::DIGITS, &shuffled);
                 for (v, n) in shuffled.iter().zip(&again) {
                     let i = digits.iter().position(|d| d == v).unwrap();
                     assert_eq!(*n, remapped[i]);
@@ -785,8 +813,53 @@ mod tests {
         }
         let letters = ["a".to_string(), "b".to_string()];
         assert_eq!(
-            option_names(OptionNames::ReadableConflicting, "x", &letters),
+            option_names(
+                OptionNames::ReadableConflicting,
+                "x",
+                &c2s_records::LETTERS,
+                &letters
+            ),
             ["letter_b", "letter_a"]
         );
+    }
+
+    /// A.5: "COPY/REVERSE and digit/letter encodings create four presentations per base, with
+    /// shared geometry and matched order. The main bijection maps digits 0 through 9 to letters
+    /// a through j. A second mapping to etaoinshrd uses twelve fixed bases." The rebinding of a
+    /// base's criteria commutes with the mappings: under either letter encoding, the name
+    /// rebound to the image of digit d is the image of the digit presentation's.
+    #[test]
+    fn rebinding_of_a_base_is_the_image_under_either_letter_encoding() {
+        use c2s_records::{Domain, DIGITS};
+        let image = |domain: Domain, v: &str| {
+            let d = v.parse::<usize>().unwrap();
+            domain.alphabet()[d].to_string()
+        };
+        let digits: Vec<String> = DIGITS.iter().map(|c| c.to_string()).collect();
+        for unit in ["cr-L3-01", "cr-L5-07", "cr-L8-19"] {
+            let rebound = option_names(OptionNames::ReadableConflicting, unit, &DIGITS, &digits);
+            for domain in [Domain::SymbolicLetters, Domain::SymbolicEtaoin] {
+                // Displayed in a seeded order; names follow criteria, not positions.
+                let mut values: Vec<String> = digits.iter().map(|v| image(domain, v)).collect();
+                values.rotate_left(4);
+                let names = option_names(
+                    OptionNames::ReadableConflicting,
+                    unit,
+                    domain.alphabet(),
+                    &values,
+                );
+                for (v, name) in values.iter().zip(&names) {
+                    let d = domain.alphabet().iter().position(|c| c.to_string() == *v);
+                    let digit_name = &rebound[d.unwrap()];
+                    let digit = digit_name.strip_prefix("digit_").unwrap();
+                    assert_eq!(
+                        *name,
+                        format!("letter_{}", image(domain, digit)),
+                        "{unit} {v}"
+                    );
+                    assert_ne!(*name, format!("letter_{v}"), "no fixed point");
+                }
+            }
+        }
     }
 }

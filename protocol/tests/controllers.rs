@@ -883,6 +883,106 @@ fn symbolic_presentations_of_a_base_have_matched_local_order() {
     assert_eq!(letter_values, image);
 }
 
+/// B.5: "Sixty parents per domain and twelve symbolic bases each supply a target and one
+/// preselected position"; A.5: "The single position panel has 120 natural parents and twelve
+/// symbolic COPY bases with two encodings: 144 records, 132 independent clusters" and "A
+/// second mapping to etaoinshrd uses twelve fixed bases." On the shipped readout bases, the a–j
+/// and etaoinshrd presentations of a base are asked the same position, and their choices bind
+/// the same codes to the images of the same digits, under the same names up to the mapping,
+/// in every name condition (the base is the parent).
+#[test]
+fn binding_encodings_of_a_base_share_position_codes_and_names() {
+    use c2s_records::{Domain, OptionNames};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../data/banks/binding-symbolic.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let items: Vec<Item> = text
+        .lines()
+        .map(|l| c2s_records::parse_item(l, &Default::default()).unwrap())
+        .collect();
+    assert_eq!(items.len(), 24);
+    // The digit each letter encodes.
+    let digit = |domain: Domain, v: &str| {
+        let c = v.chars().next().unwrap();
+        domain.alphabet().iter().position(|&a| a == c).unwrap()
+    };
+    let names_digits = |domain: Domain, name: &str| -> String {
+        // `letter_x` states x; an opaque name is kept (it names the criterion itself).
+        match name.strip_prefix("letter_") {
+            Some(v) => format!("digit {}", digit(domain, v)),
+            None => name.to_string(),
+        }
+    };
+    for pair in items.chunks(2) {
+        let (letters, etaoin) = (&pair[0], &pair[1]);
+        assert_eq!(letters.domain, Domain::SymbolicLetters);
+        assert_eq!(etaoin.domain, Domain::SymbolicEtaoin);
+        let p = c2s_protocol::query_position(letters, cfg().option_seed);
+        assert_eq!(p, c2s_protocol::query_position(etaoin, cfg().option_seed));
+        for names in [
+            OptionNames::Opaque,
+            OptionNames::OpaqueRemapped,
+            OptionNames::ReadableAligned,
+            OptionNames::ReadableConflicting,
+        ] {
+            let mut spec = readout_spec(
+                Arm::GoldCopy,
+                Template::T0,
+                Contract::ScoredCode,
+                OptionOrder::Reference,
+                Evidence::Raw,
+            );
+            spec.names = names;
+            let view = |item: &Item| {
+                let mut c = Controller::new(item, spec, None, &cfg()).unwrap();
+                let r = c.start().remove(0);
+                assert_eq!(r.step, p);
+                let u = user_of(&r);
+                let choices: Vec<(String, usize, String)> = u["choices"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(code, e)| {
+                        let criterion = e["criterion"].as_str().unwrap();
+                        let name = e["option_name"].as_str().unwrap();
+                        (
+                            code.clone(),
+                            digit(item.domain, criterion),
+                            match names {
+                                // Opaque names hash the criterion: compare which criterion's
+                                // opaque name it is, as a digit.
+                                OptionNames::Opaque | OptionNames::OpaqueRemapped => {
+                                    let named = item
+                                        .domain
+                                        .alphabet()
+                                        .iter()
+                                        .position(|a| {
+                                            c2s_protocol::prompts::opaque_option_name(
+                                                &a.to_string(),
+                                            ) == name
+                                        })
+                                        .unwrap();
+                                    format!("digit {named}")
+                                }
+                                _ => names_digits(item.domain, name),
+                            },
+                        )
+                    })
+                    .collect();
+                assert_eq!(choices.len(), 10, "ten local choices");
+                choices
+            };
+            assert_eq!(
+                view(letters),
+                view(etaoin),
+                "{} / {} under {names:?}",
+                letters.item_id,
+                etaoin.item_id
+            );
+        }
+    }
+}
+
 /// A.4: "The prefix intervention preselects one position per item and crosses correct/error
 /// drafts with readout of the whole answer or a local character. An error draft flips one
 /// preceding character." One request per arm: the draft is `current_prefix`; the character

@@ -388,7 +388,8 @@ impl RequestLayout {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum LocalAlphabet {
-    /// The item domain's alphabet (ten digits, 26 letters, or a–j for symbolic letters).
+    /// The item domain's alphabet (ten digits, 26 letters, or a–j / etaoinshrd for the
+    /// symbolic letter encodings).
     #[default]
     Domain,
     /// The 26 lowercase letters, whatever the domain (meant for letter domains: on digit items

@@ -16,6 +16,11 @@ pub enum Domain {
     /// 0–9 → a–j ("Mapping digits 0–9 to letters a–j preserves strings, candidate geometry and
     /// ten local choices", B.4), and the twelve-character sources of D.7 ("sources over a–j").
     SymbolicLetters,
+    /// Symbolic strings over the ten letters e, t, a, o, i, n, s, h, r, d: the image of the
+    /// digits under A.5's second mapping 0 → e, 1 → t, …, 9 → d ("The main bijection maps
+    /// digits 0 through 9 to letters a through j. A second mapping to etaoinshrd uses twelve
+    /// fixed bases"), the second encoding of the readout panel's symbolic COPY bases (B.5).
+    SymbolicEtaoin,
 }
 
 /// The ten digits, in canonical order.
@@ -25,34 +30,42 @@ pub const LETTERS: [char; 26] = [
     'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's',
     't', 'u', 'v', 'w', 'x', 'y', 'z',
 ];
+/// The ten letters of A.5's second mapping, in the order of the digits they encode
+/// (0 → e, 1 → t, …, 9 → d): the alphabet of [`Domain::SymbolicEtaoin`].
+pub const ETAOIN: [char; 10] = ['e', 't', 'a', 'o', 'i', 'n', 's', 'h', 'r', 'd'];
 
 impl Domain {
     /// The natural task domains of the main panels.
     pub const NATURAL: [Domain; 2] = [Domain::Arithmetic, Domain::Lexical];
 
-    pub const ALL: [Domain; 4] = [
+    pub const ALL: [Domain; 5] = [
         Domain::Arithmetic,
         Domain::Lexical,
         Domain::SymbolicDigits,
         Domain::SymbolicLetters,
+        Domain::SymbolicEtaoin,
     ];
 
     /// The content-track alphabet (paper §3.1): ten digits or 26 lowercase letters, in
-    /// canonical (unshuffled) order; the symbolic letter encoding has the ten letters a–j.
+    /// canonical (unshuffled) order; the symbolic letter encodings have ten letters, a–j or
+    /// e, t, a, o, i, n, s, h, r, d, each in the order of the digits it encodes, so that a
+    /// letter presentation's options are the image of the digit presentation's.
     pub fn alphabet(self) -> &'static [char] {
         match self {
             Domain::Arithmetic | Domain::SymbolicDigits => &DIGITS,
             Domain::Lexical => &LETTERS,
             Domain::SymbolicLetters => &LETTERS[..10],
+            Domain::SymbolicEtaoin => &ETAOIN,
         }
     }
 
     /// The characters an output may be made of without being malformed: the domain alphabet,
-    /// except that symbolic letter strings may use any lowercase letter (D.7 offers a–z at
-    /// every step in its 26-choice arms).
+    /// except that symbolic letter strings (either encoding) may use any lowercase letter
+    /// (D.7 offers a–z at every step in its 26-choice arms; a letter outside the encoding is
+    /// well-formed and `outside`, not malformed).
     pub fn output_alphabet(self) -> &'static [char] {
         match self {
-            Domain::SymbolicLetters => &LETTERS,
+            Domain::SymbolicLetters | Domain::SymbolicEtaoin => &LETTERS,
             d => d.alphabet(),
         }
     }
@@ -63,6 +76,7 @@ impl Domain {
             Domain::Lexical => "lexical",
             Domain::SymbolicDigits => "symbolic_digits",
             Domain::SymbolicLetters => "symbolic_letters",
+            Domain::SymbolicEtaoin => "symbolic_etaoin",
         }
     }
 
@@ -72,7 +86,10 @@ impl Domain {
 
     /// The symbolic encodings (no natural task: the problem states the operation).
     pub fn is_symbolic(self) -> bool {
-        matches!(self, Domain::SymbolicDigits | Domain::SymbolicLetters)
+        matches!(
+            self,
+            Domain::SymbolicDigits | Domain::SymbolicLetters | Domain::SymbolicEtaoin
+        )
     }
 }
 
@@ -177,6 +194,20 @@ pub enum SymbolicPanel {
     /// The twelve-character crossed-factor panel (D.7): 32 reversed sources, two
     /// presentations each (early or late branches).
     TwelveCharacter,
+    /// The symbolic parents of the single-position readout / option-binding panel (A.5, B.5):
+    /// twelve COPY/REVERSE bases, two per length, under COPY in the two letter encodings
+    /// (a–j and etaoinshrd).
+    Binding,
+}
+
+impl SymbolicPanel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SymbolicPanel::CopyReverse => "copy_reverse",
+            SymbolicPanel::TwelveCharacter => "twelve_character",
+            SymbolicPanel::Binding => "binding",
+        }
+    }
 }
 
 /// The string operation a symbolic problem asks for.
@@ -286,5 +317,81 @@ impl Item {
             .iter()
             .map(|c| c.chars().collect())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A.5: "The main bijection maps digits 0 through 9 to letters a through j. A second
+    /// mapping to etaoinshrd uses twelve fixed bases." Both letter alphabets are the images of
+    /// the digits in digit order, ten symbols each ("Mapping digits 0–9 to letters a–j
+    /// preserves strings, candidate geometry and ten local choices", B.4).
+    #[test]
+    fn letter_encodings_are_the_images_of_the_digits_in_digit_order() {
+        let digits = Domain::SymbolicDigits.alphabet();
+        assert_eq!(digits, &DIGITS);
+        let aj: String = Domain::SymbolicLetters.alphabet().iter().collect();
+        assert_eq!(aj, "abcdefghij");
+        let etaoin: String = Domain::SymbolicEtaoin.alphabet().iter().collect();
+        assert_eq!(etaoin, "etaoinshrd");
+        for letters in [Domain::SymbolicLetters, Domain::SymbolicEtaoin] {
+            let a = letters.alphabet();
+            assert_eq!(a.len(), 10);
+            let distinct: std::collections::BTreeSet<&char> = a.iter().collect();
+            assert_eq!(distinct.len(), 10, "{letters}: a bijection");
+            assert!(a.iter().all(|c| c.is_ascii_lowercase()));
+        }
+        // Either letter encoding may be answered with any lowercase letter without being
+        // malformed (the 26-letter arms of D.7); digits stay digits.
+        assert_eq!(Domain::SymbolicEtaoin.output_alphabet(), &LETTERS);
+        assert_eq!(Domain::SymbolicLetters.output_alphabet(), &LETTERS);
+        assert_eq!(Domain::SymbolicDigits.output_alphabet(), &DIGITS);
+    }
+
+    #[test]
+    fn every_domain_round_trips_and_the_natural_ones_are_unchanged() {
+        assert_eq!(Domain::NATURAL, [Domain::Arithmetic, Domain::Lexical]);
+        assert_eq!(Domain::ALL.len(), 5);
+        for d in Domain::ALL {
+            assert_eq!(Domain::parse(d.as_str()), Some(d));
+            let json = serde_json::to_string(&d).unwrap();
+            assert_eq!(json, format!("\"{}\"", d.as_str()));
+            assert_eq!(serde_json::from_str::<Domain>(&json).unwrap(), d);
+            assert_eq!(d.is_symbolic(), !Domain::NATURAL.contains(&d));
+        }
+        assert_eq!(
+            Domain::parse("symbolic_etaoin"),
+            Some(Domain::SymbolicEtaoin)
+        );
+        for p in [
+            SymbolicPanel::CopyReverse,
+            SymbolicPanel::TwelveCharacter,
+            SymbolicPanel::Binding,
+        ] {
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.as_str()));
+        }
+    }
+
+    /// Validation holds an etaoinshrd item to its ten letters.
+    #[test]
+    fn etaoin_items_validate_against_their_alphabet() {
+        let item = |candidates: &str| {
+            crate::parse_item(
+                &format!(
+                    r#"{{"item_id":"x","domain":"symbolic_etaoin","problem":"Copy this string exactly: nhn",
+                       "target":"nhn","candidates":{candidates}}}"#
+                ),
+                &Default::default(),
+            )
+        };
+        let ok = item(r#"["nhn","nhd","ahn","ahd","ihn","ihd","shn","shd"]"#).unwrap();
+        assert_eq!(ok.domain, Domain::SymbolicEtaoin);
+        assert_eq!(ok.k_vector, vec![8, 2, 2, 1]);
+        // `b` is a letter, but not one of the encoding's ten.
+        let err = item(r#"["nhn","nhb","ahn","ahd","ihn","ihd","shn","shd"]"#).unwrap_err();
+        assert!(err.to_string().contains("symbolic_etaoin"), "{err}");
     }
 }

@@ -23,7 +23,7 @@ pub use coverage::{
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{
     ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Operation,
-    Placement, Structure, SymbolicMeta, SymbolicPanel, DIGITS, LETTERS,
+    Placement, Structure, SymbolicMeta, SymbolicPanel, DIGITS, ETAOIN, LETTERS,
 };
 pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
 pub use request::{

@@ -28,6 +28,11 @@ fn smoke_config(dir: &Path, name: &str, items: usize, real_model: bool) -> PathB
             out.push_str(&format!("path = \"{}\"\nlimit = {items}\n", dev.display()));
             continue;
         }
+        if line.starts_with("path = \"data/banks/") {
+            // A bank without a dev split (the binding panel's symbolic bases): its first items.
+            out.push_str(&format!("{line}\nlimit = {items}\n"));
+            continue;
+        }
         if line.starts_with("bootstrap_draws") {
             out.push_str("bootstrap_draws = 99\n");
             continue;

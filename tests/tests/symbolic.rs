@@ -143,6 +143,7 @@ fn bank_symbolic_rebuilds_the_committed_banks() {
     for name in [
         "copy-reverse.jsonl",
         "twelve-character.jsonl",
+        "binding-symbolic.jsonl",
         "symbolic-provenance.json",
     ] {
         let built = std::fs::read(dir.path().join(name)).unwrap();

@@ -26,8 +26,9 @@ pub enum BankCommand {
         #[arg(long, default_value = ".tools/wordfreq/large_en.msgpack.gz")]
         wordfreq: PathBuf,
     },
-    /// Regenerate the frozen symbolic banks (COPY/REVERSE, A.5/B.4; twelve characters, D.7)
-    /// and their provenance; byte-identical, no external source needed.
+    /// Regenerate the frozen symbolic banks (COPY/REVERSE, A.5/B.4; twelve characters, D.7;
+    /// the readout panel's twelve COPY bases in a–j and etaoinshrd, A.5/B.5) and their
+    /// provenance; byte-identical, no external source needed.
     Symbolic {
         /// Output directory.
         #[arg(long, default_value = "data/banks")]
