@@ -1365,6 +1365,15 @@ fn resolve_coverage(c: &mut CoverageSection, base: &Path) -> Result<(), (String,
     if c.names.is_empty() {
         return Err(("names".into(), "names no variant".into()));
     }
+    let mut names = c.names.clone();
+    names.sort();
+    names.dedup();
+    if names.len() != c.names.len() {
+        return Err(("names".into(), "a variant is listed twice".into()));
+    }
+    if c.none.len() == 2 && c.none[0] == c.none[1] || c.none.len() > 2 {
+        return Err(("none".into(), "a choice is listed twice".into()));
+    }
     if let Some(n) = c
         .names
         .iter()

@@ -682,3 +682,27 @@ ks = {ks}
         assert_eq!(e.field, "coverage.ks", "{ks}");
     }
 }
+
+/// A repeated name variant or none choice would make two identical requests per case.
+#[test]
+fn coverage_refuses_repeated_variants() {
+    for extra in ["names = [\"natural\", \"natural\"]", "none = [true, true]"] {
+        let text = format!(
+            r#"
+[model]
+engine = "simulated"
+[[sources]]
+kind = "jsonl"
+path = "data/banks/coverage-banking77.jsonl"
+[coverage]
+catalogues = ["data/banks/coverage-banking77.catalogue.json"]
+{extra}
+"#
+        );
+        let e = parse_in(&text, Path::new("x.toml"), &root()).unwrap_err();
+        assert!(
+            e.field == "coverage.names" || e.field == "coverage.none",
+            "{e}"
+        );
+    }
+}

@@ -236,7 +236,8 @@ pub fn decide<'s>(
                             }));
                             continue;
                         }
-                        open_requests.insert(case.case_id.clone(), requests.len());
+                        // A recurring case id (outside the duplicate window) may still be in flight.
+                        *open_requests.entry(case.case_id.clone()).or_insert(0) += requests.len();
                         for (spec, request) in requests {
                             let id = next_id;
                             next_id += 1;

@@ -41,26 +41,33 @@ pub fn decision_specs(
     none: &[bool],
     full_set: bool,
 ) -> Vec<DecisionSpec> {
-    let mut sets: Vec<(SetKind, usize)> = Vec::new();
-    if full_set {
-        sets.push((SetKind::Full, catalogue.labels.len()));
-    }
-    for s in &case.sets {
-        if ks.contains(&s.k) {
-            sets.push((SetKind::Present, s.k));
-            sets.push((SetKind::Absent, s.k));
+    let mut specs = Vec::new();
+    // The full set serves the full-set-correct subsets: test texts classified over every
+    // label, without the none option ("the same restricted to full-set-correct texts").
+    if full_set && case.split == c2s_records::CoverageSplit::Test {
+        for &n in names {
+            specs.push(DecisionSpec {
+                set: SetKind::Full,
+                k: catalogue.labels.len(),
+                names: n,
+                with_none: false,
+            });
         }
     }
-    let mut specs = Vec::new();
-    for (set, k) in sets {
-        for &n in names {
-            for &with_none in none {
-                specs.push(DecisionSpec {
-                    set,
-                    k,
-                    names: n,
-                    with_none,
-                });
+    for s in &case.sets {
+        if !ks.contains(&s.k) {
+            continue;
+        }
+        for set in [SetKind::Present, SetKind::Absent] {
+            for &n in names {
+                for &with_none in none {
+                    specs.push(DecisionSpec {
+                        set,
+                        k: s.k,
+                        names: n,
+                        with_none,
+                    });
+                }
             }
         }
     }
@@ -253,7 +260,21 @@ mod tests {
             &[false, true],
             true,
         );
-        assert_eq!(specs.len(), 3 * 2 * 2);
+        // Test split: the full set under both names (no none), then the k = 2 pair under
+        // both names and both none choices.
+        assert_eq!(specs.len(), 2 + 2 * 2 * 2);
+        assert!(specs.iter().all(|s| s.set != SetKind::Full || !s.with_none));
+        let mut calibration = c.clone();
+        calibration.split = CoverageSplit::Calibration;
+        let specs = decision_specs(
+            &calibration,
+            &cat,
+            &[2],
+            &[NameVariant::Natural, NameVariant::Neutral],
+            &[false, true],
+            true,
+        );
+        assert_eq!(specs.len(), 2 * 2 * 2, "no full set for calibration texts");
         let none = decision_specs(&c, &cat, &[8], &[NameVariant::Natural], &[false], false);
         assert!(none.is_empty());
         let e = render_coverage_request(

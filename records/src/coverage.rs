@@ -27,7 +27,8 @@ pub struct CoverageLabel {
     pub label: String,
     /// The natural option name (derived from the label).
     pub natural: String,
-    /// The neutral option name (carries no meaning: `class_017`).
+    /// The neutral option name (carries no meaning: `class_07`, zero-padded to the digits of
+    /// the label count).
     pub neutral: String,
     /// The option description (identical under both names).
     pub description: String,
@@ -228,7 +229,7 @@ impl Decision {
     /// The offered label with the largest probability (first in display order on ties), or
     /// `None` when the request failed.
     pub fn choice(&self) -> Option<&str> {
-        argmax(&self.probabilities).map(|i| self.labels[i].as_str())
+        argmax(&self.probabilities).and_then(|i| self.labels.get(i).map(String::as_str))
     }
 
     /// The ordinary label with the largest probability (the none option ignored).

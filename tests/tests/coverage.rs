@@ -14,8 +14,9 @@ fn options_of(r: &RequestRow) -> Vec<Value> {
     v["options"].as_array().unwrap().clone()
 }
 
-/// The smoke config: 6 Banking77 cases × (full set + the k = 4 pair) × 2 name variants × with
-/// and without none = 72 scored requests on SmolLM2.
+/// The smoke config: 6 Banking77 cases × the k = 4 pair × 2 name variants × with and without
+/// none (48), plus the 3 test cases' full set under both names without none (6): 54 scored
+/// requests on SmolLM2.
 #[test]
 fn coverage_smoke_runs_with_the_real_model() {
     let dir = tempfile::tempdir().unwrap();
@@ -24,8 +25,8 @@ fn coverage_smoke_runs_with_the_real_model() {
     run_ok(&config, &run_dir);
     let decisions = read_decisions(&run_dir.join("decisions")).unwrap();
     let requests = read_requests(&run_dir.join("requests")).unwrap();
-    assert_eq!(decisions.len(), 72);
-    assert_eq!(requests.len(), 72);
+    assert_eq!(decisions.len(), 54);
+    assert_eq!(requests.len(), 54);
     for d in &decisions {
         assert!(d.error.is_none(), "{d:?}");
         // Scores are an exact distribution over the offered names.
@@ -42,8 +43,10 @@ fn coverage_smoke_runs_with_the_real_model() {
         .iter()
         .filter(|d| d.spec.set == c2s_records::SetKind::Full)
         .collect();
-    assert_eq!(full.len(), 6 * 4);
-    assert!(full.iter().all(|d| d.spec.k == 77));
+    assert_eq!(full.len(), 3 * 2);
+    assert!(full.iter().all(|d| d.spec.k == 77
+        && !d.spec.with_none
+        && d.split == c2s_records::CoverageSplit::Test));
     // "Present/absent candidate sets have the same ordinary count" and differ only by the
     // reference label; "Natural and neutral names retain the same option descriptions and
     // order".
@@ -92,7 +95,7 @@ fn coverage_smoke_runs_with_the_real_model() {
     assert_eq!(v["full_set"].as_array().unwrap().len(), 2);
     assert!(v["thresholds"].as_array().unwrap().len() >= 2 * 4);
     let audit = &v["audit"]["prob_sums"][0];
-    assert_eq!(audit["decisions"], 72);
+    assert_eq!(audit["decisions"], 54);
     assert_eq!(audit["deviating"], 0);
     // The tokenization replay: every prompt intact, recorded lengths reproduced, no two
     // names with the same tokens ("no option capping, span collisions, instruction
@@ -107,7 +110,7 @@ fn coverage_smoke_runs_with_the_real_model() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
     let a = &v["token_audit"][0];
-    assert_eq!(a["requests"], 72);
+    assert_eq!(a["requests"], 54);
     assert_eq!(a["length_mismatches"], 0, "{a}");
     assert_eq!(a["not_intact"], 0, "{a}");
     assert_eq!(a["collisions"], 0, "{a}");
@@ -116,9 +119,9 @@ fn coverage_smoke_runs_with_the_real_model() {
     let stdout = run_ok(&config, &run_dir);
     assert_eq!(
         read_decisions(&run_dir.join("decisions")).unwrap().len(),
-        72
+        54
     );
-    assert_eq!(read_requests(&run_dir.join("requests")).unwrap().len(), 72);
+    assert_eq!(read_requests(&run_dir.join("requests")).unwrap().len(), 54);
     assert!(stdout.contains("decisions"), "{stdout}");
 }
 
@@ -214,6 +217,7 @@ fn bad_coverage_configs_stop_with_exit_2() {
     for (extra, field) in [
         ("names = [\"plain\"]", "coverage.names"),
         ("quantize_decimals = 9", "coverage.quantize_decimals"),
+        ("none = [true, true]", "coverage.none"),
         ("max_false_rejection = 1.5", "coverage.max_false_rejection"),
         ("\n[[arms]]\narm = \"Native\"", "arms"),
     ] {

@@ -76,6 +76,16 @@ pub fn token_audit(run_dir: &Path) -> anyhow::Result<TokenAudit> {
         model_path,
         ..Default::default()
     };
+    // Requests the engine refused never reach requests/: their decisions carry the reason.
+    for d in read_decisions(&run_dir.join("decisions"))
+        .with_context(|| format!("reading {}/decisions", run_dir.display()))?
+    {
+        match d.error.as_deref() {
+            Some(e) if e.contains("same tokens") => a.collisions += 1,
+            Some(e) if e.contains("exceeds the model context") => a.not_intact += 1,
+            _ => {}
+        }
+    }
     for r in &requests {
         a.requests += 1;
         let prompt = c2s_model::PromptSpec {
@@ -158,16 +168,61 @@ pub fn is_coverage_run(run_dir: &Path) -> bool {
     matches!(read_manifest(run_dir), Ok(Some(m)) if !m.config["coverage"].is_null())
 }
 
-/// Every decision of the run directories.
+/// Every decision of the run directories: one per (model, case, spec), an answered row over a
+/// failed one (a resumed run asks failed requests again), else the later row.
 pub fn read_all_decisions(run_dirs: &[PathBuf]) -> anyhow::Result<Vec<Decision>> {
-    let mut all = Vec::new();
+    let mut kept: std::collections::BTreeMap<(String, String, String), Decision> =
+        Default::default();
     for dir in run_dirs {
-        all.extend(
-            read_decisions(&dir.join("decisions"))
-                .with_context(|| format!("reading {}/decisions", dir.display()))?,
-        );
+        let rows = read_decisions(&dir.join("decisions"))
+            .with_context(|| format!("reading {}/decisions", dir.display()))?;
+        for d in rows {
+            let key = (d.model.clone(), d.case_id.clone(), d.spec.label());
+            match kept.get(&key) {
+                Some(old) if old.error.is_none() && d.error.is_some() => {}
+                _ => {
+                    kept.insert(key, d);
+                }
+            }
+        }
     }
-    Ok(all)
+    Ok(kept.into_values().collect())
+}
+
+/// Cases that lack decisions others of their model, task and split have (an interrupted run,
+/// a case without one of the configured sizes): (model, task, split, cases, missing decisions).
+pub fn incomplete_cases(decisions: &[Decision]) -> Vec<(String, String, String, u64, u64)> {
+    use std::collections::{BTreeMap, BTreeSet};
+    type Group = (String, String, String);
+    let mut expected: BTreeMap<Group, BTreeSet<String>> = BTreeMap::new();
+    let mut per_case: BTreeMap<(Group, String), BTreeSet<String>> = BTreeMap::new();
+    for d in decisions {
+        let g = (
+            d.model.clone(),
+            d.task.clone(),
+            d.split.as_str().to_string(),
+        );
+        expected
+            .entry(g.clone())
+            .or_default()
+            .insert(d.spec.label());
+        per_case
+            .entry((g, d.case_id.clone()))
+            .or_default()
+            .insert(d.spec.label());
+    }
+    let mut out: BTreeMap<Group, (u64, u64)> = BTreeMap::new();
+    for ((g, _), have) in &per_case {
+        let lacking = expected[g].len() - have.len();
+        if lacking > 0 {
+            let e = out.entry(g.clone()).or_default();
+            e.0 += 1;
+            e.1 += lacking as u64;
+        }
+    }
+    out.into_iter()
+        .map(|((m, t, s), (c, n))| (m, t, s, c, n))
+        .collect()
 }
 
 /// The coverage summary of `run_dirs` under the first run's settings (overridden by `draws`
@@ -188,6 +243,11 @@ pub fn summary_of(
         cfg.seed = s;
     }
     let decisions = read_all_decisions(run_dirs)?;
+    for (model, task, split, cases, lacking) in incomplete_cases(&decisions) {
+        eprintln!(
+            "warning: {model} {task} {split}: {cases} case(s) lack {lacking} decision(s) that other cases have (an interrupted run?); they count with what they have"
+        );
+    }
     if decisions.is_empty() {
         anyhow::bail!(
             "no decisions in {} (is it a coverage run?)",

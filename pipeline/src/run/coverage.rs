@@ -90,11 +90,11 @@ pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
     Ok(())
 }
 
-/// Decisions per case when every size of `ks` is in the bank (progress only).
+/// Decisions per test case when every size of `ks` is in the bank (progress only).
 fn plan_size(shared: &Shared) -> u64 {
     let Some(c) = shared.cfg.coverage.as_ref() else {
         return 1;
     };
-    let sets = 2 * c.ks.len() + usize::from(c.full_set);
-    (sets * c.names.len() * c.none.len()).max(1) as u64
+    let pairs = 2 * c.ks.len() * c.names.len() * c.none.len();
+    (pairs + usize::from(c.full_set) * c.names.len()).max(1) as u64
 }

@@ -97,8 +97,10 @@ impl ResumeState {
                 .map(|r| (r.source, r.location, r.reason))
                 .collect(),
             decision_ids: Arc::new(
+                // A failed decision is asked again on resume (its answer was never recorded).
                 c2s_sinks::read_decisions(&run_dir.join("decisions"))?
                     .into_iter()
+                    .filter(|d| d.error.is_none())
                     .map(|d| d.request_id)
                     .collect(),
             ),
