@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{mpsc, Arc};
 
 use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::{Exchange as ExchangePact, Pipeline};
+use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::core::{OkErr, Partition};
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::{Capability, Concat};
@@ -22,8 +22,9 @@ use c2s_records::{
     Response,
 };
 
-use crate::messages::{route, Exchange, Incoming, RecentIds, Reject};
+use crate::messages::{Exchange, Incoming, Reject};
 use crate::serial_loop::FlatMapEvents;
+use crate::validate::{reject_duplicates, Identified};
 use crate::Counters;
 
 /// A case with its provenance, on its owner worker.
@@ -48,6 +49,20 @@ pub type Catalogues = Arc<Vec<CoverageCatalogue>>;
 
 fn catalogue<'a>(cats: &'a [CoverageCatalogue], task: &str) -> Option<&'a CoverageCatalogue> {
     cats.iter().find(|c| c.task == task)
+}
+
+impl Identified for LocatedCase {
+    fn id(&self) -> &str {
+        &self.case.case_id
+    }
+    fn into_reject(self, reason: String) -> Reject {
+        Reject {
+            source: self.source,
+            location: self.location,
+            item_id: Some(self.case.case_id),
+            reason,
+        }
+    }
 }
 
 /// Parse and validate `incoming` as cases; returns (valid cases on their owner worker,
@@ -105,31 +120,7 @@ pub fn validate_cases<'s>(
             },
         );
     let (ok, bad) = parsed.ok_err(|r| r);
-    let owned = ok.unary::<CapacityContainerBuilder<Vec<Result<LocatedCase, Reject>>>, _, _, _>(
-        ExchangePact::new(|l: &LocatedCase| route(&l.case.case_id)),
-        "RejectDuplicateCases",
-        move |_, _| {
-            let mut ids = RecentIds::new(duplicate_window);
-            move |input, output| {
-                input.for_each(|cap, data| {
-                    let mut session = output.session(&cap);
-                    for l in data.drain(..) {
-                        if ids.admit(&l.case.case_id) {
-                            session.give(Ok(l));
-                        } else {
-                            session.give(Err(Reject {
-                                source: l.source,
-                                location: l.location,
-                                item_id: Some(l.case.case_id),
-                                reason: "duplicate case_id (already seen in this run)".into(),
-                            }));
-                        }
-                    }
-                });
-            }
-        },
-    );
-    let (cases, dups) = owned.ok_err(|r| r);
+    let (cases, dups) = reject_duplicates(ok, duplicate_window, "case_id");
     (cases, bad.concat(dups))
 }
 

@@ -87,31 +87,61 @@ pub fn validate<'s>(
         },
     );
     let (ok, bad) = parsed.ok_err(|r| r);
-    // Duplicate ids are decided where every copy of an id arrives: its owner worker.
-    let owned = ok.unary::<CapacityContainerBuilder<Vec<Result<Located, Reject>>>, _, _, _>(
-        ExchangePact::new(|l: &Located| route(&l.item.item_id)),
+    let (items, dups) = reject_duplicates(ok, duplicate_window, "item_id");
+    (items, bad.concat(dups))
+}
+
+/// A validated record with an id and provenance, whose duplicates are rejected.
+pub(crate) trait Identified {
+    fn id(&self) -> &str;
+    /// The reject of a duplicate: its provenance, its id and `reason`.
+    fn into_reject(self, reason: String) -> Reject;
+}
+
+impl Identified for Located {
+    fn id(&self) -> &str {
+        &self.item.item_id
+    }
+    fn into_reject(self, reason: String) -> Reject {
+        Reject {
+            source: self.source,
+            location: self.location,
+            item_id: Some(self.item.item_id),
+            reason,
+        }
+    }
+}
+
+/// Route records to their owner worker by id and reject repeated ids there (every copy of an
+/// id arrives at its owner); `field` names the id in the reject's reason.
+pub(crate) fn reject_duplicates<'s, D>(
+    records: StreamVec<'s, u64, D>,
+    duplicate_window: usize,
+    field: &'static str,
+) -> (StreamVec<'s, u64, D>, StreamVec<'s, u64, Reject>)
+where
+    D: Identified + timely::ExchangeData,
+{
+    let owned = records.unary::<CapacityContainerBuilder<Vec<Result<D, Reject>>>, _, _, _>(
+        ExchangePact::new(|d: &D| route(d.id())),
         "RejectDuplicateIds",
         move |_, _| {
             let mut ids = RecentIds::new(duplicate_window);
             move |input, output| {
                 input.for_each(|cap, data| {
                     let mut session = output.session(&cap);
-                    for l in data.drain(..) {
-                        if ids.admit(&l.item.item_id) {
-                            session.give(Ok(l));
+                    for d in data.drain(..) {
+                        if ids.admit(d.id()) {
+                            session.give(Ok(d));
                         } else {
-                            session.give(Err(Reject {
-                                source: l.source,
-                                location: l.location,
-                                item_id: Some(l.item.item_id),
-                                reason: "duplicate item_id (already seen in this run)".into(),
-                            }));
+                            session.give(Err(d.into_reject(format!(
+                                "duplicate {field} (already seen in this run)"
+                            ))));
                         }
                     }
                 });
             }
         },
     );
-    let (items, dups) = owned.ok_err(|r| r);
-    (items, bad.concat(dups))
+    owned.ok_err(|r| r)
 }

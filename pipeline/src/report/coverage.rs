@@ -827,31 +827,7 @@ pub fn write_coverage_report(
                 .to_string(),
         ),
     ]);
-    if !writer.png_problems.is_empty() {
-        doc.h(2, "Figures not rasterized");
-        doc.list(
-            writer
-                .png_problems
-                .iter()
-                .map(|p| ("PNG".to_string(), p.clone()))
-                .collect(),
-        );
-    }
-
-    let markdown = out.join("report.md");
-    let html = out.join("report.html");
-    fs::write(&markdown, doc.markdown())
-        .with_context(|| format!("writing {}", markdown.display()))?;
-    fs::write(&html, doc.html()).with_context(|| format!("writing {}", html.display()))?;
-    Ok(ReportOutput {
-        markdown,
-        html,
-        figure_files: writer.files,
-        png_problems: font_problem
-            .into_iter()
-            .chain(writer.png_problems)
-            .collect(),
-    })
+    super::finish(doc, writer, font_problem, out)
 }
 
 #[cfg(test)]

@@ -223,6 +223,17 @@ pub fn write_report(input: &ReportInput<'_>, out: &Path) -> anyhow::Result<Repor
     doc.table(tables::arms_summary(input.trajectories));
 
     methods(&mut doc, input);
+    finish(doc, writer, font_problem, out)
+}
+
+/// The figures that could not be rasterized, then report.md and report.html (both report
+/// kinds end here).
+fn finish(
+    mut doc: Doc,
+    writer: FigureWriter,
+    font_problem: Option<String>,
+    out: &Path,
+) -> anyhow::Result<ReportOutput> {
     if !writer.png_problems.is_empty() {
         doc.h(2, "Figures not rasterized");
         doc.list(
