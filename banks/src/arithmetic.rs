@@ -476,6 +476,7 @@ pub fn build_paired_items(
                 }),
                 lexical: None,
                 symbolic: None,
+                semantic: None,
             };
             c2s_records::validate_item(&mut item, &c2s_records::ItemPolicy::default(), false)
                 .map_err(|e| e.to_string())?;

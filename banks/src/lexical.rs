@@ -880,6 +880,7 @@ fn make_item(
             synset_lemmas: target.synset_lemmas.clone(),
         }),
         symbolic: None,
+        semantic: None,
     };
     validate_item(&mut item, &ItemPolicy::default(), true)?;
     Ok(item)

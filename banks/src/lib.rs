@@ -5,9 +5,11 @@
 pub mod arithmetic;
 pub mod bank;
 pub mod coverage;
+pub mod dialogue;
 pub mod lexical;
 pub mod panels;
 pub mod plans;
+pub mod semantic;
 pub mod symbolic;
 pub mod wordfreq;
 pub mod wordnet;

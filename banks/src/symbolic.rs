@@ -194,6 +194,7 @@ fn item(
         arithmetic: None,
         lexical: None,
         symbolic: Some(meta),
+        semantic: None,
     };
     let policy = ItemPolicy {
         min_length: 1,

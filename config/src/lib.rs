@@ -106,7 +106,7 @@ pub enum SourceConfig {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Selection {
-    /// Item ids to keep.
+    /// Ids to keep (`item_id`, or a coverage case's `case_id`, or a dialogue's `dialogue_id`).
     #[serde(default)]
     pub ids: Option<Vec<String>>,
     /// A file of item ids to keep, one per line (`#` starts a comment); relative to the
@@ -143,7 +143,9 @@ impl Selection {
         };
         let text = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
         if let Some(ids) = &self.ids {
-            let id = text("item_id").or_else(|| text("case_id"));
+            let id = text("item_id")
+                .or_else(|| text("case_id"))
+                .or_else(|| text("dialogue_id"));
             if !id.is_some_and(|id| ids.iter().any(|x| x == id)) {
                 return false;
             }
@@ -646,6 +648,8 @@ struct RawConfig {
     #[serde(default)]
     coverage: Option<Spanned<CoverageSection>>,
     #[serde(default)]
+    dialogue: Option<Spanned<DialogueSection>>,
+    #[serde(default)]
     comparisons: Vec<Spanned<ComparisonEntry>>,
     #[serde(default)]
     inference: Option<Spanned<InferenceSection>>,
@@ -674,6 +678,8 @@ pub struct RunConfig {
     pub copy_plans: Option<CopyPlansSection>,
     /// A candidate-coverage run (the second protocol): its cases replace items and arms.
     pub coverage: Option<CoverageSection>,
+    /// A dialogue-state run (Appendix C): its dialogues replace items and arms.
+    pub dialogue: Option<DialogueSection>,
     /// Where the config was read from.
     pub file: PathBuf,
 }
@@ -950,38 +956,49 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                     "a [coverage] run has no [[arms]]: its decisions are set in [coverage]".into(),
                 ));
             }
-            for (i, s) in sources.iter().enumerate() {
-                if let SourceConfig::Jsonl {
-                    select: Some(sel), ..
-                }
-                | SourceConfig::Parquet {
-                    select: Some(sel), ..
-                } = s
-                {
-                    if sel.lengths.is_some()
-                        || sel.domains.is_some()
-                        || sel.structure.is_some()
-                        || sel.carry_class.is_some()
-                        || sel.frequency_stratum.is_some()
-                        || sel.repeated_letters.is_some()
-                    {
-                        return Err(err(
-                            None,
-                            format!("sources[{i}].select"),
-                            "coverage cases are selected by ids or ids_file only".into(),
-                        ));
-                    }
-                }
+            if let Some(i) = item_selector_source(&sources) {
+                return Err(err(
+                    None,
+                    format!("sources[{i}].select"),
+                    "coverage cases are selected by ids or ids_file only".into(),
+                ));
             }
             Some(section)
         }
     };
-    if raw.arms.is_empty() && coverage.is_none() {
+    let dialogue = match raw.dialogue {
+        None => None,
+        Some(section) => {
+            let span = Some(section.span());
+            let mut section = section.into_inner();
+            resolve_dialogue(&mut section).map_err(|(field, message)| {
+                err(span.clone(), format!("dialogue.{field}"), message)
+            })?;
+            if !raw.arms.is_empty() || coverage.is_some() {
+                return Err(err(
+                    span,
+                    "dialogue".into(),
+                    "a [dialogue] run has no [[arms]] and no [coverage]: its arms are set in [dialogue]".into(),
+                ));
+            }
+            if let Some(i) = item_selector_source(&sources) {
+                return Err(err(
+                    None,
+                    format!("sources[{i}].select"),
+                    "dialogues are selected by ids or ids_file only".into(),
+                ));
+            }
+            Some(section)
+        }
+    };
+    if raw.arms.is_empty() && coverage.is_none() && dialogue.is_none() {
         return Err(ConfigError {
             file: file.to_path_buf(),
             line: None,
             field: "arms".into(),
-            message: "at least one [[arms]] entry is needed (or a [coverage] section)".into(),
+            message:
+                "at least one [[arms]] entry is needed (or a [coverage] or [dialogue] section)"
+                    .into(),
         });
     }
     let mut arms: Vec<ArmSpec> = Vec::new();
@@ -1259,8 +1276,164 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
         output,
         copy_plans,
         coverage,
+        dialogue,
         file: file.to_path_buf(),
     })
+}
+
+/// The first source that selects by an item property (length, domain, …): records that are
+/// not items (coverage cases, dialogues) are selected by id only.
+fn item_selector_source(sources: &[SourceConfig]) -> Option<usize> {
+    sources.iter().position(|s| match s {
+        SourceConfig::Jsonl {
+            select: Some(sel), ..
+        }
+        | SourceConfig::Parquet {
+            select: Some(sel), ..
+        } => {
+            sel.lengths.is_some()
+                || sel.domains.is_some()
+                || sel.structure.is_some()
+                || sel.carry_class.is_some()
+                || sel.frequency_stratum.is_some()
+                || sel.repeated_letters.is_some()
+        }
+        _ => false,
+    })
+}
+
+/// `[dialogue]`: a dialogue-state run (Appendix C). Every dialogue of the sources runs under
+/// every arm × prior-state mode, answered under one contract.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DialogueSection {
+    /// `joint`, `independent`, `serial` (C.2).
+    #[serde(default = "default_dialogue_arms")]
+    pub arms: Vec<String>,
+    /// `history_recompute`, `oracle`, `rollout` (C.1).
+    #[serde(default = "default_dialogue_modes")]
+    pub modes: Vec<String>,
+    /// `scored` (typed decisions over each field's legal values) or `generated` (strict JSON,
+    /// 256 new tokens, greedy: E.4).
+    #[serde(default = "default_dialogue_contract")]
+    pub contract: String,
+    /// Draws of the Serial − Joint sign tests ("99,999 draws, plus-one correction", C.2).
+    #[serde(default = "default_sign_test_draws")]
+    pub sign_test_draws: u32,
+    /// The prior-state mode of the Serial − Joint sign tests (default: history_recompute
+    /// when the run has it, else its first mode).
+    #[serde(default)]
+    pub sign_test_mode: Option<String>,
+}
+
+fn default_dialogue_arms() -> Vec<String> {
+    ["joint", "independent", "serial"]
+        .map(String::from)
+        .to_vec()
+}
+fn default_dialogue_modes() -> Vec<String> {
+    ["history_recompute", "oracle", "rollout"]
+        .map(String::from)
+        .to_vec()
+}
+fn default_dialogue_contract() -> String {
+    "scored".into()
+}
+fn default_sign_test_draws() -> u32 {
+    99_999
+}
+
+impl DialogueSection {
+    /// The specs of the run, arms outer, modes inner (validated at load).
+    pub fn specs(&self) -> Vec<c2s_records::DialogueSpec> {
+        let contract = c2s_records::DialogueContract::parse(&self.contract)
+            .unwrap_or(c2s_records::DialogueContract::Scored);
+        let mut out = Vec::new();
+        for a in self
+            .arms
+            .iter()
+            .filter_map(|a| c2s_records::DialogueArm::parse(a))
+        {
+            for m in self
+                .modes
+                .iter()
+                .filter_map(|m| c2s_records::PriorMode::parse(m))
+            {
+                out.push(c2s_records::DialogueSpec {
+                    arm: a,
+                    mode: m,
+                    contract,
+                });
+            }
+        }
+        out
+    }
+
+    pub fn sign_test_mode(&self) -> c2s_records::PriorMode {
+        self.sign_test_mode
+            .as_deref()
+            .and_then(c2s_records::PriorMode::parse)
+            .unwrap_or(c2s_records::PriorMode::HistoryRecompute)
+    }
+}
+
+/// Check `[dialogue]`; errors are (field, message).
+fn resolve_dialogue(d: &mut DialogueSection) -> Result<(), (String, String)> {
+    fn distinct(field: &str, values: &[String], known: &[&str]) -> Result<(), (String, String)> {
+        if values.is_empty() {
+            return Err((field.into(), "names none".into()));
+        }
+        for (i, v) in values.iter().enumerate() {
+            if !known.contains(&v.as_str()) {
+                return Err((
+                    field.into(),
+                    format!("unknown value `{v}` ({})", known.join(", ")),
+                ));
+            }
+            if values[..i].contains(v) {
+                return Err((field.into(), format!("`{v}` is listed twice")));
+            }
+        }
+        Ok(())
+    }
+    distinct("arms", &d.arms, &["joint", "independent", "serial"])?;
+    distinct(
+        "modes",
+        &d.modes,
+        &["history_recompute", "oracle", "rollout"],
+    )?;
+    if c2s_records::DialogueContract::parse(&d.contract).is_none() {
+        return Err((
+            "contract".into(),
+            format!("unknown contract `{}` (scored, generated)", d.contract),
+        ));
+    }
+    let mode = match &d.sign_test_mode {
+        Some(m) => m.clone(),
+        None if d.modes.iter().any(|m| m == "history_recompute") => "history_recompute".into(),
+        None => d.modes[0].clone(),
+    };
+    if c2s_records::PriorMode::parse(&mode).is_none() {
+        return Err((
+            "sign_test_mode".into(),
+            format!("unknown mode `{mode}` (history_recompute, oracle, rollout)"),
+        ));
+    }
+    if d.sign_test_draws == 0 {
+        return Err(("sign_test_draws".into(), "must be positive".into()));
+    }
+    let tested = d.arms.iter().any(|a| a == "serial") && d.arms.iter().any(|a| a == "joint");
+    if tested && !d.modes.contains(&mode) {
+        return Err((
+            "sign_test_mode".into(),
+            format!(
+                "`{mode}` is not among the run's modes ({}): the Serial − Joint sign test would have no pairs",
+                d.modes.join(", ")
+            ),
+        ));
+    }
+    d.sign_test_mode = Some(mode);
+    Ok(())
 }
 
 /// `[coverage]`: a candidate-coverage run (`candidate-coverage-typed-decisions.txt`). Every

@@ -409,6 +409,11 @@ fn every_panel_config_validates() {
                 assert_eq!(cfg.arms.len(), 2);
                 assert_eq!(cfg.stats.contrasts.len(), 2);
             }
+            // A.5: Native and three two-option Serial decisions, per representation.
+            Some("semantic-bridge") => {
+                assert_eq!(cfg.arms.len(), 2);
+                assert_eq!(cfg.stats.cells.len(), 2);
+            }
             _ => {}
         }
     }
@@ -428,6 +433,7 @@ fn every_panel_config_validates() {
             "prompt-variants",
             "prompt-variants-direct",
             "readout-grid",
+            "semantic-bridge",
             "stop",
             "support",
             "table1-code",
@@ -705,4 +711,69 @@ catalogues = ["data/banks/coverage-banking77.catalogue.json"]
             "{e}"
         );
     }
+}
+
+/// The shipped dialogue configs validate; the main ones hold C.2's 3 arms × C.1's 3 modes
+/// and the 114-id test panel (96 prefixes + 12 paraphrases + 6 value permutations).
+#[test]
+fn dialogue_configs_parse_with_every_arm_and_mode() {
+    for (f, contract, ids) in [
+        ("dialogue.toml", "scored", 114),
+        ("dialogue-generated.toml", "generated", 114),
+        ("dialogue-smoke.toml", "scored", 2),
+    ] {
+        let path = root().join("config").join(f);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("[model]", "[model]\nengine = \"simulated\"");
+        let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(cfg.arms.is_empty() && cfg.coverage.is_none());
+        let d = cfg.dialogue.expect("a [dialogue] section");
+        assert_eq!(d.specs().len(), 9, "{f}");
+        assert_eq!(d.contract, contract);
+        assert_eq!(
+            d.sign_test_draws,
+            if f.contains("smoke") { 999 } else { 99_999 }
+        );
+        let selected = match &cfg.sources[0] {
+            crate::SourceConfig::Jsonl {
+                select: Some(sel), ..
+            } => sel.ids.as_ref().map(Vec::len),
+            _ => None,
+        };
+        assert_eq!(selected, Some(ids), "{f}");
+    }
+}
+
+/// Dialogues are selected by id only, and a [dialogue] run has no [[arms]] or [coverage].
+#[test]
+fn dialogue_refuses_item_selectors_and_arms() {
+    let base = r#"
+[model]
+engine = "simulated"
+[[sources]]
+kind = "jsonl"
+path = "data/banks/dialogue-synthetic.jsonl"
+"#;
+    let e = parse_text(&format!(
+        "{}\n[dialogue]\n",
+        base.replace(".jsonl\"", ".jsonl\"\nselect = { lengths = [3] }")
+    ))
+    .unwrap_err();
+    assert_eq!(e.field, "sources[0].select", "{e}");
+    let e = parse_text(&format!("{base}\n[dialogue]\nmodes = []\n")).unwrap_err();
+    assert_eq!(e.field, "dialogue.modes", "{e}");
+    let e = parse_text(&format!(
+        "{base}\n[dialogue]\narms = [\"joint\", \"batch\"]\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.field, "dialogue.arms", "{e}");
+    assert!(e.to_string().contains("`batch`"), "{e}");
+    // Without sign_test_mode, a run without HistoryRecompute tests under its first mode.
+    let cfg = parse_text(&format!(
+        "{base}\n[dialogue]\nmodes = [\"rollout\", \"oracle\"]\n"
+    ))
+    .unwrap();
+    let d = cfg.dialogue.unwrap();
+    assert_eq!(d.sign_test_mode(), c2s_records::PriorMode::Rollout);
 }

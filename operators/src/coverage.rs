@@ -10,9 +10,9 @@ use std::sync::{mpsc, Arc};
 
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
-use timely::dataflow::operators::core::{OkErr, Partition};
+use timely::dataflow::operators::core::Partition;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::{Capability, Concat};
+use timely::dataflow::operators::Capability;
 use timely::dataflow::StreamVec;
 
 use c2s_model::InferenceService;
@@ -24,7 +24,7 @@ use c2s_records::{
 
 use crate::messages::{Exchange, Incoming, Reject};
 use crate::serial_loop::FlatMapEvents;
-use crate::validate::{reject_duplicates, Identified};
+use crate::validate::{json_id, parse_records, Identified};
 use crate::Counters;
 
 /// A case with its provenance, on its owner worker.
@@ -73,64 +73,32 @@ pub fn validate_cases<'s>(
     catalogues: Catalogues,
     duplicate_window: usize,
 ) -> (StreamVec<'s, u64, LocatedCase>, StreamVec<'s, u64, Reject>) {
-    let parsed = incoming
-        .unary::<CapacityContainerBuilder<Vec<Result<LocatedCase, Reject>>>, _, _, _>(
-            Pipeline,
-            "ParseCases",
-            move |_, _| {
-                move |input, output| {
-                    input.for_each(|cap, data| {
-                        let mut session = output.session(&cap);
-                        for rec in data.drain(..) {
-                            let reject = |item_id: Option<String>, reason: String| Reject {
-                                source: rec.source.clone(),
-                                location: rec.location.clone(),
-                                item_id,
-                                reason,
-                            };
-                            let result = match &rec.payload {
-                                Err(reason) => Err(reject(None, reason.clone())),
-                                Ok(text) => match parse_case(text) {
-                                    Err(reason) => Err(reject(case_id_of(text), reason)),
-                                    Ok(case) => match catalogue(&catalogues, &case.task) {
-                                        None => Err(reject(
-                                            Some(case.case_id.clone()),
-                                            format!(
-                                                "field `task`: no catalogue for task `{}` in [coverage] catalogues",
-                                                case.task
-                                            ),
-                                        )),
-                                        Some(cat) => match case.validate(cat) {
-                                            Err(e) => {
-                                                Err(reject(Some(case.case_id.clone()), e.to_string()))
-                                            }
-                                            Ok(()) => Ok(LocatedCase {
-                                                case,
-                                                source: rec.source.clone(),
-                                                location: rec.location.clone(),
-                                            }),
-                                        },
-                                    },
-                                },
-                            };
-                            session.give(result);
-                        }
-                    });
-                }
-            },
-        );
-    let (ok, bad) = parsed.ok_err(|r| r);
-    let (cases, dups) = reject_duplicates(ok, duplicate_window, "case_id");
-    (cases, bad.concat(dups))
-}
-
-/// The `case_id` of a line that is JSON but not a valid case, for its reject.
-fn case_id_of(text: &str) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(text)
-        .ok()?
-        .get("case_id")?
-        .as_str()
-        .map(str::to_string)
+    parse_records(
+        incoming,
+        "ParseCases",
+        move |text| {
+            let case = parse_case(text).map_err(|reason| (json_id(text, "case_id"), reason))?;
+            let id = Some(case.case_id.clone());
+            let Some(cat) = catalogue(&catalogues, &case.task) else {
+                return Err((
+                    id,
+                    format!(
+                        "field `task`: no catalogue for task `{}` in [coverage] catalogues",
+                        case.task
+                    ),
+                ));
+            };
+            case.validate(cat).map_err(|e| (id, e.to_string()))?;
+            Ok(case)
+        },
+        |case, source, location| LocatedCase {
+            case,
+            source,
+            location,
+        },
+        duplicate_window,
+        "case_id",
+    )
 }
 
 /// What leaves the decision stage.

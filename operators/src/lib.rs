@@ -10,6 +10,7 @@
 //! | 6b. incremental paired statistics | [`live_stats`] |
 //! | 7. Parquet sinks (operator; writers in `c2s-sinks`) | [`sink_op`] |
 //! | candidate coverage: case checks, decisions (the second protocol) | [`coverage`] |
+//! | dialogue-state fields: dialogue checks, field construction (Appendix C) | [`dialogue`] |
 //!
 //! Sources (stage 1) live in `c2s-sources`; trajectory assembly (stage 5) is done by the
 //! controllers of `c2s-protocol` when a trajectory completes inside the loop.
@@ -17,6 +18,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod coverage;
+pub mod dialogue;
 pub mod expand;
 pub mod inference_op;
 pub mod live_stats;

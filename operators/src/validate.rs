@@ -112,6 +112,61 @@ impl Identified for Located {
     }
 }
 
+/// Parse every incoming line of a record kind that is not an item (coverage cases,
+/// dialogues): `parse` gives the record or the reject's (id, reason); `locate` attaches the
+/// record's provenance. Duplicate ids are then rejected ([`reject_duplicates`]).
+pub(crate) fn parse_records<'s, T, L>(
+    incoming: StreamVec<'s, u64, Incoming>,
+    name: &'static str,
+    parse: impl Fn(&str) -> Result<T, (Option<String>, String)> + 'static,
+    locate: impl Fn(T, String, String) -> L + 'static,
+    duplicate_window: usize,
+    id_field: &'static str,
+) -> (StreamVec<'s, u64, L>, StreamVec<'s, u64, Reject>)
+where
+    L: Identified + timely::ExchangeData,
+{
+    let parsed = incoming.unary::<CapacityContainerBuilder<Vec<Result<L, Reject>>>, _, _, _>(
+        Pipeline,
+        name,
+        move |_, _| {
+            move |input, output| {
+                input.for_each(|cap, data| {
+                    let mut session = output.session(&cap);
+                    for rec in data.drain(..) {
+                        let result = match &rec.payload {
+                            Err(reason) => Err((None, reason.clone())),
+                            Ok(text) => parse(text),
+                        };
+                        session.give(match result {
+                            Ok(t) => Ok(locate(t, rec.source, rec.location)),
+                            Err((item_id, reason)) => Err(Reject {
+                                source: rec.source,
+                                location: rec.location,
+                                item_id,
+                                reason,
+                            }),
+                        });
+                    }
+                });
+            }
+        },
+    );
+    let (ok, bad) = parsed.ok_err(|r| r);
+    let (records, dups) = reject_duplicates(ok, duplicate_window, id_field);
+    (records, bad.concat(dups))
+}
+
+/// The `key` string of a JSON object line, for the reject of a line that is JSON but not a
+/// valid record.
+pub(crate) fn json_id(text: &str, key: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()?
+        .get(key)?
+        .as_str()
+        .map(str::to_string)
+}
+
 /// Route records to their owner worker by id and reject repeated ids there (every copy of an
 /// id arrives at its owner); `field` names the id in the reject's reason.
 pub(crate) fn reject_duplicates<'s, D>(

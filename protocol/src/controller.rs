@@ -433,7 +433,11 @@ fn assemble(
         }),
         plan_origin: None,
         plan,
-        base_id: item.symbolic.as_ref().map(|m| m.base_id.clone()),
+        base_id: item
+            .symbolic
+            .as_ref()
+            .map(|m| m.base_id.clone())
+            .or_else(|| item.semantic.as_ref().map(|m| m.fact_id.clone())),
         operation: item
             .symbolic
             .as_ref()

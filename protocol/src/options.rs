@@ -144,9 +144,11 @@ pub fn candidate_binding(item: &Item, seed: u64, order: OptionOrder) -> OptionBi
 /// A.5). Shuffling the canonical digits and the canonical letters a–j with the same stream
 /// applies one permutation to both, so the letter order is the image of the digit order.
 pub fn binding_unit(item: &Item) -> &str {
-    match &item.symbolic {
-        Some(m) => &m.base_id,
-        None => &item.item_id,
+    match (&item.symbolic, &item.semantic) {
+        (Some(m), _) => &m.base_id,
+        // The semantic bridge's two encodings of one fact record share their orders.
+        (None, Some(m)) => &m.fact_id,
+        (None, None) => &item.item_id,
     }
 }
 

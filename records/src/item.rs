@@ -21,7 +21,20 @@ pub enum Domain {
     /// digits 0 through 9 to letters a through j. A second mapping to etaoinshrd uses twelve
     /// fixed bases"), the second encoding of the readout panel's symbolic COPY bases (B.5).
     SymbolicEtaoin,
+    /// The semantic bridge's binary encoding (A.5, B.4): three Boolean facts of a record as a
+    /// string over 0/1 ("rendered as named fields or binary encodings").
+    SemanticBinary,
+    /// The semantic bridge's named-field encoding: the same facts as three named yes/no
+    /// fields, one character each (n/y; "Field and binary representations use different
+    /// wording and labels").
+    SemanticNamed,
 }
+
+/// The two symbols of the semantic bridge's binary encoding (false, true).
+pub const BINARY: [char; 2] = ['0', '1'];
+/// The two symbols of its named-field encoding, in the order of the bits they encode (no,
+/// yes), so that one option permutation serves both encodings.
+pub const NO_YES: [char; 2] = ['n', 'y'];
 
 /// The ten digits, in canonical order.
 pub const DIGITS: [char; 10] = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'];
@@ -38,12 +51,14 @@ impl Domain {
     /// The natural task domains of the main panels.
     pub const NATURAL: [Domain; 2] = [Domain::Arithmetic, Domain::Lexical];
 
-    pub const ALL: [Domain; 5] = [
+    pub const ALL: [Domain; 7] = [
         Domain::Arithmetic,
         Domain::Lexical,
         Domain::SymbolicDigits,
         Domain::SymbolicLetters,
         Domain::SymbolicEtaoin,
+        Domain::SemanticBinary,
+        Domain::SemanticNamed,
     ];
 
     /// The content-track alphabet (paper §3.1): ten digits or 26 lowercase letters, in
@@ -56,6 +71,8 @@ impl Domain {
             Domain::Lexical => &LETTERS,
             Domain::SymbolicLetters => &LETTERS[..10],
             Domain::SymbolicEtaoin => &ETAOIN,
+            Domain::SemanticBinary => &BINARY,
+            Domain::SemanticNamed => &NO_YES,
         }
     }
 
@@ -77,11 +94,18 @@ impl Domain {
             Domain::SymbolicDigits => "symbolic_digits",
             Domain::SymbolicLetters => "symbolic_letters",
             Domain::SymbolicEtaoin => "symbolic_etaoin",
+            Domain::SemanticBinary => "semantic_binary",
+            Domain::SemanticNamed => "semantic_named",
         }
     }
 
     pub fn parse(s: &str) -> Option<Domain> {
         Domain::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+
+    /// The semantic bridge's two encodings of Boolean fact records.
+    pub fn is_semantic(self) -> bool {
+        matches!(self, Domain::SemanticBinary | Domain::SemanticNamed)
     }
 
     /// The symbolic encodings (no natural task: the problem states the operation).
@@ -273,6 +297,20 @@ pub struct SymbolicMeta {
     pub repeated: bool,
 }
 
+/// Metadata of a semantic-bridge item: the fact record it renders and its Boolean pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SemanticMeta {
+    /// The independent unit shared by both encodings ("semantic fact record", A.1).
+    pub fact_id: String,
+    /// What the facts are about.
+    pub subject: String,
+    /// The three Boolean fields, in output order.
+    pub fields: Vec<String>,
+    /// The gold pattern in bits (`101`): the stratum of the record ("Semantic bases use gold
+    /// pattern", A.6).
+    pub pattern: String,
+}
+
 /// One benchmark item. JSON field names are the bank-file format (one object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
@@ -298,6 +336,8 @@ pub struct Item {
     pub lexical: Option<LexicalMeta>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symbolic: Option<SymbolicMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticMeta>,
 }
 
 impl Item {
@@ -353,13 +393,16 @@ mod tests {
     #[test]
     fn every_domain_round_trips_and_the_natural_ones_are_unchanged() {
         assert_eq!(Domain::NATURAL, [Domain::Arithmetic, Domain::Lexical]);
-        assert_eq!(Domain::ALL.len(), 5);
+        assert_eq!(Domain::ALL.len(), 7);
         for d in Domain::ALL {
             assert_eq!(Domain::parse(d.as_str()), Some(d));
             let json = serde_json::to_string(&d).unwrap();
             assert_eq!(json, format!("\"{}\"", d.as_str()));
             assert_eq!(serde_json::from_str::<Domain>(&json).unwrap(), d);
-            assert_eq!(d.is_symbolic(), !Domain::NATURAL.contains(&d));
+            assert_eq!(
+                d.is_symbolic() || d.is_semantic(),
+                !Domain::NATURAL.contains(&d)
+            );
         }
         assert_eq!(
             Domain::parse("symbolic_etaoin"),

@@ -4,6 +4,7 @@
 
 pub mod arm;
 pub mod coverage;
+pub mod dialogue;
 pub mod geometry;
 pub mod item;
 pub mod plan;
@@ -20,10 +21,17 @@ pub use coverage::{
     parse_case, CandidateSets, CoverageCase, CoverageCatalogue, CoverageLabel, CoverageSplit,
     Decision, DecisionSpec, NameVariant, SetKind, NONE_LABEL,
 };
+pub use dialogue::{
+    parse_dialogue, CategoricalSlot, Dialogue, DialogueArm, DialogueContract, DialogueError,
+    DialogueService, DialogueSpec, DialogueSplit, DialogueState, DialogueTurn, FieldFailure,
+    FieldTurn, Perturbation, PriorMode, SchemaValue, DONTCARE, FIELD_ORDER_SEED, INTENT_FIELD,
+    NONE_INTENT, UNSET,
+};
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{
     ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Operation,
-    Placement, Structure, SymbolicMeta, SymbolicPanel, DIGITS, ETAOIN, LETTERS,
+    Placement, SemanticMeta, Structure, SymbolicMeta, SymbolicPanel, BINARY, DIGITS, ETAOIN,
+    LETTERS, NO_YES,
 };
 pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
 pub use request::{

@@ -20,7 +20,7 @@ pub enum ItemRule {
     BadField { field: String, detail: String },
     #[error("empty item_id")]
     EmptyId,
-    #[error("unknown domain `{0}` (expected `arithmetic`, `lexical`, `symbolic_digits`, `symbolic_letters` or `symbolic_etaoin`)")]
+    #[error("unknown domain `{0}` (expected `arithmetic`, `lexical`, `symbolic_digits`, `symbolic_letters`, `symbolic_etaoin`, `semantic_binary` or `semantic_named`)")]
     UnknownDomain(String),
     #[error("empty problem")]
     EmptyProblem,

@@ -12,6 +12,7 @@
 //! | `metrics/` | [`MetricsRow`] | metric of a statistics snapshot |
 //! | `rejects/` | [`RejectRow`] | rejected input |
 //! | `decisions/` | [`DecisionRow`] | scored request of a candidate-coverage case |
+//! | `dialogue_turns/` | [`FieldTurnRow`] | field of a user turn of a dialogue run |
 //!
 //! Column names, types and meanings are documented in `SCHEMAS.md`. [`PartWriter`] buffers
 //! rows and rolls parts atomically (hidden temporary name, fsync, rename, directory fsync),
@@ -22,6 +23,7 @@
 pub mod codes;
 mod columns;
 pub mod decisions;
+pub mod dialogue;
 pub mod error;
 mod fsutil;
 pub mod manifest;
@@ -35,6 +37,7 @@ pub mod row;
 pub mod trajectories;
 
 pub use decisions::DecisionRow;
+pub use dialogue::FieldTurnRow;
 pub use error::{RowError, SinkError};
 pub use manifest::{
     file_sha256, now_ms, read_manifest, write_manifest, Manifest, SourceFile, MANIFEST_FILE,
@@ -44,9 +47,10 @@ pub use metrics::MetricsRow;
 pub use outcomes::OutcomeRow;
 pub use part::{is_part_name, parse_part_file_name, part_file_name, PartConfig, PartWriter};
 pub use read::{
-    dataset_dir, list_parts, max_snapshot, read_decisions, read_metrics, read_outcome_keys,
-    read_outcomes, read_paired_outcomes, read_part, read_rejects, read_request_answers,
-    read_requests, read_rows, read_trajectories, read_trajectory_keys, read_trajectory_records,
+    dataset_dir, list_parts, max_snapshot, read_decisions, read_field_turns, read_metrics,
+    read_outcome_keys, read_outcomes, read_paired_outcomes, read_part, read_rejects,
+    read_request_answers, read_requests, read_rows, read_trajectories, read_trajectory_keys,
+    read_trajectory_records,
 };
 pub use rejects::RejectRow;
 pub use requests::{response_from_row, RequestRow};

@@ -281,3 +281,11 @@ pub fn read_decisions(dir: &Path) -> Result<Vec<c2s_records::Decision>, SinkErro
         .map(|r| r.0)
         .collect())
 }
+
+/// Every dialogue field turn (the `dialogue_turns/` dataset).
+pub fn read_field_turns(dir: &Path) -> Result<Vec<c2s_records::FieldTurn>, SinkError> {
+    Ok(read_rows::<crate::FieldTurnRow>(dir)?
+        .into_iter()
+        .map(|r| r.0)
+        .collect())
+}

@@ -16,6 +16,8 @@
 //!   sign-flip test) of the symbolic panels.
 //! - [`counts`]: the sufficient statistics of a snapshot, updated by signed differences.
 //! - [`coverage`]: the candidate-coverage protocol's statistics.
+//! - [`dialogue`]: the dialogue-state endpoints, contrasts, retention and sign tests
+//!   (Appendix C).
 //! - [`metrics`]: `MetricRow`, `StatsConfig` and the snapshot functions.
 
 pub mod bootstrap;
@@ -23,6 +25,7 @@ pub mod calibration;
 pub mod contrasts;
 pub mod counts;
 pub mod coverage;
+pub mod dialogue;
 pub mod error;
 pub mod hypothesis;
 pub mod independence;

@@ -129,6 +129,81 @@ fn copy_reverse_panel_runs_with_the_real_model() {
     assert!(domains.contains("symbolic_digits") && domains.contains("symbolic_letters"));
 }
 
+/// The semantic bridge (A.5, B.4) on its first four fact records, both encodings: three
+/// two-option Serial decisions per output, Native over the eight patterns, the record as the
+/// unit shared by both encodings with matched option orders, and SCR per representation.
+#[test]
+fn semantic_bridge_panel_runs_with_the_real_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = smoke_config(dir.path(), "semantic-bridge", 8);
+    let run_dir = dir.path().join("run");
+    run_ok(&config, &run_dir);
+    let trajectories = read_trajectories(&run_dir.join("trajectories")).unwrap();
+    assert_eq!(trajectories.len(), 8 * 2);
+    let units: std::collections::BTreeSet<&str> = trajectories
+        .iter()
+        .filter_map(|t| t.base_id.as_deref())
+        .collect();
+    assert_eq!(units.len(), 4, "{units:?}");
+    let requests = read_requests(&run_dir.join("requests")).unwrap();
+    let mut orders: std::collections::BTreeMap<(String, u32), Vec<Vec<String>>> =
+        Default::default();
+    for r in &requests {
+        if r.arm.starts_with("Serial") {
+            assert_eq!(r.option_values.len(), 2, "three two-option decisions");
+            assert!(r.step >= 1 && r.step <= 3);
+            // The binary order mapped 0 → n, 1 → y is the named order.
+            let mapped: Vec<String> = r
+                .option_values
+                .iter()
+                .map(|v| match v.as_str() {
+                    "0" => "n".to_string(),
+                    "1" => "y".to_string(),
+                    other => other.to_string(),
+                })
+                .collect();
+            let fact = r.item_id.split('-').take(2).collect::<Vec<_>>().join("-");
+            orders.entry((fact, r.step)).or_default().push(mapped);
+        } else {
+            assert_eq!(r.option_values.len(), 8, "Native: the eight patterns");
+        }
+    }
+    for ((fact, step), o) in &orders {
+        assert!(
+            o.windows(2).all(|w| w[0] == w[1]),
+            "{fact} step {step}: {o:?}"
+        );
+    }
+    let stats = run(&["stats", &run_dir.display().to_string(), "--json"]);
+    let rows: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let domains: std::collections::BTreeSet<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["domain"].as_str())
+        .collect();
+    assert!(domains.contains("semantic_binary") && domains.contains("semantic_named"));
+    let v = contrasts_json(&run_dir);
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    assert!(cells.iter().all(|c| c["n"].as_u64() == Some(4)));
+    // The committed bank is what `choice2seq bank semantic` writes.
+    let out = run(&[
+        "bank",
+        "semantic",
+        "--out",
+        &dir.path().display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    for f in ["semantic-bridge.jsonl", "semantic-provenance.json"] {
+        assert_eq!(
+            std::fs::read(dir.path().join(f)).unwrap(),
+            std::fs::read(repo_root().join("data/banks").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
 /// The committed symbolic banks are what `choice2seq bank symbolic` writes.
 #[test]
 fn bank_symbolic_rebuilds_the_committed_banks() {

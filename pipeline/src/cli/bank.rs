@@ -1,4 +1,4 @@
-//! `choice2seq bank build | symbolic | coverage | stats | incorrect-plans`.
+//! `choice2seq bank build | symbolic | coverage | dialogue | semantic | stats | incorrect-plans`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +54,27 @@ pub enum BankCommand {
         #[arg(long, default_value_t = c2s_banks::coverage::COVERAGE_SEED)]
         seed: u64,
     },
+    /// Regenerate the frozen synthetic dialogue bank (the stand-in for Schema-Guided Dialogue,
+    /// C.1/C.2/E.4: 96 test prefixes, their perturbed copies, 12 development prefixes) and its
+    /// provenance; byte-identical for the same seed, no external source needed.
+    Dialogue {
+        /// Output directory.
+        #[arg(long, default_value = "data/banks")]
+        out: PathBuf,
+        /// Generator seed.
+        #[arg(long, default_value_t = c2s_banks::dialogue::DEFAULT_DIALOGUE_SEED)]
+        seed: u64,
+    },
+    /// Regenerate the frozen semantic-bridge bank (A.5, B.4: 128 fact records, 16 per Boolean
+    /// pattern, each as named fields and as a binary string) and its provenance.
+    Semantic {
+        /// Output directory.
+        #[arg(long, default_value = "data/banks")]
+        out: PathBuf,
+        /// Generator seed.
+        #[arg(long, default_value_t = c2s_banks::semantic::SEMANTIC_SEED)]
+        seed: u64,
+    },
     /// Print per-length counts, strata and geometry of a JSONL bank.
     Stats {
         /// Bank file (JSONL, one item per line).
@@ -100,6 +121,45 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             for (cell, n) in &provenance.counts {
                 println!("{cell}: {n}");
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        BankCommand::Dialogue { out, seed } => {
+            use c2s_banks::dialogue::{build_dialogue_bank, write_dialogue_bank};
+            let bank = build_dialogue_bank(seed)
+                .map_err(|e| anyhow::anyhow!("building the dialogue bank: {e}"))?;
+            write_dialogue_bank(&bank, &out)
+                .map_err(|e| anyhow::anyhow!("writing the dialogue bank: {e}"))?;
+            for (name, hash) in &bank.provenance.files {
+                println!("{}: sha256 {hash}", out.join(name).display());
+            }
+            println!(
+                "wrote {} test, {} perturbed, {} dev dialogues to {}",
+                bank.test.len(),
+                bank.perturbed.len(),
+                bank.dev.len(),
+                out.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        BankCommand::Semantic { out, seed } => {
+            use c2s_banks::semantic::{build_semantic_bank, SEMANTIC_FILE, SEMANTIC_PROVENANCE};
+            let bank = build_semantic_bank(seed)
+                .map_err(|e| anyhow::anyhow!("building the semantic bank: {e}"))?;
+            let jsonl = bank.to_jsonl();
+            let provenance = serde_json::to_string_pretty(&bank.provenance(&jsonl, seed))? + "\n";
+            std::fs::create_dir_all(&out)?;
+            for (name, text) in [(SEMANTIC_FILE, &jsonl), (SEMANTIC_PROVENANCE, &provenance)] {
+                let path = out.join(name);
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                println!("{}", path.display());
+            }
+            println!(
+                "wrote {} fact records, {} items to {}",
+                bank.facts.len(),
+                bank.items.len(),
+                out.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
         BankCommand::Coverage {

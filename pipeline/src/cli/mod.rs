@@ -6,6 +6,7 @@ mod bench_engine;
 mod bench_soak;
 pub mod contrasts;
 pub mod coverage;
+pub mod dialogue;
 mod model;
 mod report;
 mod run;
@@ -42,6 +43,9 @@ pub enum Command {
     /// Candidate-coverage metrics of coverage runs (decisions/): accuracy, detection, false
     /// rejection, discrimination, calibrated thresholds, subsets and precision audits.
     Coverage(coverage::CoverageArgs),
+    /// Dialogue-state endpoints of dialogue runs (dialogue_turns/): mean-turn, final and
+    /// trajectory EM, paired differences, retention, sign tests, perturbations (Appendix C).
+    Dialogue(dialogue::DialogueArgs),
     /// Write report.md and report.html with tables and figures (SVG, PNG) of a run.
     Report(report::ReportArgs),
     /// Benchmarks that print measured figures.
@@ -75,6 +79,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stats(args) => stats::execute(args),
         Command::Contrasts(args) => contrasts::execute(args),
         Command::Coverage(args) => coverage::execute(args),
+        Command::Dialogue(args) => dialogue::execute(args),
         Command::Report(args) => report::execute(args),
     }
 }

@@ -91,6 +91,18 @@ fn coverage_report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let dialogue: Vec<&PathBuf> = args
+        .run_dirs
+        .iter()
+        .filter(|d| super::dialogue::is_dialogue_run(d))
+        .collect();
+    if !dialogue.is_empty() {
+        anyhow::bail!(
+            "dialogue-state run(s) {}: their tables are printed by `choice2seq dialogue {}` (the report has no dialogue section)",
+            list(&dialogue),
+            list(&dialogue).replace(", ", " ")
+        );
+    }
     let (coverage, other): (Vec<&PathBuf>, Vec<&PathBuf>) =
         args.run_dirs.iter().partition(|d| coverage_dir(d));
     if !coverage.is_empty() && !other.is_empty() {

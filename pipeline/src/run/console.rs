@@ -136,6 +136,8 @@ pub fn summary(shared: &Shared, elapsed: f64) {
     println!("outputs (Parquet, readable while a run goes on):");
     let datasets: &[&str] = if shared.cfg.coverage.is_some() {
         &["decisions", "requests", "rejects"]
+    } else if shared.cfg.dialogue.is_some() {
+        &["dialogue_turns", "requests", "rejects"]
     } else {
         &["trajectories", "outcomes", "metrics", "requests", "rejects"]
     };
@@ -145,10 +147,13 @@ pub fn summary(shared: &Shared, elapsed: f64) {
     println!("  {dir}/manifest.json");
 }
 
-/// What the completed-unit counter counts: trajectories, or coverage decisions.
+/// What the completed-unit counter counts: trajectories, coverage decisions, or dialogue
+/// runs (a dialogue under one arm and mode).
 fn unit(shared: &Shared) -> &'static str {
     if shared.cfg.coverage.is_some() {
         "decisions"
+    } else if shared.cfg.dialogue.is_some() {
+        "dialogue runs"
     } else {
         "trajectories"
     }

@@ -35,6 +35,9 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
     if shared.cfg.coverage.is_some() {
         return super::coverage::coverage_worker_main(worker, shared);
     }
+    if shared.cfg.dialogue.is_some() {
+        return super::dialogue::dialogue_worker_main(worker, shared);
+    }
     let cfg = &shared.cfg;
     let index = worker.index();
     let service =

@@ -5,6 +5,7 @@
 mod console;
 mod coverage;
 mod dataflow;
+mod dialogue;
 pub mod engine;
 mod feed;
 mod outputs;
@@ -107,6 +108,13 @@ fn remote_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
         .collect();
     if cfg.coverage.is_some() {
         scored.push("[coverage] decisions".into());
+    }
+    if cfg
+        .dialogue
+        .as_ref()
+        .is_some_and(|d| d.contract == "scored")
+    {
+        scored.push("[dialogue] scored fields".into());
     }
     if !info.prompt_logprobs && !scored.is_empty() {
         anyhow::bail!(

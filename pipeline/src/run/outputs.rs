@@ -39,6 +39,13 @@ pub struct ResumeState {
     pub manifest: Option<Manifest>,
     /// Request ids of every recorded coverage decision (the decisions a resumed run skips).
     pub decision_ids: Arc<BTreeSet<String>>,
+    /// `(model, dialogue_id, spec label)` of every dialogue run whose latest attempt is
+    /// complete and free of engine errors: a resumed run does not write them again (every
+    /// other run is written again in full, so that a Rollout or Serial run after a failed
+    /// request is one consistent trajectory).
+    pub complete_dialogue_runs: Arc<BTreeSet<DialogueRunKey>>,
+    /// This process's start (ms since the Unix epoch): the `attempt` of the rows it writes.
+    pub attempt: u64,
     /// The statistics of what is already recorded: a resumed run's live metrics start from
     /// them, so its final snapshot equals `choice2seq stats` on the directory.
     pub stats: StatsSeed,
@@ -48,7 +55,10 @@ impl ResumeState {
     pub fn load(run_dir: &Path) -> anyhow::Result<ResumeState> {
         let manifest = read_manifest(run_dir)?;
         if manifest.is_none() {
-            return Ok(ResumeState::default());
+            return Ok(ResumeState {
+                attempt: c2s_sinks::now_ms(),
+                ..ResumeState::default()
+            });
         }
         let answers = read_request_answers(&run_dir.join("requests"))?
             .into_iter()
@@ -104,6 +114,10 @@ impl ResumeState {
                     .map(|d| d.request_id)
                     .collect(),
             ),
+            complete_dialogue_runs: Arc::new(crate::cli::dialogue::complete_runs(
+                &c2s_sinks::read_field_turns(&run_dir.join("dialogue_turns"))?,
+            )),
+            attempt: c2s_sinks::now_ms(),
             next_snapshot: c2s_sinks::max_snapshot(&run_dir.join("metrics"))?
                 .map(|s| s + 1)
                 .unwrap_or(0),
@@ -169,6 +183,13 @@ pub fn write_manifest_for(
         if provenance.exists() {
             m.sources
                 .push(SourceFile::hash("coverage bank provenance", provenance)?);
+        }
+    }
+    if cfg.dialogue.is_some() {
+        let provenance = Path::new("data/banks/dialogue-provenance.json");
+        if provenance.exists() {
+            m.sources
+                .push(SourceFile::hash("dialogue bank provenance", provenance)?);
         }
     }
     let provenance = Path::new("data/banks/provenance.json");
@@ -479,6 +500,29 @@ pub fn decision_sink(
     open(run_dir, worker, cfg, move |d: c2s_records::Decision| {
         (!done.contains(&d.request_id)).then_some(c2s_sinks::DecisionRow(d))
     })
+}
+
+/// What identifies a dialogue run (a dialogue under one spec) across a resume.
+pub type DialogueRunKey = (String, String, String);
+
+pub fn field_turn_sink(
+    run_dir: &Path,
+    worker: usize,
+    cfg: &RunConfig,
+    resume: &ResumeState,
+) -> anyhow::Result<DatasetSink<c2s_records::FieldTurn, c2s_sinks::FieldTurnRow>> {
+    let done = resume.complete_dialogue_runs.clone();
+    let attempt = resume.attempt;
+    open(
+        run_dir,
+        worker,
+        cfg,
+        move |mut t: c2s_records::FieldTurn| {
+            let key = (t.model.clone(), t.dialogue_id.clone(), t.spec.label());
+            t.attempt = attempt;
+            (!done.contains(&key)).then_some(c2s_sinks::FieldTurnRow(t))
+        },
+    )
 }
 
 pub fn metric_sink(

@@ -1,0 +1,1405 @@
+//! Dialogue-state statistics (paper §3.3, Appendix C; Tables C1–C5, Figures 8–9) from
+//! `dialogue_turns/` rows ([`FieldTurn`]: one per field × user turn × dialogue × spec × model).
+//!
+//! # Populations
+//!
+//! Rows are grouped by (model, [`DialogueSpec`]). The *primary population* of a group is its
+//! test-split, unperturbed dialogues (`split == Test`, `perturbation == None`): every endpoint,
+//! contrast, retention and sign test uses it. Development rows enter nothing ("Twelve
+//! development prefixes are disjoint by split, identifier and content", C.1) and are only
+//! counted ([`DialogueSummary::excluded_dev_rows`]). Perturbed test copies are compared with
+//! their base dialogue separately ([`PerturbationRow`], [`PerturbationSummary`]) and enter the
+//! model's request totals ([`ModelResponses`], C.1's "Each model has 1,924 logical requests
+//! including perturbations and 1,800 physical responses"; ours pool every arm and mode a run
+//! holds, so they are not comparable with that count).
+//!
+//! # Endpoints (per model and spec)
+//!
+//! A *turn* is correct when every field row of that turn is correct (joint state EM). Per
+//! dialogue: mean-turn EM = correct turns / turns; final EM = the last turn is correct;
+//! trajectory EM = every turn is correct; mean field EM = correct field turns / field turns.
+//! Each endpoint is then averaged across dialogues, so every dialogue weighs the same
+//! whatever its length: "The primary end-point averages joint state turn EM within dialogue,
+//! then across dialogues" (C.2); "Mean-turn EM weights dialogues equally. Trajectory and
+//! final EM score complete prefixes and terminal states" (C.1). A row's recorded `correct` is
+//! used as is: a failed field ("invalid JSON, extra keys, illegal values and truncation
+//! fail", C.2) is wrong in EM. A dialogue run is *scored* only when it is complete (every
+//! turn 1..=turns, each with the same fields) and no request of it failed in the engine: an
+//! engine failure is a missing answer, never a model answer, and a run read while it goes on
+//! has no terminal state yet. Left-out runs are counted
+//! ([`SpecCounts::incomplete_dialogues`], [`SpecCounts::engine_error_dialogues`]) and enter
+//! no endpoint, contrast, retention or test; their requests still count in calls, tokens and
+//! format validity.
+//!
+//! Counts ([`SpecCounts`], Table C5): calls = distinct `request_id`; input tokens = Σ
+//! `prompt_tokens` over rows (Joint records them on a turn's first field only); physical
+//! responses = distinct `prompt_key`. A logical request is *missing* when one of its rows
+//! has [`FieldFailure::EngineError`] (the engine failed; never a model answer), *invalid*
+//! when otherwise some row has a failure, else *valid*; valid format = valid / (valid +
+//! invalid), missing requests left out of the denominator and counted separately.
+//!
+//! Recoveries ([`Recoveries`], Table C3): a failed trajectory has a wrong turn; it shows *any
+//! recovery* when a turn after its first wrong turn is correct, and a *final recovery* when
+//! its final turn is correct.
+//!
+//! # State retention (C.2, Table C5)
+//!
+//! "State retention is dialogue-weighted local/Joint jointly-correct mass divided by
+//! Joint-correct mass, distinct from character SCR. Conditional denominators are redrawn."
+//! For a local arm (Independent, Serial) against Joint of the same mode and contract, on the
+//! dialogues both ran, turns paired by turn number: with n_d paired turns, a_d turns correct
+//! in both and b_d turns Joint-correct, retention = Σ_d a_d/n_d ÷ Σ_d b_d/n_d, with the raw
+//! turn counts Σa_d / Σb_d ("Retained turns 423/429"). Every bootstrap draw recomputes both
+//! sums on its resample; a draw with no Joint-correct mass is dropped and counted.
+//!
+//! # Bootstrap (dialogues and response components)
+//!
+//! "Identical wire inputs share 124 rows. Six rows connect separate dialogues into 94
+//! response-sharing components. Bootstrap either resamples complete dialogues or these
+//! components, retaining the scores for receiving dialogues" (C.1). Every [`Stat`] carries
+//! both percentile intervals:
+//! - *dialogue*: n dialogues drawn with replacement;
+//! - *component*: the model's test rows are joined by union–find on `prompt_key` over base
+//!   dialogue ids (a perturbed copy belongs to its base: "Comparisons preserve dialogue
+//!   clusters and shared responses across arms", C.2), across every spec of the model; the
+//!   components holding the statistic's dialogues are drawn with replacement, each drawn
+//!   component contributing every one of its dialogues with its own scores.
+//!
+//! A statistic is a ratio of dialogue sums, Σ w_d x_d ÷ Σ w_d y_d (y_d = 1 for endpoints and
+//! contrasts), recomputed per draw with the drawn multiplicities w_d. Draws come from the
+//! crate's seeded engine, [`crate::bootstrap::bootstrap_per_item`], with one stratum whose
+//! codes are the units (one item each, in id order): each draw picks n unit indices uniformly
+//! with replacement (Lemire's multiply-and-reject), draw `d` from the generator
+//! `ChaCha8Rng::seed_from_u64(seed)` on stream `d`. Results do not depend on threads, and two
+//! groups with the same number of units see the same resamples. (The per-item path costs n
+//! 32-bit draws per resample; the multinomial path would cost n binomials for n one-item
+//! codes.)
+//! Intervals are type-7 percentiles. The paper gives no dialogue draw count; the default is
+//! the crate's [`DEFAULT_DRAWS`] (9,999). The seed defaults to [`DIALOGUE_SEED`] = 20261008
+//! (`choice2seq dialogue` passes the run's `[stats]` seed instead),
+//! the seed the paper states for its 99,999-draw bootstrap next to these tables ("boot-
+//! strap draws with seed 20261008", D.1); C gives no dialogue seed of its own. "Final-state
+//! and trajectory intervals are descriptive" (C.2): they carry no test.
+//!
+//! # Paired contrasts
+//!
+//! Over the dialogues both specs ran (paired by `dialogue_id`), the per-dialogue difference
+//! compared − reference of each endpoint, averaged across dialogues, with paired-dialogue and
+//! response-component intervals (each draw resamples dialogues or components once and takes
+//! both sides from that resample): Oracle − Rollout per arm and contract (Table C2: "Oracle
+//! minus Rollout (percentage points), with paired-dialogue and response-component 95%
+//! intervals"), and Serial − Joint, Independent − Joint per mode and contract (Figure 9).
+//! Values are fractions in [0, 1] (differences in [−1, 1]) as everywhere in this crate;
+//! printing multiplies by 100 (percent, percentage points).
+//!
+//! # Sign tests
+//!
+//! "Two Serial-minus-Joint sign tests share Holm correction (99,999 draws, plus-one
+//! correction)" (C.2). Reading: a paired sign-flip randomization test of the per-dialogue
+//! differences of mean-turn EM (the primary endpoint), statistic T = mean difference: each
+//! draw flips the sign of every difference independently with probability ½; a draw is
+//! extreme when |T*| ≥ |T_obs| − ε (ε = [`TIE_TOLERANCE`] · (1 + Σ|d_i|/n), for float ties);
+//! p = (1 + #extreme)/(1 + B) with B = 99,999 by default. One test per model and contract for
+//! each [`SignTestSpec`] of the options (default: Serial − Joint under HistoryRecompute, the
+//! matched construction of C.2 with "the same visible history and schema"); Holm corrects
+//! across all tests generated, over every model (two models → two tests, as in the paper).
+//! The exact sign-flip p-value ([`crate::contrasts::sign_flip_p`]) is reported beside it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use c2s_records::dialogue::{
+    DialogueArm, DialogueContract, DialogueSpec, DialogueSplit, FieldFailure, FieldTurn,
+    Perturbation, PriorMode,
+};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::bootstrap::{
+    bootstrap_per_item, BootstrapConfig, StatDraws, StratifiedSample, DEFAULT_DRAWS,
+};
+use crate::contrasts::{sign_flip_p, UnitCounts};
+use crate::error::StatsError;
+use crate::hypothesis::holm;
+use crate::intervals::{check_level, Interval, DEFAULT_LEVEL};
+
+/// Default bootstrap seed of the dialogue statistics (see the module docs).
+pub const DIALOGUE_SEED: u64 = 20_261_008;
+/// Draws of the sign tests: "99,999 draws, plus-one correction" (C.2).
+pub const SIGN_TEST_DRAWS: u32 = 99_999;
+/// Relative tolerance for ties of the sign-flip statistic.
+pub const TIE_TOLERANCE: f64 = 1e-9;
+
+/// One family member of the sign tests: `compared − reference` arms under `mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SignTestSpec {
+    pub compared: DialogueArm,
+    pub reference: DialogueArm,
+    pub mode: PriorMode,
+}
+
+impl SignTestSpec {
+    /// The paper's test: Serial − Joint under HistoryRecompute.
+    pub const SERIAL_MINUS_JOINT: SignTestSpec = SignTestSpec {
+        compared: DialogueArm::Serial,
+        reference: DialogueArm::Joint,
+        mode: PriorMode::HistoryRecompute,
+    };
+}
+
+/// Settings of [`summarize_dialogues`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DialogueStatsOptions {
+    /// Bootstrap draws (default [`DEFAULT_DRAWS`] = 9,999).
+    pub draws: u32,
+    /// Seed of the bootstraps and the sign tests (default [`DIALOGUE_SEED`]).
+    pub seed: u64,
+    /// Two-sided interval level (default 0.95).
+    pub level: f64,
+    /// Bootstrap threads; 0 = one per core. Never changes a result.
+    pub threads: usize,
+    /// Sign-flip draws (default [`SIGN_TEST_DRAWS`] = 99,999).
+    pub sign_draws: u32,
+    /// The tests of the Holm family, each run per model and contract.
+    pub sign_tests: Vec<SignTestSpec>,
+}
+
+impl Default for DialogueStatsOptions {
+    fn default() -> Self {
+        DialogueStatsOptions {
+            draws: DEFAULT_DRAWS,
+            seed: DIALOGUE_SEED,
+            level: DEFAULT_LEVEL,
+            threads: 0,
+            sign_draws: SIGN_TEST_DRAWS,
+            sign_tests: vec![SignTestSpec::SERIAL_MINUS_JOINT],
+        }
+    }
+}
+
+/// One user turn of a dialogue run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnScore {
+    /// One-based user turn.
+    pub turn: u32,
+    pub fields: u32,
+    pub correct_fields: u32,
+    /// Every field of the turn is correct.
+    pub correct: bool,
+}
+
+/// One dialogue run of one model and spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DialogueScore {
+    pub model: String,
+    pub spec: DialogueSpec,
+    pub dialogue_id: String,
+    pub base_dialogue_id: String,
+    pub perturbation: Option<Perturbation>,
+    pub split: DialogueSplit,
+    pub service: String,
+    /// User turns the rows declare (`FieldTurn::turns`).
+    pub declared_turns: u32,
+    /// Observed turns, ascending.
+    pub turns: Vec<TurnScore>,
+    /// Rows whose request failed in the engine ([`FieldFailure::EngineError`]).
+    #[serde(default)]
+    pub engine_errors: u32,
+}
+
+impl DialogueScore {
+    /// Test split and unperturbed.
+    pub fn is_primary(&self) -> bool {
+        self.split == DialogueSplit::Test && self.perturbation.is_none()
+    }
+
+    /// The observed turns are exactly 1..=declared_turns, each with the same fields.
+    pub fn is_complete(&self) -> bool {
+        self.turns.len() == self.declared_turns as usize
+            && self
+                .turns
+                .iter()
+                .enumerate()
+                .all(|(i, t)| t.turn as usize == i + 1 && t.fields == self.turns[0].fields)
+    }
+
+    /// Complete and without engine failures: the runs every endpoint uses.
+    pub fn is_scored(&self) -> bool {
+        self.is_complete() && self.engine_errors == 0
+    }
+
+    pub fn correct_turns(&self) -> u32 {
+        self.turns.iter().filter(|t| t.correct).count() as u32
+    }
+
+    /// Correct turns / turns.
+    pub fn mean_turn(&self) -> f64 {
+        f64::from(self.correct_turns()) / self.turns.len().max(1) as f64
+    }
+
+    /// The last observed turn is correct.
+    pub fn final_correct(&self) -> bool {
+        self.turns.last().is_some_and(|t| t.correct)
+    }
+
+    /// Every turn is correct.
+    pub fn trajectory_correct(&self) -> bool {
+        !self.turns.is_empty() && self.turns.iter().all(|t| t.correct)
+    }
+
+    /// Correct field turns / field turns.
+    pub fn mean_field(&self) -> f64 {
+        let (c, n) = self.turns.iter().fold((0u64, 0u64), |(c, n), t| {
+            (c + u64::from(t.correct_fields), n + u64::from(t.fields))
+        });
+        c as f64 / n.max(1) as f64
+    }
+
+    pub fn field_turns(&self) -> u64 {
+        self.turns.iter().map(|t| u64::from(t.fields)).sum()
+    }
+
+    /// Some turn is wrong.
+    pub fn failed(&self) -> bool {
+        self.turns.iter().any(|t| !t.correct)
+    }
+
+    /// A turn after the first wrong turn is correct.
+    pub fn any_recovery(&self) -> bool {
+        match self.turns.iter().position(|t| !t.correct) {
+            Some(first) => self.turns[first + 1..].iter().any(|t| t.correct),
+            None => false,
+        }
+    }
+
+    /// The trajectory failed but its final turn is correct.
+    pub fn final_recovery(&self) -> bool {
+        self.failed() && self.final_correct()
+    }
+}
+
+/// Scores every dialogue run of `rows`, sorted by (model, spec, dialogue id). A repeated
+/// (model, spec, dialogue, turn, field) is an error.
+pub fn score_dialogues(rows: &[FieldTurn]) -> Result<Vec<DialogueScore>, StatsError> {
+    type Key<'a> = (&'a str, DialogueSpec, &'a str);
+    let mut runs: BTreeMap<Key<'_>, (&FieldTurn, BTreeMap<u32, TurnScore>, u32)> = BTreeMap::new();
+    let mut seen: BTreeSet<(Key<'_>, u32, &str)> = BTreeSet::new();
+    for r in rows {
+        let key = (r.model.as_str(), r.spec, r.dialogue_id.as_str());
+        if !seen.insert((key, r.turn, r.field.as_str())) {
+            return Err(StatsError::DuplicateItem {
+                group: format!("{} {}", r.model, r.spec.label()),
+                item_id: format!("{} turn {} field {}", r.dialogue_id, r.turn, r.field),
+            });
+        }
+        let (_, turns, errors) = runs.entry(key).or_insert_with(|| (r, BTreeMap::new(), 0));
+        *errors += u32::from(r.failure == Some(FieldFailure::EngineError));
+        let t = turns.entry(r.turn).or_insert(TurnScore {
+            turn: r.turn,
+            fields: 0,
+            correct_fields: 0,
+            correct: true,
+        });
+        t.fields += 1;
+        t.correct_fields += u32::from(r.correct);
+        t.correct &= r.correct;
+    }
+    Ok(runs
+        .into_iter()
+        .map(
+            |((model, spec, id), (first, turns, errors))| DialogueScore {
+                model: model.to_string(),
+                spec,
+                dialogue_id: id.to_string(),
+                base_dialogue_id: first.base_dialogue_id.clone(),
+                perturbation: first.perturbation,
+                split: first.split,
+                service: first.service.clone(),
+                declared_turns: first.turns,
+                turns: turns.into_values().collect(),
+                engine_errors: errors,
+            },
+        )
+        .collect())
+}
+
+/// Response-sharing components of one model's rows: base dialogues joined when their rows
+/// share a `prompt_key`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResponseComponents {
+    /// Base dialogue id → component index; components are numbered in the order of their
+    /// smallest base dialogue id.
+    pub component_of: BTreeMap<String, usize>,
+    pub components: usize,
+    /// Logical requests whose `prompt_key` is also used by a request of another base
+    /// dialogue, not counting the requests of the first (smallest id) base dialogue using
+    /// it: the "rows \[that\] connect separate dialogues" (C.1), the receiving side.
+    pub receiving_requests: u64,
+}
+
+/// Union–find over the base dialogue ids of `rows` (pass one model's rows), joining two base
+/// dialogues when any of their rows share a `prompt_key`.
+pub fn response_components<'a, I>(rows: I) -> ResponseComponents
+where
+    I: IntoIterator<Item = &'a FieldTurn>,
+{
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut by_key: BTreeMap<&str, BTreeMap<&str, BTreeSet<&str>>> = BTreeMap::new();
+    for r in rows {
+        index.insert(r.base_dialogue_id.as_str(), 0);
+        by_key
+            .entry(r.prompt_key.as_str())
+            .or_default()
+            .entry(r.base_dialogue_id.as_str())
+            .or_default()
+            .insert(r.request_id.as_str());
+    }
+    // Nodes in id order.
+    for (i, v) in index.values_mut().enumerate() {
+        *v = i;
+    }
+    let mut parent: Vec<usize> = (0..index.len()).collect();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut receiving = 0u64;
+    for bases in by_key.values() {
+        let mut it = bases.iter();
+        let Some((first, _)) = it.next() else {
+            continue;
+        };
+        let a = index[first];
+        for (base, requests) in it {
+            receiving += requests.len() as u64;
+            let (ra, rb) = (find(&mut parent, a), find(&mut parent, index[base]));
+            if ra != rb {
+                // The smaller root stays the root: components keep their smallest id.
+                let (lo, hi) = (ra.min(rb), ra.max(rb));
+                parent[hi] = lo;
+            }
+        }
+    }
+    let mut numbering: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut component_of = BTreeMap::new();
+    for (id, &i) in &index {
+        let root = find(&mut parent, i);
+        let next = numbering.len();
+        let c = *numbering.entry(root).or_insert(next);
+        component_of.insert(id.to_string(), c);
+    }
+    ResponseComponents {
+        components: numbering.len(),
+        component_of,
+        receiving_requests: receiving,
+    }
+}
+
+/// A statistic with its dialogue and response-component bootstrap percentile intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stat {
+    /// On the observed dialogues; `None` when undefined (no dialogue, no denominator).
+    pub value: Option<f64>,
+    pub dialogue_ci: Option<Interval>,
+    pub component_ci: Option<Interval>,
+    /// Draws dropped because the statistic was undefined in them.
+    pub dialogue_dropped: u32,
+    pub component_dropped: u32,
+}
+
+/// Request counts of one model and spec over its primary population (Table C5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecCounts {
+    pub dialogues: u64,
+    pub user_turns: u64,
+    pub field_turns: u64,
+    /// Dialogues whose observed turns are not exactly 1..=declared turns.
+    pub incomplete_dialogues: u64,
+    /// Runs left out because a request failed in the engine (asked again on resume).
+    #[serde(default)]
+    pub engine_error_dialogues: u64,
+    /// Logical requests: distinct `request_id`.
+    pub calls: u64,
+    /// Σ `prompt_tokens`.
+    pub input_tokens: u64,
+    /// Distinct `prompt_key`.
+    pub physical_responses: u64,
+    pub valid_requests: u64,
+    pub invalid_requests: u64,
+    /// Requests with an engine error: neither valid nor invalid.
+    pub missing_requests: u64,
+    /// valid / (valid + invalid); `None` without such a request.
+    pub valid_format: Option<f64>,
+    /// Requests with at least one row of each failure kind (engine errors included).
+    pub failures: BTreeMap<String, u64>,
+}
+
+/// Table C3's counts over the primary dialogues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recoveries {
+    pub dialogues: u64,
+    /// Trajectories with a wrong turn.
+    pub failed: u64,
+    /// Failed trajectories with a correct turn after their first wrong turn.
+    pub any_recovery: u64,
+    /// Failed trajectories whose final turn is correct.
+    pub final_recovery: u64,
+}
+
+/// The endpoints of one model and spec (Tables C1, C3, C4, C5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecSummary {
+    pub model: String,
+    pub spec: DialogueSpec,
+    /// `spec.label()`.
+    pub label: String,
+    pub counts: SpecCounts,
+    /// Response-sharing components holding the spec's dialogues.
+    pub components: u64,
+    pub mean_turn: Stat,
+    pub final_state: Stat,
+    pub trajectory: Stat,
+    pub mean_field: Stat,
+    pub recoveries: Recoveries,
+}
+
+/// One endpoint of a paired contrast: side means and the difference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedEndpoint {
+    pub compared: Option<f64>,
+    pub reference: Option<f64>,
+    /// Mean per-dialogue difference compared − reference.
+    pub difference: Stat,
+}
+
+/// Which contrast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContrastKind {
+    /// Per arm and contract (Table C2, Figure 8).
+    OracleMinusRollout,
+    /// Per mode and contract (Figure 9).
+    SerialMinusJoint,
+    /// Per mode and contract (Figure 9).
+    IndependentMinusJoint,
+}
+
+impl ContrastKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContrastKind::OracleMinusRollout => "oracle-rollout",
+            ContrastKind::SerialMinusJoint => "serial-joint",
+            ContrastKind::IndependentMinusJoint => "independent-joint",
+        }
+    }
+}
+
+/// A paired contrast over the dialogues both specs ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DialogueContrast {
+    pub model: String,
+    pub kind: ContrastKind,
+    pub compared: DialogueSpec,
+    pub reference: DialogueSpec,
+    /// Dialogues in both specs.
+    pub dialogues: u64,
+    /// Dialogues in only one of them (left out).
+    pub unpaired_dialogues: u64,
+    pub components: u64,
+    pub trajectory: PairedEndpoint,
+    pub mean_turn: PairedEndpoint,
+    pub final_state: PairedEndpoint,
+    pub mean_field: PairedEndpoint,
+}
+
+/// State retention of a local arm against Joint (Table C5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetentionRow {
+    pub model: String,
+    pub local: DialogueSpec,
+    pub joint: DialogueSpec,
+    pub dialogues: u64,
+    pub components: u64,
+    /// Σ a_d: turns correct in both arms.
+    pub retained_turns: u64,
+    /// Σ b_d: Joint-correct turns.
+    pub joint_correct_turns: u64,
+    /// Σ a_d/n_d ÷ Σ b_d/n_d, denominators redrawn in every draw.
+    pub retention: Stat,
+}
+
+/// A sign-flip randomization test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SignFlip {
+    /// Differences tested.
+    pub n: u64,
+    /// Nonzero differences.
+    pub nonzero: u64,
+    /// Mean difference (the statistic); `None` for no difference.
+    pub mean_difference: Option<f64>,
+    pub draws: u32,
+    /// Draws with |T*| ≥ |T_obs| − ε.
+    pub extreme: u64,
+    /// (1 + extreme) / (1 + draws).
+    pub p_value: f64,
+}
+
+/// One sign test of the family, with its Holm-adjusted p-value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignTestRow {
+    pub model: String,
+    pub compared: DialogueSpec,
+    pub reference: DialogueSpec,
+    /// Paired dialogues (the differences tested are their mean-turn EM differences).
+    pub dialogues: u64,
+    pub test: SignFlip,
+    /// The exact two-sided sign-flip p-value, where the enumeration is small enough.
+    pub p_exact: Option<f64>,
+    /// Holm over every row of [`DialogueSummary::sign_tests`].
+    pub p_holm: f64,
+    pub family_size: u64,
+}
+
+/// One perturbed dialogue run against its base dialogue under the same model and spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerturbationRow {
+    pub model: String,
+    pub spec: DialogueSpec,
+    pub dialogue_id: String,
+    pub base_dialogue_id: String,
+    pub kind: Perturbation,
+    /// Turns observed in both (paired by turn number).
+    pub turns: u64,
+    /// Paired turns whose correctness equals the base's.
+    pub agreeing_turns: u64,
+    pub agreement: Option<f64>,
+    pub base_mean_turn: f64,
+    pub perturbed_mean_turn: f64,
+}
+
+/// Perturbed runs per model, spec and kind; means weigh dialogues equally.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerturbationSummary {
+    pub model: String,
+    pub spec: DialogueSpec,
+    pub kind: Perturbation,
+    pub dialogues: u64,
+    pub turns: u64,
+    pub agreeing_turns: u64,
+    /// Mean of the per-dialogue agreement.
+    pub agreement: Option<f64>,
+    pub base_mean_turn: f64,
+    pub perturbed_mean_turn: f64,
+}
+
+/// Request totals of one model over its test rows (every spec, perturbations included; C.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponses {
+    pub model: String,
+    /// Distinct `request_id`.
+    pub logical_requests: u64,
+    /// Distinct `prompt_key`.
+    pub physical_responses: u64,
+    /// Requests sent (distinct `(request_id, prompt_key)`: a scored Joint request sends one
+    /// per field) minus distinct `prompt_key`: requests answered by a response another
+    /// request also has ("identical wire inputs share 124 rows").
+    pub shared_requests: u64,
+    /// See [`ResponseComponents::receiving_requests`].
+    pub receiving_requests: u64,
+    /// Unperturbed test dialogues of the model (over every spec).
+    pub primary_dialogues: u64,
+    /// Response-sharing components of those dialogues.
+    pub components: u64,
+    /// Perturbed test dialogue copies.
+    pub perturbed_dialogues: u64,
+}
+
+/// Everything of Appendix C's tables, deterministic for the options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DialogueSummary {
+    pub options: DialogueStatsOptions,
+    pub excluded_dev_rows: u64,
+    pub models: Vec<ModelResponses>,
+    /// Sorted by model, then spec.
+    pub specs: Vec<SpecSummary>,
+    pub contrasts: Vec<DialogueContrast>,
+    pub retention: Vec<RetentionRow>,
+    pub sign_tests: Vec<SignTestRow>,
+    pub perturbations: Vec<PerturbationRow>,
+    pub perturbation_summary: Vec<PerturbationSummary>,
+    /// Unperturbed test runs left out of every endpoint, per model and spec (also those of a
+    /// spec with no scored run at all).
+    pub left_out: Vec<LeftOutRuns>,
+}
+
+/// Runs of one model and spec that no endpoint uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeftOutRuns {
+    pub model: String,
+    pub spec: DialogueSpec,
+    /// Not every turn (and field) is recorded: an interrupted or running run.
+    pub incomplete: u64,
+    /// A request failed in the engine.
+    pub engine_errors: u64,
+}
+
+/// A paired sign-flip randomization test of `differences` (two-sided, statistic = mean):
+/// `draws` draws from `ChaCha8Rng::seed_from_u64(seed)`, each flipping every nonzero
+/// difference's sign by one bit of `next_u64` (64 differences per word, in order); a draw is
+/// extreme when |T*| ≥ |T_obs| − ε with ε = [`TIE_TOLERANCE`]·(1 + Σ|d_i|/n); p = (1 +
+/// extreme)/(1 + draws). All differences zero gives p = 1.
+pub fn sign_flip_test(differences: &[f64], draws: u32, seed: u64) -> Result<SignFlip, StatsError> {
+    if draws == 0 {
+        return Err(StatsError::ZeroDraws);
+    }
+    if let Some(&bad) = differences.iter().find(|d| !d.is_finite()) {
+        return Err(StatsError::NonFiniteScore(bad));
+    }
+    let n = differences.len();
+    let d: Vec<f64> = differences.iter().copied().filter(|&x| x != 0.0).collect();
+    let scale = n.max(1) as f64;
+    let observed = d.iter().sum::<f64>().abs() / scale;
+    let eps = TIE_TOLERANCE * (1.0 + d.iter().map(|x| x.abs()).sum::<f64>() / scale);
+    let threshold = observed - eps;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut extreme = 0u64;
+    for _ in 0..draws {
+        let mut t = 0.0;
+        let mut bits = 0u64;
+        for (i, &x) in d.iter().enumerate() {
+            if i % 64 == 0 {
+                bits = rng.next_u64();
+            }
+            t += if (bits >> (i % 64)) & 1 == 1 { x } else { -x };
+        }
+        if (t / scale).abs() >= threshold {
+            extreme += 1;
+        }
+    }
+    Ok(SignFlip {
+        n: n as u64,
+        nonzero: d.len() as u64,
+        mean_difference: (n > 0).then(|| differences.iter().sum::<f64>() / scale),
+        draws,
+        extreme,
+        p_value: (1 + extreme) as f64 / (1.0 + f64::from(draws)),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// The bootstrap of ratios of dialogue sums.
+
+/// Per-dialogue numerator and denominator of one statistic Σ w x / Σ w y.
+struct Series {
+    num: Vec<f64>,
+    den: Vec<f64>,
+}
+
+impl Series {
+    fn mean(num: Vec<f64>) -> Series {
+        let den = vec![1.0; num.len()];
+        Series { num, den }
+    }
+}
+
+/// Draws of `n_stats` statistics over `units` resampled with replacement (per-item path of
+/// the crate's engine, one stratum, one item per code); `stat` gets each unit's multiplicity.
+fn resample_units<F>(
+    units: usize,
+    cfg: &BootstrapConfig,
+    n_stats: usize,
+    stat: F,
+) -> Result<Vec<StatDraws>, StatsError>
+where
+    F: Fn(&[u32], &mut [Option<f64>]) + Sync,
+{
+    if units == 0 {
+        return Ok(vec![
+            StatDraws {
+                observed: None,
+                values: Vec::new(),
+                dropped: 0,
+            };
+            n_stats
+        ]);
+    }
+    let sample = StratifiedSample::from_counts(units, [(0u32, vec![1u64; units])])?;
+    bootstrap_per_item(&sample, cfg, n_stats, |counts, out| {
+        stat(counts.stratum(0), out)
+    })
+}
+
+/// The dialogues' component indices, renumbered densely; returns (index per dialogue, count).
+fn local_components(ids: &[&str], components: &ResponseComponents) -> (Vec<usize>, usize) {
+    let mut dense: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        // A dialogue without rows in the component map (cannot happen for scored dialogues)
+        // forms its own component.
+        let c = components
+            .component_of
+            .get(*id)
+            .copied()
+            .unwrap_or(usize::MAX - out.len());
+        let next = dense.len();
+        out.push(*dense.entry(c).or_insert(next));
+    }
+    (out, dense.len())
+}
+
+/// Dialogue and component bootstraps of several ratio statistics over the same dialogues.
+fn ratio_stats(
+    series: &[Series],
+    component: &[usize],
+    n_components: usize,
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<Vec<Stat>, StatsError> {
+    let n = component.len();
+    let eval = |weight: &dyn Fn(usize) -> u32, out: &mut [Option<f64>]| {
+        for (s, o) in series.iter().zip(out.iter_mut()) {
+            let (mut a, mut b) = (0.0, 0.0);
+            for d in 0..n {
+                let w = weight(d);
+                if w > 0 {
+                    a += f64::from(w) * s.num[d];
+                    b += f64::from(w) * s.den[d];
+                }
+            }
+            *o = (b > 0.0).then(|| a / b);
+        }
+    };
+    let by_dialogue = resample_units(n, cfg, series.len(), |w, out| eval(&|d| w[d], out))?;
+    let by_component = resample_units(n_components, cfg, series.len(), |w, out| {
+        eval(&|d| w[component[d]], out)
+    })?;
+    Ok(by_dialogue
+        .iter()
+        .zip(&by_component)
+        .map(|(d, c)| Stat {
+            value: d.observed,
+            dialogue_ci: d.interval(level),
+            component_ci: c.interval(level),
+            dialogue_dropped: d.dropped,
+            component_dropped: c.dropped,
+        })
+        .collect())
+}
+
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (s, n) = values
+        .into_iter()
+        .fold((0.0, 0u64), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| s / n as f64)
+}
+
+fn bit(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The summary.
+
+type Runs<'a> = BTreeMap<&'a str, &'a DialogueScore>;
+
+fn spec_counts(rows: &[&FieldTurn], runs: &Runs<'_>) -> SpecCounts {
+    #[derive(Default)]
+    struct Req {
+        engine: bool,
+        failed: bool,
+    }
+    let mut requests: BTreeMap<&str, Req> = BTreeMap::new();
+    let mut failures: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    let mut keys: BTreeSet<&str> = BTreeSet::new();
+    let mut tokens = 0u64;
+    for r in rows {
+        let q = requests.entry(r.request_id.as_str()).or_default();
+        if let Some(f) = r.failure {
+            if f == FieldFailure::EngineError {
+                q.engine = true;
+            } else {
+                q.failed = true;
+            }
+            failures
+                .entry(f.as_str().to_string())
+                .or_default()
+                .insert(r.request_id.as_str());
+        }
+        keys.insert(r.prompt_key.as_str());
+        tokens += u64::from(r.prompt_tokens);
+    }
+    let missing = requests.values().filter(|q| q.engine).count() as u64;
+    let invalid = requests.values().filter(|q| !q.engine && q.failed).count() as u64;
+    let valid = requests.len() as u64 - missing - invalid;
+    SpecCounts {
+        dialogues: runs.len() as u64,
+        user_turns: runs.values().map(|s| s.turns.len() as u64).sum(),
+        field_turns: runs.values().map(|s| s.field_turns()).sum(),
+        incomplete_dialogues: 0,
+        engine_error_dialogues: 0,
+        calls: requests.len() as u64,
+        input_tokens: tokens,
+        physical_responses: keys.len() as u64,
+        valid_requests: valid,
+        invalid_requests: invalid,
+        missing_requests: missing,
+        valid_format: (valid + invalid > 0).then(|| valid as f64 / (valid + invalid) as f64),
+        failures: failures
+            .into_iter()
+            .map(|(k, v)| (k, v.len() as u64))
+            .collect(),
+    }
+}
+
+/// The four endpoints of each dialogue, in the order trajectory, mean turn, final, field.
+fn endpoint_values(s: &DialogueScore) -> [f64; 4] {
+    [
+        bit(s.trajectory_correct()),
+        s.mean_turn(),
+        bit(s.final_correct()),
+        s.mean_field(),
+    ]
+}
+
+fn spec_summary(
+    model: &str,
+    spec: DialogueSpec,
+    rows: &[&FieldTurn],
+    runs: &Runs<'_>,
+    components: &ResponseComponents,
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<SpecSummary, StatsError> {
+    let ids: Vec<&str> = runs.keys().copied().collect();
+    let (component, n_components) = local_components(&ids, components);
+    let values: Vec<[f64; 4]> = runs.values().map(|s| endpoint_values(s)).collect();
+    let series: Vec<Series> = (0..4)
+        .map(|k| Series::mean(values.iter().map(|v| v[k]).collect()))
+        .collect();
+    let stats = ratio_stats(&series, &component, n_components, cfg, level)?;
+    let count = |f: fn(&DialogueScore) -> bool| runs.values().filter(|s| f(s)).count() as u64;
+    Ok(SpecSummary {
+        model: model.to_string(),
+        spec,
+        label: spec.label(),
+        counts: spec_counts(rows, runs),
+        components: n_components as u64,
+        trajectory: stats[0],
+        mean_turn: stats[1],
+        final_state: stats[2],
+        mean_field: stats[3],
+        recoveries: Recoveries {
+            dialogues: runs.len() as u64,
+            failed: count(DialogueScore::failed),
+            any_recovery: count(DialogueScore::any_recovery),
+            final_recovery: count(DialogueScore::final_recovery),
+        },
+    })
+}
+
+/// The dialogues of both runs, in id order.
+fn paired<'a>(
+    compared: &Runs<'a>,
+    reference: &Runs<'a>,
+) -> (Vec<(&'a str, &'a DialogueScore, &'a DialogueScore)>, u64) {
+    let both: Vec<_> = compared
+        .iter()
+        .filter_map(|(id, c)| reference.get(id).map(|r| (*id, *c, *r)))
+        .collect();
+    let unpaired = (compared.len() + reference.len() - 2 * both.len()) as u64;
+    (both, unpaired)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn contrast(
+    model: &str,
+    kind: ContrastKind,
+    compared: DialogueSpec,
+    reference: DialogueSpec,
+    c_runs: &Runs<'_>,
+    r_runs: &Runs<'_>,
+    components: &ResponseComponents,
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<DialogueContrast, StatsError> {
+    let (pairs, unpaired) = paired(c_runs, r_runs);
+    let ids: Vec<&str> = pairs.iter().map(|p| p.0).collect();
+    let (component, n_components) = local_components(&ids, components);
+    let cv: Vec<[f64; 4]> = pairs.iter().map(|p| endpoint_values(p.1)).collect();
+    let rv: Vec<[f64; 4]> = pairs.iter().map(|p| endpoint_values(p.2)).collect();
+    let series: Vec<Series> = (0..4)
+        .map(|k| Series::mean(cv.iter().zip(&rv).map(|(c, r)| c[k] - r[k]).collect()))
+        .collect();
+    let stats = ratio_stats(&series, &component, n_components, cfg, level)?;
+    let endpoint = |k: usize| PairedEndpoint {
+        compared: mean(cv.iter().map(|v| v[k])),
+        reference: mean(rv.iter().map(|v| v[k])),
+        difference: stats[k],
+    };
+    Ok(DialogueContrast {
+        model: model.to_string(),
+        kind,
+        compared,
+        reference,
+        dialogues: pairs.len() as u64,
+        unpaired_dialogues: unpaired,
+        components: n_components as u64,
+        trajectory: endpoint(0),
+        mean_turn: endpoint(1),
+        final_state: endpoint(2),
+        mean_field: endpoint(3),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn retention(
+    model: &str,
+    local: DialogueSpec,
+    joint: DialogueSpec,
+    l_runs: &Runs<'_>,
+    j_runs: &Runs<'_>,
+    components: &ResponseComponents,
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<RetentionRow, StatsError> {
+    let (pairs, _) = paired(l_runs, j_runs);
+    let ids: Vec<&str> = pairs.iter().map(|p| p.0).collect();
+    let (component, n_components) = local_components(&ids, components);
+    let (mut num, mut den) = (Vec::new(), Vec::new());
+    let (mut retained, mut joint_correct) = (0u64, 0u64);
+    for (_, l, j) in &pairs {
+        let local_turns: BTreeMap<u32, bool> =
+            l.turns.iter().map(|t| (t.turn, t.correct)).collect();
+        let (mut n, mut a, mut b) = (0u64, 0u64, 0u64);
+        for t in &j.turns {
+            if let Some(&lc) = local_turns.get(&t.turn) {
+                n += 1;
+                b += u64::from(t.correct);
+                a += u64::from(t.correct && lc);
+            }
+        }
+        let n = n.max(1) as f64;
+        num.push(a as f64 / n);
+        den.push(b as f64 / n);
+        retained += a;
+        joint_correct += b;
+    }
+    let stats = ratio_stats(&[Series { num, den }], &component, n_components, cfg, level)?;
+    Ok(RetentionRow {
+        model: model.to_string(),
+        local,
+        joint,
+        dialogues: pairs.len() as u64,
+        components: n_components as u64,
+        retained_turns: retained,
+        joint_correct_turns: joint_correct,
+        retention: stats[0],
+    })
+}
+
+fn perturbation_rows(
+    model: &str,
+    spec: DialogueSpec,
+    perturbed: &[&DialogueScore],
+    primary: Option<&Runs<'_>>,
+) -> Vec<PerturbationRow> {
+    let mut out = Vec::new();
+    for p in perturbed {
+        let (Some(kind), Some(base)) = (
+            p.perturbation,
+            primary.and_then(|r| r.get(p.base_dialogue_id.as_str())),
+        ) else {
+            continue;
+        };
+        let base_turns: BTreeMap<u32, bool> =
+            base.turns.iter().map(|t| (t.turn, t.correct)).collect();
+        let (mut turns, mut agreeing) = (0u64, 0u64);
+        for t in &p.turns {
+            if let Some(&b) = base_turns.get(&t.turn) {
+                turns += 1;
+                agreeing += u64::from(b == t.correct);
+            }
+        }
+        out.push(PerturbationRow {
+            model: model.to_string(),
+            spec,
+            dialogue_id: p.dialogue_id.clone(),
+            base_dialogue_id: p.base_dialogue_id.clone(),
+            kind,
+            turns,
+            agreeing_turns: agreeing,
+            agreement: (turns > 0).then(|| agreeing as f64 / turns as f64),
+            base_mean_turn: base.mean_turn(),
+            perturbed_mean_turn: p.mean_turn(),
+        });
+    }
+    out
+}
+
+fn perturbation_summary(rows: &[PerturbationRow]) -> Vec<PerturbationSummary> {
+    let mut groups: BTreeMap<(&str, DialogueSpec, Perturbation), Vec<&PerturbationRow>> =
+        BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((r.model.as_str(), r.spec, r.kind))
+            .or_default()
+            .push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((model, spec, kind), rs)| PerturbationSummary {
+            model: model.to_string(),
+            spec,
+            kind,
+            dialogues: rs.len() as u64,
+            turns: rs.iter().map(|r| r.turns).sum(),
+            agreeing_turns: rs.iter().map(|r| r.agreeing_turns).sum(),
+            agreement: mean(rs.iter().filter_map(|r| r.agreement)),
+            base_mean_turn: mean(rs.iter().map(|r| r.base_mean_turn)).unwrap_or(0.0),
+            perturbed_mean_turn: mean(rs.iter().map(|r| r.perturbed_mean_turn)).unwrap_or(0.0),
+        })
+        .collect()
+}
+
+fn spec_of(arm: DialogueArm, mode: PriorMode, contract: DialogueContract) -> DialogueSpec {
+    DialogueSpec {
+        arm,
+        mode,
+        contract,
+    }
+}
+
+/// Every statistic of Appendix C from `rows` (any number of models and specs); see the
+/// module docs for the definitions. Errors on bad options or a repeated row.
+pub fn summarize_dialogues(
+    rows: &[FieldTurn],
+    options: &DialogueStatsOptions,
+) -> Result<DialogueSummary, StatsError> {
+    check_level(options.level)?;
+    if options.draws == 0 || options.sign_draws == 0 {
+        return Err(StatsError::ZeroDraws);
+    }
+    let cfg = BootstrapConfig {
+        draws: options.draws,
+        seed: options.seed,
+        threads: options.threads,
+    };
+    let level = options.level;
+    let scores = score_dialogues(rows)?;
+    let excluded_dev_rows = rows
+        .iter()
+        .filter(|r| r.split == DialogueSplit::Dev)
+        .count() as u64;
+
+    // Per model: test rows, primary rows per spec, and runs.
+    let mut test_rows: BTreeMap<&str, Vec<&FieldTurn>> = BTreeMap::new();
+    let mut primary_rows: BTreeMap<(&str, DialogueSpec), Vec<&FieldTurn>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.split == DialogueSplit::Test) {
+        test_rows.entry(r.model.as_str()).or_default().push(r);
+        if r.perturbation.is_none() {
+            primary_rows
+                .entry((r.model.as_str(), r.spec))
+                .or_default()
+                .push(r);
+        }
+    }
+    let mut primary: BTreeMap<&str, BTreeMap<DialogueSpec, Runs<'_>>> = BTreeMap::new();
+    let mut perturbed: BTreeMap<(&str, DialogueSpec), Vec<&DialogueScore>> = BTreeMap::new();
+    // Left-out runs per (model, spec): (incomplete, engine errors).
+    let mut left_out: BTreeMap<(&str, DialogueSpec), (u64, u64)> = BTreeMap::new();
+    for s in &scores {
+        if !s.is_scored() {
+            if s.is_primary() {
+                let e = left_out.entry((s.model.as_str(), s.spec)).or_default();
+                if s.is_complete() {
+                    e.1 += 1;
+                } else {
+                    e.0 += 1;
+                }
+            }
+            continue;
+        }
+        if s.is_primary() {
+            primary
+                .entry(s.model.as_str())
+                .or_default()
+                .entry(s.spec)
+                .or_default()
+                .insert(s.dialogue_id.as_str(), s);
+        } else if s.split == DialogueSplit::Test {
+            perturbed
+                .entry((s.model.as_str(), s.spec))
+                .or_default()
+                .push(s);
+        }
+    }
+
+    let mut models = Vec::new();
+    let mut components_of: BTreeMap<&str, ResponseComponents> = BTreeMap::new();
+    for (model, rs) in &test_rows {
+        let comps = response_components(rs.iter().copied());
+        let requests: BTreeSet<&str> = rs.iter().map(|r| r.request_id.as_str()).collect();
+        let keys: BTreeSet<&str> = rs.iter().map(|r| r.prompt_key.as_str()).collect();
+        let base: BTreeSet<&str> = rs
+            .iter()
+            .filter(|r| r.perturbation.is_none())
+            .map(|r| r.dialogue_id.as_str())
+            .collect();
+        let pert: BTreeSet<&str> = rs
+            .iter()
+            .filter(|r| r.perturbation.is_some())
+            .map(|r| r.dialogue_id.as_str())
+            .collect();
+        let base_components: BTreeSet<usize> = base
+            .iter()
+            .filter_map(|id| comps.component_of.get(*id).copied())
+            .collect();
+        models.push(ModelResponses {
+            model: model.to_string(),
+            logical_requests: requests.len() as u64,
+            physical_responses: keys.len() as u64,
+            shared_requests: {
+                let sent: BTreeSet<(&str, &str)> = rs
+                    .iter()
+                    .map(|r| (r.request_id.as_str(), r.prompt_key.as_str()))
+                    .collect();
+                (sent.len() - keys.len().min(sent.len())) as u64
+            },
+            receiving_requests: comps.receiving_requests,
+            primary_dialogues: base.len() as u64,
+            components: base_components.len() as u64,
+            perturbed_dialogues: pert.len() as u64,
+        });
+        components_of.insert(model, comps);
+    }
+
+    let empty = ResponseComponents {
+        component_of: BTreeMap::new(),
+        components: 0,
+        receiving_requests: 0,
+    };
+    let mut specs = Vec::new();
+    let mut contrasts = Vec::new();
+    let mut retention_rows = Vec::new();
+    let mut perturbations = Vec::new();
+    // (model, compared, reference, per-dialogue unit counts) of every sign test.
+    let mut tests: Vec<(&str, DialogueSpec, DialogueSpec, Vec<UnitCounts>)> = Vec::new();
+    for (model, by_spec) in &primary {
+        let comps = components_of.get(model).unwrap_or(&empty);
+        for (spec, runs) in by_spec {
+            let rs = primary_rows
+                .get(&(*model, *spec))
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let mut summary = spec_summary(model, *spec, rs, runs, comps, &cfg, level)?;
+            if let Some((incomplete, engine)) = left_out.get(&(*model, *spec)) {
+                summary.counts.incomplete_dialogues = *incomplete;
+                summary.counts.engine_error_dialogues = *engine;
+            }
+            specs.push(summary);
+        }
+        let contracts: BTreeSet<DialogueContract> = by_spec.keys().map(|s| s.contract).collect();
+        let mut pairs: Vec<(ContrastKind, DialogueSpec, DialogueSpec)> = Vec::new();
+        for &contract in &contracts {
+            for arm in DialogueArm::ALL {
+                pairs.push((
+                    ContrastKind::OracleMinusRollout,
+                    spec_of(arm, PriorMode::Oracle, contract),
+                    spec_of(arm, PriorMode::Rollout, contract),
+                ));
+            }
+            for mode in PriorMode::ALL {
+                for (kind, arm) in [
+                    (ContrastKind::SerialMinusJoint, DialogueArm::Serial),
+                    (
+                        ContrastKind::IndependentMinusJoint,
+                        DialogueArm::Independent,
+                    ),
+                ] {
+                    pairs.push((
+                        kind,
+                        spec_of(arm, mode, contract),
+                        spec_of(DialogueArm::Joint, mode, contract),
+                    ));
+                }
+            }
+        }
+        pairs.sort();
+        for (kind, c, r) in pairs {
+            let (Some(cr), Some(rr)) = (by_spec.get(&c), by_spec.get(&r)) else {
+                continue;
+            };
+            contrasts.push(contrast(model, kind, c, r, cr, rr, comps, &cfg, level)?);
+            if kind != ContrastKind::OracleMinusRollout {
+                retention_rows.push(retention(model, c, r, cr, rr, comps, &cfg, level)?);
+            }
+        }
+        for &contract in &contracts {
+            for t in &options.sign_tests {
+                let c = spec_of(t.compared, t.mode, contract);
+                let r = spec_of(t.reference, t.mode, contract);
+                let (Some(cr), Some(rr)) = (by_spec.get(&c), by_spec.get(&r)) else {
+                    continue;
+                };
+                let (pairs, _) = paired(cr, rr);
+                if pairs.is_empty() {
+                    continue;
+                }
+                let units = pairs
+                    .iter()
+                    .map(|(id, cs, rs)| UnitCounts {
+                        unit: id.to_string(),
+                        stratum: String::new(),
+                        compared_correct: u64::from(cs.correct_turns()),
+                        compared_n: cs.turns.len() as u64,
+                        reference_correct: u64::from(rs.correct_turns()),
+                        reference_n: rs.turns.len() as u64,
+                    })
+                    .collect();
+                tests.push((model, c, r, units));
+            }
+        }
+    }
+    for ((model, spec), ps) in &perturbed {
+        let runs = primary.get(model).and_then(|m| m.get(spec));
+        perturbations.extend(perturbation_rows(model, *spec, ps, runs));
+    }
+    retention_rows.sort_by(|a, b| (&a.model, a.local).cmp(&(&b.model, b.local)));
+
+    let mut sign_tests = Vec::new();
+    for (model, c, r, units) in &tests {
+        let diffs: Vec<f64> = units.iter().filter_map(UnitCounts::difference).collect();
+        let key = format!("{model}\0{}\0{}", c.label(), r.label());
+        let test = sign_flip_test(&diffs, options.sign_draws, options.seed ^ fnv1a(&key))?;
+        let complete: Vec<&UnitCounts> =
+            units.iter().filter(|u| u.difference().is_some()).collect();
+        sign_tests.push(SignTestRow {
+            model: model.to_string(),
+            compared: *c,
+            reference: *r,
+            dialogues: diffs.len() as u64,
+            test,
+            p_exact: sign_flip_p(&complete),
+            p_holm: test.p_value,
+            family_size: tests.len() as u64,
+        });
+    }
+    let ps: Vec<f64> = sign_tests.iter().map(|t| t.test.p_value).collect();
+    for (t, p) in sign_tests.iter_mut().zip(holm(&ps)?) {
+        t.p_holm = p;
+    }
+
+    let perturbation_summary = perturbation_summary(&perturbations);
+    Ok(DialogueSummary {
+        options: options.clone(),
+        excluded_dev_rows,
+        models,
+        specs,
+        contrasts,
+        retention: retention_rows,
+        sign_tests,
+        perturbations,
+        perturbation_summary,
+        left_out: left_out
+            .into_iter()
+            .map(|((model, spec), (incomplete, engine_errors))| LeftOutRuns {
+                model: model.to_string(),
+                spec,
+                incomplete,
+                engine_errors,
+            })
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn score(turns: &[bool]) -> DialogueScore {
+        DialogueScore {
+            model: "m".into(),
+            spec: SignTestSpec::SERIAL_MINUS_JOINT.spec(),
+            dialogue_id: "d".into(),
+            base_dialogue_id: "d".into(),
+            perturbation: None,
+            split: DialogueSplit::Test,
+            service: "s".into(),
+            declared_turns: turns.len() as u32,
+            turns: turns
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| TurnScore {
+                    turn: i as u32 + 1,
+                    fields: 2,
+                    correct_fields: if c { 2 } else { 1 },
+                    correct: c,
+                })
+                .collect(),
+            engine_errors: 0,
+        }
+    }
+
+    impl SignTestSpec {
+        fn spec(&self) -> DialogueSpec {
+            spec_of(self.compared, self.mode, DialogueContract::Scored)
+        }
+    }
+
+    #[test]
+    fn recovery_definitions() {
+        let s = score(&[true, false, true, false]);
+        assert!(s.failed() && s.any_recovery() && !s.final_recovery());
+        let s = score(&[false, false, true]);
+        assert!(s.failed() && s.any_recovery() && s.final_recovery());
+        let s = score(&[true, true, false]);
+        assert!(s.failed() && !s.any_recovery() && !s.final_recovery());
+        let s = score(&[true, true]);
+        assert!(!s.failed() && !s.any_recovery() && s.trajectory_correct());
+        assert_eq!(score(&[true, false, true, true]).mean_turn(), 0.75);
+        assert_eq!(score(&[true, false]).mean_field(), 0.75);
+        assert!(score(&[true, false]).is_complete());
+        let mut s = score(&[true, false]);
+        s.turns[1].turn = 3;
+        assert!(!s.is_complete());
+    }
+
+    #[test]
+    fn units_resample_as_whole_units() {
+        // Three units with values 0, 1, 2: every draw's multiplicities sum to 3.
+        let cfg = BootstrapConfig {
+            draws: 500,
+            seed: 1,
+            threads: 1,
+        };
+        let d = resample_units(3, &cfg, 1, |w, out| {
+            out[0] = Some(f64::from(w.iter().sum::<u32>()));
+        })
+        .unwrap();
+        assert_eq!(d[0].observed, Some(3.0));
+        assert!(d[0].values.iter().all(|&x| x == 3.0));
+        let none = resample_units(0, &cfg, 2, |_, _| unreachable!()).unwrap();
+        assert_eq!(none.len(), 2);
+        assert_eq!(none[0].observed, None);
+    }
+
+    #[test]
+    fn sign_flip_edges() {
+        assert_eq!(sign_flip_test(&[], 10, 1).unwrap().p_value, 1.0);
+        assert_eq!(sign_flip_test(&[0.5], 0, 1), Err(StatsError::ZeroDraws));
+        assert!(sign_flip_test(&[f64::NAN], 10, 1).is_err());
+    }
+}
