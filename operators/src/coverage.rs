@@ -10,7 +10,6 @@ use std::sync::{mpsc, Arc};
 
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
-use timely::dataflow::operators::core::Partition;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::Capability;
 use timely::dataflow::StreamVec;
@@ -23,7 +22,7 @@ use c2s_records::{
 };
 
 use crate::messages::{Exchange, Incoming, Reject};
-use crate::serial_loop::FlatMapEvents;
+use crate::serial_loop::{split_events, StageEvent};
 use crate::validate::{json_id, parse_records, Identified};
 use crate::Counters;
 
@@ -108,12 +107,7 @@ pub struct DecisionOutputs<'s> {
     pub rejects: StreamVec<'s, u64, Reject>,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-enum Event {
-    Decision(Box<Decision>),
-    Exchange(Box<Exchange>),
-    Reject(Reject),
-}
+type Event = StageEvent<Decision>;
 
 struct Pending {
     case: Arc<CoverageCase>,
@@ -279,7 +273,7 @@ pub fn decide<'s>(
                         })));
                     }
                     counters.add_trajectory();
-                    session.give(Event::Decision(Box::new(decision)));
+                    session.give(Event::Record(Box::new(decision)));
                     if let Some(n) = open_requests.get_mut(&p.case.case_id) {
                         *n -= 1;
                         if *n == 0 {
@@ -291,29 +285,10 @@ pub fn decide<'s>(
             }
         },
     );
-    let mut parts = events.partition::<CapacityContainerBuilder<Vec<Event>>, _, _>(3, |e| {
-        let k = match &e {
-            Event::Decision(_) => 0,
-            Event::Exchange(_) => 1,
-            Event::Reject(_) => 2,
-        };
-        (k, e)
-    });
-    let rejects = parts.pop().expect("3 parts");
-    let exchanges = parts.pop().expect("3 parts");
-    let decisions = parts.pop().expect("3 parts");
+    let (decisions, exchanges, rejects) = split_events(events);
     DecisionOutputs {
-        decisions: decisions.flat_map_events(|e| match e {
-            Event::Decision(d) => Some(*d),
-            _ => None,
-        }),
-        exchanges: exchanges.flat_map_events(|e| match e {
-            Event::Exchange(x) => Some(*x),
-            _ => None,
-        }),
-        rejects: rejects.flat_map_events(|e| match e {
-            Event::Reject(r) => Some(r),
-            _ => None,
-        }),
+        decisions,
+        exchanges,
+        rejects,
     }
 }

@@ -9,7 +9,6 @@ use std::sync::{mpsc, Arc};
 
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
-use timely::dataflow::operators::core::Partition;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::Capability;
 use timely::dataflow::StreamVec;
@@ -19,7 +18,7 @@ use c2s_protocol::dialogue::{DialogueRun, Pending};
 use c2s_records::{parse_dialogue, Dialogue, DialogueSpec, FieldTurn, Response};
 
 use crate::messages::{Exchange, Incoming, Reject};
-use crate::serial_loop::FlatMapEvents;
+use crate::serial_loop::{split_events, StageEvent};
 use crate::validate::{json_id, parse_records, Identified};
 use crate::Counters;
 
@@ -80,12 +79,7 @@ pub struct DialogueOutputs<'s> {
     pub rejects: StreamVec<'s, u64, Reject>,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-enum Event {
-    Turn(Box<FieldTurn>),
-    Exchange(Box<Exchange>),
-    Reject(Reject),
-}
+type Event = StageEvent<FieldTurn>;
 
 /// Run every dialogue under every spec: each run asks its ready requests (asynchronously,
 /// holding the dialogue's capability while any is in flight) and emits a turn's rows when
@@ -158,7 +152,7 @@ pub fn construct_fields<'s>(
                         })));
                     }
                     for row in run.take(pending, reply) {
-                        session.give(Event::Turn(Box::new(row)));
+                        session.give(Event::Record(Box::new(row)));
                     }
                     ready.push(run_id);
                 }
@@ -209,30 +203,11 @@ pub fn construct_fields<'s>(
             }
         },
     );
-    let mut parts = events.partition::<CapacityContainerBuilder<Vec<Event>>, _, _>(3, |e| {
-        let k = match &e {
-            Event::Turn(_) => 0,
-            Event::Exchange(_) => 1,
-            Event::Reject(_) => 2,
-        };
-        (k, e)
-    });
-    let rejects = parts.pop().expect("3 parts");
-    let exchanges = parts.pop().expect("3 parts");
-    let turns = parts.pop().expect("3 parts");
+    let (turns, exchanges, rejects) = split_events(events);
     DialogueOutputs {
-        turns: turns.flat_map_events(|e| match e {
-            Event::Turn(t) => Some(*t),
-            _ => None,
-        }),
-        exchanges: exchanges.flat_map_events(|e| match e {
-            Event::Exchange(x) => Some(*x),
-            _ => None,
-        }),
-        rejects: rejects.flat_map_events(|e| match e {
-            Event::Reject(r) => Some(r),
-            _ => None,
-        }),
+        turns,
+        exchanges,
+        rejects,
     }
 }
 

@@ -304,6 +304,57 @@ fn advance(
     events
 }
 
+/// What an asynchronous model stage emits: its records (decisions, dialogue rows), the model
+/// exchanges for `requests/`, and rejects.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) enum StageEvent<R> {
+    Record(Box<R>),
+    Exchange(Box<crate::messages::Exchange>),
+    Reject(crate::messages::Reject),
+}
+
+/// Split a stage's events into (records, exchanges, rejects).
+#[allow(clippy::type_complexity)]
+pub(crate) fn split_events<'s, T, R>(
+    events: StreamVec<'s, T, StageEvent<R>>,
+) -> (
+    StreamVec<'s, T, R>,
+    StreamVec<'s, T, crate::messages::Exchange>,
+    StreamVec<'s, T, crate::messages::Reject>,
+)
+where
+    T: timely::progress::Timestamp,
+    R: Clone + 'static,
+{
+    use timely::dataflow::operators::core::Partition;
+    let mut parts =
+        events.partition::<CapacityContainerBuilder<Vec<StageEvent<R>>>, _, _>(3, |e| {
+            let k = match &e {
+                StageEvent::Record(_) => 0,
+                StageEvent::Exchange(_) => 1,
+                StageEvent::Reject(_) => 2,
+            };
+            (k, e)
+        });
+    let rejects = parts.pop().expect("3 parts");
+    let exchanges = parts.pop().expect("3 parts");
+    let records = parts.pop().expect("3 parts");
+    (
+        records.flat_map_events(|e| match e {
+            StageEvent::Record(r) => Some(*r),
+            _ => None,
+        }),
+        exchanges.flat_map_events(|e| match e {
+            StageEvent::Exchange(x) => Some(*x),
+            _ => None,
+        }),
+        rejects.flat_map_events(|e| match e {
+            StageEvent::Reject(r) => Some(r),
+            _ => None,
+        }),
+    )
+}
+
 /// `flat_map` over a stream's records, keeping times.
 pub(crate) trait FlatMapEvents<'s, T: timely::progress::Timestamp, D> {
     fn flat_map_events<D2: Clone + 'static, F: FnMut(D) -> Option<D2> + 'static>(

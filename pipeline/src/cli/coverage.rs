@@ -134,26 +134,40 @@ pub fn token_audit_text(a: &TokenAudit) -> String {
     )
 }
 
+/// What a run's manifest recorded of its statistics settings: [stats] draws, seed and level,
+/// and the resolved config (for its protocol section); none without a manifest.
+pub struct RecordedStats {
+    pub draws: Option<u32>,
+    pub seed: Option<u64>,
+    pub level: Option<f64>,
+    pub config: serde_json::Value,
+}
+
+pub fn recorded_stats(run_dir: &Path) -> anyhow::Result<Option<RecordedStats>> {
+    let manifest = read_manifest(run_dir)
+        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
+    Ok(manifest.map(|m| {
+        let stats = &m.config["stats"];
+        RecordedStats {
+            draws: stats["bootstrap_draws"].as_u64().map(|d| d as u32),
+            seed: stats["seed"].as_u64(),
+            level: stats["level"].as_f64(),
+            config: m.config.clone(),
+        }
+    }))
+}
+
 /// The coverage statistics settings a run recorded: [stats] draws, seed and level, and
 /// [coverage] max_false_rejection and quantize_decimals.
 pub fn run_coverage_config(run_dir: &Path) -> anyhow::Result<CoverageStatsConfig> {
     let mut cfg = CoverageStatsConfig::default();
-    let manifest = read_manifest(run_dir)
-        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
-    let Some(m) = manifest else {
+    let Some(r) = recorded_stats(run_dir)? else {
         return Ok(cfg);
     };
-    let stats = &m.config["stats"];
-    if let Some(d) = stats["bootstrap_draws"].as_u64() {
-        cfg.draws = d as u32;
-    }
-    if let Some(s) = stats["seed"].as_u64() {
-        cfg.seed = s;
-    }
-    if let Some(l) = stats["level"].as_f64() {
-        cfg.level = l;
-    }
-    let cov = &m.config["coverage"];
+    cfg.draws = r.draws.unwrap_or(cfg.draws);
+    cfg.seed = r.seed.unwrap_or(cfg.seed);
+    cfg.level = r.level.unwrap_or(cfg.level);
+    let cov = &r.config["coverage"];
     if let Some(x) = cov["max_false_rejection"].as_f64() {
         cfg.max_false_rejection = x;
     }

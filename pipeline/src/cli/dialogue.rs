@@ -45,22 +45,13 @@ pub fn is_dialogue_run(run_dir: &Path) -> bool {
 /// sign_test_draws and sign_test_mode.
 pub fn run_dialogue_options(run_dir: &Path) -> anyhow::Result<DialogueStatsOptions> {
     let mut o = DialogueStatsOptions::default();
-    let manifest = read_manifest(run_dir)
-        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
-    let Some(m) = manifest else {
+    let Some(r) = super::coverage::recorded_stats(run_dir)? else {
         return Ok(o);
     };
-    let stats = &m.config["stats"];
-    if let Some(d) = stats["bootstrap_draws"].as_u64() {
-        o.draws = d as u32;
-    }
-    if let Some(s) = stats["seed"].as_u64() {
-        o.seed = s;
-    }
-    if let Some(l) = stats["level"].as_f64() {
-        o.level = l;
-    }
-    let d = &m.config["dialogue"];
+    o.draws = r.draws.unwrap_or(o.draws);
+    o.seed = r.seed.unwrap_or(o.seed);
+    o.level = r.level.unwrap_or(o.level);
+    let d = &r.config["dialogue"];
     if let Some(x) = d["sign_test_draws"].as_u64() {
         o.sign_draws = x as u32;
     }
