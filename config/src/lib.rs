@@ -1010,6 +1010,21 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
         })?;
         c2s_protocol::validate_spec(&spec)
             .map_err(|message| err(span.clone(), format!("arms[{i}]"), message))?;
+        // D.9's token control matches "the pinned tokenizer's full rendered Indexed request":
+        // the run's model must bring its tokenizer and chat template.
+        if spec.evidence == Evidence::PaddedTokens
+            && (model.engine == "simulated" || model.path.as_os_str().is_empty())
+        {
+            let at = span.as_ref().map(|s| key_span(text, s, "evidence"));
+            return Err(err(
+                at,
+                format!("arms[{i}].evidence"),
+                format!(
+                    "padded-tokens matches the model's tokenizer, but the `{}` engine has none (set [model] path to the model's GGUF or tokenizer directory)",
+                    model.engine
+                ),
+            ));
+        }
         if arms.contains(&spec) {
             return Err(err(
                 span,
@@ -1710,10 +1725,11 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
         Some("indexed") => Evidence::Indexed,
         Some("direct") => Evidence::Direct,
         Some("padded") => Evidence::Padded,
+        Some("padded-tokens") => Evidence::PaddedTokens,
         Some(other) => {
             return Err((
                 "evidence".into(),
-                format!("unknown evidence `{other}` (raw, indexed, direct, padded)"),
+                format!("unknown evidence `{other}` (raw, indexed, direct, padded, padded-tokens)"),
             ))
         }
     };

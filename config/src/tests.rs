@@ -345,8 +345,13 @@ fn every_panel_config_validates() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let model = root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+        // D.9's token control needs the model's tokenizer: without the model it is refused.
+        let needs_tokenizer = text.contains("\"padded-tokens\"");
         let text = if model.exists() {
             text
+        } else if needs_tokenizer {
+            text.replace("[model]", "[model]\nengine = \"simulated\"")
+                .replace("evidence = \"padded-tokens\"", "evidence = \"padded\"")
         } else {
             text.replace("[model]", "[model]\nengine = \"simulated\"")
         };
@@ -405,6 +410,15 @@ fn every_panel_config_validates() {
                 assert_eq!(cfg.comparisons.len(), 1);
                 assert_eq!(cfg.stats.contrasts.len(), 2);
             }
+            // D.9's token control: the same parents and three arms, its own Holm family.
+            Some("padded-tokens") => {
+                assert_eq!(cfg.arms.len(), 3);
+                if model.exists() {
+                    assert_eq!(cfg.arms[2].evidence, c2s_records::Evidence::PaddedTokens);
+                }
+                assert_eq!(cfg.stats.contrasts.len(), 2);
+                assert_eq!(cfg.stats.families[0].name, "indexed minus padded (tokens)");
+            }
             Some("copy-reverse") => {
                 assert_eq!(cfg.arms.len(), 2);
                 assert_eq!(cfg.stats.contrasts.len(), 2);
@@ -429,6 +443,7 @@ fn every_panel_config_validates() {
             "fresh-plan",
             "option-orders",
             "padded",
+            "padded-tokens",
             "prefix-intervention",
             "prompt-variants",
             "prompt-variants-direct",
@@ -776,4 +791,29 @@ path = "data/banks/dialogue-synthetic.jsonl"
     .unwrap();
     let d = cfg.dialogue.unwrap();
     assert_eq!(d.sign_test_mode(), c2s_records::PriorMode::Rollout);
+}
+
+/// D.9's token control matches "the pinned tokenizer's full rendered Indexed request": an arm
+/// asking for it on an engine without a tokenizer is refused before any work, naming the field.
+#[test]
+fn padded_tokens_need_the_model_tokenizer() {
+    let text = MINIMAL.replacen(
+        "[[arms]]",
+        "[[arms]]\narm = \"GoldCopy\"\nevidence = \"padded-tokens\"\n\n[[arms]]",
+        1,
+    );
+    let e = error_of(&text);
+    assert_eq!(e.field, "arms[0].evidence");
+    assert!(
+        e.message
+            .contains("padded-tokens matches the model's tokenizer"),
+        "{e}"
+    );
+    assert!(e.message.contains("`simulated` engine"), "{e}");
+    let e = error_of(&MINIMAL.replacen(
+        "[[arms]]",
+        "[[arms]]\narm = \"GoldCopy\"\nevidence = \"tokens\"\n\n[[arms]]",
+        1,
+    ));
+    assert!(e.message.contains("padded-tokens"), "{e}");
 }

@@ -71,7 +71,7 @@ fn requests() -> Vec<Request> {
             ArmSpec::new(Arm::Serial).with_support(Support::FULL),
         ] {
             let mut c = Controller::new(&it, spec, None, &cfg).expect("controller");
-            out.extend(c.start());
+            out.extend(c.start().unwrap());
         }
     }
     out
@@ -185,7 +185,7 @@ fn greedy_generation_is_repeatable_and_budgeted() {
     let item = &items()[0];
     let spec = ArmSpec::new(Arm::Native).with_contract(Contract::GeneratedString);
     let mut c = Controller::new(item, spec, None, &ControllerConfig::default()).unwrap();
-    let r = c.start().remove(0);
+    let r = c.start().unwrap().remove(0);
     let job = GenerateJob {
         prompt: PromptSpec::from_request(&r),
         max_new_tokens: 32,

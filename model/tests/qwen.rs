@@ -67,7 +67,8 @@ fn requests(per_bank: usize) -> Vec<Request> {
             out.extend(
                 Controller::new(&it, spec, None, &cfg)
                     .expect("controller")
-                    .start(),
+                    .start()
+                    .expect("first requests"),
             );
         }
     }

@@ -171,12 +171,16 @@ fn start_task(
     let label = task.spec.label();
     let mut events = Vec::new();
     let plan = plan.or_else(|| task.supplied_plan.as_ref().map(|p| p.plan.clone()));
-    match Controller::new(&task.item, task.spec, plan, cfg) {
-        Ok(mut c) => {
-            if let Some(p) = &task.supplied_plan {
-                c.set_plan_origin(p.origin.as_str());
-            }
-            for r in c.start() {
+    let started = Controller::new(&task.item, task.spec, plan, cfg).and_then(|mut c| {
+        if let Some(p) = &task.supplied_plan {
+            c.set_plan_origin(p.origin.as_str());
+        }
+        let first = c.start()?;
+        Ok((c, first))
+    });
+    match started {
+        Ok((c, first)) => {
+            for r in first {
                 state
                     .outstanding
                     .insert(r.request_id.clone(), (label.clone(), r.clone()));

@@ -22,6 +22,7 @@ use crate::options::{candidate_binding, local_binding_over, stop_binding, Option
 use crate::outcome::{
     confidence, membership, position_correct, recombination, stop_outcome, Lexicon,
 };
+use crate::padding::{token_matched_request, TokenCounterRef};
 use crate::prompts::{
     batch_answer_prefix, is_batch, is_readout, render_request, shows_codes,
     strips_outer_whitespace, StepState,
@@ -39,6 +40,14 @@ pub enum ControllerError {
     Scoring {
         request_id: String,
         source: ScoringError,
+    },
+    /// D.9's token control could not be built, or its realized match failed verification
+    /// ("Every realized match is verified").
+    #[error("arm {arm} step {step}: {reason}")]
+    TokenMatch {
+        arm: String,
+        step: u32,
+        reason: String,
     },
 }
 
@@ -179,7 +188,9 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
             );
         }
     }
-    if spec.evidence == Evidence::Padded && (!arm.is_copy() || spec.template.is_some()) {
+    if matches!(spec.evidence, Evidence::Padded | Evidence::PaddedTokens)
+        && (!arm.is_copy() || spec.template.is_some())
+    {
         return Err(
             "padded evidence is D.9's length control for copy arms (GoldCopy, IncorrectCopy, SelfPlanSpell) without a readout template"
                 .into(),
@@ -220,13 +231,16 @@ impl PartialEq for LexiconRef {
 impl Eq for LexiconRef {}
 
 /// Settings shared by all controllers of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerConfig {
     /// Seed of option display orders and code bindings.
     pub option_seed: u64,
     /// WordNet's index for the lexical membership classes; without it a non-candidate lexical
     /// string is `Outside`.
     pub lexicon: Option<LexiconRef>,
+    /// The run's pinned tokenizer, for D.9's token-matched padding (`padded-tokens` arms
+    /// cannot run without it).
+    pub tokens: Option<TokenCounterRef>,
 }
 
 impl Default for ControllerConfig {
@@ -234,6 +248,7 @@ impl Default for ControllerConfig {
         ControllerConfig {
             option_seed: 20261005,
             lexicon: None,
+            tokens: None,
         }
     }
 }
@@ -281,11 +296,13 @@ impl Controller {
         }
     }
 
-    pub fn start(&mut self) -> Vec<Request> {
+    /// The first requests. Fails only where a request cannot be built honestly (D.9's token
+    /// control without an exact match).
+    pub fn start(&mut self) -> Result<Vec<Request>, ControllerError> {
         match self {
-            Controller::Whole(c) => c.start(),
+            Controller::Whole(c) => Ok(c.start()),
             Controller::Local(c) => c.start(),
-            Controller::Stop(c) => c.start(),
+            Controller::Stop(c) => Ok(c.start()),
         }
     }
 
@@ -379,6 +396,7 @@ fn step_record(
         prompt_tokens: response.prompt_tokens,
         completion_tokens: response.completion_tokens,
         latency_ms: response.latency_ms,
+        matched_prompt_tokens: None,
     }
 }
 
@@ -594,9 +612,12 @@ pub struct LocalController {
     next_position: usize,
     steps: BTreeMap<u32, StepRecord>,
     outstanding: BTreeMap<String, (u32, Vec<String>, Request)>,
+    /// D.9's token control: the Indexed token count each outstanding request matched.
+    token_targets: BTreeMap<String, u32>,
     aborted: bool,
     started: bool,
     lexicon: Option<LexiconRef>,
+    tokens: Option<TokenCounterRef>,
 }
 
 impl LocalController {
@@ -706,9 +727,11 @@ impl LocalController {
             next_position: 1,
             steps: BTreeMap::new(),
             outstanding: BTreeMap::new(),
+            token_targets: BTreeMap::new(),
             aborted: false,
             started: false,
             lexicon: cfg.lexicon,
+            tokens: cfg.tokens.clone(),
         })
     }
 
@@ -785,49 +808,80 @@ impl LocalController {
         }
     }
 
-    fn request_for(&self, t: usize, support: &[String], prefix: Option<&[char]>) -> Request {
+    /// The request of position `t` (0: a generated Batch's one request). D.9's token control
+    /// searches its padding with the run's tokenizer and remembers the count it matched.
+    fn request_for(
+        &mut self,
+        t: usize,
+        support: &[String],
+        prefix: Option<&[char]>,
+    ) -> Result<Request, ControllerError> {
         let options: Vec<RequestOption> = self.binding.filter(support);
         let prefix_text: Option<String> = prefix.map(|p| p.iter().collect());
         let plan_text: Option<String> = self.plan.as_ref().map(|p| p.iter().collect());
         let continue_arm = self.spec.arm == Arm::PrefixContinue;
-        if self.batch {
-            let step = StepState {
+        let step = if self.batch {
+            StepState {
                 position: None,
                 prefix: None,
                 copy_target: plan_text.as_deref(),
+                padding: None,
+            }
+        } else {
+            StepState {
+                position: (!continue_arm).then_some(t as u32),
+                prefix: if continue_arm {
+                    None
+                } else {
+                    prefix_text.as_deref()
+                },
+                copy_target: plan_text.as_deref(),
+                padding: None,
+            }
+        };
+        let assistant_prefix = if self.batch {
+            (self.spec.contract == Contract::ScoredCode)
+                .then(|| batch_answer_prefix(&self.batch_codes, t as u32))
+        } else if continue_arm {
+            prefix_text.clone()
+        } else {
+            None
+        };
+        let render = |spec: &ArmSpec, padding: Option<&str>| {
+            let step = StepState {
+                padding,
+                ..step.clone()
             };
-            let answer_prefix = (self.spec.contract == Contract::ScoredCode)
-                .then(|| batch_answer_prefix(&self.batch_codes, t as u32));
-            return render_request(
+            render_request(
                 &self.item,
-                &self.spec,
+                spec,
                 t as u32,
                 &step,
-                options,
-                answer_prefix,
-            );
-        }
-        let step = StepState {
-            position: (!continue_arm).then_some(t as u32),
-            prefix: if continue_arm {
-                None
-            } else {
-                prefix_text.as_deref()
-            },
-            copy_target: plan_text.as_deref(),
+                options.clone(),
+                assistant_prefix.clone(),
+            )
         };
-        render_request(
-            &self.item,
-            &self.spec,
-            t as u32,
-            &step,
-            options,
-            if continue_arm {
-                prefix_text.clone()
-            } else {
-                None
-            },
-        )
+        if self.spec.evidence != Evidence::PaddedTokens {
+            return Ok(render(&self.spec, None));
+        }
+        let token_error = |reason: String| ControllerError::TokenMatch {
+            arm: self.spec.label(),
+            step: t as u32,
+            reason,
+        };
+        let counter = self
+            .tokens
+            .as_ref()
+            .ok_or_else(|| token_error("padded-tokens needs the run's tokenizer".into()))?;
+        let matched = token_matched_request(counter.0.as_ref(), |evidence, padding| {
+            let mut spec = self.spec;
+            spec.evidence = evidence;
+            render(&spec, Some(padding))
+        })
+        .map_err(token_error)?;
+        self.token_targets
+            .insert(matched.request.request_id.clone(), matched.target);
+        Ok(matched.request)
     }
 
     fn fill_step(&self, t: usize, support: &[String], value: String) -> StepRecord {
@@ -846,6 +900,7 @@ impl LocalController {
             prompt_tokens: 0,
             completion_tokens: 0,
             latency_ms: 0.0,
+            matched_prompt_tokens: None,
         }
     }
 
@@ -871,6 +926,7 @@ impl LocalController {
                     prompt_tokens: 0,
                     completion_tokens: 0,
                     latency_ms: 0.0,
+                    matched_prompt_tokens: None,
                 },
             );
         }
@@ -878,14 +934,14 @@ impl LocalController {
     }
 
     /// Sequential arms: decide positions until one needs the model (or the string is done).
-    fn advance(&mut self) -> Vec<Request> {
+    fn advance(&mut self) -> Result<Vec<Request>, ControllerError> {
         while self.next_position <= self.item.length {
             let t = self.next_position;
             let prefix = self.visible_prefix(t);
             let support = self.support(t, prefix.as_deref());
             if support.is_empty() {
                 self.abort_from(t);
-                return vec![];
+                return Ok(vec![]);
             }
             if let Some(z) = self.fill_value(t, &support) {
                 let step = self.fill_step(t, &support, z.clone());
@@ -894,19 +950,19 @@ impl LocalController {
                 self.next_position += 1;
                 continue;
             }
-            let request = self.request_for(t, &support, prefix.as_deref());
+            let request = self.request_for(t, &support, prefix.as_deref())?;
             self.outstanding.insert(
                 request.request_id.clone(),
                 (t as u32, support, request.clone()),
             );
-            return vec![request];
+            return Ok(vec![request]);
         }
-        vec![]
+        Ok(vec![])
     }
 
-    pub fn start(&mut self) -> Vec<Request> {
+    pub fn start(&mut self) -> Result<Vec<Request>, ControllerError> {
         if self.started {
-            return vec![];
+            return Ok(vec![]);
         }
         self.started = true;
         if self.sequential {
@@ -916,10 +972,10 @@ impl LocalController {
             // Generated Batch: one request for every position (step 0), answered by one JSON
             // object.
             let support = self.support(1, None);
-            let request = self.request_for(0, &support, None);
+            let request = self.request_for(0, &support, None)?;
             self.outstanding
                 .insert(request.request_id.clone(), (0, support, request.clone()));
-            return vec![request];
+            return Ok(vec![request]);
         }
         let mut requests = Vec::new();
         for t in self.positions() {
@@ -930,29 +986,47 @@ impl LocalController {
                 self.abort_from(t);
                 requests.clear();
                 self.outstanding.clear();
-                return requests;
+                return Ok(requests);
             }
             if let Some(z) = self.fill_value(t, &support) {
                 let step = self.fill_step(t, &support, z);
                 self.steps.insert(t as u32, step);
                 continue;
             }
-            let request = self.request_for(t, &support, prefix.as_deref());
+            let request = self.request_for(t, &support, prefix.as_deref())?;
             self.outstanding.insert(
                 request.request_id.clone(),
                 (t as u32, support, request.clone()),
             );
             requests.push(request);
         }
-        requests
+        Ok(requests)
     }
 
     pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
         let Some((t, support, request)) = self.outstanding.remove(&response.request_id) else {
             return Err(ControllerError::UnknownRequest(response.request_id.clone()));
         };
+        // D.9: "Every realized match is verified": the engine's own count of the prompt it
+        // was sent must equal the Indexed count the padding was searched for.
+        let matched = self.token_targets.remove(&response.request_id);
+        if let Some(target) = matched {
+            if response.prompt_tokens != target {
+                return Err(ControllerError::TokenMatch {
+                    arm: self.spec.label(),
+                    step: t,
+                    reason: format!(
+                        "the engine counted {} prompt tokens for request {}, but the padding matched the Indexed request's {target}",
+                        response.prompt_tokens, response.request_id
+                    ),
+                });
+            }
+        }
         if self.batch && t == 0 {
             self.take_batch_answer(&request, response, &support);
+            if let Some(first) = self.steps.get_mut(&1) {
+                first.matched_prompt_tokens = matched;
+            }
             return Ok(vec![]);
         }
         let required = self.required(t as usize).to_string();
@@ -966,7 +1040,7 @@ impl LocalController {
             Some(v) if support.contains(v) => v.clone(),
             _ => INVALID_MARKER.to_string(),
         };
-        let step = step_record(
+        let mut step = step_record(
             t,
             &support,
             &request,
@@ -975,6 +1049,7 @@ impl LocalController {
             required,
             &parsed,
         );
+        step.matched_prompt_tokens = matched;
         self.steps.insert(t, step);
         if self.batch {
             // The answer so far shows the chosen field's code, as the model would write it.
@@ -990,7 +1065,7 @@ impl LocalController {
             // Line 21: ŷ ← ŷ ∥ z.
             self.prefix.extend(z.chars());
             self.next_position += 1;
-            return Ok(self.advance());
+            return self.advance();
         }
         Ok(vec![])
     }
@@ -1113,6 +1188,7 @@ impl LocalController {
                     prompt_tokens: if first { response.prompt_tokens } else { 0 },
                     completion_tokens: if first { response.completion_tokens } else { 0 },
                     latency_ms: if first { response.latency_ms } else { 0.0 },
+                    matched_prompt_tokens: None,
                 },
             );
         }
@@ -1232,6 +1308,7 @@ impl StopController {
                 position: Some(t as u32),
                 prefix: Some(&prefix),
                 copy_target: None,
+                padding: None,
             },
             self.binding.options.clone(),
             None,

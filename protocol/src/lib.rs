@@ -9,6 +9,7 @@ pub mod dialogue;
 pub mod intervention;
 pub mod options;
 pub mod outcome;
+pub mod padding;
 pub mod prompts;
 pub mod scoring;
 
@@ -21,4 +22,5 @@ pub use options::{
     OptionBinding,
 };
 pub use outcome::{membership, recombination, stop_outcome, Lexicon};
+pub use padding::{token_matched_request, PromptTokenCounter, TokenCounterRef, TokenMatch};
 pub use scoring::{argmax_first, parse_answer, ParsedAnswer, ScoringError};

@@ -246,6 +246,7 @@ mod tests {
             prompt_tokens: 0,
             completion_tokens: 0,
             latency_ms: 0.0,
+            matched_prompt_tokens: None,
         };
         let c = confidence(&[
             step(Some(0.5), Some(0.5), true),

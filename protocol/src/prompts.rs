@@ -21,6 +21,7 @@ use c2s_records::{
 };
 
 use crate::canonical::{canonicalize, to_canonical_string};
+pub use crate::padding::{padding_for, PADDING_CHAR, PADDING_KEY};
 
 /// E.1 / E.2 natural-task instructions.
 pub mod text {
@@ -289,6 +290,8 @@ pub struct StepState<'a> {
     pub prefix: Option<&'a str>,
     /// `copy_target` of copy arms.
     pub copy_target: Option<&'a str>,
+    /// The token-matched padding of D.9's token control (`Evidence::PaddedTokens`).
+    pub padding: Option<&'a str>,
 }
 
 /// The state object of `spec` for `item` at `step` (E.1, E.2, E.5; Table E1).
@@ -342,6 +345,11 @@ pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
                 let padding = padding_for(item, spec, step);
                 s.insert(PADDING_KEY.into(), json!(padding));
             }
+            // The token match needs the tokenizer: the controller searches the padding
+            // (crate::padding::token_matched_request) and passes it in the step.
+            Evidence::PaddedTokens => {
+                s.insert(PADDING_KEY.into(), json!(step.padding.unwrap_or_default()));
+            }
             Evidence::Indexed | Evidence::Direct => {
                 s.insert("indexing".into(), json!("one-based"));
                 s.insert("indexed_characters".into(), indexed_characters(target));
@@ -355,30 +363,6 @@ pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
         }
     }
     Value::Object(s)
-}
-
-/// The state key of D.9's padding.
-pub const PADDING_KEY: &str = "padding";
-/// The padding character: punctuation that is neither an answer symbol (digit or letter) nor
-/// an index number, and that canonical JSON writes as one byte ("Punctuation, excluding answer
-/// symbols and index numbers", D.9).
-pub const PADDING_CHAR: char = '.';
-
-/// The padding of a Padded copy state: as many [`PADDING_CHAR`]s as make the canonical state
-/// exactly as long as the Indexed state at the same step and prefix (characters and UTF-8
-/// bytes alike: both states are ASCII). D.9: "Nonindexed punctuation matches Indexed's
-/// serialized-state character and UTF-8 byte length at the same prefix."
-pub fn padding_for(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> String {
-    let mut indexed = *spec;
-    indexed.evidence = Evidence::Indexed;
-    let mut raw = *spec;
-    raw.evidence = Evidence::Raw;
-    let indexed_len = to_canonical_string(&state_value(item, &indexed, step)).len();
-    let raw_len = to_canonical_string(&state_value(item, &raw, step)).len();
-    // Adding `"padding":"<n chars>",` (or with the comma before it) adds 13 + n characters.
-    let overhead = PADDING_KEY.len() + 6;
-    let n = indexed_len.saturating_sub(raw_len + overhead);
-    std::iter::repeat_n(PADDING_CHAR, n).collect()
 }
 
 fn indexed_characters(target: &str) -> Value {
@@ -530,6 +514,7 @@ mod tests {
                 position: Some(2),
                 prefix: Some("5"),
                 copy_target: None,
+                padding: None,
             },
             b.options.clone(),
             None,
@@ -566,6 +551,7 @@ mod tests {
             position: Some(1),
             prefix: Some(""),
             copy_target: Some("585"),
+            padding: None,
         };
         let options = local_binding(&it, 1, OptionOrder::Reference).options;
         for arm in c2s_records::Arm::ALL {
@@ -661,7 +647,8 @@ mod tests {
                 StepState {
                     position: Some(1),
                     prefix: Some(""),
-                    copy_target: Some("585")
+                    copy_target: Some("585"),
+                    padding: None,
                 }
             ),
             [
@@ -681,6 +668,7 @@ mod tests {
                 position: Some(3),
                 prefix: Some("58"),
                 copy_target: Some("589"),
+                padding: None,
             },
         );
         assert_eq!(v["query_character"], "9");
@@ -706,6 +694,7 @@ mod tests {
                             position: Some(t as u32),
                             prefix: Some(prefix),
                             copy_target: Some(target),
+                            padding: None,
                         };
                         let mut spec = ArmSpec::new(arm);
                         spec.evidence = Evidence::Indexed;

@@ -67,7 +67,7 @@ fn run(
     mut c: Controller,
     mut answer: impl FnMut(&Request) -> Response,
 ) -> (Trajectory, Vec<Request>) {
-    let mut queue = c.start();
+    let mut queue = c.start().unwrap();
     let mut seen = Vec::new();
     while let Some(req) = queue.pop() {
         let resp = answer(&req);
@@ -157,7 +157,7 @@ fn serial_sees_its_own_prefix_and_one_request_at_a_time() {
     let item = figure_one();
     let spec = ArmSpec::new(Arm::Serial);
     let mut c = Controller::new(&item, spec, None, &cfg()).unwrap();
-    let first = c.start();
+    let first = c.start().unwrap();
     assert_eq!(first.len(), 1, "step t+1 waits for step t");
     assert_eq!(state_of(&first[0])["current_prefix"], "");
     assert_eq!(state_of(&first[0])["position"], 1);
@@ -180,7 +180,7 @@ fn serial_sees_its_own_prefix_and_one_request_at_a_time() {
 fn independent_issues_all_positions_without_prefix() {
     let item = lexical();
     let mut c = Controller::new(&item, ArmSpec::new(Arm::Independent), None, &cfg()).unwrap();
-    let reqs = c.start();
+    let reqs = c.start().unwrap();
     assert_eq!(reqs.len(), 5);
     for (i, r) in reqs.iter().enumerate() {
         let s = state_of(r);
@@ -201,7 +201,7 @@ fn independent_issues_all_positions_without_prefix() {
 fn teacher_forced_uses_gold_prefix() {
     let item = lexical();
     let mut c = Controller::new(&item, ArmSpec::new(Arm::TeacherForced), None, &cfg()).unwrap();
-    let reqs = c.start();
+    let reqs = c.start().unwrap();
     let prefixes: Vec<String> = reqs
         .iter()
         .map(|r| state_of(r)["current_prefix"].as_str().unwrap().to_string())
@@ -458,7 +458,7 @@ proptest! {
 fn step_records_are_found_by_request_id() {
     let item = figure_one();
     let mut c = Controller::new(&item, ArmSpec::new(Arm::Serial), None, &cfg()).unwrap();
-    let first = c.start().remove(0);
+    let first = c.start().unwrap().remove(0);
     assert!(c.step_for(&first.request_id).is_none());
     c.on_response(&scored(&first, "5")).unwrap();
     let step = c.step_for(&first.request_id).unwrap();
@@ -578,7 +578,7 @@ fn readout_asks_one_preselected_position_with_bound_opaque_choices() {
             Evidence::Direct,
         );
         let mut c = Controller::new(&item, spec, None, &cfg()).unwrap();
-        let r = c.start().remove(0);
+        let r = c.start().unwrap().remove(0);
         assert_eq!(
             state_of(&r)["query_character"],
             &"apple"[p as usize - 1..p as usize]
@@ -609,7 +609,7 @@ fn query_position_is_seeded_per_item() {
         Evidence::Raw,
     );
     let mut c = Controller::new(&item, spec, Some("389".into()), &cfg()).unwrap();
-    let reqs = c.start();
+    let reqs = c.start().unwrap();
     assert_eq!(reqs.len(), 1);
     assert_eq!(state_of(&reqs[0])["query_position"], p);
     let mut seen = std::collections::BTreeSet::new();
@@ -871,7 +871,7 @@ fn symbolic_presentations_of_a_base_have_matched_local_order() {
     let spec = ArmSpec::new(Arm::Serial);
     let first = |item: &Item| {
         let mut c = Controller::new(item, spec, None, &cfg()).unwrap();
-        c.start().remove(0)
+        c.start().unwrap().remove(0)
     };
     let (d, l) = (first(&digits), first(&letters));
     let image: Vec<String> = d
@@ -935,7 +935,7 @@ fn binding_encodings_of_a_base_share_position_codes_and_names() {
             spec.names = names;
             let view = |item: &Item| {
                 let mut c = Controller::new(item, spec, None, &cfg()).unwrap();
-                let r = c.start().remove(0);
+                let r = c.start().unwrap().remove(0);
                 assert_eq!(r.step, p);
                 let u = user_of(&r);
                 let choices: Vec<(String, usize, String)> = u["choices"]
@@ -1163,4 +1163,118 @@ fn generated_batch_is_one_strict_json_answer() {
         .steps
         .iter()
         .all(|s| s.class == Some(ResponseClass::Truncated)));
+}
+
+/// A stand-in tokenizer for D.9's token control: every character of the user message is a
+/// token, except that runs of dots merge four at a time (so the padding is not its own
+/// length in tokens).
+struct CharTokens;
+
+impl c2s_protocol::PromptTokenCounter for CharTokens {
+    fn prompt_tokens(&self, r: &Request) -> Result<u32, String> {
+        let mut n = 0u32;
+        let mut dots = 0u32;
+        for c in r.user.chars() {
+            if c == '.' {
+                dots += 1;
+                continue;
+            }
+            n += dots.div_ceil(4) + 1;
+            dots = 0;
+        }
+        Ok(n + dots.div_ceil(4))
+    }
+}
+
+fn token_cfg() -> ControllerConfig {
+    ControllerConfig {
+        tokens: Some(c2s_protocol::TokenCounterRef(std::sync::Arc::new(
+            CharTokens,
+        ))),
+        ..cfg()
+    }
+}
+
+/// D.9's token control: "Punctuation, excluding answer symbols and index numbers, matches the
+/// pinned tokenizer's full rendered Indexed request at the same prefix. Every realized match
+/// is verified; generated prefixes remain arm-specific." Each PaddedTokens request has the
+/// token count of the Indexed request rendered at its own prefix; its state is Raw's plus a
+/// run of dots; the engine's count is checked against the match; without the tokenizer the
+/// arm does not start.
+#[test]
+fn padded_tokens_match_the_indexed_request_at_the_same_prefix() {
+    let item = figure_one();
+    let mut spec = ArmSpec::new(Arm::GoldCopy);
+    spec.evidence = Evidence::PaddedTokens;
+    spec.copy_control = CopyControl::Serial;
+    let mut indexed = spec;
+    indexed.evidence = Evidence::Indexed;
+    let mut raw = spec;
+    raw.evidence = Evidence::Raw;
+    let cfg = token_cfg();
+    let count = |r: &Request| c2s_protocol::PromptTokenCounter::prompt_tokens(&CharTokens, r);
+    // A wrong second answer makes the prefix the arm's own, not gold's.
+    let mut c = Controller::new(&item, spec, None, &cfg).unwrap();
+    let mut queue = c.start().unwrap();
+    let mut asked = 0;
+    while let Some(req) = queue.pop() {
+        let s = state_of(&req);
+        let prefix = s["current_prefix"].as_str().unwrap().to_string();
+        let p = s["position"].as_u64().unwrap() as usize;
+        // The Indexed request at the same position and prefix, from its own controller.
+        let mut ic = Controller::new(&item, indexed, None, &cfg).unwrap();
+        let mut iq = ic.start().unwrap();
+        for t in 1..p {
+            let value = prefix[t - 1..t].to_string();
+            iq = ic.on_response(&scored(&iq[0], &value)).unwrap();
+        }
+        let reference = &iq[0];
+        assert_eq!(state_of(reference)["current_prefix"], prefix.as_str());
+        assert_eq!(
+            count(&req).unwrap(),
+            count(reference).unwrap(),
+            "{}",
+            req.user
+        );
+        assert_eq!(
+            req.options, reference.options,
+            "options and order are fixed"
+        );
+        assert_eq!(req.instruction, reference.instruction);
+        let pad = s["padding"].as_str().unwrap().to_string();
+        assert!(!pad.is_empty() && pad.chars().all(|ch| ch == '.'));
+        assert!(s.get("indexed_characters").is_none());
+        let mut plain = Controller::new(&item, raw, None, &cfg).unwrap();
+        let mut rq = plain.start().unwrap();
+        for t in 1..p {
+            rq = plain
+                .on_response(&scored(&rq[0], &prefix[t - 1..t]))
+                .unwrap();
+        }
+        let mut with_pad = state_of(&rq[0]);
+        with_pad["padding"] = Value::from(pad);
+        assert_eq!(with_pad, s, "Raw's state plus the padding, nothing else");
+        let value = if p == 2 { "0" } else { &"585"[p - 1..p] };
+        let mut resp = scored(&req, value);
+        resp.prompt_tokens = count(&req).unwrap();
+        queue.extend(c.on_response(&resp).unwrap());
+        asked += 1;
+    }
+    assert_eq!(asked, 3);
+    let t = c.trajectory("test-model").unwrap();
+    assert_eq!(t.output, "505");
+    for s in &t.steps {
+        assert_eq!(s.matched_prompt_tokens, Some(s.prompt_tokens));
+    }
+    // Verification: an engine that counts the prompt differently fails the trajectory.
+    let mut c = Controller::new(&item, spec, None, &cfg).unwrap();
+    let first = c.start().unwrap().remove(0);
+    let mut resp = scored(&first, "5");
+    resp.prompt_tokens = count(&first).unwrap() + 1;
+    let err = c.on_response(&resp).unwrap_err();
+    assert!(matches!(err, ControllerError::TokenMatch { .. }), "{err}");
+    assert!(err.to_string().contains("the engine counted"), "{err}");
+    // Without the run's tokenizer nothing is asked.
+    let mut c = Controller::new(&item, spec, None, &self::cfg()).unwrap();
+    assert!(matches!(c.start(), Err(ControllerError::TokenMatch { .. })));
 }

@@ -306,6 +306,11 @@ pub enum Evidence {
     /// at the same prefix ("Nonindexed punctuation matches Indexed's serialized-state character
     /// and UTF-8 byte length at the same prefix").
     Padded,
+    /// D.9's token control: the raw string plus nonindexed punctuation whose length makes the
+    /// full rendered request as long, in the run's pinned tokenizer's tokens, as the Indexed
+    /// request at the same prefix ("Punctuation, excluding answer symbols and index numbers,
+    /// matches the pinned tokenizer's full rendered Indexed request at the same prefix").
+    PaddedTokens,
 }
 
 /// The step schedule of copy arms: positions queried independently or serially.
@@ -592,6 +597,7 @@ impl ArmSpec {
                 Evidence::Indexed => "/indexed",
                 Evidence::Direct => "/direct",
                 Evidence::Padded => "/padded",
+                Evidence::PaddedTokens => "/padded-tokens",
             });
             // A readout (template) asks one position: no independent/serial schedule.
             if self.template.is_none() {

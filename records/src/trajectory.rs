@@ -69,6 +69,10 @@ pub struct StepRecord {
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
     pub latency_ms: f64,
+    /// D.9's token control: the token count of the Indexed request at this step's prefix that
+    /// the padding matched; `prompt_tokens` (the engine's own count) was verified equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_prompt_tokens: Option<u32>,
 }
 
 impl StepRecord {

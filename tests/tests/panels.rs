@@ -320,6 +320,68 @@ fn padded_panel_runs_with_the_real_model() {
     assert!(contrasts.iter().all(|c| c["units"].as_u64() == Some(1)));
 }
 
+/// D.9's token control with the real model: "Punctuation, excluding answer symbols and index
+/// numbers, matches the pinned tokenizer's full rendered Indexed request at the same prefix.
+/// Every realized match is verified; generated prefixes remain arm-specific." Every answered
+/// PaddedTokens step records the Indexed count it matched and the engine counted exactly that;
+/// where the Indexed arm's own request has the same prefix (always at position 1) the two
+/// prompts have the same token count; the state is Raw's plus a run of dots.
+#[test]
+fn padded_tokens_panel_runs_with_the_real_model() {
+    let (_dir, run_dir) = smoke("padded-tokens", 1, true);
+    let requests = read_requests(&run_dir.join("requests")).unwrap();
+    let mut verified = 0;
+    for t in read_trajectories(&run_dir.join("trajectories")).unwrap() {
+        let padded = t.arm.contains("/padded-tokens/");
+        for s in t.steps().unwrap().iter().filter(|s| s.is_call()) {
+            if padded {
+                assert_eq!(s.matched_prompt_tokens, Some(s.prompt_tokens), "{}", t.arm);
+                verified += 1;
+            } else {
+                assert_eq!(s.matched_prompt_tokens, None);
+            }
+        }
+    }
+    assert!(verified >= 2 * 3, "every step of both parents");
+    let mut common = 0;
+    for p in requests
+        .iter()
+        .filter(|r| r.arm.contains("/padded-tokens/"))
+    {
+        let find = |evidence: &str| {
+            requests
+                .iter()
+                .find(|r| r.item_id == p.item_id && r.step == p.step && r.arm.contains(evidence))
+                .expect("the same step of the same parent")
+        };
+        let (indexed, raw) = (find("/indexed/"), find("/raw/"));
+        let state = state_of(p);
+        let pad = state["padding"].as_str().unwrap();
+        assert!(pad.chars().all(|c| c == '.'), "{pad}");
+        assert!(state.get("indexed_characters").is_none());
+        assert_eq!(
+            p.option_values, indexed.option_values,
+            "options and order are fixed"
+        );
+        if state_of(indexed)["current_prefix"] == state["current_prefix"] {
+            assert_eq!(p.prompt_tokens, indexed.prompt_tokens, "{}", p.user);
+            assert!(p.prompt_sha256 != indexed.prompt_sha256);
+            common += 1;
+        }
+        if state_of(raw)["current_prefix"] == state["current_prefix"] {
+            let mut with_pad = state_of(raw);
+            with_pad["padding"] = Value::from(pad);
+            assert_eq!(with_pad, state, "Raw's state plus the padding");
+        }
+    }
+    assert!(common >= 2, "position 1 of both parents");
+    let out = c2s_e2e::run(&["contrasts", &run_dir.display().to_string(), "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let contrasts = v["contrasts"].as_array().unwrap();
+    assert_eq!(contrasts.len(), 2);
+    assert!(contrasts.iter().all(|c| c["units"].as_u64() == Some(1)));
+}
+
 /// A.4 with the real model: one request per (item, arm); the four intervention arms of an
 /// item ask one shared preselected position, the error draft differs from the correct one in
 /// exactly one character, and the whole readout offers the eight candidates.

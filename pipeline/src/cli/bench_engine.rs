@@ -58,7 +58,7 @@ fn panel(banks: &Path, per_domain: usize) -> anyhow::Result<Vec<Request>> {
                 ArmSpec::new(Arm::Native),
                 ArmSpec::new(Arm::Serial).with_support(Support::FULL),
             ] {
-                out.extend(Controller::new(item, spec, None, &cfg)?.start());
+                out.extend(Controller::new(item, spec, None, &cfg)?.start()?);
             }
         }
     }

@@ -72,6 +72,7 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
         let ccfg = ControllerConfig {
             option_seed: cfg.run.option_seed,
             lexicon: lexicon(&cfg.run.wordnet_dir),
+            tokens: sh.tokens.clone(),
         };
         let out = serial_loop(
             tasks,

@@ -1,5 +1,6 @@
 //! Building the configured engine and its batching service.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -9,6 +10,7 @@ use c2s_model::{
     Engine, InferenceService, ModelIdentity, PrefixEngine, PrefixEngineConfig, ServiceConfig,
     SimulatedEngine,
 };
+use c2s_records::{Evidence, Request};
 
 /// Load the configured engine (each timely worker owns one). `identity` is the model's
 /// identity as computed once for the manifest, so no worker hashes the model again.
@@ -112,6 +114,38 @@ pub fn served_tokenizer(
         c2s_model::load_tokenizer(&cfg.model.path)
             .with_context(|| format!("reading {}", cfg.model.path.display()))?,
     ))
+}
+
+/// The run's pinned tokenizer as D.9's token counter, when an arm asks for token-matched
+/// padding: the model's own tokenizer and chat template, rendering and encoding a request as
+/// the prefix and mistral.rs engines do for the prompt they are sent
+/// ([`ModelTokenizer::prompt_tokens`](c2s_model::tokenizer::ModelTokenizer::prompt_tokens)).
+/// The config has refused such arms without a model path.
+pub fn token_counter(cfg: &RunConfig) -> anyhow::Result<Option<c2s_protocol::TokenCounterRef>> {
+    if !cfg
+        .arms
+        .iter()
+        .any(|a| a.evidence == Evidence::PaddedTokens)
+    {
+        return Ok(None);
+    }
+    let tokenizer = c2s_model::load_tokenizer(&cfg.model.path)
+        .with_context(|| format!("reading the tokenizer of {}", cfg.model.path.display()))?;
+    Ok(Some(c2s_protocol::TokenCounterRef(Arc::new(
+        PinnedTokenizer(tokenizer),
+    ))))
+}
+
+/// [`token_counter`]'s counter.
+struct PinnedTokenizer(c2s_model::tokenizer::ModelTokenizer);
+
+impl c2s_protocol::PromptTokenCounter for PinnedTokenizer {
+    fn prompt_tokens(&self, request: &Request) -> Result<u32, String> {
+        self.0
+            .prompt_tokens(&c2s_model::PromptSpec::from_request(request))
+            .map(|t| t.len() as u32)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// The batching service over the configured engine.

@@ -54,6 +54,8 @@ pub struct Shared {
     pub total_items: Option<u64>,
     /// Each worker's inference counters, added when the worker ends.
     pub engine_stats: Mutex<Vec<ServiceStats>>,
+    /// The model's tokenizer when an arm needs D.9's token-matched padding.
+    pub tokens: Option<c2s_protocol::TokenCounterRef>,
 }
 
 /// What a finished run measured.
@@ -182,6 +184,13 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     };
+    let tokens = match engine::token_counter(&cfg) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: model: {e:#}");
+            return Ok(report(ExitCode::from(2)));
+        }
+    };
     // A resumed run directory answers recorded model calls from `requests/` and skips recorded
     // trajectories: with another model that would mix two models' results in one run.
     if let Some(m) = &resume.manifest {
@@ -253,6 +262,7 @@ pub fn execute(
         quiet,
         total_items,
         engine_stats: Mutex::new(Vec::new()),
+        tokens,
     });
     let started = std::time::Instant::now();
     let worker_shared = shared.clone();

@@ -105,6 +105,7 @@ pub fn step(r: &Request, emitted: &str, class: ResponseClass) -> StepRecord {
         prompt_tokens: 412,
         completion_tokens: 0,
         latency_ms: 12.5,
+        matched_prompt_tokens: None,
     }
 }
 
