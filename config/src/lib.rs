@@ -373,7 +373,7 @@ pub struct ArmEntry {
     /// Readout template T0, T1, T2 (copy arms).
     #[serde(default)]
     pub template: Option<String>,
-    /// Copy evidence raw, indexed, direct (copy arms; default raw).
+    /// Copy evidence raw, indexed, direct, padded or padded-tokens (copy arms; default raw).
     #[serde(default)]
     pub evidence: Option<String>,
     /// Copy control independent or serial (copy arms; default serial).

@@ -524,6 +524,7 @@ mod tests {
             serial_arm: "Serial/Full/code".into(),
             native_correct: !i.is_multiple_of(3),
             serial_correct: i % 5 < 2,
+            pattern: None,
         }
     }
 
@@ -547,6 +548,7 @@ mod tests {
             operation: None,
             placement: None,
             repeated: None,
+            pattern: None,
             membership: if correct {
                 Membership::Gold
             } else {

@@ -18,8 +18,9 @@ use timely::dataflow::StreamVec;
 
 use c2s_records::{Domain, PairedOutcome, Trajectory};
 
-/// (domain, length, model, correct, fidelity): what pairing needs of a trajectory.
-type Summary = (Domain, usize, String, bool, Option<bool>);
+/// (domain, length, model, correct, fidelity, semantic pattern): what pairing needs of a
+/// trajectory.
+type Summary = (Domain, usize, String, bool, Option<bool>, Option<String>);
 
 /// One configured comparison: its reference and compared arm labels, and what it pairs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,7 @@ impl PairSpec {
             model: reference.2.clone(),
             native_arm: self.reference.clone(),
             serial_arm: self.compared.clone(),
+            pattern: reference.5.clone(),
         }
     }
 }
@@ -74,8 +76,14 @@ pub fn pair<'s>(
                     let items = pending.entry(time).or_default();
                     for t in data.drain(..) {
                         let arms = items.entry(t.item_id.clone()).or_default();
-                        let summary: Summary =
-                            (t.domain, t.length, t.model.clone(), t.correct, t.fidelity);
+                        let summary: Summary = (
+                            t.domain,
+                            t.length,
+                            t.model.clone(),
+                            t.correct,
+                            t.fidelity,
+                            t.pattern.clone(),
+                        );
                         // Every comparison this trajectory completes.
                         for spec in &comparisons {
                             if spec.reference == t.arm {
@@ -114,8 +122,8 @@ mod tests {
             compared: "Serial/Full/code".into(),
             by_fidelity: false,
         };
-        let n: Summary = (Domain::Lexical, 5, "m".into(), true, None);
-        let s: Summary = (Domain::Lexical, 5, "m".into(), false, None);
+        let n: Summary = (Domain::Lexical, 5, "m".into(), true, None, None);
+        let s: Summary = (Domain::Lexical, 5, "m".into(), false, None, None);
         let o = spec.outcome("x", &n, &s);
         assert!(o.native_correct && !o.serial_correct);
         assert_eq!((o.native_arm.as_str(), o.length), ("Native/code", 5));
@@ -123,7 +131,7 @@ mod tests {
             by_fidelity: true,
             ..spec
         };
-        let f: Summary = (Domain::Lexical, 5, "m".into(), false, Some(true));
+        let f: Summary = (Domain::Lexical, 5, "m".into(), false, Some(true), None);
         assert!(copy.outcome("x", &f, &s).native_correct);
     }
 }

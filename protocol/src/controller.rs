@@ -465,6 +465,7 @@ fn assemble(
             .as_ref()
             .map(|m| m.placement.as_str().to_string()),
         repeated: item.symbolic.as_ref().map(|m| m.repeated),
+        pattern: item.semantic.as_ref().map(|m| m.pattern.clone()),
         stop,
         aborted,
         calls,

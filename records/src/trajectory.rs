@@ -190,6 +190,10 @@ pub struct Trajectory {
     pub placement: Option<String>,
     #[serde(default)]
     pub repeated: Option<bool>,
+    /// Semantic-bridge items: the gold Boolean pattern (`101`), the record's bootstrap stratum
+    /// ("Semantic bases use gold pattern", A.6).
+    #[serde(default)]
+    pub pattern: Option<String>,
     pub membership: Membership,
     /// A non-candidate output whose every character is in the candidates' union at its
     /// position (may overlap any non-candidate membership class).
@@ -220,4 +224,8 @@ pub struct PairedOutcome {
     pub serial_arm: String,
     pub native_correct: bool,
     pub serial_correct: bool,
+    /// Semantic-bridge items: the gold pattern, which replaces length as the bootstrap stratum
+    /// ("Natural strata are domain/length. … Semantic bases use gold pattern", A.6).
+    #[serde(default)]
+    pub pattern: Option<String>,
 }

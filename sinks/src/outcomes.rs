@@ -25,12 +25,14 @@ pub struct OutcomeRow {
     pub comparison: String,
     pub native_correct: bool,
     pub serial_correct: bool,
+    /// Semantic-bridge items: the gold pattern, their bootstrap stratum (A.6).
+    pub pattern: Option<String>,
 }
 
 impl OutcomeRow {
     /// The row as a JSON object with the dataset's column names (the Kafka sink's message).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "item_id": self.item_id,
             "domain": self.domain,
             "length": self.length,
@@ -40,7 +42,12 @@ impl OutcomeRow {
             "comparison": self.comparison,
             "native_correct": self.native_correct,
             "serial_correct": self.serial_correct,
-        })
+        });
+        // Only semantic-bridge outcomes carry a pattern; other messages keep their keys.
+        if let Some(p) = &self.pattern {
+            v["pattern"] = serde_json::json!(p);
+        }
+        v
     }
 }
 
@@ -56,6 +63,7 @@ impl From<&PairedOutcome> for OutcomeRow {
             comparison: comparison_label(&o.native_arm, &o.serial_arm),
             native_correct: o.native_correct,
             serial_correct: o.serial_correct,
+            pattern: o.pattern.clone(),
         }
     }
 }
@@ -74,6 +82,7 @@ impl OutcomeRow {
             serial_arm: self.serial_arm.clone(),
             native_correct: self.native_correct,
             serial_correct: self.serial_correct,
+            pattern: self.pattern.clone(),
         })
     }
 }
@@ -93,6 +102,7 @@ impl Row for OutcomeRow {
             field("comparison", Utf8, false),
             field("native_correct", Boolean, false),
             field("serial_correct", Boolean, false),
+            field("pattern", Utf8, true),
         ]))
     }
 
@@ -109,6 +119,7 @@ impl Row for OutcomeRow {
                 col::utf8(rows.iter().map(|r| r.comparison.as_str())),
                 col::bools(rows.iter().map(|r| r.native_correct)),
                 col::bools(rows.iter().map(|r| r.serial_correct)),
+                col::opt_utf8(rows.iter().map(|r| r.pattern.as_deref())),
             ],
         )
     }
@@ -124,6 +135,7 @@ impl Row for OutcomeRow {
         let mut comparison = c.utf8("comparison")?.into_iter();
         let mut native_correct = c.bool("native_correct")?.into_iter();
         let mut serial_correct = c.bool("serial_correct")?.into_iter();
+        let mut pattern = c.opt_utf8("pattern")?.into_iter();
         Ok((0..c.len())
             .map(|_| OutcomeRow {
                 item_id: next(&mut item_id),
@@ -135,6 +147,7 @@ impl Row for OutcomeRow {
                 comparison: next(&mut comparison),
                 native_correct: next(&mut native_correct),
                 serial_correct: next(&mut serial_correct),
+                pattern: next(&mut pattern),
             })
             .collect())
     }

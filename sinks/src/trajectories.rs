@@ -49,6 +49,8 @@ pub struct TrajectoryRow {
     pub placement: Option<String>,
     /// Symbolic items: the target repeats a symbol.
     pub repeated: Option<bool>,
+    /// Semantic-bridge items: the gold Boolean pattern (`101`), their bootstrap stratum.
+    pub pattern: Option<String>,
     /// D.17's output classes, in order: `gold`, `other_candidate`, `malformed`,
     /// `gold_synset_lemma`, `indexed_noun`, `indexed_word`, `unindexed`; `outside` for any other
     /// well-formed string (arithmetic, or lexical without a WordNet index).
@@ -107,6 +109,7 @@ impl From<&Trajectory> for TrajectoryRow {
             operation: t.operation.clone(),
             placement: t.placement.clone(),
             repeated: t.repeated,
+            pattern: t.pattern.clone(),
             membership: membership_str(t.membership).to_string(),
             recombination: t.recombination,
             stop_category: stop.map(|s| stop_category_str(s.category).to_string()),
@@ -205,6 +208,7 @@ impl TrajectoryRow {
             operation: self.operation.clone(),
             placement: self.placement.clone(),
             repeated: self.repeated,
+            pattern: self.pattern.clone(),
             membership,
             recombination: self.recombination,
             stop,
@@ -248,6 +252,7 @@ impl Row for TrajectoryRow {
             field("operation", Utf8, true),
             field("placement", Utf8, true),
             field("repeated", Boolean, true),
+            field("pattern", Utf8, true),
             field("membership", Utf8, false),
             field("recombination", Boolean, false),
             field("stop_category", Utf8, true),
@@ -293,6 +298,7 @@ impl Row for TrajectoryRow {
                 col::opt_utf8(rows.iter().map(|r| r.operation.as_deref())),
                 col::opt_utf8(rows.iter().map(|r| r.placement.as_deref())),
                 col::opt_bools(rows.iter().map(|r| r.repeated)),
+                col::opt_utf8(rows.iter().map(|r| r.pattern.as_deref())),
                 col::utf8(rows.iter().map(|r| r.membership.as_str())),
                 col::bools(rows.iter().map(|r| r.recombination)),
                 col::opt_utf8(rows.iter().map(|r| r.stop_category.as_deref())),
@@ -339,6 +345,7 @@ impl Row for TrajectoryRow {
         let mut operation = c.opt_utf8("operation")?.into_iter();
         let mut placement = c.opt_utf8("placement")?.into_iter();
         let mut repeated = c.opt_bool("repeated")?.into_iter();
+        let mut pattern = c.opt_utf8("pattern")?.into_iter();
         let mut membership = c.utf8("membership")?.into_iter();
         let mut recombination = c.bool("recombination")?.into_iter();
         let mut stop_category = c.opt_utf8("stop_category")?.into_iter();
@@ -379,6 +386,7 @@ impl Row for TrajectoryRow {
                 operation: next(&mut operation),
                 placement: next(&mut placement),
                 repeated: next(&mut repeated),
+                pattern: next(&mut pattern),
                 membership: next(&mut membership),
                 recombination: next(&mut recombination),
                 stop_category: next(&mut stop_category),

@@ -42,6 +42,7 @@ fn outcomes() -> Vec<PairedOutcome> {
                         serial_arm: arm.to_string(),
                         native_correct: native,
                         serial_correct: rng.random_bool(p.clamp(0.0, 1.0)),
+                        pattern: None,
                     });
                 }
             }

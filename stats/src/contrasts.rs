@@ -303,16 +303,18 @@ pub struct CellRow {
     pub scr_upper_zero: Option<f64>,
 }
 
-/// The unit of a trajectory: its symbolic base or source, else the item itself.
+/// The unit of a trajectory: its symbolic base or source, or its semantic fact record, else the
+/// item itself.
 fn unit_of(t: &Trajectory) -> &str {
     t.base_id.as_deref().unwrap_or(&t.item_id)
 }
 
 /// A unit's bootstrap stratum: length, repetition and placement (A.6: "Symbolic bases use
-/// length, repetition and profile"), each kept only where every trajectory of the unit agrees
-/// (the twelve-character sources hold both placements, so they form one stratum).
+/// length, repetition and profile"), and a semantic record's gold pattern ("Semantic bases use
+/// gold pattern"), each kept only where every trajectory of the unit agrees (the
+/// twelve-character sources hold both placements, so they form one stratum).
 fn strata(trajectories: &[&Trajectory]) -> BTreeMap<String, String> {
-    let mut parts: BTreeMap<&str, [BTreeSet<String>; 3]> = BTreeMap::new();
+    let mut parts: BTreeMap<&str, [BTreeSet<String>; 4]> = BTreeMap::new();
     for t in trajectories {
         let e = parts.entry(unit_of(t)).or_default();
         e[0].insert(format!("L{}", t.length));
@@ -322,6 +324,7 @@ fn strata(trajectories: &[&Trajectory]) -> BTreeMap<String, String> {
             None => "-".into(),
         });
         e[2].insert(t.placement.clone().unwrap_or_else(|| "-".into()));
+        e[3].insert(t.pattern.clone().unwrap_or_else(|| "-".into()));
     }
     parts
         .into_iter()
@@ -462,6 +465,7 @@ pub fn contrast_tables(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use c2s_records::Domain;
 
     fn unit(name: &str, c: u64, nc: u64, r: u64, nr: u64) -> UnitCounts {
         UnitCounts {
@@ -490,6 +494,58 @@ mod tests {
             }
         }
         hits as f64 / (1u64 << n) as f64
+    }
+
+    fn semantic(fact: &str, domain: Domain, pattern: &str) -> Trajectory {
+        Trajectory {
+            item_id: format!("{fact}-{}", domain.as_str()),
+            domain,
+            length: 3,
+            model: "m".into(),
+            arm: "Serial/Full/code".into(),
+            support: "Full".into(),
+            output: String::new(),
+            correct: false,
+            valid: true,
+            fidelity: None,
+            plan: None,
+            plan_origin: None,
+            plan_differences: None,
+            base_id: Some(fact.into()),
+            operation: None,
+            placement: None,
+            repeated: None,
+            pattern: Some(pattern.into()),
+            membership: c2s_records::Membership::Outside,
+            recombination: false,
+            stop: None,
+            aborted: false,
+            calls: 3,
+            fills: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            latency_ms: 0.0,
+            confidence: None,
+            position_correct: vec![false; 3],
+            steps: Vec::new(),
+        }
+    }
+
+    /// A.6: "Semantic bases use gold pattern": a fact record (both encodings) is its own unit
+    /// and its gold pattern is its stratum, so records of different patterns are never
+    /// resampled in place of each other.
+    #[test]
+    fn semantic_records_are_stratified_by_their_gold_pattern() {
+        let ts = [
+            semantic("fact-001", Domain::SemanticBinary, "101"),
+            semantic("fact-001", Domain::SemanticNamed, "101"),
+            semantic("fact-002", Domain::SemanticBinary, "010"),
+        ];
+        let refs: Vec<&Trajectory> = ts.iter().collect();
+        let s = strata(&refs);
+        assert_eq!(s.len(), 2, "one unit per record");
+        assert_eq!(s["fact-001"], "L3/-/-/101");
+        assert_eq!(s["fact-002"], "L3/-/-/010");
     }
 
     #[test]

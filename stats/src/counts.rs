@@ -38,12 +38,15 @@ use crate::metrics::{
 /// One counted cell.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum StatsKey {
-    /// A paired outcome: its group, length and joint cell ([`JointCell::code`]).
+    /// A paired outcome: its group, length, semantic gold pattern (its stratum, A.6) and
+    /// joint cell ([`JointCell::code`]).
     Paired {
         model: String,
         domain: Domain,
         comparison: String,
         length: u32,
+        #[serde(default)]
+        pattern: Option<String>,
         cell: u8,
     },
     /// A local trajectory of a reference arm (Independent, TeacherForced).
@@ -69,6 +72,7 @@ impl StatsKey {
             domain: o.domain,
             comparison: comparison_label(&o.native_arm, &o.serial_arm),
             length: u32::try_from(o.length).map_err(|_| StatsError::LengthOutOfRange(o.length))?,
+            pattern: o.pattern.clone(),
             cell: JointCell::of(o.native_correct, o.serial_correct).code(),
         })
     }
@@ -142,17 +146,19 @@ impl StatsCounts {
                 domain,
                 comparison,
                 length,
+                pattern,
                 cell,
             } => {
                 let group = (model.clone(), *domain, comparison.clone());
                 let tables = self.paired.entry(group.clone()).or_default();
-                let table = tables.entry(*length).or_default();
+                let stratum = (*length, pattern.clone());
+                let table = tables.entry(stratum.clone()).or_default();
                 let result = match table.get_mut(usize::from(*cell)) {
                     Some(slot) => add(slot, diff, key),
                     None => Err(StatsError::CodeOutOfRange { code: *cell, k: 4 }),
                 };
                 if table.iter().all(|&k| k == 0) {
-                    tables.remove(length);
+                    tables.remove(&stratum);
                 }
                 if tables.is_empty() {
                     self.paired.remove(&group);
@@ -246,7 +252,7 @@ impl StatsCounts {
     /// Every nonzero cell with its count, in key order.
     pub fn cells(&self) -> impl Iterator<Item = (StatsKey, u64)> + '_ {
         let paired = self.paired.iter().flat_map(|((m, d, c), tables)| {
-            tables.iter().flat_map(move |(&length, t)| {
+            tables.iter().flat_map(move |((length, pattern), t)| {
                 t.iter()
                     .enumerate()
                     .filter(|(_, &n)| n > 0)
@@ -256,7 +262,8 @@ impl StatsCounts {
                                 model: m.clone(),
                                 domain: *d,
                                 comparison: c.clone(),
-                                length,
+                                length: *length,
+                                pattern: pattern.clone(),
                                 cell: cell as u8,
                             },
                             n,
@@ -292,7 +299,7 @@ impl StatsCounts {
         paired.chain(local).chain(confidence)
     }
 
-    /// The joint tables per length of every paired group.
+    /// The joint tables per stratum (length, semantic pattern) of every paired group.
     pub fn paired(&self) -> &PairedCounts {
         &self.paired
     }
@@ -355,6 +362,7 @@ mod tests {
             serial_arm: "Serial/Full/code".into(),
             native_correct: native,
             serial_correct: serial,
+            pattern: None,
         }
     }
 

@@ -69,7 +69,7 @@ pub use joint::{
 };
 pub use metrics::{
     calibration_metrics, calibration_metrics_counts, comparison_label, independence_metrics,
-    independence_metrics_counts, paired_metrics, paired_metrics_counts, sort_rows,
-    ConfidenceCounts, FamilyScope, HolmFamily, MetricRow, PairedCounts, StatsConfig, CI_BOOTSTRAP,
-    CI_CLOPPER_PEARSON, METRIC_ORDER,
+    independence_metrics_counts, paired_metrics, paired_metrics_counts, paired_sample, sort_rows,
+    ConfidenceCounts, FamilyScope, HolmFamily, MetricRow, PairedCounts, PairedStratum, StatsConfig,
+    CI_BOOTSTRAP, CI_CLOPPER_PEARSON, METRIC_ORDER,
 };

@@ -19,14 +19,14 @@
 //! - Each group is bootstrapped with the same configured seed, so a group's intervals do not
 //!   depend on which other groups are in the snapshot.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use c2s_records::{Domain, PairedOutcome, Trajectory};
 use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{
-    bootstrap_joint_counts, BootstrapConfig, Estimate, JointEstimates, StratifiedSample,
-    DEFAULT_DRAWS, DEFAULT_SEED,
+    bootstrap_joint_counts, BootstrapConfig, EqualLengthEstimates, Estimate, JointEstimates,
+    StratifiedSample, DEFAULT_DRAWS, DEFAULT_SEED,
 };
 use crate::calibration::{calibration_report_counts, ConfidenceKey, ScoreKind};
 use crate::counts::StatsCounts;
@@ -419,9 +419,36 @@ struct Test {
     row: usize,
 }
 
-/// Joint tables per length of every (model, domain, comparison) group: the sufficient
+/// The bootstrap stratum of a paired outcome: its length and, for semantic-bridge items, their
+/// gold pattern (A.6: "Natural strata are domain/length. … Semantic bases use gold pattern").
+pub type PairedStratum = (u32, Option<String>);
+
+/// Joint tables per stratum of every (model, domain, comparison) group: the sufficient
 /// statistics of every paired metric.
-pub type PairedCounts = BTreeMap<(String, Domain, String), BTreeMap<u32, [u64; 4]>>;
+pub type PairedCounts = BTreeMap<(String, Domain, String), BTreeMap<PairedStratum, [u64; 4]>>;
+
+/// The stratified sample of one group's joint tables, and whether its strata are patterns.
+/// Without patterns the strata are the lengths, keyed by length, so the bootstrap's
+/// per-length estimates are the length rows. With patterns (semantic-bridge outcomes) the
+/// strata are the (length, pattern) cells, numbered in order: A.6's "Semantic bases use gold
+/// pattern" — a draw keeps every pattern's count of records, not only the length's.
+pub fn paired_sample(
+    tables: &BTreeMap<PairedStratum, [u64; 4]>,
+) -> Result<(StratifiedSample, bool), StatsError> {
+    let by_pattern = tables.keys().any(|(_, p)| p.is_some());
+    let sample = if by_pattern {
+        StratifiedSample::from_counts(
+            4,
+            tables
+                .values()
+                .enumerate()
+                .map(|(i, c)| (i as u32, c.to_vec())),
+        )?
+    } else {
+        StratifiedSample::from_counts(4, tables.iter().map(|((l, _), c)| (*l, c.to_vec())))?
+    };
+    Ok((sample, by_pattern))
+}
 
 /// Paired metrics of one snapshot. See the module documentation for the rows and choices.
 /// Errors on an invalid config, a repeated item within a group, or a length beyond `u32`.
@@ -448,12 +475,28 @@ pub fn paired_metrics_counts(
     let mut tests = Vec::new();
     for ((model, domain, comparison), tables) in counts {
         let domain = *domain;
-        let sample =
-            StratifiedSample::from_counts(4, tables.iter().map(|(&l, c)| (l, c.to_vec())))?;
+        let (sample, by_pattern) = paired_sample(tables)?;
         if sample.is_empty() {
             continue;
         }
-        let b = bootstrap_joint_counts(&sample, &boot, cfg.level)?;
+        let mut b = bootstrap_joint_counts(&sample, &boot, cfg.level)?;
+        let mut equal_length = true;
+        if by_pattern {
+            // The strata are patterns, not lengths. With one length (the semantic bridge's
+            // three decisions) its row and the equal-length mixture are the pooled estimates;
+            // with several, only the pooled rows are reported.
+            let lengths: BTreeSet<u32> = tables.keys().map(|(l, _)| *l).collect();
+            equal_length = lengths.len() == 1;
+            b.per_length = match lengths.first() {
+                Some(&l) if equal_length => vec![(l, b.all)],
+                _ => vec![],
+            };
+            b.equal_length = EqualLengthEstimates {
+                native_em: b.all.native_em,
+                serial_em: b.all.serial_em,
+                scr: b.all.scr,
+            };
+        }
         let domain_str = domain.as_str();
         let mut cell = Cell {
             snapshot,
@@ -469,11 +512,13 @@ pub fn paired_metrics_counts(
         cell.length = None;
         joint_rows(&cell, &b.all, cfg.level, &mut rows)?;
         let eq = &b.equal_length;
-        rows.push(cell.estimate("native_em_equal_length", None, &eq.native_em));
-        rows.push(cell.estimate("serial_em_equal_length", None, &eq.serial_em));
-        rows.push(cell.estimate("scr_equal_length", None, &eq.scr));
-        if eq.scr.value.is_some() {
-            rows.push(cell.dropped("scr_equal_length_bootstrap_dropped", &eq.scr));
+        if equal_length {
+            rows.push(cell.estimate("native_em_equal_length", None, &eq.native_em));
+            rows.push(cell.estimate("serial_em_equal_length", None, &eq.serial_em));
+            rows.push(cell.estimate("scr_equal_length", None, &eq.scr));
+            if eq.scr.value.is_some() {
+                rows.push(cell.dropped("scr_equal_length_bootstrap_dropped", &eq.scr));
+            }
         }
         let m = McNemar::of(&b.all.table);
         rows.push(MetricRow {

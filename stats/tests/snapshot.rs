@@ -29,6 +29,7 @@ fn outcome(
         serial_arm: serial_arm.to_string(),
         native_correct: native,
         serial_correct: serial,
+        pattern: None,
     }
 }
 
@@ -372,6 +373,7 @@ fn trajectory(
         operation: None,
         placement: None,
         repeated: None,
+        pattern: None,
         membership: if correct {
             Membership::Gold
         } else {
@@ -466,4 +468,64 @@ fn calibration_rows() {
     assert_eq!(get("brier_prevalence").value, Some(0.25));
     assert_eq!(get("ap_prevalence").value, Some(0.5));
     assert!(rows.iter().all(|r| r.length.is_none()));
+}
+
+/// A.6: "Natural strata are domain/length. … Semantic bases use gold pattern." Semantic
+/// records all have three decisions, so a length stratum would resample them as one pool; the
+/// gold-pattern strata keep every pattern's count of records in each draw. Here Native is right
+/// on every record of four patterns and wrong on the other four: within patterns nothing
+/// varies, so the pattern-stratified interval is the point itself, while one pooled length
+/// stratum gives a wide one. The length-3 row is the pooled row, and the equal-length mixture
+/// of one length is the pooled estimate.
+#[test]
+fn semantic_outcomes_are_stratified_by_gold_pattern() {
+    let comparison = comparison_label(NATIVE, FULL);
+    let records = |with_pattern: bool| -> Vec<PairedOutcome> {
+        (0..128)
+            .map(|i| {
+                let pattern = format!("{:03b}", i % 8);
+                let native = i % 8 < 4;
+                let serial = (i / 8) % 2 == 0;
+                let mut o = outcome("m", Domain::SemanticBinary, FULL, i, 3, native, serial);
+                o.pattern = with_pattern.then_some(pattern);
+                o
+            })
+            .collect()
+    };
+    let stratified = paired_metrics(&records(true), &cfg(), 0).unwrap();
+    let pooled = paired_metrics(&records(false), &cfg(), 0).unwrap();
+    let em = |rows: &[MetricRow], length| {
+        find(rows, "semantic_binary", &comparison, length, "native_em").clone()
+    };
+    let (s, p) = (em(&stratified, None), em(&pooled, None));
+    assert_eq!(s.value, Some(0.5));
+    assert_eq!(p.value, Some(0.5));
+    assert_eq!(
+        (s.ci_low, s.ci_high),
+        (Some(0.5), Some(0.5)),
+        "no variation within patterns"
+    );
+    assert!(p.ci_high.unwrap() - p.ci_low.unwrap() > 0.1, "{p:?}");
+    let l3 = em(&stratified, Some(3));
+    assert_eq!(
+        (l3.value, l3.ci_low, l3.ci_high),
+        (s.value, s.ci_low, s.ci_high)
+    );
+    let eq = find(
+        &stratified,
+        "semantic_binary",
+        &comparison,
+        None,
+        "native_em_equal_length",
+    );
+    assert_eq!((eq.ci_low, eq.ci_high), (s.ci_low, s.ci_high));
+    // Serial varies within every pattern, so its interval is not degenerate either way.
+    let serial = find(
+        &stratified,
+        "semantic_binary",
+        &comparison,
+        None,
+        "serial_em",
+    );
+    assert!(serial.ci_high.unwrap() > serial.ci_low.unwrap());
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use c2s_e2e::{repo_root, run, run_ok, text, write};
-use c2s_sinks::{read_requests, read_trajectories};
+use c2s_sinks::{read_outcomes, read_requests, read_trajectories};
 use serde_json::Value;
 
 /// `config/panels/NAME.toml` on the first `items` items of its bank, 99 bootstrap draws.
@@ -145,6 +145,27 @@ fn semantic_bridge_panel_runs_with_the_real_model() {
         .filter_map(|t| t.base_id.as_deref())
         .collect();
     assert_eq!(units.len(), 4, "{units:?}");
+    // A.6: "Semantic bases use gold pattern": trajectories and paired outcomes carry the
+    // record's gold pattern, the bootstrap stratum (the binary target itself).
+    for t in &trajectories {
+        let p = t
+            .pattern
+            .as_deref()
+            .expect("a semantic trajectory has its pattern");
+        assert!(
+            p.len() == 3 && p.chars().all(|c| c == '0' || c == '1'),
+            "{p}"
+        );
+    }
+    let outcomes = read_outcomes(&run_dir.join("outcomes")).unwrap();
+    assert_eq!(outcomes.len(), 8);
+    for o in &outcomes {
+        let t = trajectories
+            .iter()
+            .find(|t| t.item_id == o.item_id)
+            .unwrap();
+        assert_eq!(o.pattern, t.pattern);
+    }
     let requests = read_requests(&run_dir.join("requests")).unwrap();
     let mut orders: std::collections::BTreeMap<(String, u32), Vec<Vec<String>>> =
         Default::default();

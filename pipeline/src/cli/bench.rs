@@ -313,6 +313,7 @@ fn synthetic_outcome(
         serial_arm: format!("Serial/arm{comparison}/code"),
         native_correct: h % 10 < 8,
         serial_correct: (h >> 8) % 10 < 3,
+        pattern: None,
     }
 }
 
@@ -342,6 +343,7 @@ fn synthetic_counts(n: u64) -> anyhow::Result<c2s_stats::StatsCounts> {
                         domain,
                         comparison: format!("Native/code vs Serial/arm{c}/code"),
                         length,
+                        pattern: None,
                         cell: cell as u8,
                     };
                     counts.update(&key, k as i64)?;
@@ -464,10 +466,7 @@ fn stats(n_outcomes: u64, draws: u32) -> anyhow::Result<ExitCode> {
             let boot = cfg.bootstrap();
             let t = Instant::now();
             for tables in counts.paired().values() {
-                let sample = c2s_stats::StratifiedSample::from_counts(
-                    4,
-                    tables.iter().map(|(&l, c)| (l, c.to_vec())),
-                )?;
+                let (sample, _) = c2s_stats::paired_sample(tables)?;
                 c2s_stats::bootstrap_per_item(&sample, &boot, 1, |c, out| {
                     out[0] = Some(c.pooled(0) as f64);
                 })?;

@@ -144,6 +144,7 @@ pub fn trajectory(item: &str, arm: &str, stop: bool, confidence: bool) -> Trajec
         operation: (!stop).then(|| "reverse".to_string()),
         placement: (!stop).then(|| "late".to_string()),
         repeated: (!stop).then_some(true),
+        pattern: (!stop).then(|| "101".to_string()),
         membership: Membership::Malformed,
         recombination: false,
         stop: stop.then_some(StopOutcome {
@@ -186,6 +187,7 @@ pub fn outcome(item: &str, native: bool, serial: bool) -> PairedOutcome {
         serial_arm: "Serial/Full/code".to_string(),
         native_correct: native,
         serial_correct: serial,
+        pattern: None,
     }
 }
 
