@@ -285,9 +285,9 @@ fn empty_batches_have_the_schema() {
     assert_eq!(RequestRow::to_batch(&[]).expect("batch").num_columns(), 25);
     assert_eq!(
         TrajectoryRow::to_batch(&[]).expect("batch").num_columns(),
-        38
+        39
     );
-    assert_eq!(OutcomeRow::to_batch(&[]).expect("batch").num_columns(), 9);
+    assert_eq!(OutcomeRow::to_batch(&[]).expect("batch").num_columns(), 10);
     assert_eq!(MetricsRow::to_batch(&[]).expect("batch").num_columns(), 13);
     assert_eq!(RejectRow::to_batch(&[]).expect("batch").num_columns(), 4);
 }
