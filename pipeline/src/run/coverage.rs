@@ -15,7 +15,7 @@ use c2s_operators::coverage::{decide, validate_cases, DecisionPlan};
 use c2s_operators::messages::Incoming;
 use c2s_operators::sink_op::sink;
 
-use super::dataflow::drive;
+use super::dataflow::{drive, sink_requests_and_rejects};
 use super::outputs::{decision_sink, reject_sink, request_sink};
 use super::Shared;
 
@@ -67,15 +67,13 @@ pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
             part_check,
             failed.clone(),
         );
-        let d2 = sink(
-            out.exchanges,
-            requests_out,
-            "requests",
+        let d23 = sink_requests_and_rejects(
+            (out.exchanges, requests_out),
+            (all_rejects, rejects_out),
             part_check,
-            failed.clone(),
+            &failed,
         );
-        let d3 = sink(all_rejects, rejects_out, "rejects", part_check, failed);
-        d1.concat(d2).concat(d3).probe_with(&probe);
+        d1.concat(d23).probe_with(&probe);
     });
     let per_case = plan_size(shared);
     drive(worker, shared, input, &probe, &processed, move |s| {

@@ -2,29 +2,31 @@
 //! step the worker, commit Kafka offsets of epochs whose outputs are durable, stop on Ctrl-C.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::operators::{Concat, Input, Probe};
-use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::dataflow::{InputHandle, ProbeHandle, StreamVec};
 use timely::worker::Worker;
 
 use c2s_operators::expand::expand;
 use c2s_operators::live_stats::{live_stats, SnapshotPolicy};
-use c2s_operators::messages::Incoming;
+use c2s_operators::messages::{Exchange, Incoming, Reject};
 use c2s_operators::pairing::{pair, PairSpec};
 use c2s_operators::serial_loop::serial_loop;
 use c2s_operators::sink_op::sink;
 use c2s_operators::validate::validate;
 use c2s_protocol::{ControllerConfig, LexiconRef};
+use c2s_sinks::{RejectRow, RequestRow};
 
 use super::console::Console;
 use super::feed::Feeder;
 use super::outputs::{
     metric_sink, outcome_sink, reject_sink, request_sink, stats_config, trajectory_sink,
+    DatasetSink,
 };
 use super::Shared;
 
@@ -121,19 +123,11 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
             part_check,
             failed.clone(),
         );
-        let d2 = sink(
-            out.exchanges,
-            requests_out,
-            "requests",
+        let d23 = sink_requests_and_rejects(
+            (out.exchanges, requests_out),
+            (all_rejects, rejects_out),
             part_check,
-            failed.clone(),
-        );
-        let d3 = sink(
-            all_rejects,
-            rejects_out,
-            "rejects",
-            part_check,
-            failed.clone(),
+            &failed,
         );
         let d4 = sink(
             outcomes,
@@ -143,11 +137,7 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
             failed.clone(),
         );
         let d5 = sink(metrics, metrics_out, "metrics", part_check, failed);
-        d1.concat(d2)
-            .concat(d3)
-            .concat(d4)
-            .concat(d5)
-            .probe_with(&probe);
+        d1.concat(d23).concat(d4).concat(d5).probe_with(&probe);
     });
     drive(worker, shared, input, &probe, &processed, items_done)?;
     if let Ok(mut all) = shared.engine_stats.lock() {
@@ -248,6 +238,29 @@ fn commit_durable(
 /// WordNet's index for the lexical membership classes (D.17), loaded once per process and kept
 /// for its lifetime (every worker's controllers share it). `None`, with a warning, when the
 /// directory cannot be read: lexical non-candidate outputs are then `outside`.
+/// The two sinks every dataflow ends in besides its own datasets: the model exchanges
+/// (`requests/`) and the rejects. The returned stream's frontier passes a time once both have
+/// written it.
+pub(super) fn sink_requests_and_rejects<'s>(
+    (exchanges, requests_out): (
+        StreamVec<'s, u64, Exchange>,
+        DatasetSink<Exchange, RequestRow>,
+    ),
+    (rejects, rejects_out): (StreamVec<'s, u64, Reject>, DatasetSink<Reject, RejectRow>),
+    part_check: Duration,
+    failed: &Arc<AtomicBool>,
+) -> StreamVec<'s, u64, ()> {
+    let requests = sink(
+        exchanges,
+        requests_out,
+        "requests",
+        part_check,
+        failed.clone(),
+    );
+    let rejects = sink(rejects, rejects_out, "rejects", part_check, failed.clone());
+    requests.concat(rejects)
+}
+
 fn lexicon(dir: &std::path::Path) -> Option<LexiconRef> {
     static LEXICON: std::sync::OnceLock<Option<LexiconRef>> = std::sync::OnceLock::new();
     *LEXICON.get_or_init(|| match c2s_banks::wordnet::WordIndex::load(dir) {

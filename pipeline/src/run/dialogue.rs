@@ -15,7 +15,7 @@ use c2s_operators::dialogue::{construct_fields, validate_dialogues};
 use c2s_operators::messages::Incoming;
 use c2s_operators::sink_op::sink;
 
-use super::dataflow::drive;
+use super::dataflow::{drive, sink_requests_and_rejects};
 use super::outputs::{field_turn_sink, reject_sink, request_sink};
 use super::Shared;
 
@@ -60,15 +60,13 @@ pub fn dialogue_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
             part_check,
             failed.clone(),
         );
-        let d2 = sink(
-            out.exchanges,
-            requests_out,
-            "requests",
+        let d23 = sink_requests_and_rejects(
+            (out.exchanges, requests_out),
+            (all_rejects, rejects_out),
             part_check,
-            failed.clone(),
+            &failed,
         );
-        let d3 = sink(all_rejects, rejects_out, "rejects", part_check, failed);
-        d1.concat(d2).concat(d3).probe_with(&probe);
+        d1.concat(d23).probe_with(&probe);
     });
     drive(worker, shared, input, &probe, &processed, move |s| {
         s.counters
