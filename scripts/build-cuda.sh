@@ -17,6 +17,11 @@ jobs="${C2S_BUILD_JOBS:-2}"
 # once. Half the job count each keeps the machine near -j.
 threads=$(( jobs / 2 )); (( threads >= 1 )) || threads=1
 export CUDAFORGE_THREADS="${CUDAFORGE_THREADS:-$threads}"
+# What ships runs on another machine's CPU: not this host's `target-cpu=native`
+# (.cargo/config.toml), but x86-64-v3 (AVX2/FMA, which candle's quantized CPU kernels need at
+# compile time); gemm's AVX-512 kernels are compiled in by its own `x86-v4` feature (the cuda
+# feature of c2s-model turns it on) and chosen at run time where the CPU has them.
+export RUSTFLAGS="${C2S_CUDA_RUSTFLAGS:--C target-cpu=x86-64-v3}"
 cd "$root"
 echo "building choice2seq with --features cuda (CUDA 13.0, sm_${CUDA_COMPUTE_CAP}) into $CARGO_TARGET_DIR" >&2
 nice -n "${C2S_NICE:-5}" cargo build --release --locked --features cuda -p choice2seq -j "$jobs" "$@"

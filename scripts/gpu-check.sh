@@ -51,12 +51,17 @@ for entry in $shapes; do
   tok="${entry#*:}"
   model="$work/$shape"
   echo "== $shape"
+  template=()
+  case "$shape" in
+    *qwen3*) template=(--chat-template model/tests/fixtures/chat_templates/qwen3.jinja) ;;
+  esac
   if [ ! -f "$model/config.json" ]; then
-    "$python" scripts/gpu/make_model.py --shape "$shape" --tokenizer "$tok" --out "$model" --device "$device" | tee "$out/$shape-model.json"
+    "$python" scripts/gpu/make_model.py --shape "$shape" --tokenizer "$tok" --out "$model" --device "$device" "${template[@]}" | tee "$out/$shape-model.json"
   fi
-  # Our engine: mistral.rs, native mode (weights as stored in bf16, PagedAttention and prefix
-  # cache on CUDA), batched; two rounds over the panel, the second is the measured one.
-  "$bin" bench engine --model "$model" --engine mistralrs --mode "$mode" \
+  # Our engine: mistral.rs, native mode (weights as stored in bf16, PagedAttention on CUDA),
+  # batched; two rounds over the panel, the second is the measured one. Its prefix cache is
+  # off, so both sides compute every prompt cold (reference.py has no cache either).
+  "$bin" bench engine --model "$model" --engine mistralrs --mode "$mode" --prefix-cache 0 \
     --per-domain "$per_domain" --batch 32 --rounds 2 --scores-out "$out/$shape-mistralrs.jsonl" \
     2>&1 | tee "$out/$shape-mistralrs.txt"
   "$python" scripts/gpu/reference.py --model "$model" --scores "$out/$shape-mistralrs.jsonl" \

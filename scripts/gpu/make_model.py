@@ -2,7 +2,9 @@
 PyTorch and transformers), with a carried tokenizer.json / tokenizer_config.json.
 
 Shapes: `smollm2-135m` (LlamaForCausalLM, SmolLM2-135M's configuration) and `qwen3-8b`
-(Qwen3ForCausalLM, Qwen3-8B's configuration). Weights are seeded random values in bf16; the
+(Qwen3ForCausalLM, Qwen3-8B's configuration; with `--chat-template` Qwen3's official template).
+transformers 5 writes `rope_parameters` in config.json (no top-level `rope_theta`): the
+binary reads both layouts (mistral.rs is given transformers 4's). Weights are seeded random values in bf16; the
 final norm is scaled so that the next-token distributions are far from uniform (a uniform
 distribution would agree between any two implementations, right or wrong).
 
@@ -86,6 +88,7 @@ def main():
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--norm-scale", type=float, default=8.0)
+    ap.add_argument("--chat-template", help="a .jinja file: the chat template written into tokenizer_config.json (e.g. Qwen3's official one)")
     a = ap.parse_args()
     spec = dict(SHAPES[a.shape])
     cls = getattr(transformers, spec.pop("cls"))
@@ -105,6 +108,11 @@ def main():
     model.save_pretrained(a.out, safe_serialization=True, max_shard_size="20GB")
     for f in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(os.path.join(a.tokenizer, f), os.path.join(a.out, f))
+    if a.chat_template:
+        path = os.path.join(a.out, "tokenizer_config.json")
+        cfg = json.load(open(path))
+        cfg["chat_template"] = open(a.chat_template).read()
+        json.dump(cfg, open(path, "w"), ensure_ascii=False, indent=2)
     n = sum(p.numel() for p in model.parameters())
     print(json.dumps({"shape": a.shape, "parameters": n, "dtype": a.dtype, "seconds": round(time.time() - t, 1), "out": a.out}))
 

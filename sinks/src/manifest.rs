@@ -93,6 +93,10 @@ pub struct Manifest {
     pub sources: Vec<SourceFile>,
     /// Model identity (name, files and their hashes, engine settings).
     pub model: serde_json::Value,
+    /// What chat templates' `strftime_now` reported (RFC 3339, local time with its offset):
+    /// the run's first start, reused on resume so prompts stay identical.
+    #[serde(default)]
+    pub chat_template_time: Option<String>,
     /// Version of the crates that wrote the run.
     pub crate_version: String,
     /// `rustc --version` of the build, when known.
@@ -129,6 +133,7 @@ impl Manifest {
             seeds: BTreeMap::new(),
             sources: Vec::new(),
             model,
+            chat_template_time: None,
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             rustc: option_env!("C2S_SINKS_RUSTC_VERSION").map(str::to_string),
             target: option_env!("C2S_SINKS_TARGET").map(str::to_string),

@@ -83,6 +83,7 @@ use crate::engine::{
 };
 use crate::error::EngineError;
 use crate::identity::model_identity;
+use crate::tokenizer::template::TemplateTime;
 use crate::tokenizer::ModelTokenizer;
 
 /// The `engine` field of the identity in reference mode.
@@ -129,6 +130,8 @@ pub struct MistralRsSettings {
     /// `auto` (mistral.rs's choice: bf16 where the device computes it), `bf16`, `f16` or `f32`:
     /// the dtype of a Hugging Face directory's weights in native mode.
     pub dtype: String,
+    /// What the chat template's `strftime_now` reports (None: the time of loading).
+    pub template_time: Option<TemplateTime>,
 }
 
 impl Default for MistralRsSettings {
@@ -140,6 +143,7 @@ impl Default for MistralRsSettings {
             max_sequences: 64,
             prefix_cache: 64,
             dtype: "auto".into(),
+            template_time: None,
         }
     }
 }
@@ -401,13 +405,21 @@ fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
     Ok((tokenizer, arch))
 }
 
-/// A directory holding only a link to the model, removed on drop.
+/// A directory holding only links to the model's files (and any file written in their place),
+/// removed on drop.
 struct Staging {
     dir: PathBuf,
 }
 
 impl Staging {
+    /// A directory with one link, `file_name`, to `model`.
     fn new(model: &Path, file_name: &str) -> Result<Staging, EngineError> {
+        let staging = Staging::empty()?;
+        staging.link(model, file_name)?;
+        Ok(staging)
+    }
+
+    fn empty() -> Result<Staging, EngineError> {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "c2s-mistralrs-{}-{}",
@@ -415,18 +427,80 @@ impl Staging {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let staging = Staging { dir };
-        let fail = |e: std::io::Error| {
-            EngineError::Model(format!("staging directory {}: {e}", staging.dir.display()))
-        };
         let _ = std::fs::remove_dir_all(&staging.dir);
-        std::fs::create_dir_all(&staging.dir).map_err(fail)?;
-        let link = staging.dir.join(file_name);
+        std::fs::create_dir_all(&staging.dir).map_err(|e| staging.error(e))?;
+        Ok(staging)
+    }
+
+    fn error(&self, e: std::io::Error) -> EngineError {
+        EngineError::Model(format!("staging directory {}: {e}", self.dir.display()))
+    }
+
+    fn link(&self, target: &Path, file_name: &str) -> Result<(), EngineError> {
+        let link = self.dir.join(file_name);
         #[cfg(unix)]
-        std::os::unix::fs::symlink(model, &link).map_err(fail)?;
+        std::os::unix::fs::symlink(target, &link).map_err(|e| self.error(e))?;
         #[cfg(not(unix))]
-        std::fs::hard_link(model, &link)
-            .or_else(|_| std::fs::copy(model, &link).map(|_| ()))
-            .map_err(fail)?;
+        std::fs::hard_link(target, &link)
+            .or_else(|_| std::fs::copy(target, &link).map(|_| ()))
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    /// A Hugging Face directory as mistral.rs 0.8.1 reads it: every file linked, and
+    /// `config.json` rewritten in transformers 4's layout
+    /// ([`transformers4_layout`](crate::engines::prefix::hf_config::transformers4_layout)):
+    /// mistral.rs requires a top-level `rope_theta`, which transformers 5 keeps in
+    /// `rope_parameters`, and its defaults for omitted fields are not transformers'. What its
+    /// models would silently ignore is refused: RoPE scaling other than llama3/linear on
+    /// llama, any RoPE scaling on Qwen (its Qwen configs have no `rope_scaling`), and a llama
+    /// head width other than hidden / heads.
+    fn hf_dir(dir: &Path) -> Result<Staging, EngineError> {
+        use crate::engines::prefix::hf_config;
+        let config_path = dir.join("config.json");
+        let text = std::fs::read_to_string(&config_path)
+            .map_err(|e| EngineError::model_file(&config_path, e))?;
+        let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+            .map_err(|e| EngineError::model_file(&config_path, format!("not a JSON object: {e}")))?;
+        let parsed =
+            hf_config::parse(&obj).map_err(|e| EngineError::model_file(&config_path, e))?;
+        let c = &parsed.config;
+        let refuse = |why: String| Err(EngineError::model_file(&config_path, why));
+        use crate::engines::prefix::rope::RopeScaling;
+        use crate::engines::prefix::transformer::Arch;
+        match (&c.rope_scaling, c.arch) {
+            (RopeScaling::Default, _) => {}
+            (RopeScaling::Linear { .. } | RopeScaling::Llama3 { .. }, Arch::Llama) => {}
+            (other, arch) => {
+                return refuse(format!(
+                    "RoPE scaling {other:?}: mistral.rs 0.8.1's {} model would ignore it \
+                     (use the prefix engine)",
+                    arch.name()
+                ))
+            }
+        }
+        if c.arch == Arch::Llama && c.head_dim * c.n_heads != c.hidden {
+            return refuse(format!(
+                "`head_dim` = {}: mistral.rs 0.8.1's llama model uses hidden / heads = {}",
+                c.head_dim,
+                c.hidden / c.n_heads.max(1)
+            ));
+        }
+        let layout =
+            hf_config::transformers4_layout(&obj).map_err(|e| EngineError::model_file(&config_path, e))?;
+        let staging = Staging::empty()?;
+        for entry in std::fs::read_dir(dir).map_err(|e| EngineError::model_file(dir, e))? {
+            let entry = entry.map_err(|e| EngineError::model_file(dir, e))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name != "config.json" {
+                let target = std::fs::canonicalize(entry.path())
+                    .map_err(|e| EngineError::model_file(&entry.path(), e))?;
+                staging.link(&target, &name)?;
+            }
+        }
+        let json = serde_json::to_string_pretty(&layout)
+            .map_err(|e| EngineError::Model(format!("config.json: {e}")))?;
+        std::fs::write(staging.dir.join("config.json"), json).map_err(|e| staging.error(e))?;
         Ok(staging)
     }
 }
@@ -461,11 +535,14 @@ impl MistralRsEngine {
     ) -> Result<MistralRsEngine, EngineError> {
         let meta =
             std::fs::metadata(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
-        let tokenizer = if meta.is_dir() {
+        let mut tokenizer = if meta.is_dir() {
             crate::identity::load_tokenizer(path)?
         } else {
             read_gguf(path)?.0
         };
+        if let Some(t) = settings.template_time {
+            tokenizer.set_template_time(t)?;
+        }
         let identity = match identity {
             Some(i) => i,
             None => model_identity(path, &tokenizer, &settings.engine_name())?,
@@ -498,17 +575,18 @@ impl MistralRsEngine {
             // No tokenizer model id and a local file or directory: mistral.rs reads only local
             // files and never calls the HF hub.
             let (loader, _staging): (Box<dyn Loader>, Option<Staging>) = if meta.is_dir() {
+                let staging = Staging::hf_dir(&canonical)?;
                 let loader = NormalLoaderBuilder::new(
                     NormalSpecificConfig::default(),
                     None,
                     None,
-                    Some(canonical.to_string_lossy().to_string()),
+                    Some(staging.dir.to_string_lossy().to_string()),
                     false,
                     None,
                 )
                 .build(None)
                 .map_err(|e| EngineError::model_file(path, format!("mistral.rs: {e:#}")))?;
-                (loader, None)
+                (loader, Some(staging))
             } else {
                 let file_name = canonical
                     .file_name()
@@ -598,9 +676,15 @@ impl MistralRsEngine {
 
     /// Natural-log probabilities of every vocabulary token at the prompt boundary.
     pub fn next_token_logprobs(&mut self, prompt: &PromptSpec) -> Result<Vec<f64>, EngineError> {
-        let tokens = Arc::new(self.prompt_tokens(prompt)?);
+        let tokens = self.prompt_tokens(prompt)?;
+        self.next_token_logprobs_after(tokens)
+    }
+
+    /// Natural-log probabilities of every vocabulary token after the token ids `tokens`
+    /// (reference checks on fixed token sequences).
+    pub fn next_token_logprobs_after(&mut self, tokens: Vec<u32>) -> Result<Vec<f64>, EngineError> {
         let pending = vec![Pending {
-            prompt: tokens,
+            prompt: Arc::new(tokens),
             policy: Policy::Record,
             max_len: RECORD_MAX_LEN,
             stop: None,

@@ -8,14 +8,14 @@
 //! text, so a rendered chat prompt tokenizes exactly as the template means.
 
 pub mod gguf;
-
-use std::collections::BTreeMap;
+pub mod template;
 
 use candle_core::quantized::gguf_file;
 use serde::Serialize;
 use tokenizers::Tokenizer;
 
 use self::gguf::{build_tokenizer, GgufVocab};
+use self::template::{ChatTemplate, TemplateKwargs, TemplateTime};
 
 use crate::error::EngineError;
 
@@ -30,9 +30,13 @@ pub struct ChatMessage {
 pub struct ModelTokenizer {
     tokenizer: Tokenizer,
     template: Option<String>,
-    /// The chat template compiled once (Hugging Face's Jinja settings: trim_blocks,
-    /// lstrip_blocks).
-    env: Option<minijinja::Environment<'static>>,
+    /// The chat template compiled as transformers compiles it ([`template`]).
+    chat: Option<ChatTemplate>,
+    /// What the template's `strftime_now` reports (the run's start; now by default).
+    template_time: TemplateTime,
+    /// The BOS token as the model declares it (None: the template sees no `bos_token`).
+    declared_bos: Option<String>,
+    /// The BOS token ("" when the model declares none).
     pub bos_token: String,
     pub eos_token: String,
     /// Token ids that end generation (EOS, and `<|im_end|>` / `<|endoftext|>` when present).
@@ -121,11 +125,17 @@ impl ModelTokenizer {
         };
         let (eos_id, eos_token) = token_at("tokenizer.ggml.eos_token_id")
             .ok_or_else(|| EngineError::Model("GGUF has no EOS token".into()))?;
-        let bos_token = token_at("tokenizer.ggml.bos_token_id")
-            .map(|(_, t)| t)
-            .unwrap_or_default();
+        let bos_token = token_at("tokenizer.ggml.bos_token_id").map(|(_, t)| t);
         let template = meta_str(ct, "tokenizer.chat_template");
-        Self::from_vocab(&vocab, template, bos_token, eos_token, eos_id)
+        let tokenizer = build_tokenizer(&vocab)?;
+        Self::assemble(
+            tokenizer,
+            template,
+            bos_token,
+            eos_token,
+            eos_id,
+            vocab.describe(),
+        )
     }
 
     /// Build from a GGUF vocabulary and the special tokens (tests swap parts of a real
@@ -141,7 +151,7 @@ impl ModelTokenizer {
         Self::assemble(
             tokenizer,
             template,
-            bos_token,
+            Some(bos_token).filter(|t| !t.is_empty()),
             eos_token,
             eos_id,
             vocab.describe(),
@@ -176,7 +186,7 @@ impl ModelTokenizer {
                 format!("EOS token `{eos_token}` is not in the vocabulary"),
             )
         })?;
-        let bos_token = token("bos_token").unwrap_or_default();
+        let bos_token = token("bos_token");
         // `chat_template`: a string, or a list of named templates (the `default` one).
         let template = match cfg.get("chat_template") {
             Some(serde_json::Value::String(t)) => Some(t.clone()),
@@ -200,7 +210,7 @@ impl ModelTokenizer {
     fn assemble(
         tokenizer: Tokenizer,
         template: Option<String>,
-        bos_token: String,
+        bos_token: Option<String>,
         eos_token: String,
         eos_id: u32,
         kind: String,
@@ -213,27 +223,44 @@ impl ModelTokenizer {
                 }
             }
         }
-        let env = match &template {
-            Some(source) => {
-                let mut env = minijinja::Environment::new();
-                env.set_trim_blocks(true);
-                env.set_lstrip_blocks(true);
-                env.add_template_owned("chat", source.clone())
-                    .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;
-                Some(env)
-            }
-            None => None,
-        };
-        Ok(ModelTokenizer {
+        let mut tok = ModelTokenizer {
             tokenizer,
-            env,
+            chat: None,
             template,
-            bos_token,
+            template_time: TemplateTime::now(),
+            bos_token: bos_token.clone().unwrap_or_default(),
+            declared_bos: bos_token,
             eos_token,
             stop_ids,
             eos_id,
             kind,
-        })
+        };
+        tok.compile_template()?;
+        Ok(tok)
+    }
+
+    fn compile_template(&mut self) -> Result<(), EngineError> {
+        self.chat = match &self.template {
+            Some(source) => Some(ChatTemplate::compile(
+                source,
+                self.declared_bos.clone(),
+                Some(self.eos_token.clone()),
+                self.template_time,
+            )?),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// Render chat templates with `strftime_now` reporting `time` (a run's recorded start).
+    pub fn set_template_time(&mut self, time: TemplateTime) -> Result<(), EngineError> {
+        self.template_time = time;
+        self.compile_template()
+    }
+
+    /// What the chat template's `strftime_now` reports.
+    pub fn template_time(&self) -> TemplateTime {
+        self.template_time
     }
 
     /// The tokenizer as a Hugging Face `tokenizer.json` document.
@@ -309,31 +336,23 @@ impl ModelTokenizer {
         self.template.as_deref()
     }
 
-    /// Render `messages` with the GGUF's chat template (as Hugging Face does: Jinja with
-    /// trim_blocks and lstrip_blocks), ending with the assistant generation prompt, then
-    /// append `assistant_prefix` after the generation boundary.
+    /// Render `messages` with the model's chat template as transformers'
+    /// `apply_chat_template(messages, add_generation_prompt=True, enable_thinking=False)`
+    /// renders it ([`template`]), then append `assistant_prefix` after the generation
+    /// boundary. Thinking is disabled for templates that know the switch (the paper, §3:
+    /// "Thinking is disabled.").
     pub fn render_chat(
         &self,
         messages: &[ChatMessage],
         assistant_prefix: Option<&str>,
     ) -> Result<String, EngineError> {
-        let env = self
-            .env
+        let chat = self
+            .chat
             .as_ref()
             .ok_or_else(|| EngineError::Model("the model has no chat template".into()))?;
-        let tmpl = env
-            .get_template("chat")
-            .map_err(|e| EngineError::Model(format!("chat template: {e}")))?;
-        let mut ctx: BTreeMap<&str, minijinja::Value> = BTreeMap::new();
-        ctx.insert("messages", minijinja::Value::from_serialize(messages));
-        ctx.insert("add_generation_prompt", minijinja::Value::from(true));
-        ctx.insert("bos_token", minijinja::Value::from(self.bos_token.clone()));
-        ctx.insert("eos_token", minijinja::Value::from(self.eos_token.clone()));
-        // Thinking is disabled for templates that know the switch.
-        ctx.insert("enable_thinking", minijinja::Value::from(false));
-        let mut text = tmpl
-            .render(ctx)
-            .map_err(|e| EngineError::Model(format!("rendering the chat template: {e}")))?;
+        let mut kwargs = TemplateKwargs::new();
+        kwargs.insert("enable_thinking".into(), minijinja::Value::from(false));
+        let mut text = chat.render(messages, true, &kwargs)?;
         if let Some(p) = assistant_prefix {
             text.push_str(p);
         }

@@ -40,6 +40,10 @@ pub struct EngineCheck {
     /// kernels).
     #[arg(long, default_value_t = 2)]
     pub rounds: usize,
+    /// mistral.rs's prefix cache, in sequences (default: the engine's default; 0: off, so
+    /// that every round computes every prompt cold, as a plain transformers loop does).
+    #[arg(long)]
+    pub prefix_cache: Option<usize>,
     /// Write every request's token ids and scores here (JSON lines).
     #[arg(long)]
     pub scores_out: Option<PathBuf>,
@@ -78,6 +82,9 @@ fn load(check: &EngineCheck) -> anyhow::Result<Box<dyn Engine>> {
             if let Some(m) = &check.mode {
                 settings.mode = c2s_model::MistralRsMode::parse(m)
                     .ok_or_else(|| anyhow::anyhow!("unknown mistral.rs mode `{m}`"))?;
+            }
+            if let Some(n) = check.prefix_cache {
+                settings.prefix_cache = n;
             }
             Box::new(
                 c2s_model::MistralRsEngine::load_with(path, &settings, None)

@@ -8,13 +8,18 @@ use anyhow::Context;
 use c2s_config::RunConfig;
 use c2s_model::{
     Engine, InferenceService, ModelIdentity, PrefixEngine, PrefixEngineConfig, ServiceConfig,
-    SimulatedEngine,
+    SimulatedEngine, TemplateTime,
 };
 use c2s_records::{Evidence, Request};
 
 /// Load the configured engine (each timely worker owns one). `identity` is the model's
-/// identity as computed once for the manifest, so no worker hashes the model again.
-pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<Box<dyn Engine>> {
+/// identity as computed once for the manifest, so no worker hashes the model again;
+/// `template_time` is what chat templates' `strftime_now` reports (the run's recorded start).
+pub fn load_engine(
+    cfg: &RunConfig,
+    identity: &ModelIdentity,
+    template_time: TemplateTime,
+) -> anyhow::Result<Box<dyn Engine>> {
     let path = &cfg.model.path;
     Ok(match cfg.model.engine.as_str() {
         "prefix" => Box::new(
@@ -23,6 +28,7 @@ pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<
                 PrefixEngineConfig {
                     cache_bytes: cfg.model.cache_mb << 20,
                     prefix_reuse: cfg.model.prefix_reuse,
+                    template_time: Some(template_time),
                     ..Default::default()
                 },
                 Some(identity.clone()),
@@ -33,7 +39,10 @@ pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<
         "mistralrs" => Box::new(
             c2s_model::MistralRsEngine::load_with(
                 path,
-                &mistralrs_settings(cfg),
+                &c2s_model::MistralRsSettings {
+                    template_time: Some(template_time),
+                    ..mistralrs_settings(cfg)
+                },
                 Some(identity.clone()),
             )
             .with_context(|| format!("loading {} with mistral.rs", path.display()))?,
@@ -47,7 +56,7 @@ pub fn load_engine(cfg: &RunConfig, identity: &ModelIdentity) -> anyhow::Result<
             Box::new(c2s_model::OpenAiEngine::new(
                 &settings,
                 info,
-                served_tokenizer(cfg)?,
+                served_tokenizer(cfg, template_time)?,
                 Some(identity.clone()),
             )?)
         }
@@ -72,6 +81,7 @@ pub fn mistralrs_settings(cfg: &RunConfig) -> c2s_model::MistralRsSettings {
         max_sequences: m.max_sequences,
         prefix_cache: m.prefix_cache,
         dtype: m.dtype.clone(),
+        template_time: None,
     }
 }
 
@@ -106,14 +116,23 @@ pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSetti
 #[cfg(feature = "openai")]
 pub fn served_tokenizer(
     cfg: &RunConfig,
+    template_time: TemplateTime,
 ) -> anyhow::Result<Option<c2s_model::tokenizer::ModelTokenizer>> {
     if cfg.model.path.as_os_str().is_empty() {
         return Ok(None);
     }
-    Ok(Some(
-        c2s_model::load_tokenizer(&cfg.model.path)
-            .with_context(|| format!("reading {}", cfg.model.path.display()))?,
-    ))
+    Ok(Some(pinned_tokenizer(cfg, template_time)?))
+}
+
+/// The tokenizer and chat template at `[model] path`, rendering with `template_time`.
+pub fn pinned_tokenizer(
+    cfg: &RunConfig,
+    template_time: TemplateTime,
+) -> anyhow::Result<c2s_model::tokenizer::ModelTokenizer> {
+    let mut tokenizer = c2s_model::load_tokenizer(&cfg.model.path)
+        .with_context(|| format!("reading {}", cfg.model.path.display()))?;
+    tokenizer.set_template_time(template_time)?;
+    Ok(tokenizer)
 }
 
 /// The run's pinned tokenizer as D.9's token counter, when an arm asks for token-matched
@@ -121,7 +140,10 @@ pub fn served_tokenizer(
 /// the prefix and mistral.rs engines do for the prompt they are sent
 /// ([`ModelTokenizer::prompt_tokens`](c2s_model::tokenizer::ModelTokenizer::prompt_tokens)).
 /// The config has refused such arms without a model path.
-pub fn token_counter(cfg: &RunConfig) -> anyhow::Result<Option<c2s_protocol::TokenCounterRef>> {
+pub fn token_counter(
+    cfg: &RunConfig,
+    template_time: TemplateTime,
+) -> anyhow::Result<Option<c2s_protocol::TokenCounterRef>> {
     if !cfg
         .arms
         .iter()
@@ -129,8 +151,7 @@ pub fn token_counter(cfg: &RunConfig) -> anyhow::Result<Option<c2s_protocol::Tok
     {
         return Ok(None);
     }
-    let tokenizer = c2s_model::load_tokenizer(&cfg.model.path)
-        .with_context(|| format!("reading the tokenizer of {}", cfg.model.path.display()))?;
+    let tokenizer = pinned_tokenizer(cfg, template_time)?;
     Ok(Some(c2s_protocol::TokenCounterRef(Arc::new(
         PinnedTokenizer(tokenizer),
     ))))
@@ -152,8 +173,9 @@ impl c2s_protocol::PromptTokenCounter for PinnedTokenizer {
 pub fn start_service(
     cfg: &RunConfig,
     identity: &ModelIdentity,
+    template_time: TemplateTime,
 ) -> anyhow::Result<InferenceService> {
-    let engine = load_engine(cfg, identity)?;
+    let engine = load_engine(cfg, identity, template_time)?;
     Ok(InferenceService::start(
         engine,
         ServiceConfig {
@@ -163,4 +185,48 @@ pub fn start_service(
             dedup: cfg.inference.dedup,
         },
     ))
+}
+
+/// Render one probe conversation of each message shape the run sends — a user message, and
+/// a system message then a user message where an arm has a system text (the readout
+/// templates) — with the chat template the engine will use, so that a template that cannot
+/// render them (an unknown filter or method, a `raise_exception` for a role) stops the run
+/// before any work instead of failing every request. Engines that render no template here
+/// (simulated; a served model without `[model] path`) have nothing to check.
+pub fn check_chat_template(cfg: &RunConfig, template_time: TemplateTime) -> anyhow::Result<()> {
+    let renders_here = match cfg.model.engine.as_str() {
+        "simulated" => false,
+        "openai" => !cfg.model.path.as_os_str().is_empty(),
+        _ => true,
+    };
+    if !renders_here {
+        return Ok(());
+    }
+    let tokenizer = pinned_tokenizer(cfg, template_time)?;
+    let user = r#"{"state": "", "question": "Which option is next?", "options": {"A": "a"}}"#;
+    let mut shapes: Vec<(String, Option<&str>)> = vec![("a user message".into(), None)];
+    for arm in &cfg.arms {
+        if let Some(system) = c2s_protocol::prompts::system_message(arm) {
+            if !shapes.iter().any(|(_, s)| *s == Some(system)) {
+                shapes.push((
+                    format!("arm {}: a system message then a user message", arm.label()),
+                    Some(system),
+                ));
+            }
+        }
+    }
+    for (shape, system) in shapes {
+        let probe = c2s_model::PromptSpec {
+            system: system.map(str::to_string),
+            user: user.to_string(),
+            assistant_prefix: None,
+        };
+        tokenizer.render_prompt(&probe).with_context(|| {
+            format!(
+                "the chat template of {} cannot render {shape}",
+                cfg.model.path.display()
+            )
+        })?;
+    }
+    Ok(())
 }

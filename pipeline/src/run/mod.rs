@@ -56,6 +56,9 @@ pub struct Shared {
     pub engine_stats: Mutex<Vec<ServiceStats>>,
     /// The model's tokenizer when an arm needs D.9's token-matched padding.
     pub tokens: Option<c2s_protocol::TokenCounterRef>,
+    /// What chat templates' `strftime_now` reports: the run's first start, as recorded in
+    /// the manifest (a resumed run renders the prompts it rendered before).
+    pub template_time: c2s_model::TemplateTime,
 }
 
 /// What a finished run measured.
@@ -73,7 +76,10 @@ pub struct RunReport {
 /// The model identity recorded in the manifest (computed once, before the workers start).
 /// Reading the tokenizer here also refuses a model whose tokenizer cannot be built exactly
 /// (an unknown pre-tokenizer, say) before any work.
-pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
+pub fn model_identity(
+    cfg: &RunConfig,
+    template_time: c2s_model::TemplateTime,
+) -> anyhow::Result<ModelIdentity> {
     let engine = match cfg.model.engine.as_str() {
         "simulated" => {
             return Ok(
@@ -82,7 +88,7 @@ pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
             )
         }
         #[cfg(feature = "openai")]
-        "openai" => return remote_identity(cfg),
+        "openai" => return remote_identity(cfg, template_time),
         "prefix" => c2s_model::PREFIX_ENGINE.to_string(),
         #[cfg(feature = "mistralrs")]
         "mistralrs" => engine::mistralrs_settings(cfg).engine_name(),
@@ -99,7 +105,10 @@ pub fn model_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
 /// score: a scored arm on a server without prompt log-probabilities is refused here, before
 /// any work, naming the missing capability.
 #[cfg(feature = "openai")]
-fn remote_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
+fn remote_identity(
+    cfg: &RunConfig,
+    template_time: c2s_model::TemplateTime,
+) -> anyhow::Result<ModelIdentity> {
     let settings = engine::openai_settings(cfg)?;
     let info = c2s_model::probe_server(&settings)?;
     let mut scored: Vec<String> = cfg
@@ -128,7 +137,7 @@ fn remote_identity(cfg: &RunConfig) -> anyhow::Result<ModelIdentity> {
             scored.join(", ")
         );
     }
-    let tokenizer = engine::served_tokenizer(cfg)?;
+    let tokenizer = engine::served_tokenizer(cfg, template_time)?;
     Ok(info.identity(tokenizer.as_ref()))
 }
 
@@ -177,14 +186,27 @@ pub fn execute(
     let resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
     // A model that cannot be read, or whose tokenizer cannot be built exactly, is a
     // configuration problem: exit 2 before any work.
-    let identity = match model_identity(&cfg) {
+    let template_time = match outputs::template_time(&resume) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: manifest.json: {e:#}", run_dir.display());
+            return Ok(report(ExitCode::from(2)));
+        }
+    };
+    let identity = match model_identity(&cfg, template_time) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: model: {e:#}");
             return Ok(report(ExitCode::from(2)));
         }
     };
-    let tokens = match engine::token_counter(&cfg) {
+    // A chat template that cannot render the run's message shapes would fail every request:
+    // that is a model error, found here with one probe conversation per shape.
+    if let Err(e) = engine::check_chat_template(&cfg, template_time) {
+        eprintln!("error: model: {e:#}");
+        return Ok(report(ExitCode::from(2)));
+    }
+    let tokens = match engine::token_counter(&cfg, template_time) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: model: {e:#}");
@@ -216,7 +238,7 @@ pub fn execute(
         _ => 0,
     };
     if process == 0 {
-        outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume)
+        outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume, template_time)
             .context("writing manifest.json")?;
     }
     if resume.is_resume() {
@@ -263,6 +285,7 @@ pub fn execute(
         total_items,
         engine_stats: Mutex::new(Vec::new()),
         tokens,
+        template_time,
     });
     let started = std::time::Instant::now();
     let worker_shared = shared.clone();

@@ -130,6 +130,21 @@ impl ResumeState {
     }
 }
 
+/// What chat templates' `strftime_now` reports in this run: the time recorded in a resumed
+/// run's manifest (a manifest written before it was recorded: the run's first start), else
+/// now.
+pub fn template_time(resume: &ResumeState) -> anyhow::Result<c2s_model::TemplateTime> {
+    let Some(m) = &resume.manifest else {
+        return Ok(c2s_model::TemplateTime::now());
+    };
+    match m.chat_template_time.as_deref() {
+        Some(text) => c2s_model::TemplateTime::parse(text)
+            .map_err(|e| anyhow::anyhow!("chat_template_time: {e}")),
+        None => c2s_model::TemplateTime::from_unix_ms(m.started_at_ms)
+            .ok_or_else(|| anyhow::anyhow!("started_at_ms {} is out of range", m.started_at_ms)),
+    }
+}
+
 /// Write (or, on resume, update) `manifest.json`: resolved config, seeds, source hashes, model
 /// identity and versions.
 pub fn write_manifest_for(
@@ -137,6 +152,7 @@ pub fn write_manifest_for(
     cfg: &RunConfig,
     identity: &ModelIdentity,
     resume: &ResumeState,
+    template_time: c2s_model::TemplateTime,
 ) -> anyhow::Result<()> {
     let mut m = match &resume.manifest {
         Some(m) => {
@@ -152,6 +168,7 @@ pub fn write_manifest_for(
     };
     m.config = serde_json::to_value(cfg)?;
     m.model = serde_json::to_value(identity)?;
+    m.chat_template_time = Some(template_time.to_string());
     m.seeds.insert("option_seed".into(), cfg.run.option_seed);
     m.seeds.insert("bootstrap_seed".into(), cfg.stats.seed);
     m.sources.clear();

@@ -21,9 +21,12 @@ use crate::engine::{
 };
 use crate::error::EngineError;
 use crate::identity::{load_tokenizer, model_identity};
+use crate::tokenizer::template::TemplateTime;
 use crate::tokenizer::ModelTokenizer;
 
 pub mod cache;
+pub mod hf_config;
+pub mod rope;
 pub mod transformer;
 
 /// Settings of the prefix engine.
@@ -35,6 +38,8 @@ pub struct PrefixEngineConfig {
     pub cache_bytes: usize,
     /// Largest number of prompt tokens computed in one forward pass.
     pub max_batch_tokens: usize,
+    /// What the chat template's `strftime_now` reports (None: the time of loading).
+    pub template_time: Option<TemplateTime>,
 }
 
 impl Default for PrefixEngineConfig {
@@ -43,6 +48,7 @@ impl Default for PrefixEngineConfig {
             prefix_reuse: true,
             cache_bytes: 1 << 30,
             max_batch_tokens: 4096,
+            template_time: None,
         }
     }
 }
@@ -85,7 +91,10 @@ impl PrefixEngine {
         config: PrefixEngineConfig,
         identity: Option<ModelIdentity>,
     ) -> Result<PrefixEngine, EngineError> {
-        let tokenizer = load_tokenizer(path)?;
+        let mut tokenizer = load_tokenizer(path)?;
+        if let Some(t) = config.template_time {
+            tokenizer.set_template_time(t)?;
+        }
         let model = Transformer::load(path)?;
         let identity = match identity {
             Some(i) => i,

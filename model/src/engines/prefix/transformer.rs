@@ -21,6 +21,8 @@ use candle_core::{DType, Device};
 use gemm::Parallelism;
 use rayon::prelude::*;
 
+use super::hf_config;
+use super::rope::RopeScaling;
 use crate::error::EngineError;
 
 /// The architectures this forward runs. They share the llama block (RMS norm, RoPE,
@@ -88,6 +90,8 @@ pub struct TransformerConfig {
     /// Width of one attention head (0 in a config being read: hidden / heads).
     pub head_dim: usize,
     pub rope_theta: f32,
+    /// How RoPE is scaled beyond the pretraining context.
+    pub rope_scaling: RopeScaling,
     pub rms_eps: f32,
     pub vocab: usize,
     pub context: usize,
@@ -174,11 +178,15 @@ fn meta_u32(ct: &gguf_file::Content, key: &str) -> Result<u32, EngineError> {
         .map_err(|e| EngineError::Model(format!("GGUF metadata `{key}`: {e}")))
 }
 
-fn meta_f32(ct: &gguf_file::Content, key: &str, default: f32) -> f32 {
-    ct.metadata
-        .get(key)
-        .and_then(|v| v.to_f32().ok())
-        .unwrap_or(default)
+/// An f32 GGUF key; `default` is what llama.cpp uses when the key is absent (None: llama.cpp
+/// requires the key, and so does this).
+fn meta_f32(ct: &gguf_file::Content, key: &str, default: Option<f32>) -> Result<f32, EngineError> {
+    match ct.metadata.get(key) {
+        Some(v) => v
+            .to_f32()
+            .map_err(|e| EngineError::Model(format!("GGUF metadata `{key}`: {e}"))),
+        None => default.ok_or_else(|| EngineError::Model(format!("GGUF metadata `{key}` missing"))),
+    }
 }
 
 fn cerr(e: candle_core::Error) -> EngineError {
@@ -204,31 +212,49 @@ fn dense(name: &str, t: &candle_core::Tensor) -> Result<(Vec<f32>, usize, usize)
     Ok((data, rows, cols))
 }
 
-/// The fields of a Hugging Face `config.json` that a llama forward needs.
-#[derive(Debug, serde::Deserialize)]
-struct HfConfig {
-    #[serde(default)]
-    model_type: Option<String>,
-    #[serde(default)]
-    architectures: Vec<String>,
-    hidden_size: usize,
-    intermediate_size: usize,
-    num_attention_heads: usize,
-    num_hidden_layers: usize,
-    #[serde(default)]
-    num_key_value_heads: Option<usize>,
-    #[serde(default)]
-    rms_norm_eps: Option<f32>,
-    #[serde(default)]
-    rope_theta: Option<f32>,
-    #[serde(default)]
-    max_position_embeddings: Option<usize>,
-    #[serde(default)]
-    tie_word_embeddings: Option<bool>,
-    #[serde(default)]
-    head_dim: Option<usize>,
-    #[serde(default)]
-    rope_scaling: Option<serde_json::Value>,
+/// RoPE scaling as llama.cpp reads it from GGUF metadata: `rope.scaling.type` (`none`,
+/// `linear`, `yarn`, `longrope`) with `rope.scaling.factor`, or the older
+/// `rope.scale_linear`. Llama-3.1-style scaling needs no key: it is stored as the
+/// `rope_freqs.weight` divisors. yarn and longrope, whose llama.cpp kernels differ from
+/// transformers', are refused by name.
+fn gguf_rope_scaling(ct: &gguf_file::Content, arch: &str) -> Result<RopeScaling, EngineError> {
+    let key = |k: &str| format!("{arch}.{k}");
+    let kind = ct
+        .metadata
+        .get(&key("rope.scaling.type"))
+        .and_then(|v| v.to_string().ok())
+        .cloned();
+    let factor = |k: &str| -> Result<Option<f32>, EngineError> {
+        ct.metadata
+            .get(&key(k))
+            .map(|v| {
+                v.to_f32()
+                    .map_err(|e| EngineError::Model(format!("GGUF metadata `{}`: {e}", key(k))))
+            })
+            .transpose()
+    };
+    match kind.as_deref() {
+        None | Some("none") => match factor("rope.scale_linear")? {
+            Some(f) if f != 1.0 => Ok(RopeScaling::Linear { factor: f }),
+            _ => Ok(RopeScaling::Default),
+        },
+        Some("linear") => {
+            let f = factor("rope.scaling.factor")?
+                .or(factor("rope.scale_linear")?)
+                .ok_or_else(|| {
+                    EngineError::Model(format!(
+                        "GGUF metadata `{}` missing (rope.scaling.type = linear needs it)",
+                        key("rope.scaling.factor")
+                    ))
+                })?;
+            Ok(RopeScaling::Linear { factor: f })
+        }
+        Some(other) => Err(EngineError::Model(format!(
+            "GGUF metadata `{}` = `{other}`: RoPE scaling `{other}` is not supported by the \
+             prefix engine (none, linear, and Llama-3.1's rope_freqs)",
+            key("rope.scaling.type")
+        ))),
+    }
 }
 
 /// The Hugging Face name of a weight named as in GGUF files.
@@ -551,19 +577,10 @@ impl Transformer {
             )
         })?;
         let key = |k: &str| format!("{arch_name}.{k}");
-        // Rope scaling would change every angle: refuse what is not implemented.
-        if let Some(kind) = ct
-            .metadata
-            .get(&key("rope.scaling.type"))
-            .and_then(|v| v.to_string().ok())
-            .filter(|k| k.as_str() != "none")
-        {
-            return Err(EngineError::model_file(
-                path,
-                format!("RoPE scaling `{kind}` is not supported by the prefix engine"),
-            ));
-        }
         let n_heads = meta_u32(&ct, &key("attention.head_count"))? as usize;
+        let head_dim = meta_u32(&ct, &key("attention.key_length"))
+            .map(|v| v as usize)
+            .unwrap_or(0);
         let config = TransformerConfig {
             arch,
             n_layers: meta_u32(&ct, &key("block_count"))? as usize,
@@ -573,14 +590,30 @@ impl Transformer {
             n_kv_heads: meta_u32(&ct, &key("attention.head_count_kv"))
                 .map(|v| v as usize)
                 .unwrap_or(n_heads),
-            head_dim: meta_u32(&ct, &key("attention.key_length"))
-                .map(|v| v as usize)
-                .unwrap_or(0),
-            rope_theta: meta_f32(&ct, &key("rope.freq_base"), 10000.0),
-            rms_eps: meta_f32(&ct, &key("attention.layer_norm_rms_epsilon"), 1e-5),
+            head_dim,
+            rope_theta: meta_f32(&ct, &key("rope.freq_base"), Some(10000.0))?,
+            rope_scaling: gguf_rope_scaling(&ct, &arch_name)
+                .map_err(|e| EngineError::model_file(path, e))?,
+            rms_eps: meta_f32(&ct, &key("attention.layer_norm_rms_epsilon"), None)
+                .map_err(|e| EngineError::model_file(path, e))?,
             vocab: 0,
-            context: meta_u32(&ct, &key("context_length")).unwrap_or(8192) as usize,
+            context: meta_u32(&ct, &key("context_length"))
+                .map_err(|e| EngineError::model_file(path, e))? as usize,
         };
+        // llama.cpp rotates `rope.dimension_count` dimensions of each head (all by default).
+        if let Ok(n_rot) = meta_u32(&ct, &key("rope.dimension_count")) {
+            let width = if head_dim > 0 { head_dim } else { config.hidden / n_heads.max(1) };
+            if n_rot as usize != width {
+                return Err(EngineError::model_file(
+                    path,
+                    format!(
+                        "GGUF metadata `{}` = {n_rot}: the prefix engine rotates whole heads \
+                         ({width} dimensions)",
+                        key("rope.dimension_count")
+                    ),
+                ));
+            }
+        }
         let tied = !ct.tensor_infos.contains_key("output.weight");
         let names: std::collections::HashSet<String> = ct.tensor_infos.keys().cloned().collect();
         let device = Device::Cpu;
@@ -607,39 +640,11 @@ impl Transformer {
     /// The same permutation is applied here to llama weights, so one forward pass serves both
     /// formats (Qwen weights rotate their halves in both formats and are used as stored).
     fn load_hf_dir(dir: &Path) -> Result<Transformer, EngineError> {
-        let config_path = dir.join("config.json");
-        let text = std::fs::read_to_string(&config_path)
-            .map_err(|e| EngineError::model_file(&config_path, e))?;
-        let hf: HfConfig = serde_json::from_str(&text).map_err(|e| {
-            EngineError::model_file(&config_path, format!("not a transformer config: {e}"))
-        })?;
-        let by_class = hf.architectures.iter().find_map(|a| match a.as_str() {
-            "LlamaForCausalLM" => Some(Arch::Llama),
-            "Qwen2ForCausalLM" => Some(Arch::Qwen2),
-            "Qwen3ForCausalLM" => Some(Arch::Qwen3),
-            _ => None,
-        });
-        let arch = hf
-            .model_type
-            .as_deref()
-            .and_then(Arch::from_name)
-            .or(by_class)
-            .ok_or_else(|| {
-                EngineError::model_file(
-                    &config_path,
-                    format!(
-                        "model type {:?} / architectures {:?} are not supported by the prefix \
-                         engine (llama, qwen2, qwen3)",
-                        hf.model_type, hf.architectures
-                    ),
-                )
-            })?;
-        if hf.rope_scaling.as_ref().is_some_and(|v| !v.is_null()) {
-            return Err(EngineError::model_file(
-                &config_path,
-                "`rope_scaling` is not supported by the prefix engine",
-            ));
-        }
+        let hf_config::HfModelConfig {
+            config,
+            tie_word_embeddings,
+        } = hf_config::read(dir)?;
+        let arch = config.arch;
         let mut shards: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|e| EngineError::model_file(dir, e))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -659,23 +664,16 @@ impl Transformer {
             })?;
             tensors.extend(part);
         }
-        let n_heads = hf.num_attention_heads;
-        let n_kv_heads = hf.num_key_value_heads.unwrap_or(n_heads);
-        let config = TransformerConfig {
-            arch,
-            n_layers: hf.num_hidden_layers,
-            hidden: hf.hidden_size,
-            ffn: hf.intermediate_size,
-            n_heads,
-            n_kv_heads,
-            head_dim: hf.head_dim.unwrap_or(0),
-            rope_theta: hf.rope_theta.unwrap_or(10000.0),
-            rms_eps: hf.rms_norm_eps.unwrap_or(1e-5),
-            vocab: 0,
-            context: hf.max_position_embeddings.unwrap_or(8192),
-        };
-        let tied =
-            hf.tie_word_embeddings.unwrap_or(false) || !tensors.contains_key("lm_head.weight");
+        let (n_heads, n_kv_heads) = (config.n_heads, config.n_kv_heads);
+        let has_head = tensors.contains_key("lm_head.weight");
+        if !tie_word_embeddings && !has_head {
+            return Err(EngineError::model_file(
+                dir,
+                "`tie_word_embeddings` is false but the safetensors files hold no \
+                 `lm_head.weight` (transformers would fill it with random values)",
+            ));
+        }
+        let tied = tie_word_embeddings;
         let as_stored = arch.rope_style() == RopeStyle::Halves;
         let present = |name: &str| tensors.contains_key(&hf_tensor_name(name));
         Self::build(config, tied, dir, present, |name| {
@@ -875,16 +873,17 @@ impl Transformer {
         } else {
             vec![1.0; half]
         };
-        let inv: Vec<f32> = (0..half)
-            .map(|i| 1.0 / config.rope_theta.powf(2.0 * i as f32 / head_dim as f32) / factors[i])
-            .collect();
+        let (inv, table_scale) = config
+            .rope_scaling
+            .inverse_frequencies(config.rope_theta, head_dim);
+        let inv: Vec<f32> = inv.iter().zip(&factors).map(|(f, d)| f / d).collect();
         let mut cos = Vec::with_capacity(config.context * half);
         let mut sin = Vec::with_capacity(config.context * half);
         for pos in 0..config.context {
             for f in &inv {
                 let a = pos as f32 * f;
-                cos.push(a.cos());
-                sin.push(a.sin());
+                cos.push(a.cos() * table_scale);
+                sin.push(a.sin() * table_scale);
             }
         }
         config.head_dim = head_dim;

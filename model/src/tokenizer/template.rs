@@ -1,0 +1,517 @@
+//! Chat templates rendered as Hugging Face transformers renders them.
+//!
+//! transformers compiles a model's `chat_template` in
+//! `transformers/utils/chat_template_utils.py` (`_compile_jinja_template`): a Jinja2
+//! `ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+//! extensions=[AssistantTracker, loopcontrols])` whose `tojson` filter is replaced by
+//! `json.dumps(x, ensure_ascii=False, indent=indent, separators=separators,
+//! sort_keys=sort_keys)`, with the globals `raise_exception(message)` and
+//! `strftime_now(format)` (`datetime.now().strftime(format)`). It renders with `messages`,
+//! `tools=None`, `documents=None`, `add_generation_prompt` and the tokenizer's special
+//! tokens map plus the caller's keyword arguments.
+//!
+//! [`ChatTemplate`] is that environment in minijinja:
+//! - Python's string, dict and list methods (`.startswith`, `.strip`, `.items()`) come from
+//!   minijinja-contrib's pycompat layer; dicts keep insertion order (minijinja's
+//!   `preserve_order`), `{% break %}`/`{% continue %}` are on (`loop_controls`);
+//! - `tojson` is [`python_json`], `raise_exception` fails the render with the template's
+//!   message, `strftime_now` formats one fixed [`TemplateTime`] (the run's start, recorded in
+//!   the run's manifest, so a resumed run renders the same prompts);
+//! - AssistantTracker's `{% generation %}…{% endgeneration %}` (SmolLM3) only marks the
+//!   assistant's tokens for a mask; its body renders as is, so the tags become a block that
+//!   always renders (`{% if true %}…{% endif %}`), with their whitespace control kept.
+//!
+//! `model/tests/chat_templates.rs` checks the renderings of the official templates of many
+//! families byte for byte against transformers' own (`scripts/make-template-fixtures.py`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::format::{Item, StrftimeItems};
+use minijinja::value::{Kwargs, Value};
+use minijinja::{Environment, Error, ErrorKind};
+
+use super::ChatMessage;
+use crate::error::EngineError;
+
+/// The moment `strftime_now` reports: the local wall-clock time at which a run started (as
+/// transformers' `datetime.now()`, naive local time), with its UTC offset for the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TemplateTime(pub chrono::DateTime<chrono::FixedOffset>);
+
+impl TemplateTime {
+    /// The local time now.
+    pub fn now() -> TemplateTime {
+        TemplateTime(chrono::Local::now().fixed_offset())
+    }
+
+    /// The local time at `ms` milliseconds since the Unix epoch.
+    pub fn from_unix_ms(ms: u64) -> Option<TemplateTime> {
+        let utc = chrono::DateTime::from_timestamp_millis(i64::try_from(ms).ok()?)?;
+        Some(TemplateTime(
+            utc.with_timezone(&chrono::Local).fixed_offset(),
+        ))
+    }
+
+    /// From an RFC 3339 timestamp (what [`TemplateTime`]'s `Display` writes).
+    pub fn parse(text: &str) -> Result<TemplateTime, String> {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .map(TemplateTime)
+            .map_err(|e| format!("`{text}` is not an RFC 3339 timestamp: {e}"))
+    }
+
+    /// A naive local date and time (the fixtures' `2026-07-26T10:30:00`), at UTC+0.
+    pub fn naive(text: &str) -> Result<TemplateTime, String> {
+        chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
+            .map(|t| TemplateTime(t.and_utc().fixed_offset()))
+            .map_err(|e| format!("`{text}` is not a date and time YYYY-MM-DDTHH:MM:SS: {e}"))
+    }
+
+    /// Python's `strftime(format)` of the local wall-clock time. A format with a directive
+    /// chrono does not know is an error (Python would keep it literally on some platforms and
+    /// fail on others; a prompt must not depend on that).
+    pub fn strftime(&self, format: &str) -> Result<String, String> {
+        let items: Vec<Item<'_>> = StrftimeItems::new(format).collect();
+        if items.iter().any(|i| matches!(i, Item::Error)) {
+            return Err(format!("strftime_now: unsupported format `{format}`"));
+        }
+        Ok(self
+            .0
+            .naive_local()
+            .format_with_items(items.into_iter())
+            .to_string())
+    }
+}
+
+impl fmt::Display for TemplateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.to_rfc3339())
+    }
+}
+
+/// A compiled chat template and the special tokens it is rendered with.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    /// `bos_token` / `eos_token` as the tokenizer's special tokens map holds them (a token the
+    /// model does not declare is left undefined, as transformers leaves it out of the map).
+    bos_token: Option<String>,
+    eos_token: Option<String>,
+}
+
+/// Extra variables of a render (transformers' `**kwargs` of `apply_chat_template`).
+pub type TemplateKwargs = BTreeMap<String, Value>;
+
+impl ChatTemplate {
+    /// Compile `source` as transformers compiles a chat template; `time` is what
+    /// `strftime_now` reports.
+    pub fn compile(
+        source: &str,
+        bos_token: Option<String>,
+        eos_token: Option<String>,
+        time: TemplateTime,
+    ) -> Result<ChatTemplate, EngineError> {
+        let mut env = Environment::new();
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_filter("tojson", tojson);
+        env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", move |format: String| {
+            time.strftime(&format)
+                .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
+        });
+        env.add_template_owned("chat", without_generation_tags(source))
+            .map_err(|e| EngineError::Model(format!("chat template: {}", describe(&e))))?;
+        Ok(ChatTemplate {
+            env,
+            bos_token,
+            eos_token,
+        })
+    }
+
+    /// Render `messages`, ending with the generation prompt when `add_generation_prompt`.
+    /// `kwargs` are further variables (e.g. `enable_thinking`).
+    pub fn render(
+        &self,
+        messages: &[ChatMessage],
+        add_generation_prompt: bool,
+        kwargs: &TemplateKwargs,
+    ) -> Result<String, EngineError> {
+        let tmpl = self
+            .env
+            .get_template("chat")
+            .map_err(|e| EngineError::Model(format!("chat template: {}", describe(&e))))?;
+        let mut ctx: BTreeMap<&str, Value> = BTreeMap::new();
+        if let Some(t) = &self.bos_token {
+            ctx.insert("bos_token", Value::from(t.clone()));
+        }
+        if let Some(t) = &self.eos_token {
+            ctx.insert("eos_token", Value::from(t.clone()));
+        }
+        for (k, v) in kwargs {
+            ctx.insert(k.as_str(), v.clone());
+        }
+        ctx.insert("messages", Value::from_serialize(messages));
+        // transformers passes these explicitly (as None when absent): `tools is none` holds.
+        ctx.insert("tools", Value::from(()));
+        ctx.insert("documents", Value::from(()));
+        ctx.insert("add_generation_prompt", Value::from(add_generation_prompt));
+        tmpl.render(ctx).map_err(|e| {
+            EngineError::Model(format!("rendering the chat template: {}", describe(&e)))
+        })
+    }
+}
+
+/// A minijinja error with its whole chain and the template line (`unknown method: string has
+/// no method named startswith (in chat:12)`).
+fn describe(e: &Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
+}
+
+/// `raise_exception(message)`: the template refuses its input.
+fn raise_exception(message: String) -> Result<Value, Error> {
+    Err(Error::new(ErrorKind::InvalidOperation, message))
+}
+
+/// transformers' `tojson` filter: `json.dumps(x, ensure_ascii=False, indent=indent,
+/// separators=separators, sort_keys=sort_keys)`.
+fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
+    let indent: Option<Value> = kwargs.get("indent")?;
+    let separators: Option<Vec<String>> = kwargs.get("separators")?;
+    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
+    let ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
+    kwargs.assert_all_used()?;
+    let indent = match indent {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => Some(if let Some(s) = v.as_str() {
+            s.to_string()
+        } else {
+            let n = i64::try_from(v.clone()).map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!("tojson: indent must be an integer or a string, not {v}"),
+                )
+            })?;
+            " ".repeat(n.max(0) as usize)
+        }),
+    };
+    let separators = match separators {
+        None => None,
+        Some(s) if s.len() == 2 => Some((s[0].clone(), s[1].clone())),
+        Some(s) => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("tojson: separators must be a pair, not {} items", s.len()),
+            ))
+        }
+    };
+    let json = serde_json::to_value(&value).map_err(|e| {
+        Error::new(ErrorKind::InvalidOperation, "tojson: cannot serialize").with_source(e)
+    })?;
+    Ok(Value::from(python_json(
+        &json,
+        &PythonJsonOptions {
+            indent,
+            separators,
+            sort_keys: sort_keys.unwrap_or(false),
+            ensure_ascii: ensure_ascii.unwrap_or(false),
+        },
+    )))
+}
+
+/// The options of Python's `json.dumps` that chat templates pass.
+#[derive(Debug, Clone, Default)]
+pub struct PythonJsonOptions {
+    /// Each level's indentation (`indent=2` is two spaces); None: one line.
+    pub indent: Option<String>,
+    /// (item separator, key separator); None: `(", ", ": ")` on one line, `(",", ": ")` with
+    /// an indent.
+    pub separators: Option<(String, String)>,
+    pub sort_keys: bool,
+    /// Escape every non-ASCII character as `\uXXXX` (transformers passes False).
+    pub ensure_ascii: bool,
+}
+
+/// `json.dumps(value, …)` as CPython writes it.
+pub fn python_json(value: &serde_json::Value, opts: &PythonJsonOptions) -> String {
+    let (item_sep, key_sep) = opts.separators.clone().unwrap_or_else(|| {
+        if opts.indent.is_some() {
+            (",".into(), ": ".into())
+        } else {
+            (", ".into(), ": ".into())
+        }
+    });
+    let mut out = String::new();
+    write_json(value, opts, &item_sep, &key_sep, 0, &mut out);
+    out
+}
+
+fn write_json(
+    value: &serde_json::Value,
+    opts: &PythonJsonOptions,
+    item_sep: &str,
+    key_sep: &str,
+    depth: usize,
+    out: &mut String,
+) {
+    use serde_json::Value as J;
+    let newline = |out: &mut String, depth: usize| {
+        if let Some(ind) = &opts.indent {
+            out.push('\n');
+            for _ in 0..depth {
+                out.push_str(ind);
+            }
+        }
+    };
+    match value {
+        J::Null => out.push_str("null"),
+        J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        J::Number(n) => out.push_str(&python_number(n)),
+        J::String(s) => write_json_string(s, opts.ensure_ascii, out),
+        J::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, depth + 1);
+                write_json(item, opts, item_sep, key_sep, depth + 1, out);
+            }
+            newline(out, depth);
+            out.push(']');
+        }
+        J::Object(map) => {
+            if map.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            let mut entries: Vec<(&String, &J)> = map.iter().collect();
+            if opts.sort_keys {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, depth + 1);
+                write_json_string(k, opts.ensure_ascii, out);
+                out.push_str(key_sep);
+                write_json(v, opts, item_sep, key_sep, depth + 1, out);
+            }
+            newline(out, depth);
+            out.push('}');
+        }
+    }
+}
+
+/// Python's `repr` of a JSON number: integers as they are, floats with a fractional part or
+/// an exponent (`1.0`, `1e-05`, `1e+16`).
+fn python_number(n: &serde_json::Number) -> String {
+    if n.is_i64() || n.is_u64() {
+        return n.to_string();
+    }
+    let Some(x) = n.as_f64() else {
+        return n.to_string();
+    };
+    if !x.is_finite() {
+        return if x.is_nan() {
+            "NaN".into()
+        } else if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    // Python's repr: the shortest round-tripping digits, positional for 1e-4 <= |x| < 1e16,
+    // else scientific with at least two exponent digits.
+    let abs = x.abs();
+    if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
+        let s = format!("{x:e}");
+        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        let s = format!("{x}");
+        if s.contains('.') {
+            s
+        } else {
+            format!("{s}.0")
+        }
+    }
+}
+
+/// A JSON string as CPython's encoder writes it (`"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`
+/// escaped, other control characters as `\u00XX`).
+fn write_json_string(s: &str, ensure_ascii: bool, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if ensure_ascii && !c.is_ascii() => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `{% generation %}` / `{% endgeneration %}` (transformers' AssistantTracker) as a block
+/// that always renders, keeping each tag's `-` whitespace control.
+fn without_generation_tags(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(start) = rest.find("{%") {
+        out.push_str(&rest[..start]);
+        let tag = &rest[start..];
+        let Some(end) = tag.find("%}") else {
+            out.push_str(tag);
+            return out;
+        };
+        let inner = &tag[2..end];
+        let (lead, body) = match inner.strip_prefix(['-', '+']) {
+            Some(b) => (&inner[..1], b),
+            None => ("", inner),
+        };
+        let (body, trail) = match body.strip_suffix(['-', '+']) {
+            Some(b) => (b, &body[body.len() - 1..]),
+            None => (body, ""),
+        };
+        match body.trim() {
+            "generation" => out.push_str(&format!("{{%{lead} if true {trail}%}}")),
+            "endgeneration" => out.push_str(&format!("{{%{lead} endif {trail}%}}")),
+            _ => out.push_str(&tag[..end + 2]),
+        }
+        rest = &tag[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(source: &str, messages: &[(&str, &str)]) -> Result<String, EngineError> {
+        let t = ChatTemplate::compile(
+            source,
+            Some("<s>".into()),
+            Some("</s>".into()),
+            TemplateTime::naive("2026-07-26T10:30:00").unwrap(),
+        )?;
+        let messages: Vec<ChatMessage> = messages
+            .iter()
+            .map(|(r, c)| ChatMessage {
+                role: r.to_string(),
+                content: c.to_string(),
+            })
+            .collect();
+        t.render(&messages, true, &TemplateKwargs::new())
+    }
+
+    #[test]
+    fn python_string_methods_render() {
+        let src = "{% for m in messages %}{% if m.content.startswith('<tool_response>') %}T{% endif %}[{{ m.content.strip().split(' ')|join('|') }}]{{ m.content.lstrip('x').rstrip('y')|length }}{% endfor %}";
+        assert_eq!(
+            render(src, &[("user", " a b "), ("user", "<tool_response>q")]).unwrap(),
+            "[a|b]5T[<tool_response>q]16"
+        );
+    }
+
+    #[test]
+    fn raise_exception_fails_with_the_templates_message() {
+        let src = "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}ok";
+        let e = render(src, &[("system", "s")]).unwrap_err().to_string();
+        assert!(e.contains("System role not supported"), "{e}");
+        assert_eq!(render(src, &[("user", "u")]).unwrap(), "ok");
+    }
+
+    #[test]
+    fn strftime_now_reports_the_template_time() {
+        assert_eq!(
+            render("{{ strftime_now('%d %b %Y') }}|{{ strftime_now('%B %-d, %Y') }}", &[]).unwrap(),
+            "26 Jul 2026|July 26, 2026"
+        );
+        let e = render("{{ strftime_now('%Q') }}", &[]).unwrap_err().to_string();
+        assert!(e.contains("unsupported format"), "{e}");
+    }
+
+    #[test]
+    fn tojson_writes_what_python_json_dumps_writes() {
+        let src = "{{ messages[0]|tojson }}\n{{ {'b': [1, 2.5], 'a': 'é\"<>'}|tojson(indent=2) }}\n{{ {'b': 1, 'a': none}|tojson(separators=(',', ':'), sort_keys=true) }}";
+        assert_eq!(
+            render(src, &[("user", "x\ty")]).unwrap(),
+            "{\"role\": \"user\", \"content\": \"x\\ty\"}\n{\n  \"b\": [\n    1,\n    2.5\n  ],\n  \"a\": \"é\\\"<>\"\n}\n{\"a\":null,\"b\":1}"
+        );
+    }
+
+    #[test]
+    fn python_numbers() {
+        let n = |x: f64| python_number(&serde_json::Number::from_f64(x).unwrap());
+        assert_eq!(n(1.0), "1.0");
+        assert_eq!(n(0.0001), "0.0001");
+        assert_eq!(n(0.00001), "1e-05");
+        assert_eq!(n(1e16), "1e+16");
+        assert_eq!(n(-2.5), "-2.5");
+    }
+
+    #[test]
+    fn generation_tags_render_their_body_with_their_whitespace_control() {
+        assert_eq!(
+            without_generation_tags("a {%- generation %}b{% endgeneration -%} c{% if x %}"),
+            "a {%- if true %}b{% endif -%} c{% if x %}"
+        );
+        assert_eq!(
+            render(
+                "{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}\n{% endfor %}",
+                &[("user", "a"), ("user", "b")]
+            )
+            .unwrap(),
+            "ab"
+        );
+    }
+
+    #[test]
+    fn loop_controls_and_negative_slices() {
+        let src = "{% for m in messages[::-1] %}{% if loop.index > 2 %}{% break %}{% endif %}{{ m.content }}{% endfor %}";
+        assert_eq!(
+            render(src, &[("user", "a"), ("user", "b"), ("user", "c")]).unwrap(),
+            "cb"
+        );
+    }
+
+    #[test]
+    fn undeclared_special_tokens_are_undefined() {
+        let t = ChatTemplate::compile(
+            "{% if bos_token is defined %}B{% endif %}{{ eos_token }}|{{ tools is none }}",
+            None,
+            Some("E".into()),
+            TemplateTime::now(),
+        )
+        .unwrap();
+        assert_eq!(t.render(&[], true, &TemplateKwargs::new()).unwrap(), "E|true");
+    }
+}

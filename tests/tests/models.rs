@@ -1,0 +1,138 @@
+//! The paper's model families through the binary: a Qwen3-architecture Hugging Face directory
+//! with Qwen3's official chat template runs the quickstart config with every request
+//! answered; a chat template that cannot render the run's messages stops the run before any
+//! work (exit 2, naming the construct); the date that templates' `strftime_now` reports is
+//! recorded in the manifest and reused on resume.
+//!
+//! The checkpoint is the tiny random-weight Qwen3 that transformers wrote for the engine
+//! agreement tests (`model/tests/fixtures/hf/qwen3`), its context raised so that the
+//! benchmark's prompts fit.
+
+use std::path::{Path, PathBuf};
+
+use c2s_e2e::{repo_root, run_config, run_ok, text, write};
+use c2s_sinks::{read_rejects, read_requests, read_trajectories};
+
+fn fixtures() -> PathBuf {
+    repo_root().join("model/tests/fixtures")
+}
+
+/// A Qwen3 HF directory in `dir` with the chat template `template`.
+fn qwen3_dir(dir: &Path, template: &str) -> PathBuf {
+    let model = dir.join("qwen3");
+    std::fs::create_dir_all(&model).unwrap();
+    let src = fixtures().join("hf/qwen3");
+    for name in ["model.safetensors", "tokenizer.json", "generation_config.json"] {
+        std::os::unix::fs::symlink(src.join(name), model.join(name)).unwrap();
+    }
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("config.json")).unwrap()).unwrap();
+    config["max_position_embeddings"] = serde_json::json!(16384);
+    std::fs::write(model.join("config.json"), config.to_string()).unwrap();
+    let mut tok: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(src.join("tokenizer_config.json")).unwrap(),
+    )
+    .unwrap();
+    tok["chat_template"] = serde_json::json!(template);
+    tok["model_max_length"] = serde_json::json!(16384);
+    std::fs::write(model.join("tokenizer_config.json"), tok.to_string()).unwrap();
+    model
+}
+
+fn official_qwen3_template() -> String {
+    std::fs::read_to_string(fixtures().join("chat_templates/qwen3.jinja")).unwrap()
+}
+
+/// The quickstart config (both dev banks, Native and Serial/Full) on `model`.
+fn quickstart_on(dir: &Path, model: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(repo_root().join("config/quickstart.toml")).unwrap();
+    let root = repo_root();
+    let text = text
+        .replace(
+            "path = \"models/SmolLM2-135M-Instruct.Q4_1.gguf\"",
+            &format!("path = {:?}", model.display().to_string()),
+        )
+        .replace(
+            "path = \"data/",
+            &format!("path = \"{}/data/", root.display()),
+        )
+        .replace("dir = \"runs/quickstart\"", "");
+    write(dir, "quickstart.toml", &text)
+}
+
+#[test]
+fn qwen3_directory_with_the_official_template_runs_the_quickstart_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = qwen3_dir(dir.path(), &official_qwen3_template());
+    let cfg = quickstart_on(dir.path(), &model);
+    let run_dir = dir.path().join("run");
+    run_ok(&cfg, &run_dir);
+    assert!(
+        read_rejects(&run_dir.join("rejects")).unwrap().is_empty(),
+        "no rejected item or arm"
+    );
+    let trajectories = read_trajectories(&run_dir.join("trajectories")).unwrap();
+    assert_eq!(trajectories.len(), 192, "96 items × 2 arms");
+    let requests = read_requests(&run_dir.join("requests")).unwrap();
+    let calls: u32 = trajectories.iter().map(|t| t.calls).sum();
+    assert_eq!(requests.len() as u32, calls);
+    for r in &requests {
+        assert!(r.error.is_none(), "{}: {:?}", r.request_id, r.error);
+        let p = r.probabilities.as_ref().expect("scored");
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-6);
+    }
+    // The manifest records the date templates saw; a resume keeps it.
+    let manifest = |d: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("manifest.json")).unwrap()).unwrap()
+    };
+    let time = manifest(&run_dir)["chat_template_time"].clone();
+    let recorded = time.as_str().expect("recorded");
+    assert!(
+        recorded.len() >= 25 && recorded.as_bytes()[10] == b'T',
+        "an RFC 3339 time: {recorded}"
+    );
+    run_ok(&cfg, &run_dir);
+    assert_eq!(manifest(&run_dir)["chat_template_time"], time);
+}
+
+#[test]
+fn a_template_that_cannot_render_stops_the_run_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    // `zfill` is a Python string method that neither minijinja nor its pycompat layer has.
+    let model = qwen3_dir(
+        dir.path(),
+        "{% for m in messages %}{{ m.role }}: {{ m.content.zfill(3) }}\n{% endfor %}",
+    );
+    let cfg = quickstart_on(dir.path(), &model);
+    let run_dir = dir.path().join("run");
+    let out = run_config(&cfg, &run_dir);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("cannot render a user message") && stderr.contains("zfill"),
+        "{stderr}"
+    );
+    assert!(!run_dir.join("requests").exists() || read_requests(&run_dir.join("requests")).unwrap().is_empty());
+
+    // A template that refuses a system message stops a run whose readout arm sends one (T0),
+    // naming the arm's message shape and the template's own message.
+    let gemma_like = "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for m in messages %}<start_of_turn>{{ m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor %}<start_of_turn>model\n";
+    let dir2 = tempfile::tempdir().unwrap();
+    let model = qwen3_dir(dir2.path(), gemma_like);
+    let readout = format!(
+        "[model]\npath = {:?}\n\n[[sources]]\nkind = \"jsonl\"\npath = {:?}\n\n\
+         [[arms]]\narm = \"GoldCopy\"\ntemplate = \"T0\"\norder = 0\nevidence = \"indexed\"\n\
+         contract = \"gencode\"\n",
+        model.display().to_string(),
+        repo_root().join("data/banks/arithmetic-dev.jsonl").display().to_string()
+    );
+    let cfg = write(dir2.path(), "readout.toml", &readout);
+    let out = run_config(&cfg, &dir2.path().join("run"));
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("System role not supported")
+            && stderr.contains("a system message then a user message"),
+        "{stderr}"
+    );
+}
