@@ -19,6 +19,14 @@ attention, log_softmax in float32, the softmax over options in float64.
         [--model models/SmolLM2-135M-Instruct.Q4_1.gguf] [--threads 1] [--device cpu]
 
 Without --out the lines go to standard output. An option that is empty gets log-probability 0.
+
+With --scores FILE (the output of `choice2seq bench engine --scores-out FILE`, one row per
+request with prompt_ids, option_ids and the engine's probabilities) it computes the same
+transformers distributions for every row and prints the agreement with the engine as one JSON
+object (max and mean |dp| over every option, argmax agreement):
+
+    choice2seq bench engine --engine prefix --per-domain 24 --rounds 1 --scores-out S.jsonl
+    /tmp/hfx/bin/python scripts/check-smollm2-transformers.py --scores S.jsonl
 """
 
 import argparse
@@ -73,7 +81,8 @@ def softmax(xs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=os.path.join(ROOT, "models", "SmolLM2-135M-Instruct.Q4_1.gguf"))
-    ap.add_argument("--input", required=True)
+    ap.add_argument("--input")
+    ap.add_argument("--scores", help="a bench engine scores file: print the agreement with it")
     ap.add_argument("--out")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
@@ -86,6 +95,11 @@ def main():
     vocab = model.config.vocab_size
     print(f"loaded {a.model} in {time.time() - t:.1f}s (torch {torch.__version__}, transformers "
           f"{transformers.__version__}, vocab {vocab})", file=sys.stderr)
+    if a.scores:
+        agreement(model, a, vocab)
+        return
+    if not a.input:
+        sys.exit("give --input or --scores")
     sink = open(a.out, "w") if a.out else sys.stdout
     n = 0
     t = time.time()
@@ -102,6 +116,33 @@ def main():
         sink.flush()
         n += 1
     print(f"{n} requests in {time.time() - t:.1f}s", file=sys.stderr)
+
+
+def agreement(model, a, vocab):
+    rows = [json.loads(l) for l in open(a.scores) if l.strip()]
+    failed = [r for r in rows if "error" in r]
+    rows = [r for r in rows if "error" not in r]
+    max_d, sum_d, n_d, agree = 0.0, 0.0, 0, 0
+    t = time.time()
+    for r in rows:
+        ref = softmax(option_logprobs(model, a.device, r["prompt_ids"], r["option_ids"]))
+        eng = r["probabilities"]
+        d = [abs(x - y) for x, y in zip(ref, eng)]
+        max_d = max(max_d, max(d))
+        sum_d += sum(d)
+        n_d += len(d)
+        agree += int(max(range(len(ref)), key=ref.__getitem__) == max(range(len(eng)), key=eng.__getitem__))
+    print(json.dumps({
+        "scores": a.scores,
+        "requests": len(rows),
+        "engine_errors": len(failed),
+        "max_abs_dp": max_d,
+        "mean_abs_dp": sum_d / max(n_d, 1),
+        "argmax_agreement": agree / max(len(rows), 1),
+        "seconds": round(time.time() - t, 1),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+    }))
 
 
 if __name__ == "__main__":

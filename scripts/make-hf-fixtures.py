@@ -28,7 +28,7 @@ It writes, in model/tests/fixtures/hf/:
                     the factor as max_position_embeddings / original_max_position_embeddings,
                     agrees with transformers 5's, which takes `factor`)
 - logprobs.json    {"torch", "transformers", "python", "dtype": "float32", "models": {name:
-                   {"vocab_size", "legacy_config_fields", "cases": [{"tokens", "logprobs"}]}}}:
+                   {"vocab_size", "legacy_config_fields", "f32_error", "cases": [{"tokens", "logprobs"}]}}}:
                    per model 3 fixed token sequences (lengths 7, 19, 45, ids drawn with a fixed
                    seed from the non-special ids) and, per position, the full-vocabulary
                    log_softmax of the logits there (eager attention, one forward over the whole
@@ -49,6 +49,7 @@ must load with AutoTokenizer and render the chat template; the JSON values must 
 the same f32 values. Each directory's size is printed.
 """
 
+import copy
 import json
 import math
 import os
@@ -333,16 +334,24 @@ def main():
         gen = torch.Generator().manual_seed(2000 + seed)
         cases = []
         tensors[name] = []
+        # The reference's own rounding: the same model in float64, against the float32 rows.
+        model64 = copy.deepcopy(model).double()
+        f32_error = 0.0
         for n in LENGTHS:
             toks = torch.randint(len(SPECIALS), vocab, (n,), generator=gen).tolist()
             lp = logprobs_of(model, toks)
+            with torch.no_grad():
+                lp64 = torch.log_softmax(model64(input_ids=torch.tensor([toks]), use_cache=False).logits[0], -1)
+            f32_error = max(f32_error, float((lp64 - lp.double()).abs().max()))
             tensors[name].append((toks, lp))
             cases.append({"tokens": toks, "logprobs": [[f9(x) for x in row] for row in lp.tolist()]})
         top = max(float(lp.exp().max(-1).values.mean()) for _, lp in tensors[name])
         print(f"{name}: mean top probability {top:.3f}, logprob std {float(tensors[name][-1][1].std()):.2f}")
         model.save_pretrained(d, safe_serialization=True)
         make_tokenizer(vocab, d)
-        result["models"][name] = {"vocab_size": vocab, "legacy_config_fields": legacy_fields(rope), "cases": cases}
+        print(f"{name}: float32 vs float64 forward, max |d log p| {f32_error:.2e}")
+        result["models"][name] = {"vocab_size": vocab, "legacy_config_fields": legacy_fields(rope),
+                                  "f32_error": f9(f32_error), "cases": cases}
 
     # Checks.
     for name, (cls_name, vocab, kw) in specs().items():

@@ -34,5 +34,5 @@ pub use engines::prefix::{PrefixEngine, PrefixEngineConfig, PREFIX_ENGINE};
 pub use engines::simulated::SimulatedEngine;
 pub use error::EngineError;
 pub use identity::{load_tokenizer, model_identity};
-pub use tokenizer::template::{ChatTemplate, TemplateTime};
 pub use service::{InferenceService, ServiceConfig};
+pub use tokenizer::template::{ChatTemplate, TemplateTime};

@@ -129,10 +129,9 @@ fn official_templates_render_byte_for_byte_as_transformers_renders_them() {
 
 #[test]
 fn every_template_records_its_source() {
-    let sources: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("sources.json")).unwrap(),
-    )
-    .unwrap();
+    let sources: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("sources.json")).unwrap())
+            .unwrap();
     let text = serde_json::to_string(&sources).unwrap();
     for case in load().cases {
         assert!(

@@ -10,13 +10,15 @@
 //! (`rope_theta` / `rope_scaling` at the top level instead of transformers 5's
 //! `rope_parameters`): both must give the same numbers.
 
-
 use std::path::{Path, PathBuf};
 
 use c2s_model::engines::prefix::transformer::{SeqInput, Transformer};
 use c2s_model::log_softmax;
 
-/// Log-probabilities and option distributions agree with transformers within this.
+/// Option distributions agree with transformers within this; log-probabilities within this
+/// beyond the reference's own float32 rounding (`f32_error`: transformers' float32 forward
+/// against its float64 forward of the same model, up to 1.2e-5 on these fixtures, so a bound
+/// tighter than that would test the reference's rounding, not the engine).
 const TOLERANCE: f64 = 1e-5;
 
 fn fixtures() -> PathBuf {
@@ -33,6 +35,7 @@ struct Reference {
 #[derive(serde::Deserialize)]
 struct ModelReference {
     legacy_config_fields: serde_json::Map<String, serde_json::Value>,
+    f32_error: f64,
     cases: Vec<Case>,
 }
 
@@ -89,7 +92,10 @@ fn options_of(case: &Case) -> Vec<u32> {
 }
 
 /// A copy of `dir` (weights linked) whose config.json is in transformers 4's layout.
-fn legacy_copy(dir: &Path, fields: &serde_json::Map<String, serde_json::Value>) -> tempfile::TempDir {
+fn legacy_copy(
+    dir: &Path,
+    fields: &serde_json::Map<String, serde_json::Value>,
+) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(dir).unwrap() {
         let entry = entry.unwrap();
@@ -112,17 +118,18 @@ fn legacy_copy(dir: &Path, fields: &serde_json::Map<String, serde_json::Value>) 
     tmp
 }
 
-fn check_prefix(name: &str, dir: &Path, m: &ModelReference, layout: &str) -> f64 {
+/// The largest log-probability and option-probability differences.
+fn check_prefix(name: &str, dir: &Path, m: &ModelReference, layout: &str) -> (f64, f64) {
     let model = Transformer::load(dir)
         .unwrap_or_else(|e| panic!("{name} ({layout}): the prefix engine cannot load it: {e}"));
-    let mut worst = 0f64;
+    let (mut worst, mut worst_opt) = (0f64, 0f64);
     for case in &m.cases {
         let got = prefix_logprobs(&model, &case.tokens);
         assert_eq!(got.len(), case.logprobs.len());
         for (pos, (g, want)) in got.iter().zip(&case.logprobs).enumerate() {
             let d = max_abs_diff(g, want);
             assert!(
-                d <= TOLERANCE,
+                d <= TOLERANCE + m.f32_error,
                 "{name} ({layout}), length {}, position {pos}: log-probabilities differ by {d:e}",
                 case.tokens.len()
             );
@@ -131,27 +138,43 @@ fn check_prefix(name: &str, dir: &Path, m: &ModelReference, layout: &str) -> f64
                 &option_distribution(g, &options),
                 &option_distribution(want, &options),
             );
-            assert!(d_opt <= TOLERANCE, "{name}: option distributions differ by {d_opt:e}");
-            worst = worst.max(d).max(d_opt);
+            assert!(
+                d_opt <= TOLERANCE,
+                "{name}: option distributions differ by {d_opt:e}"
+            );
+            worst = worst.max(d);
+            worst_opt = worst_opt.max(d_opt);
         }
     }
-    worst
+    (worst, worst_opt)
 }
 
 #[test]
 fn prefix_engine_equals_transformers_on_every_architecture_and_rope_type() {
     let r = reference();
-    assert!(r.models.len() >= 7, "fixtures hold {} models", r.models.len());
+    assert!(
+        r.models.len() >= 7,
+        "fixtures hold {} models",
+        r.models.len()
+    );
     let mut report = Vec::new();
     for (name, m) in &r.models {
         let dir = fixtures().join(name);
-        let new_layout = check_prefix(name, &dir, m, "transformers 5 config");
+        let (lp, opt) = check_prefix(name, &dir, m, "transformers 5 config");
         let legacy = legacy_copy(&dir, &m.legacy_config_fields);
-        let old_layout = check_prefix(name, legacy.path(), m, "transformers 4 config");
-        report.push(format!("{name}: {new_layout:.1e} / {old_layout:.1e}"));
+        let old = check_prefix(name, legacy.path(), m, "transformers 4 config");
+        assert_eq!(
+            (lp, opt),
+            old,
+            "{name}: the two config layouts give other numbers"
+        );
+        report.push(format!(
+            "{name}: log p {lp:.1e} (the reference's own f32 error {:.1e}), options {opt:.1e}",
+            m.f32_error
+        ));
     }
     eprintln!(
-        "prefix engine vs transformers {} (torch {}), largest |Δ log p|: {}",
+        "prefix engine vs transformers {} (torch {}), largest differences: {}",
         r.transformers,
         r.torch,
         report.join(", ")
@@ -175,15 +198,20 @@ fn mistralrs_native_equals_transformers_where_it_runs_the_model() {
         let loaded = MistralRsEngine::load_with(&dir, &settings, None);
         if name.contains("yarn") {
             // mistral.rs 0.8.1's Qwen3 has no RoPE scaling: refused, not run unscaled.
-            let e = loaded.err().expect("a yarn checkpoint is refused").to_string();
+            let e = loaded
+                .err()
+                .expect("a yarn checkpoint is refused")
+                .to_string();
             assert!(e.contains("RoPE scaling") && e.contains("ignore"), "{e}");
             continue;
         }
         let mut engine =
             loaded.unwrap_or_else(|e| panic!("{name}: mistral.rs cannot load it: {e}"));
-        let mut worst = 0f64;
+        let (mut worst, mut worst_opt) = (0f64, 0f64);
         for case in &m.cases {
-            let got = engine.next_token_logprobs_after(case.tokens.clone()).unwrap();
+            let got = engine
+                .next_token_logprobs_after(case.tokens.clone())
+                .unwrap();
             let want = case.logprobs.last().unwrap();
             let d = max_abs_diff(&got, want);
             let options = options_of(case);
@@ -192,16 +220,22 @@ fn mistralrs_native_equals_transformers_where_it_runs_the_model() {
                 &option_distribution(want, &options),
             );
             assert!(
-                d <= TOLERANCE && d_opt <= TOLERANCE,
+                d <= TOLERANCE + m.f32_error && d_opt <= TOLERANCE,
                 "{name}, length {}: mistral.rs differs from transformers by {d:e} \
                  (options {d_opt:e})",
                 case.tokens.len()
             );
-            worst = worst.max(d).max(d_opt);
+            worst = worst.max(d);
+            worst_opt = worst_opt.max(d_opt);
         }
-        report.push(format!("{name}: {worst:.1e}"));
+        report.push(format!(
+            "{name}: log p {worst:.1e}, options {worst_opt:.1e}"
+        ));
     }
-    eprintln!("mistral.rs native f32 vs transformers: {}", report.join(", "));
+    eprintln!(
+        "mistral.rs native f32 vs transformers: {}",
+        report.join(", ")
+    );
 }
 
 #[test]

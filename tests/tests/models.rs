@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use c2s_e2e::{repo_root, run_config, run_ok, text, write};
+use c2s_e2e::{bank_head, repo_root, run_config, run_ok, text, write};
 use c2s_sinks::{read_rejects, read_requests, read_trajectories};
 
 fn fixtures() -> PathBuf {
@@ -19,20 +19,29 @@ fn fixtures() -> PathBuf {
 
 /// A Qwen3 HF directory in `dir` with the chat template `template`.
 fn qwen3_dir(dir: &Path, template: &str) -> PathBuf {
-    let model = dir.join("qwen3");
+    hf_dir(dir, "qwen3", template)
+}
+
+/// The fixture checkpoint `fixture` as a HF directory in `dir`, with the chat template
+/// `template` and a context of 16,384 positions.
+fn hf_dir(dir: &Path, fixture: &str, template: &str) -> PathBuf {
+    let model = dir.join(fixture);
     std::fs::create_dir_all(&model).unwrap();
-    let src = fixtures().join("hf/qwen3");
-    for name in ["model.safetensors", "tokenizer.json", "generation_config.json"] {
+    let src = fixtures().join("hf").join(fixture);
+    for name in [
+        "model.safetensors",
+        "tokenizer.json",
+        "generation_config.json",
+    ] {
         std::os::unix::fs::symlink(src.join(name), model.join(name)).unwrap();
     }
     let mut config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(src.join("config.json")).unwrap()).unwrap();
     config["max_position_embeddings"] = serde_json::json!(16384);
     std::fs::write(model.join("config.json"), config.to_string()).unwrap();
-    let mut tok: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(src.join("tokenizer_config.json")).unwrap(),
-    )
-    .unwrap();
+    let mut tok: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("tokenizer_config.json")).unwrap())
+            .unwrap();
     tok["chat_template"] = serde_json::json!(template);
     tok["model_max_length"] = serde_json::json!(16384);
     std::fs::write(model.join("tokenizer_config.json"), tok.to_string()).unwrap();
@@ -95,6 +104,64 @@ fn qwen3_directory_with_the_official_template_runs_the_quickstart_config() {
     assert_eq!(manifest(&run_dir)["chat_template_time"], time);
 }
 
+/// Llama-3.2 beside Qwen: a llama checkpoint with `llama3` RoPE scaling and Llama-3.2's
+/// official template (which puts `strftime_now`'s date into its system header) runs on the
+/// prefix engine and through mistral.rs (native, f32) with the same prompts and scores.
+#[test]
+fn llama32_directory_runs_on_both_engines_with_the_same_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let template =
+        std::fs::read_to_string(fixtures().join("chat_templates/llama-3.2.jinja")).unwrap();
+    let model = hf_dir(dir.path(), "llama3-scaling", &template);
+    let a = bank_head(dir.path(), "arithmetic-dev.jsonl", 3);
+    let l = bank_head(dir.path(), "lexical-dev.jsonl", 3);
+    let config = |engine: &str| {
+        format!(
+            "[model]\npath = {:?}\nengine = \"{engine}\"\n\n[model.mistralrs]\nmode = \"native\"\n\
+             dtype = \"f32\"\n\n[[sources]]\nkind = \"jsonl\"\npath = {:?}\n\n[[sources]]\n\
+             kind = \"jsonl\"\npath = {:?}\n\n[[arms]]\narm = \"Native\"\n\n[[arms]]\n\
+             arm = \"Serial\"\nsupport = \"Full\"\n",
+            model.display().to_string(),
+            a.display().to_string(),
+            l.display().to_string()
+        )
+    };
+    let mut runs = Vec::new();
+    for engine in ["prefix", "mistralrs"] {
+        let cfg = write(dir.path(), &format!("{engine}.toml"), &config(engine));
+        let run_dir = dir.path().join(engine);
+        run_ok(&cfg, &run_dir);
+        let mut requests = read_requests(&run_dir.join("requests")).unwrap();
+        requests.sort_by(|x, y| x.request_id.cmp(&y.request_id));
+        assert!(!requests.is_empty());
+        runs.push(requests);
+    }
+    let (prefix, mistralrs) = (&runs[0], &runs[1]);
+    assert_eq!(prefix.len(), mistralrs.len());
+    let mut worst = 0f64;
+    for (p, m) in prefix.iter().zip(mistralrs) {
+        assert_eq!(p.request_id, m.request_id);
+        assert!(p.error.is_none() && m.error.is_none());
+        assert!(
+            p.user.starts_with('{') && p.prompt_tokens == m.prompt_tokens,
+            "{}: the same prompt",
+            p.request_id
+        );
+        let (pp, mp) = (
+            p.probabilities.as_ref().unwrap(),
+            m.probabilities.as_ref().unwrap(),
+        );
+        for (x, y) in pp.iter().zip(mp) {
+            worst = worst.max((x - y).abs());
+        }
+    }
+    eprintln!(
+        "llama3-scaling + Llama-3.2 template: {} requests, prefix vs mistral.rs max |dp| {worst:e}",
+        prefix.len()
+    );
+    assert!(worst <= 1e-5, "option probabilities differ by {worst:e}");
+}
+
 #[test]
 fn a_template_that_cannot_render_stops_the_run_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
@@ -112,7 +179,10 @@ fn a_template_that_cannot_render_stops_the_run_before_any_work() {
         stderr.contains("cannot render a user message") && stderr.contains("zfill"),
         "{stderr}"
     );
-    assert!(!run_dir.join("requests").exists() || read_requests(&run_dir.join("requests")).unwrap().is_empty());
+    assert!(
+        !run_dir.join("requests").exists()
+            || read_requests(&run_dir.join("requests")).unwrap().is_empty()
+    );
 
     // A template that refuses a system message stops a run whose readout arm sends one (T0),
     // naming the arm's message shape and the template's own message.
@@ -124,7 +194,10 @@ fn a_template_that_cannot_render_stops_the_run_before_any_work() {
          [[arms]]\narm = \"GoldCopy\"\ntemplate = \"T0\"\norder = 0\nevidence = \"indexed\"\n\
          contract = \"gencode\"\n",
         model.display().to_string(),
-        repo_root().join("data/banks/arithmetic-dev.jsonl").display().to_string()
+        repo_root()
+            .join("data/banks/arithmetic-dev.jsonl")
+            .display()
+            .to_string()
     );
     let cfg = write(dir2.path(), "readout.toml", &readout);
     let out = run_config(&cfg, &dir2.path().join("run"));
@@ -133,6 +206,25 @@ fn a_template_that_cannot_render_stops_the_run_before_any_work() {
     assert!(
         stderr.contains("System role not supported")
             && stderr.contains("a system message then a user message"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_checkpoint_whose_rope_cannot_be_honoured_exits_2_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = qwen3_dir(dir.path(), &official_qwen3_template());
+    let path = model.join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["rope_parameters"]["rope_type"] = serde_json::json!("longrope");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let cfg = quickstart_on(dir.path(), &model);
+    let out = run_config(&cfg, &dir.path().join("run"));
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("rope_parameters.rope_type") && stderr.contains("longrope"),
         "{stderr}"
     );
 }

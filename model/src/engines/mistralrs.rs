@@ -405,6 +405,49 @@ fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
     Ok((tokenizer, arch))
 }
 
+/// A Hugging Face directory's `config.json` as mistral.rs 0.8.1 must be given it: in
+/// transformers 4's layout
+/// ([`transformers4_layout`](crate::engines::prefix::hf_config::transformers4_layout)), since
+/// mistral.rs requires a top-level `rope_theta` (transformers 5 keeps it in
+/// `rope_parameters`) and its defaults for omitted fields are not transformers'. What its
+/// models would silently ignore is refused naming it: RoPE scaling other than llama3/linear
+/// on llama, any RoPE scaling on Qwen (its Qwen configs have no `rope_scaling`), and a llama
+/// head width other than hidden / heads. The pipeline calls this before any work.
+pub fn hf_config_for_mistralrs(
+    dir: &Path,
+) -> Result<serde_json::Map<String, serde_json::Value>, EngineError> {
+    use crate::engines::prefix::hf_config;
+    let config_path = dir.join("config.json");
+    let text = std::fs::read_to_string(&config_path)
+        .map_err(|e| EngineError::model_file(&config_path, e))?;
+    let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+        .map_err(|e| EngineError::model_file(&config_path, format!("not a JSON object: {e}")))?;
+    let parsed = hf_config::parse(&obj).map_err(|e| EngineError::model_file(&config_path, e))?;
+    let c = &parsed.config;
+    let refuse = |why: String| Err(EngineError::model_file(&config_path, why));
+    use crate::engines::prefix::rope::RopeScaling;
+    use crate::engines::prefix::transformer::Arch;
+    match (&c.rope_scaling, c.arch) {
+        (RopeScaling::Default, _) => {}
+        (RopeScaling::Linear { .. } | RopeScaling::Llama3 { .. }, Arch::Llama) => {}
+        (other, arch) => {
+            return refuse(format!(
+                "RoPE scaling {other:?}: mistral.rs 0.8.1's {} model would ignore it \
+                 (use the prefix engine)",
+                arch.name()
+            ))
+        }
+    }
+    if c.arch == Arch::Llama && c.head_dim * c.n_heads != c.hidden {
+        return refuse(format!(
+            "`head_dim` = {}: mistral.rs 0.8.1's llama model uses hidden / heads = {}",
+            c.head_dim,
+            c.hidden / c.n_heads.max(1)
+        ));
+    }
+    hf_config::transformers4_layout(&obj).map_err(|e| EngineError::model_file(&config_path, e))
+}
+
 /// A directory holding only links to the model's files (and any file written in their place),
 /// removed on drop.
 struct Staging {
@@ -448,46 +491,9 @@ impl Staging {
     }
 
     /// A Hugging Face directory as mistral.rs 0.8.1 reads it: every file linked, and
-    /// `config.json` rewritten in transformers 4's layout
-    /// ([`transformers4_layout`](crate::engines::prefix::hf_config::transformers4_layout)):
-    /// mistral.rs requires a top-level `rope_theta`, which transformers 5 keeps in
-    /// `rope_parameters`, and its defaults for omitted fields are not transformers'. What its
-    /// models would silently ignore is refused: RoPE scaling other than llama3/linear on
-    /// llama, any RoPE scaling on Qwen (its Qwen configs have no `rope_scaling`), and a llama
-    /// head width other than hidden / heads.
+    /// `config.json` replaced by [`hf_config_for_mistralrs`]'s.
     fn hf_dir(dir: &Path) -> Result<Staging, EngineError> {
-        use crate::engines::prefix::hf_config;
-        let config_path = dir.join("config.json");
-        let text = std::fs::read_to_string(&config_path)
-            .map_err(|e| EngineError::model_file(&config_path, e))?;
-        let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
-            .map_err(|e| EngineError::model_file(&config_path, format!("not a JSON object: {e}")))?;
-        let parsed =
-            hf_config::parse(&obj).map_err(|e| EngineError::model_file(&config_path, e))?;
-        let c = &parsed.config;
-        let refuse = |why: String| Err(EngineError::model_file(&config_path, why));
-        use crate::engines::prefix::rope::RopeScaling;
-        use crate::engines::prefix::transformer::Arch;
-        match (&c.rope_scaling, c.arch) {
-            (RopeScaling::Default, _) => {}
-            (RopeScaling::Linear { .. } | RopeScaling::Llama3 { .. }, Arch::Llama) => {}
-            (other, arch) => {
-                return refuse(format!(
-                    "RoPE scaling {other:?}: mistral.rs 0.8.1's {} model would ignore it \
-                     (use the prefix engine)",
-                    arch.name()
-                ))
-            }
-        }
-        if c.arch == Arch::Llama && c.head_dim * c.n_heads != c.hidden {
-            return refuse(format!(
-                "`head_dim` = {}: mistral.rs 0.8.1's llama model uses hidden / heads = {}",
-                c.head_dim,
-                c.hidden / c.n_heads.max(1)
-            ));
-        }
-        let layout =
-            hf_config::transformers4_layout(&obj).map_err(|e| EngineError::model_file(&config_path, e))?;
+        let layout = hf_config_for_mistralrs(dir)?;
         let staging = Staging::empty()?;
         for entry in std::fs::read_dir(dir).map_err(|e| EngineError::model_file(dir, e))? {
             let entry = entry.map_err(|e| EngineError::model_file(dir, e))?;

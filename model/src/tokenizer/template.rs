@@ -452,10 +452,16 @@ mod tests {
     #[test]
     fn strftime_now_reports_the_template_time() {
         assert_eq!(
-            render("{{ strftime_now('%d %b %Y') }}|{{ strftime_now('%B %-d, %Y') }}", &[]).unwrap(),
+            render(
+                "{{ strftime_now('%d %b %Y') }}|{{ strftime_now('%B %-d, %Y') }}",
+                &[]
+            )
+            .unwrap(),
             "26 Jul 2026|July 26, 2026"
         );
-        let e = render("{{ strftime_now('%Q') }}", &[]).unwrap_err().to_string();
+        let e = render("{{ strftime_now('%Q') }}", &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unsupported format"), "{e}");
     }
 
@@ -512,6 +518,9 @@ mod tests {
             TemplateTime::now(),
         )
         .unwrap();
-        assert_eq!(t.render(&[], true, &TemplateKwargs::new()).unwrap(), "E|true");
+        assert_eq!(
+            t.render(&[], true, &TemplateKwargs::new()).unwrap(),
+            "E|true"
+        );
     }
 }

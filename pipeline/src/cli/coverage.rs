@@ -67,8 +67,15 @@ pub fn token_audit(run_dir: &Path) -> anyhow::Result<TokenAudit> {
         .filter(|p| !p.is_empty())
         .with_context(|| format!("{}: the run names no model file", run_dir.display()))?
         .to_string();
-    let tok = c2s_model::load_tokenizer(Path::new(&model_path))
+    let mut tok = c2s_model::load_tokenizer(Path::new(&model_path))
         .with_context(|| format!("reading the tokenizer of {model_path}"))?;
+    // The date the run's templates saw (`strftime_now`), so the replay renders its prompts.
+    if let Some(time) = manifest.chat_template_time.as_deref() {
+        tok.set_template_time(
+            c2s_model::TemplateTime::parse(time)
+                .map_err(|e| anyhow::anyhow!("manifest.json: chat_template_time: {e}"))?,
+        )?;
+    }
     let requests = c2s_sinks::read_requests(&run_dir.join("requests"))
         .with_context(|| format!("reading {}/requests", run_dir.display()))?;
     let mut a = TokenAudit {

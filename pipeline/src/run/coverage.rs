@@ -25,8 +25,8 @@ pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
         anyhow::bail!("not a coverage run");
     };
     let index = worker.index();
-    let service =
-        super::engine::start_service(cfg, &shared.identity, shared.template_time).context("starting the engine")?;
+    let service = super::engine::start_service(cfg, &shared.identity, shared.template_time)
+        .context("starting the engine")?;
     service.preload(shared.resume.answers.iter().cloned());
     let part_check = Duration::from_millis(200);
     let model = service.identity().label();

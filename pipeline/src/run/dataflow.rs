@@ -42,8 +42,8 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
     }
     let cfg = &shared.cfg;
     let index = worker.index();
-    let service =
-        super::engine::start_service(cfg, &shared.identity, shared.template_time).context("starting the engine")?;
+    let service = super::engine::start_service(cfg, &shared.identity, shared.template_time)
+        .context("starting the engine")?;
     service.preload(shared.resume.answers.iter().cloned());
     let part_check = Duration::from_millis(200);
     let model = service.identity().label();

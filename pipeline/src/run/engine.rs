@@ -230,3 +230,21 @@ pub fn check_chat_template(cfg: &RunConfig, template_time: TemplateTime) -> anyh
     }
     Ok(())
 }
+
+/// Read the model's configuration as its engine will (without its weights), so that a
+/// checkpoint whose settings the engine cannot honour (a RoPE type, a missing field) stops the
+/// run before any work, naming the field.
+pub fn check_model_config(cfg: &RunConfig) -> anyhow::Result<()> {
+    let path = &cfg.model.path;
+    match cfg.model.engine.as_str() {
+        "prefix" => {
+            c2s_model::engines::prefix::transformer::Transformer::check_config(path)?;
+        }
+        #[cfg(feature = "mistralrs")]
+        "mistralrs" if path.is_dir() => {
+            c2s_model::engines::mistralrs::hf_config_for_mistralrs(path)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -200,6 +200,10 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     };
+    if let Err(e) = engine::check_model_config(&cfg) {
+        eprintln!("error: model: {e:#}");
+        return Ok(report(ExitCode::from(2)));
+    }
     // A chat template that cannot render the run's message shapes would fail every request:
     // that is a model error, found here with one probe conversation per shape.
     if let Err(e) = engine::check_chat_template(&cfg, template_time) {

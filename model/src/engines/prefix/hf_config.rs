@@ -123,12 +123,15 @@ fn arch_of(obj: &Obj) -> Result<Arch, String> {
         "Qwen3ForCausalLM" => Some(Arch::Qwen3),
         _ => None,
     });
-    model_type.and_then(Arch::from_name).or(by_class).ok_or_else(|| {
-        format!(
-            "model type {model_type:?} / architectures {classes:?} are not supported by the \
+    model_type
+        .and_then(Arch::from_name)
+        .or(by_class)
+        .ok_or_else(|| {
+            format!(
+                "model type {model_type:?} / architectures {classes:?} are not supported by the \
              prefix engine (llama, qwen2, qwen3)"
-        )
-    })
+            )
+        })
 }
 
 /// The configuration in `obj` (a parsed `config.json`).
@@ -154,16 +157,20 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
         }
     }
     if bool_field(obj, "use_sliding_window")? == Some(true) {
-        return Err("`use_sliding_window` = true: the prefix engine attends to every position".into());
+        return Err(
+            "`use_sliding_window` = true: the prefix engine attends to every position".into(),
+        );
     }
     let hidden = required(obj, "hidden_size")?;
     let n_heads = required(obj, "num_attention_heads")?;
     let head_dim = match usize_field(obj, "head_dim")? {
         Some(d) => d,
-        None => defaults.head_dim.unwrap_or(if n_heads > 0 { hidden / n_heads } else { 0 }),
+        None => defaults
+            .head_dim
+            .unwrap_or(hidden.checked_div(n_heads).unwrap_or(0)),
     };
-    let max_position_embeddings = usize_field(obj, "max_position_embeddings")?
-        .unwrap_or(defaults.max_position_embeddings);
+    let max_position_embeddings =
+        usize_field(obj, "max_position_embeddings")?.unwrap_or(defaults.max_position_embeddings);
     // RoPE: transformers 5 writes `rope_parameters` (with `rope_theta` inside), transformers
     // 4 `rope_theta` and `rope_scaling` at the top level; `standardize_rope_params` reads
     // either.
@@ -180,7 +187,10 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
             ));
         }
     }
-    let theta = match params.and_then(|p| p.get("rope_theta")).and_then(|v| v.as_f64()) {
+    let theta = match params
+        .and_then(|p| p.get("rope_theta"))
+        .and_then(|v| v.as_f64())
+    {
         Some(t) => t,
         None => f64_field(obj, "rope_theta")?.unwrap_or(DEFAULT_THETA),
     };
@@ -198,7 +208,9 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
         ));
     }
     let rope_scaling = match params {
-        Some(p) => RopeScaling::from_hf(p, field, max_position_embeddings).map_err(|e| e.to_string())?,
+        Some(p) => {
+            RopeScaling::from_hf(p, field, max_position_embeddings).map_err(|e| e.to_string())?
+        }
         None => RopeScaling::Default,
     };
     let config = TransformerConfig {
@@ -284,10 +296,16 @@ mod tests {
     #[test]
     fn missing_fields_take_the_config_class_defaults() {
         let q3 = cfg(base("qwen3")).unwrap().config;
-        assert_eq!((q3.head_dim, q3.rms_eps, q3.rope_theta), (128, 1e-6, 10000.0));
+        assert_eq!(
+            (q3.head_dim, q3.rms_eps, q3.rope_theta),
+            (128, 1e-6, 10000.0)
+        );
         assert_eq!(q3.context, 32768);
         let l = cfg(base("llama")).unwrap();
-        assert_eq!((l.config.head_dim, l.config.n_kv_heads, l.config.context), (16, 4, 2048));
+        assert_eq!(
+            (l.config.head_dim, l.config.n_kv_heads, l.config.context),
+            (16, 4, 2048)
+        );
         assert!(!l.tie_word_embeddings);
     }
 
@@ -325,8 +343,16 @@ mod tests {
         for (key, value, words) in [
             ("hidden_act", serde_json::json!("gelu"), "hidden_act"),
             ("attention_bias", serde_json::json!(true), "attention_bias"),
-            ("use_sliding_window", serde_json::json!(true), "use_sliding_window"),
-            ("partial_rotary_factor", serde_json::json!(0.5), "partial_rotary_factor"),
+            (
+                "use_sliding_window",
+                serde_json::json!(true),
+                "use_sliding_window",
+            ),
+            (
+                "partial_rotary_factor",
+                serde_json::json!(0.5),
+                "partial_rotary_factor",
+            ),
             (
                 "rope_scaling",
                 serde_json::json!({"rope_type": "longrope", "factor": 2.0}),

@@ -174,9 +174,15 @@ impl RopeScaling {
                     .iter()
                     .map(|&f| {
                         let wavelen = 2.0 * std::f32::consts::PI / f;
-                        // Long wavelengths: divided by the factor; short: kept.
-                        let scaled = if wavelen > low_freq_wavelen { f / factor } else { f };
-                        let medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+                        // Long wavelengths: divided by the factor; short: kept; between
+                        // (transformers' `~(w < high) * ~(w > low)`, the wavelengths being
+                        // finite): blended.
+                        let scaled = if wavelen > low_freq_wavelen {
+                            f / factor
+                        } else {
+                            f
+                        };
+                        let medium = wavelen >= high_freq_wavelen && wavelen <= low_freq_wavelen;
                         if medium {
                             let smooth = (old / wavelen - low_freq_factor)
                                 / (high_freq_factor - low_freq_factor);
@@ -205,8 +211,10 @@ impl RopeScaling {
                         .ln()
                         / (2.0 * base.ln())
                 };
-                let (mut low, mut high) =
-                    (correction_dim(beta_fast as f64), correction_dim(beta_slow as f64));
+                let (mut low, mut high) = (
+                    correction_dim(beta_fast as f64),
+                    correction_dim(beta_slow as f64),
+                );
                 if truncate {
                     low = low.floor();
                     high = high.ceil();
@@ -299,7 +307,10 @@ mod tests {
             )
             .unwrap_err()
             .to_string();
-            assert!(e.contains("rope_scaling.rope_type") && e.contains(words), "{e}");
+            assert!(
+                e.contains("rope_scaling.rope_type") && e.contains(words),
+                "{e}"
+            );
         }
         let e = RopeScaling::from_hf(
             &params(serde_json::json!({"type": "linear"})),

@@ -212,6 +212,69 @@ fn dense(name: &str, t: &candle_core::Tensor) -> Result<(Vec<f32>, usize, usize)
     Ok((data, rows, cols))
 }
 
+/// The model configuration in a GGUF's metadata, read as llama.cpp reads it (see
+/// [`gguf_rope_scaling`]); what cannot be honoured is refused naming the key.
+fn gguf_config(ct: &gguf_file::Content, path: &Path) -> Result<TransformerConfig, EngineError> {
+    let arch_name = ct
+        .metadata
+        .get("general.architecture")
+        .and_then(|v| v.to_string().ok())
+        .cloned()
+        .unwrap_or_default();
+    let arch = Arch::from_name(&arch_name).ok_or_else(|| {
+        EngineError::model_file(
+            path,
+            format!(
+                "architecture `{arch_name}` is not supported by the prefix engine \
+         (llama, qwen2, qwen3)"
+            ),
+        )
+    })?;
+    let key = |k: &str| format!("{arch_name}.{k}");
+    let n_heads = meta_u32(ct, &key("attention.head_count"))? as usize;
+    let head_dim = meta_u32(ct, &key("attention.key_length"))
+        .map(|v| v as usize)
+        .unwrap_or(0);
+    let config = TransformerConfig {
+        arch,
+        n_layers: meta_u32(ct, &key("block_count"))? as usize,
+        hidden: meta_u32(ct, &key("embedding_length"))? as usize,
+        ffn: meta_u32(ct, &key("feed_forward_length"))? as usize,
+        n_heads,
+        n_kv_heads: meta_u32(ct, &key("attention.head_count_kv"))
+            .map(|v| v as usize)
+            .unwrap_or(n_heads),
+        head_dim,
+        rope_theta: meta_f32(ct, &key("rope.freq_base"), Some(10000.0))?,
+        rope_scaling: gguf_rope_scaling(ct, &arch_name)
+            .map_err(|e| EngineError::model_file(path, e))?,
+        rms_eps: meta_f32(ct, &key("attention.layer_norm_rms_epsilon"), None)
+            .map_err(|e| EngineError::model_file(path, e))?,
+        vocab: 0,
+        context: meta_u32(ct, &key("context_length"))
+            .map_err(|e| EngineError::model_file(path, e))? as usize,
+    };
+    // llama.cpp rotates `rope.dimension_count` dimensions of each head (all by default).
+    if let Ok(n_rot) = meta_u32(ct, &key("rope.dimension_count")) {
+        let width = if head_dim > 0 {
+            head_dim
+        } else {
+            config.hidden / n_heads.max(1)
+        };
+        if n_rot as usize != width {
+            return Err(EngineError::model_file(
+                path,
+                format!(
+                    "GGUF metadata `{}` = {n_rot}: the prefix engine rotates whole heads \
+         ({width} dimensions)",
+                    key("rope.dimension_count")
+                ),
+            ));
+        }
+    }
+    Ok(config)
+}
+
 /// RoPE scaling as llama.cpp reads it from GGUF metadata: `rope.scaling.type` (`none`,
 /// `linear`, `yarn`, `longrope`) with `rope.scaling.factor`, or the older
 /// `rope.scale_linear`. Llama-3.1-style scaling needs no key: it is stored as the
@@ -554,6 +617,19 @@ fn rms_norm_in_place(x: &mut [f32], weight: &[f32], eps: f32) {
 impl Transformer {
     /// Load a model: a GGUF file (architecture `llama`), or a local Hugging Face directory
     /// (`config.json` of a `LlamaForCausalLM`, `*.safetensors`). Every weight becomes f32.
+    /// Read a model's configuration (a GGUF's metadata or a Hugging Face `config.json`)
+    /// without its weights: what the forward pass cannot honour is refused here, naming the
+    /// field (the pipeline checks this before any work).
+    pub fn check_config(path: &Path) -> Result<TransformerConfig, EngineError> {
+        if path.is_dir() {
+            return hf_config::read(path).map(|c| c.config);
+        }
+        let mut file = std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e))?;
+        let ct = gguf_file::Content::read(&mut file)
+            .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
+        gguf_config(&ct, path)
+    }
+
     pub fn load(path: &Path) -> Result<Transformer, EngineError> {
         if path.is_dir() {
             return Self::load_hf_dir(path);
@@ -561,59 +637,7 @@ impl Transformer {
         let mut file = std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e))?;
         let ct = gguf_file::Content::read(&mut file)
             .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
-        let arch_name = ct
-            .metadata
-            .get("general.architecture")
-            .and_then(|v| v.to_string().ok())
-            .cloned()
-            .unwrap_or_default();
-        let arch = Arch::from_name(&arch_name).ok_or_else(|| {
-            EngineError::model_file(
-                path,
-                format!(
-                    "architecture `{arch_name}` is not supported by the prefix engine \
-                     (llama, qwen2, qwen3)"
-                ),
-            )
-        })?;
-        let key = |k: &str| format!("{arch_name}.{k}");
-        let n_heads = meta_u32(&ct, &key("attention.head_count"))? as usize;
-        let head_dim = meta_u32(&ct, &key("attention.key_length"))
-            .map(|v| v as usize)
-            .unwrap_or(0);
-        let config = TransformerConfig {
-            arch,
-            n_layers: meta_u32(&ct, &key("block_count"))? as usize,
-            hidden: meta_u32(&ct, &key("embedding_length"))? as usize,
-            ffn: meta_u32(&ct, &key("feed_forward_length"))? as usize,
-            n_heads,
-            n_kv_heads: meta_u32(&ct, &key("attention.head_count_kv"))
-                .map(|v| v as usize)
-                .unwrap_or(n_heads),
-            head_dim,
-            rope_theta: meta_f32(&ct, &key("rope.freq_base"), Some(10000.0))?,
-            rope_scaling: gguf_rope_scaling(&ct, &arch_name)
-                .map_err(|e| EngineError::model_file(path, e))?,
-            rms_eps: meta_f32(&ct, &key("attention.layer_norm_rms_epsilon"), None)
-                .map_err(|e| EngineError::model_file(path, e))?,
-            vocab: 0,
-            context: meta_u32(&ct, &key("context_length"))
-                .map_err(|e| EngineError::model_file(path, e))? as usize,
-        };
-        // llama.cpp rotates `rope.dimension_count` dimensions of each head (all by default).
-        if let Ok(n_rot) = meta_u32(&ct, &key("rope.dimension_count")) {
-            let width = if head_dim > 0 { head_dim } else { config.hidden / n_heads.max(1) };
-            if n_rot as usize != width {
-                return Err(EngineError::model_file(
-                    path,
-                    format!(
-                        "GGUF metadata `{}` = {n_rot}: the prefix engine rotates whole heads \
-                         ({width} dimensions)",
-                        key("rope.dimension_count")
-                    ),
-                ));
-            }
-        }
+        let config = gguf_config(&ct, path)?;
         let tied = !ct.tensor_infos.contains_key("output.weight");
         let names: std::collections::HashSet<String> = ct.tensor_infos.keys().cloned().collect();
         let device = Device::Cpu;
