@@ -50,7 +50,8 @@
 //! Loading never touches the network: the GGUF is validated and hashed first, then handed to
 //! mistral.rs from a private staging directory that holds only a link to it (mistral.rs would
 //! otherwise pick up `generation_config.json`, `chat_template.json` and similar files lying
-//! next to the model); a Hugging Face directory is read in place as a local model id. In
+//! next to the model); a Hugging Face directory is handed over the same way, every file linked
+//! and `config.json` rewritten in transformers 4's layout ([`hf_config_for_mistralrs`]). In
 //! reference mode `CANDLE_DEQUANTIZE_ALL=1` is set before loading, so candle stores exact f32
 //! weights instead of running its scalar Q4_1 kernel. Scores are always read from the raw
 //! logits converted to f32 and normalized here in f64.

@@ -152,7 +152,8 @@ impl ChatTemplate {
             ctx.insert(k.as_str(), v.clone());
         }
         ctx.insert("messages", Value::from_serialize(messages));
-        // transformers passes these explicitly (as None when absent): `tools is none` holds.
+        // transformers passes these explicitly (as None when absent): `tools is none` holds
+    // (and, as in Python, a boolean prints `True`/`False`).
         ctx.insert("tools", Value::from(()));
         ctx.insert("documents", Value::from(()));
         ctx.insert("add_generation_prompt", Value::from(add_generation_prompt));
@@ -520,7 +521,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             t.render(&[], true, &TemplateKwargs::new()).unwrap(),
-            "E|true"
+            "E|True"
         );
     }
 }
