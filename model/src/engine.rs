@@ -154,6 +154,39 @@ pub trait Engine: Send {
     }
     /// Forget cached prefixes (benchmarks measure cold paths with it).
     fn clear_cache(&mut self) {}
+    /// The engine's continuous-batching interface, when it has one: the batching service then
+    /// hands it each request as it comes and refills a finished request's slot at the next
+    /// step, instead of waiting for a whole batch to end.
+    fn continuous(&mut self) -> Option<&mut dyn ContinuousEngine> {
+        None
+    }
+}
+
+/// A job of either kind.
+#[derive(Debug, Clone)]
+pub enum EngineJob {
+    Score(ScoreJob),
+    Generate(GenerateJob),
+}
+
+/// The answer to an [`EngineJob`].
+#[derive(Debug, Clone)]
+pub enum EngineAnswer {
+    Score(Result<ScoreOutput, EngineError>),
+    Generate(Result<GenerateOutput, EngineError>),
+}
+
+/// Continuous batching: jobs join at any step and leave as soon as they are answered, so the
+/// requests in flight stay at the service's batch size while work remains (a generation that
+/// ends early frees its slot for the next request at once).
+pub trait ContinuousEngine {
+    /// Add a job; its answer comes from a later [`ContinuousEngine::step`] under `ticket`.
+    fn begin(&mut self, ticket: u64, job: EngineJob);
+    /// Jobs begun and not yet answered.
+    fn in_flight(&self) -> usize;
+    /// Advance every job by one step (new jobs are prefilled, generating ones decode one
+    /// token) and return the answers of the jobs that finished, in any order.
+    fn step(&mut self) -> Vec<(u64, EngineAnswer)>;
 }
 
 /// Softmax of natural-log scores.

@@ -20,8 +20,8 @@ pub mod service;
 pub mod tokenizer;
 
 pub use engine::{
-    log_softmax, normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput,
-    ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
+    log_softmax, normalize_logprobs, ContinuousEngine, Engine, EngineAnswer, EngineJob,
+    EngineStats, GenerateJob, GenerateOutput, ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
 };
 #[cfg(feature = "mistralrs")]
 pub use engines::mistralrs::{MistralRsEngine, MistralRsMode, MistralRsSettings, MISTRALRS_ENGINE};

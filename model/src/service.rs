@@ -6,6 +6,12 @@
 //! decoding; the model is fixed per service) are computed once: later copies wait for the
 //! first or read its stored answer. A semaphore bounds the requests in flight, so a fast
 //! producer waits instead of queueing without limit.
+//!
+//! An engine with a continuous-batching interface ([`crate::ContinuousEngine`], the prefix
+//! engine) is driven step by step instead: a request that arrives while others compute joins
+//! at the next step, and an answered one leaves at once, so its place is refilled without
+//! waiting for the rest of its batch (a batch of generations used to last as long as its
+//! longest one).
 
 use std::collections::HashMap;
 use std::sync::mpsc;
@@ -17,7 +23,10 @@ use tokio::sync::{oneshot, Semaphore};
 
 use c2s_records::{Answer, Decoding, Request, Response};
 
-use crate::engine::{Engine, EngineStats, GenerateJob, ModelIdentity, PromptSpec, ScoreJob};
+use crate::engine::{
+    Engine, EngineAnswer, EngineJob, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
+    PromptSpec, ScoreJob, ScoreOutput,
+};
 use crate::error::EngineError;
 
 /// Batching and flow-control settings.
@@ -246,104 +255,356 @@ fn engine_loop(
     shared: Arc<Mutex<Shared>>,
     config: ServiceConfig,
 ) {
-    while let Ok(first) = rx.recv() {
-        let mut batch = vec![first];
-        let deadline = Instant::now() + config.linger;
-        while batch.len() < config.max_batch {
-            match rx.try_recv() {
-                Ok(j) => batch.push(j),
-                Err(mpsc::TryRecvError::Empty) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        break;
-                    }
-                    match rx.recv_timeout(deadline - now) {
-                        Ok(j) => batch.push(j),
-                        Err(_) => break,
-                    }
+    if engine.continuous().is_some() {
+        continuous_loop(engine.as_mut(), &rx, &shared, config);
+    } else {
+        batch_loop(engine.as_mut(), &rx, &shared, config);
+    }
+}
+
+/// The first job and whatever else arrives within the linger, up to `max_batch`.
+fn gather(first: Job, rx: &mpsc::Receiver<Job>, config: ServiceConfig) -> Vec<Job> {
+    let mut batch = vec![first];
+    let deadline = Instant::now() + config.linger;
+    while batch.len() < config.max_batch {
+        match rx.try_recv() {
+            Ok(j) => batch.push(j),
+            Err(mpsc::TryRecvError::Empty) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
                 }
-                Err(mpsc::TryRecvError::Disconnected) => break,
+                match rx.recv_timeout(deadline - now) {
+                    Ok(j) => batch.push(j),
+                    Err(_) => break,
+                }
             }
+            Err(mpsc::TryRecvError::Disconnected) => break,
         }
+    }
+    batch
+}
+
+fn score_job(r: &Request) -> ScoreJob {
+    ScoreJob {
+        prompt: PromptSpec::from_request(r),
+        options: r.options.iter().map(|o| o.code.clone()).collect(),
+    }
+}
+
+fn generate_job(r: &Request) -> GenerateJob {
+    GenerateJob {
+        prompt: PromptSpec::from_request(r),
+        max_new_tokens: match r.decoding {
+            Decoding::Greedy { max_new_tokens } => max_new_tokens,
+            Decoding::Score => 1,
+        },
+    }
+}
+
+fn scored(r: &Request, o: ScoreOutput) -> Response {
+    Response {
+        request_id: r.request_id.clone(),
+        answer: Answer::Scored {
+            probabilities: o.probabilities,
+        },
+        prompt_tokens: o.prompt_tokens,
+        completion_tokens: 0,
+        latency_ms: o.latency_ms,
+        cached: false,
+    }
+}
+
+fn generated(r: &Request, o: GenerateOutput) -> Response {
+    Response {
+        request_id: r.request_id.clone(),
+        answer: Answer::Generated {
+            text: o.text,
+            finish_reason: o.finish_reason,
+            truncated: o.truncated,
+        },
+        prompt_tokens: o.prompt_tokens,
+        completion_tokens: o.completion_tokens,
+        latency_ms: o.latency_ms,
+        cached: false,
+    }
+}
+
+/// Batch at a time: everything queued (up to `max_batch`) runs as one engine call, and the
+/// next batch starts when that call returns.
+fn batch_loop(
+    engine: &mut dyn Engine,
+    rx: &mpsc::Receiver<Job>,
+    shared: &Mutex<Shared>,
+    config: ServiceConfig,
+) {
+    while let Ok(first) = rx.recv() {
+        let batch = gather(first, rx, config);
         let (score, generate): (Vec<Job>, Vec<Job>) = batch
             .into_iter()
             .partition(|j| j.request.decoding == Decoding::Score);
         let mut replies: Vec<(String, Reply)> = Vec::new();
         if !score.is_empty() {
-            let jobs: Vec<ScoreJob> = score
-                .iter()
-                .map(|j| ScoreJob {
-                    prompt: PromptSpec::from_request(&j.request),
-                    options: j.request.options.iter().map(|o| o.code.clone()).collect(),
-                })
-                .collect();
+            let jobs: Vec<ScoreJob> = score.iter().map(|j| score_job(&j.request)).collect();
             for (j, out) in score.iter().zip(engine.score(&jobs)) {
-                replies.push((
-                    j.key.clone(),
-                    out.map(|o| Response {
-                        request_id: j.request.request_id.clone(),
-                        answer: Answer::Scored {
-                            probabilities: o.probabilities,
-                        },
-                        prompt_tokens: o.prompt_tokens,
-                        completion_tokens: 0,
-                        latency_ms: o.latency_ms,
-                        cached: false,
-                    }),
-                ));
+                replies.push((j.key.clone(), out.map(|o| scored(&j.request, o))));
             }
         }
         if !generate.is_empty() {
-            let jobs: Vec<GenerateJob> = generate
-                .iter()
-                .map(|j| GenerateJob {
-                    prompt: PromptSpec::from_request(&j.request),
-                    max_new_tokens: match j.request.decoding {
-                        Decoding::Greedy { max_new_tokens } => max_new_tokens,
-                        Decoding::Score => 1,
-                    },
-                })
-                .collect();
+            let jobs: Vec<GenerateJob> =
+                generate.iter().map(|j| generate_job(&j.request)).collect();
             for (j, out) in generate.iter().zip(engine.generate(&jobs)) {
-                replies.push((
-                    j.key.clone(),
-                    out.map(|o| Response {
-                        request_id: j.request.request_id.clone(),
-                        answer: Answer::Generated {
-                            text: o.text,
-                            finish_reason: o.finish_reason,
-                            truncated: o.truncated,
-                        },
-                        prompt_tokens: o.prompt_tokens,
-                        completion_tokens: o.completion_tokens,
-                        latency_ms: o.latency_ms,
-                        cached: false,
-                    }),
-                ));
+                replies.push((j.key.clone(), out.map(|o| generated(&j.request, o))));
             }
         }
-        let mut s = lock(&shared);
-        s.stats = engine.stats();
-        for (key, reply) in replies {
-            if let Ok(r) = &reply {
-                s.done.insert(key.clone(), r.clone());
+        deliver(shared, engine.stats(), replies);
+    }
+}
+
+/// Continuous batching ([`ContinuousEngine`]): up to `max_batch` requests are in the engine at
+/// once; after every step, requests that arrived take the places of those answered, so no
+/// request waits for a whole batch to end.
+fn continuous_loop(
+    engine: &mut dyn Engine,
+    rx: &mpsc::Receiver<Job>,
+    shared: &Mutex<Shared>,
+    config: ServiceConfig,
+) {
+    let mut in_flight: HashMap<u64, Job> = HashMap::new();
+    let mut next_ticket = 0u64;
+    loop {
+        let arrivals = if in_flight.is_empty() {
+            match rx.recv() {
+                Ok(first) => gather(first, rx, config),
+                Err(_) => return,
             }
-            for (i, (request_id, tx)) in s
-                .waiting
-                .remove(&key)
-                .unwrap_or_default()
-                .into_iter()
-                .enumerate()
-            {
-                let mut r = reply.clone();
-                if let Ok(resp) = r.as_mut() {
-                    resp.request_id = request_id;
-                    if i > 0 {
-                        resp.cached = true;
-                    }
+        } else {
+            let mut arrivals = Vec::new();
+            while in_flight.len() + arrivals.len() < config.max_batch.max(1) {
+                match rx.try_recv() {
+                    Ok(j) => arrivals.push(j),
+                    Err(_) => break,
                 }
-                let _ = tx.send(r);
             }
+            arrivals
+        };
+        let Some(c) = engine.continuous() else {
+            return;
+        };
+        for j in arrivals {
+            let job = match j.request.decoding {
+                Decoding::Score => EngineJob::Score(score_job(&j.request)),
+                Decoding::Greedy { .. } => EngineJob::Generate(generate_job(&j.request)),
+            };
+            c.begin(next_ticket, job);
+            in_flight.insert(next_ticket, j);
+            next_ticket += 1;
         }
+        let answers = c.step();
+        let engine_empty = c.in_flight() == 0;
+        let mut replies: Vec<(String, Reply)> = answers
+            .into_iter()
+            .filter_map(|(ticket, answer)| {
+                let j = in_flight.remove(&ticket)?;
+                let reply = match answer {
+                    EngineAnswer::Score(o) => o.map(|o| scored(&j.request, o)),
+                    EngineAnswer::Generate(o) => o.map(|o| generated(&j.request, o)),
+                };
+                Some((j.key, reply))
+            })
+            .collect();
+        // An engine holding nothing answers nothing more: what it did not answer is lost.
+        if engine_empty {
+            replies.extend(in_flight.drain().map(|(_, j)| {
+                (
+                    j.key,
+                    Err(EngineError::Compute("the engine lost the request".into())),
+                )
+            }));
+        }
+        deliver(shared, engine.stats(), replies);
+    }
+}
+
+/// Hand each reply to every caller waiting on its key, and keep successful answers for
+/// de-duplication.
+fn deliver(shared: &Mutex<Shared>, stats: EngineStats, replies: Vec<(String, Reply)>) {
+    let mut s = lock(shared);
+    s.stats = stats;
+    for (key, reply) in replies {
+        if let Ok(r) = &reply {
+            s.done.insert(key.clone(), r.clone());
+        }
+        for (i, (request_id, tx)) in s
+            .waiting
+            .remove(&key)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            let mut r = reply.clone();
+            if let Ok(resp) = r.as_mut() {
+                resp.request_id = request_id;
+                if i > 0 {
+                    resp.cached = true;
+                }
+            }
+            let _ = tx.send(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{ContinuousEngine, GenerateOutput, ScoreOutput};
+    use c2s_records::{Contract, FinishReason};
+
+    /// Generations that take `max_new_tokens` steps of 20 ms; records when each begins and
+    /// ends.
+    struct Stepper {
+        identity: ModelIdentity,
+        running: Vec<(u64, String, u32)>,
+        steps: u32,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Engine for Stepper {
+        fn identity(&self) -> &ModelIdentity {
+            &self.identity
+        }
+        fn score(&mut self, _: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>> {
+            unreachable!("generation only")
+        }
+        fn generate(&mut self, _: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>> {
+            unreachable!("driven continuously")
+        }
+        fn continuous(&mut self) -> Option<&mut dyn ContinuousEngine> {
+            Some(self)
+        }
+    }
+
+    impl ContinuousEngine for Stepper {
+        fn begin(&mut self, ticket: u64, job: EngineJob) {
+            let EngineJob::Generate(j) = job else {
+                unreachable!()
+            };
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("{} begins {}", self.steps, j.prompt.user));
+            self.running.push((ticket, j.prompt.user, j.max_new_tokens));
+        }
+        fn in_flight(&self) -> usize {
+            self.running.len()
+        }
+        fn step(&mut self) -> Vec<(u64, EngineAnswer)> {
+            std::thread::sleep(Duration::from_millis(20));
+            self.steps += 1;
+            let mut done = Vec::new();
+            for r in &mut self.running {
+                r.2 -= 1;
+                if r.2 == 0 {
+                    self.log
+                        .lock()
+                        .unwrap()
+                        .push(format!("{} ends {}", self.steps, r.1));
+                    done.push((
+                        r.0,
+                        EngineAnswer::Generate(Ok(GenerateOutput {
+                            text: r.1.clone(),
+                            tokens: vec![],
+                            finish_reason: FinishReason::Stop,
+                            truncated: false,
+                            prompt_tokens: 1,
+                            completion_tokens: 1,
+                            reused_tokens: 0,
+                            latency_ms: 0.0,
+                        })),
+                    ));
+                }
+            }
+            self.running.retain(|r| r.2 > 0);
+            done
+        }
+    }
+
+    fn request(user: &str, steps: u32) -> Request {
+        Request {
+            request_id: user.into(),
+            item_id: user.into(),
+            arm: "Native".into(),
+            step: 0,
+            system: None,
+            user: user.into(),
+            assistant_prefix: None,
+            state: String::new(),
+            instruction: String::new(),
+            options: vec![],
+            contract: Contract::GeneratedCode,
+            decoding: Decoding::Greedy {
+                max_new_tokens: steps,
+            },
+        }
+    }
+
+    /// A long generation does not hold back the requests behind it: with two slots, the
+    /// requests that arrive while it runs take the free slot one after the other and are
+    /// answered long before it ends (a batch-at-a-time service answered them after it).
+    #[test]
+    fn a_freed_slot_is_refilled_at_the_next_step() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let service = InferenceService::start(
+            Box::new(Stepper {
+                identity: crate::SimulatedEngine::new(0).identity().clone(),
+                running: vec![],
+                steps: 0,
+                log: log.clone(),
+            }),
+            ServiceConfig {
+                max_batch: 2,
+                linger: Duration::ZERO,
+                ..Default::default()
+            },
+        );
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let long = {
+                let s = service.clone();
+                tokio::spawn(async move { s.call(request("long", 12)).await })
+            };
+            while !log
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|l| l.ends_with("begins long"))
+            {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            let short = service
+                .call_all(vec![request("b", 1), request("c", 1), request("d", 2)])
+                .await;
+            assert!(short.iter().all(Result::is_ok));
+            assert!(long.await.unwrap().is_ok());
+        });
+        let log = log.lock().unwrap().clone();
+        let step_of = |what: &str| -> u32 {
+            log.iter()
+                .find(|l| l.ends_with(what))
+                .and_then(|l| l.split(' ').next()?.parse().ok())
+                .unwrap_or_else(|| panic!("{what} not in {log:?}"))
+        };
+        let long_ends = step_of("ends long");
+        assert_eq!(long_ends, 12, "{log:?}");
+        for short in ["b", "c", "d"] {
+            assert!(step_of(&format!("ends {short}")) < long_ends, "{log:?}");
+        }
+        // Never more than two at once: each short one began after the one before it ended.
+        let mut begun: Vec<u32> = ["b", "c", "d"]
+            .iter()
+            .map(|s| step_of(&format!("begins {s}")))
+            .collect();
+        begun.sort();
+        assert!(begun.windows(2).all(|w| w[0] < w[1]), "{log:?}");
     }
 }

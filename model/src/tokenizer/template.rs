@@ -153,7 +153,7 @@ impl ChatTemplate {
         }
         ctx.insert("messages", Value::from_serialize(messages));
         // transformers passes these explicitly (as None when absent): `tools is none` holds
-    // (and, as in Python, a boolean prints `True`/`False`).
+        // (and, as in Python, a boolean prints `True`/`False`).
         ctx.insert("tools", Value::from(()));
         ctx.insert("documents", Value::from(()));
         ctx.insert("add_generation_prompt", Value::from(add_generation_prompt));

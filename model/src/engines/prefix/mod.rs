@@ -11,13 +11,11 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;
 
-use c2s_records::FinishReason;
-
 use self::cache::{PrefixCache, PrefixMatch, BLOCK};
 use self::transformer::{LayerKv, SeqInput, Transformer};
 use crate::engine::{
-    log_softmax, normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput,
-    ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
+    log_softmax, normalize_logprobs, ContinuousEngine, Engine, EngineStats, GenerateJob,
+    GenerateOutput, ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
 };
 use crate::error::EngineError;
 use crate::identity::{load_tokenizer, model_identity};
@@ -25,6 +23,8 @@ use crate::tokenizer::template::TemplateTime;
 use crate::tokenizer::ModelTokenizer;
 
 pub mod cache;
+mod continuous;
+mod gguf_config;
 pub mod hf_config;
 pub mod rope;
 pub mod transformer;
@@ -63,6 +63,8 @@ pub struct PrefixEngine {
     identity: ModelIdentity,
     config: PrefixEngineConfig,
     stats: EngineStats,
+    /// Jobs in flight under continuous batching ([`continuous`]).
+    running: continuous::Running,
 }
 
 /// A prompt prepared for the model.
@@ -109,6 +111,7 @@ impl PrefixEngine {
             identity,
             config,
             stats: EngineStats::default(),
+            running: continuous::Running::default(),
         })
     }
 
@@ -388,147 +391,20 @@ impl Engine for PrefixEngine {
             .collect()
     }
 
+    /// The jobs run as steps of continuous batching ([`continuous`]) until every one is
+    /// answered.
     fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>> {
-        let started = Instant::now();
-        let (prepared, mut errors) = self.prepare(jobs.iter().map(|j| &j.prompt));
-        let prefilled = self.prefill(&prepared);
-        struct Live {
-            kv: Vec<LayerKv>,
-            len: usize,
-            generated: Vec<u32>,
-            finish: Option<FinishReason>,
-            reused: usize,
-        }
-        let mut live: Vec<Option<Live>> = Vec::with_capacity(jobs.len());
-        for (i, p) in prefilled.into_iter().enumerate() {
-            match (errors[i].is_some(), p) {
-                (false, Ok(p)) => {
-                    let first = argmax(&p.last_logits);
-                    let mut l = Live {
-                        kv: p.kv,
-                        len: prepared[i].tokens.len(),
-                        generated: vec![],
-                        finish: None,
-                        reused: p.reused,
-                    };
-                    push_token(
-                        &mut l.generated,
-                        &mut l.finish,
-                        first,
-                        jobs[i].max_new_tokens,
-                        &self.tokenizer.stop_ids,
-                    );
-                    live.push(Some(l));
-                }
-                (_, Err(e)) => {
-                    errors[i] = errors[i].take().or(Some(e));
-                    live.push(None);
-                }
-                (true, Ok(_)) => live.push(None),
+        let mut run = continuous::Running::generations(jobs);
+        let mut answers: Vec<Option<Result<GenerateOutput, EngineError>>> =
+            (0..jobs.len()).map(|_| None).collect();
+        while !run.is_empty() {
+            for (ticket, answer) in self.generation_step(&mut run) {
+                answers[ticket as usize] = Some(answer);
             }
         }
-        fn push_token(
-            gen: &mut Vec<u32>,
-            finish: &mut Option<FinishReason>,
-            tok: u32,
-            budget: u32,
-            stops: &[u32],
-        ) {
-            if stops.contains(&tok) {
-                *finish = Some(FinishReason::Stop);
-                return;
-            }
-            gen.push(tok);
-            if gen.len() as u32 >= budget {
-                *finish = Some(FinishReason::Length);
-            }
-        }
-        // Decode all unfinished sequences together, one token per step.
-        loop {
-            let active: Vec<usize> = live
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.as_ref().is_some_and(|l| l.finish.is_none()))
-                .map(|(i, _)| i)
-                .collect();
-            if active.is_empty() {
-                break;
-            }
-            let last: Vec<[u32; 1]> = active
-                .iter()
-                .map(|&i| {
-                    [*live[i]
-                        .as_ref()
-                        .map(|l| l.generated.last().unwrap_or(&0))
-                        .unwrap_or(&0)]
-                })
-                .collect();
-            let rows = [0usize];
-            let seqs: Vec<SeqInput<'_>> = active
-                .iter()
-                .zip(&last)
-                .map(|(&i, tok)| {
-                    let l = live[i].as_ref().expect("active sequences are live");
-                    SeqInput {
-                        prefix: Some(l.kv.as_slice()),
-                        prefix_len: l.len,
-                        tokens: tok,
-                        logit_rows: &rows,
-                    }
-                })
-                .collect();
-            let t0 = Instant::now();
-            let out = self.model.forward(&seqs);
-            self.stats.forwards += 1;
-            self.stats.forward_seconds += t0.elapsed().as_secs_f64();
-            drop(seqs);
-            match out {
-                Ok(outs) => {
-                    for (&i, o) in active.iter().zip(outs) {
-                        if let Some(l) = live[i].as_mut() {
-                            l.kv = o.kv;
-                            l.len += 1;
-                            let tok = argmax(o.logits.first().map(Vec::as_slice).unwrap_or(&[]));
-                            push_token(
-                                &mut l.generated,
-                                &mut l.finish,
-                                tok,
-                                jobs[i].max_new_tokens,
-                                &self.tokenizer.stop_ids,
-                            );
-                        }
-                    }
-                }
-                Err(e) => {
-                    for &i in &active {
-                        errors[i] = Some(e.clone());
-                        live[i] = None;
-                    }
-                }
-            }
-        }
-        let latency_ms = started.elapsed().as_secs_f64() * 1e3;
-        live.into_iter()
-            .enumerate()
-            .map(|(i, l)| {
-                if let Some(e) = errors[i].take() {
-                    return Err(e);
-                }
-                let l = l.ok_or(EngineError::Compute("sequence lost".into()))?;
-                self.stats.generated_tokens += l.generated.len() as u64;
-                let finish = l.finish.unwrap_or(FinishReason::Length);
-                Ok(GenerateOutput {
-                    text: self.tokenizer.decode(&l.generated)?,
-                    completion_tokens: l.generated.len() as u32
-                        + u32::from(finish == FinishReason::Stop),
-                    tokens: l.generated,
-                    finish_reason: finish,
-                    truncated: finish == FinishReason::Length,
-                    prompt_tokens: prepared[i].tokens.len() as u32,
-                    reused_tokens: l.reused as u32,
-                    latency_ms,
-                })
-            })
+        answers
+            .into_iter()
+            .map(|a| a.unwrap_or(Err(EngineError::Compute("sequence lost".into()))))
             .collect()
     }
 
@@ -538,5 +414,9 @@ impl Engine for PrefixEngine {
 
     fn clear_cache(&mut self) {
         self.cache.clear();
+    }
+
+    fn continuous(&mut self) -> Option<&mut dyn ContinuousEngine> {
+        Some(self)
     }
 }
