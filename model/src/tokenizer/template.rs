@@ -152,8 +152,7 @@ impl ChatTemplate {
             ctx.insert(k.as_str(), v.clone());
         }
         ctx.insert("messages", Value::from_serialize(messages));
-        // transformers passes these explicitly (as None when absent): `tools is none` holds
-        // (and, as in Python, a boolean prints `True`/`False`).
+        // transformers passes these explicitly (as None when absent): `tools is none` holds.
         ctx.insert("tools", Value::from(()));
         ctx.insert("documents", Value::from(()));
         ctx.insert("add_generation_prompt", Value::from(add_generation_prompt));
@@ -510,6 +509,7 @@ mod tests {
         );
     }
 
+    /// (A boolean prints `True`/`False`, as in Python.)
     #[test]
     fn undeclared_special_tokens_are_undefined() {
         let t = ChatTemplate::compile(
