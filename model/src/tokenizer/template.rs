@@ -71,15 +71,33 @@ impl TemplateTime {
     /// chrono does not know is an error (Python would keep it literally on some platforms and
     /// fail on others; a prompt must not depend on that).
     pub fn strftime(&self, format: &str) -> Result<String, String> {
-        let items: Vec<Item<'_>> = StrftimeItems::new(format).collect();
-        if items.iter().any(|i| matches!(i, Item::Error)) {
-            return Err(format!("strftime_now: unsupported format `{format}`"));
+        use chrono::format::Fixed;
+        use std::fmt::Write;
+        let mut items: Vec<Item<'_>> = Vec::new();
+        for item in StrftimeItems::new(format) {
+            match item {
+                Item::Error => return Err(format!("strftime_now: unsupported format `{format}`")),
+                // transformers formats a naive `datetime.now()`: `%z` and `%Z` print nothing.
+                Item::Fixed(
+                    Fixed::TimezoneName
+                    | Fixed::TimezoneOffset
+                    | Fixed::TimezoneOffsetColon
+                    | Fixed::TimezoneOffsetDoubleColon
+                    | Fixed::TimezoneOffsetTripleColon
+                    | Fixed::TimezoneOffsetColonZ
+                    | Fixed::TimezoneOffsetZ,
+                ) => {}
+                other => items.push(other),
+            }
         }
-        Ok(self
-            .0
-            .naive_local()
-            .format_with_items(items.into_iter())
-            .to_string())
+        let mut out = String::new();
+        write!(
+            out,
+            "{}",
+            self.0.naive_local().format_with_items(items.into_iter())
+        )
+        .map_err(|_| format!("strftime_now: cannot format `{format}` for a local time"))?;
+        Ok(out)
     }
 }
 

@@ -116,6 +116,24 @@ impl PrefixEngine {
                 }
             }
         }
+        // A generation whose next position is past the model's context ends alone with that
+        // error (the forward pass would refuse the whole batch for it).
+        let context = self.model.config.context;
+        let mut i = 0;
+        while i < run.live.len() {
+            if run.live[i].finish.is_none() && run.live[i].len + 1 > context {
+                let l = run.live.remove(i);
+                answers.push((
+                    l.ticket,
+                    Err(EngineError::Model(format!(
+                        "sequence of {} tokens exceeds the model context of {context}",
+                        l.len + 1
+                    ))),
+                ));
+            } else {
+                i += 1;
+            }
+        }
         // One token for every unfinished generation, in one forward pass.
         let active: Vec<usize> = (0..run.live.len())
             .filter(|&i| run.live[i].finish.is_none())

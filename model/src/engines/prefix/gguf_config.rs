@@ -95,7 +95,7 @@ pub(super) fn gguf_config(
 }
 
 /// RoPE scaling as llama.cpp reads it from GGUF metadata: `rope.scaling.type` (`none`,
-/// `linear`, `yarn`, `longrope`) with `rope.scaling.factor`, or the older
+/// `linear` — the default —, `yarn`, `longrope`) with `rope.scaling.factor`, or the older
 /// `rope.scale_linear`. Llama-3.1-style scaling needs no key: it is stored as the
 /// `rope_freqs.weight` divisors. yarn and longrope, whose llama.cpp kernels differ from
 /// transformers', are refused by name.
@@ -115,23 +115,19 @@ fn gguf_rope_scaling(ct: &gguf_file::Content, arch: &str) -> Result<RopeScaling,
             })
             .transpose()
     };
-    match kind.as_deref() {
-        None | Some("none") => match factor("rope.scale_linear")? {
-            Some(f) if f != 1.0 => Ok(RopeScaling::Linear { factor: f }),
+    // llama.cpp: the type defaults to `linear`, the factor is `rope.scaling.factor` or else the
+    // older `rope.scale_linear` (0 or absent: no scaling), and type `none` never scales.
+    let linear_factor = match factor("rope.scaling.factor")? {
+        Some(f) => Some(f),
+        None => factor("rope.scale_linear")?,
+    };
+    match kind.as_deref().unwrap_or("linear") {
+        "none" => Ok(RopeScaling::Default),
+        "linear" => match linear_factor {
+            Some(f) if f != 0.0 && f != 1.0 => Ok(RopeScaling::Linear { factor: f }),
             _ => Ok(RopeScaling::Default),
         },
-        Some("linear") => {
-            let f = factor("rope.scaling.factor")?
-                .or(factor("rope.scale_linear")?)
-                .ok_or_else(|| {
-                    EngineError::Model(format!(
-                        "GGUF metadata `{}` missing (rope.scaling.type = linear needs it)",
-                        key("rope.scaling.factor")
-                    ))
-                })?;
-            Ok(RopeScaling::Linear { factor: f })
-        }
-        Some(other) => Err(EngineError::Model(format!(
+        other => Err(EngineError::Model(format!(
             "GGUF metadata `{}` = `{other}`: RoPE scaling `{other}` is not supported by the \
              prefix engine (none, linear, and Llama-3.1's rope_freqs)",
             key("rope.scaling.type")

@@ -16,7 +16,9 @@ use crate::error::EngineError;
 
 /// What transformers' config class supplies for a field the file leaves out.
 struct ClassDefaults {
-    rms_norm_eps: f32,
+    rms_norm_eps: f64,
+    /// `num_key_value_heads` (None: num_attention_heads).
+    num_key_value_heads: Option<usize>,
     max_position_embeddings: usize,
     /// `head_dim` (None: hidden_size / num_attention_heads).
     head_dim: Option<usize>,
@@ -28,18 +30,22 @@ impl Arch {
             // LlamaConfig: rms_norm_eps 1e-6, max_position_embeddings 2048, head_dim None.
             Arch::Llama => ClassDefaults {
                 rms_norm_eps: 1e-6,
+                num_key_value_heads: None,
                 max_position_embeddings: 2048,
                 head_dim: None,
             },
-            // Qwen2Config: 1e-6, 32768; attention uses getattr(config, "head_dim", h / n).
+            // Qwen2Config: 1e-6, 32768, 32 KV heads; attention uses
+            // getattr(config, "head_dim", h / n).
             Arch::Qwen2 => ClassDefaults {
                 rms_norm_eps: 1e-6,
+                num_key_value_heads: Some(32),
                 max_position_embeddings: 32768,
                 head_dim: None,
             },
-            // Qwen3Config: 1e-6, 32768, head_dim 128.
+            // Qwen3Config: 1e-6, 32768, 32 KV heads, head_dim 128.
             Arch::Qwen3 => ClassDefaults {
                 rms_norm_eps: 1e-6,
+                num_key_value_heads: Some(32),
                 max_position_embeddings: 32768,
                 head_dim: Some(128),
             },
@@ -172,12 +178,17 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
     let max_position_embeddings =
         usize_field(obj, "max_position_embeddings")?.unwrap_or(defaults.max_position_embeddings);
     // RoPE: transformers 5 writes `rope_parameters` (with `rope_theta` inside), transformers
-    // 4 `rope_theta` and `rope_scaling` at the top level; `standardize_rope_params` reads
-    // either.
-    let (params, field) = match (obj.get("rope_parameters"), obj.get("rope_scaling")) {
-        (Some(serde_json::Value::Object(p)), _) => (Some(p), "rope_parameters"),
-        (_, Some(serde_json::Value::Object(p))) => (Some(p), "rope_scaling"),
-        _ => (None, "rope_scaling"),
+    // 4 `rope_theta` and `rope_scaling` at the top level; transformers 5 takes
+    // `rope_scaling or rope_parameters` (`RotaryEmbeddingConfigMixin`), then
+    // `standardize_rope_params`.
+    let non_empty = |key: &str| match obj.get(key) {
+        Some(serde_json::Value::Object(p)) if !p.is_empty() => Some(p),
+        _ => None,
+    };
+    let (params, field) = match (non_empty("rope_scaling"), non_empty("rope_parameters")) {
+        (Some(p), _) => (Some(p), "rope_scaling"),
+        (None, Some(p)) => (Some(p), "rope_parameters"),
+        (None, None) => (None, "rope_scaling"),
     };
     if let Some(p) = params {
         if p.values().any(|v| v.is_object()) {
@@ -219,11 +230,13 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
         hidden,
         ffn: required(obj, "intermediate_size")?,
         n_heads,
-        n_kv_heads: usize_field(obj, "num_key_value_heads")?.unwrap_or(n_heads),
+        n_kv_heads: usize_field(obj, "num_key_value_heads")?
+            .or(defaults.num_key_value_heads)
+            .unwrap_or(n_heads),
         head_dim,
         rope_theta: theta as f32,
         rope_scaling,
-        rms_eps: f64_field(obj, "rms_norm_eps")?.unwrap_or(defaults.rms_norm_eps as f64) as f32,
+        rms_eps: f64_field(obj, "rms_norm_eps")?.unwrap_or(defaults.rms_norm_eps) as f32,
         vocab: 0,
         context: max_position_embeddings,
     };
@@ -263,6 +276,23 @@ pub fn transformers4_layout(obj: &Obj) -> Result<Obj, String> {
             out.insert("rope_scaling".into(), serde_json::Value::Object(p));
         }
     }
+    // mistral.rs reads the type as `rope_type` only, and llama3's original context from the
+    // dict only.
+    if let Some(serde_json::Value::Object(p)) = out.get_mut("rope_scaling") {
+        if let Some(kind) = p.remove("type") {
+            p.entry("rope_type").or_insert(kind);
+        }
+        if let super::rope::RopeScaling::Llama3 {
+            original_max_position_embeddings,
+            ..
+        } = c.rope_scaling
+        {
+            p.insert(
+                "original_max_position_embeddings".into(),
+                serde_json::json!(original_max_position_embeddings as u64),
+            );
+        }
+    }
     let mut fill = |key: &str, value: serde_json::Value| {
         if absent(&out, key) {
             out.insert(key.into(), value);
@@ -270,7 +300,10 @@ pub fn transformers4_layout(obj: &Obj) -> Result<Obj, String> {
     };
     fill("rope_theta", serde_json::json!(c.rope_theta));
     fill("num_key_value_heads", serde_json::json!(c.n_kv_heads));
-    fill("rms_norm_eps", serde_json::json!(c.rms_eps as f64));
+    fill(
+        "rms_norm_eps",
+        serde_json::json!(arch_defaults_eps(obj).unwrap_or(c.rms_eps as f64)),
+    );
     fill("max_position_embeddings", serde_json::json!(c.context));
     fill("head_dim", serde_json::json!(c.head_dim));
     fill(
@@ -278,6 +311,11 @@ pub fn transformers4_layout(obj: &Obj) -> Result<Obj, String> {
         serde_json::json!(parsed.tie_word_embeddings),
     );
     Ok(out)
+}
+
+/// The class default of `rms_norm_eps` for the file's architecture (as an exact f64).
+fn arch_defaults_eps(obj: &Obj) -> Option<f64> {
+    arch_of(obj).ok().map(|a| a.hf_defaults().rms_norm_eps)
 }
 
 #[cfg(test)]
@@ -332,7 +370,7 @@ mod tests {
         assert_eq!(out["rope_theta"], serde_json::json!(1000000.0));
         assert_eq!(out["rope_scaling"]["rope_type"], "yarn");
         assert_eq!(out["head_dim"], 128);
-        assert_eq!(out["num_key_value_heads"], 4);
+        assert_eq!(out["num_key_value_heads"], 32, "Qwen3Config's default");
         // Both layouts describe one model.
         let back = parse(&out).unwrap().config;
         assert_eq!(back, parse(v5.as_object().unwrap()).unwrap().config);

@@ -95,25 +95,29 @@ impl RopeScaling {
                     Some(f) => f,
                     None => max_position_embeddings as f32 / original_max_position_embeddings,
                 };
-                // `get_mscale(scale, mscale) = 0.1 · mscale · ln(scale) + 1` (1 when scale ≤ 1).
-                let get_mscale = |scale: f32, m: f32| {
+                // `get_mscale(scale, mscale) = 0.1 · mscale · ln(scale) + 1` (1 when scale ≤ 1),
+                // in Python floats.
+                let get_mscale = |scale: f64, m: f64| {
                     if scale <= 1.0 {
                         1.0
                     } else {
                         0.1 * m * scale.ln() + 1.0
                     }
                 };
+                let f = factor as f64;
                 let attention_factor = match number("attention_factor")? {
                     Some(a) => a,
                     None => match (number("mscale")?, number("mscale_all_dim")?) {
                         (Some(m), Some(all)) if m != 0.0 && all != 0.0 => {
-                            get_mscale(factor, m) / get_mscale(factor, all)
+                            (get_mscale(f, m as f64) / get_mscale(f, all as f64)) as f32
                         }
-                        _ => get_mscale(factor, 1.0),
+                        _ => get_mscale(f, 1.0) as f32,
                     },
                 };
+                // `rope_parameters.get("truncate", True)`: absent is True, null is falsy.
                 let truncate = match params.get("truncate") {
-                    None | Some(serde_json::Value::Null) => true,
+                    None => true,
+                    Some(serde_json::Value::Null) => false,
                     Some(v) => v.as_bool().ok_or_else(|| {
                         field_error(&format!("{field}.truncate"), "not a boolean")
                     })?,
@@ -290,7 +294,7 @@ mod tests {
                 truncate,
                 ..
             } => {
-                assert!((attention_factor - (0.1 * 4f32.ln() + 1.0)).abs() < 1e-7);
+                assert_eq!(attention_factor, (0.1 * 4f64.ln() + 1.0) as f32);
                 assert_eq!((beta_fast, beta_slow, truncate), (32.0, 1.0, true));
             }
             other => panic!("{other:?}"),
