@@ -186,7 +186,19 @@ pub fn execute(
     let resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
     // A model that cannot be read, or whose tokenizer cannot be built exactly, is a
     // configuration problem: exit 2 before any work.
-    let template_time = match outputs::template_time(&resume) {
+    // A cluster shares one run directory (on a shared filesystem): one manifest, written by
+    // process 0 only. Output parts carry the global worker index in their names.
+    let process = match &timely_config.communication {
+        timely::CommunicationConfig::Cluster { process, .. } => *process,
+        _ => 0,
+    };
+    // Every process renders with process 0's template time: a new run's other processes take
+    // it from the manifest process 0 writes before the cluster connects.
+    let template_time = match if process == 0 || resume.manifest.is_some() {
+        outputs::template_time(&resume)
+    } else {
+        outputs::await_template_time(&run_dir)
+    } {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {}: manifest.json: {e:#}", run_dir.display());
@@ -235,12 +247,6 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     }
-    // A cluster shares one run directory (on a shared filesystem): one manifest, written by
-    // process 0 only. Output parts carry the global worker index in their names.
-    let process = match &timely_config.communication {
-        timely::CommunicationConfig::Cluster { process, .. } => *process,
-        _ => 0,
-    };
     if process == 0 {
         outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume, template_time)
             .context("writing manifest.json")?;

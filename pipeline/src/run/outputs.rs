@@ -145,6 +145,32 @@ pub fn template_time(resume: &ResumeState) -> anyhow::Result<c2s_model::Template
     }
 }
 
+/// The template time of process 0, for another process of a new cluster run: read from the
+/// manifest process 0 writes before it joins the cluster (so it is there before the cluster
+/// can start), waiting up to two minutes for it.
+pub fn await_template_time(run_dir: &Path) -> anyhow::Result<c2s_model::TemplateTime> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let resume = ResumeState {
+            manifest: c2s_sinks::read_manifest(run_dir).ok().flatten(),
+            ..Default::default()
+        };
+        if resume
+            .manifest
+            .as_ref()
+            .is_some_and(|m| m.chat_template_time.is_some())
+        {
+            return template_time(&resume);
+        }
+        if std::time::Instant::now() >= deadline {
+            anyhow::bail!(
+                "process 0 wrote no manifest with its chat_template_time within 2 minutes"
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// Write (or, on resume, update) `manifest.json`: resolved config, seeds, source hashes, model
 /// identity and versions.
 pub fn write_manifest_for(
