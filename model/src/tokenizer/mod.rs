@@ -127,19 +127,17 @@ impl ModelTokenizer {
             .ok_or_else(|| EngineError::Model("GGUF has no EOS token".into()))?;
         let bos_token = token_at("tokenizer.ggml.bos_token_id").map(|(_, t)| t);
         let template = meta_str(ct, "tokenizer.chat_template");
-        let tokenizer = build_tokenizer(&vocab)?;
-        Self::assemble(
-            tokenizer,
+        Self::from_vocab(
+            &vocab,
             template,
-            bos_token,
+            bos_token.unwrap_or_default(),
             eos_token,
             eos_id,
-            vocab.describe(),
         )
     }
 
     /// Build from a GGUF vocabulary and the special tokens (tests swap parts of a real
-    /// vocabulary, e.g. its pre-tokenizer name).
+    /// vocabulary, e.g. its pre-tokenizer name); an empty `bos_token` is no BOS token.
     pub fn from_vocab(
         vocab: &GgufVocab,
         template: Option<String>,

@@ -142,7 +142,7 @@ pub fn pinned_tokenizer(
 /// The config has refused such arms without a model path.
 pub fn token_counter(
     cfg: &RunConfig,
-    template_time: TemplateTime,
+    pinned: Option<c2s_model::tokenizer::ModelTokenizer>,
 ) -> anyhow::Result<Option<c2s_protocol::TokenCounterRef>> {
     if !cfg
         .arms
@@ -151,7 +151,7 @@ pub fn token_counter(
     {
         return Ok(None);
     }
-    let tokenizer = pinned_tokenizer(cfg, template_time)?;
+    let tokenizer = pinned.context("token-matched padding needs the model's tokenizer")?;
     Ok(Some(c2s_protocol::TokenCounterRef(Arc::new(
         PinnedTokenizer(tokenizer),
     ))))
@@ -187,22 +187,33 @@ pub fn start_service(
     ))
 }
 
-/// Render one probe conversation of each message shape the run sends — a user message, and
-/// a system message then a user message where an arm has a system text (the readout
-/// templates) — with the chat template the engine will use, so that a template that cannot
-/// render them (an unknown filter or method, a `raise_exception` for a role) stops the run
-/// before any work instead of failing every request. Engines that render no template here
-/// (simulated; a served model without `[model] path`) have nothing to check.
-pub fn check_chat_template(cfg: &RunConfig, template_time: TemplateTime) -> anyhow::Result<()> {
+/// The tokenizer and chat template this process renders prompts with, read once at start-up
+/// for the template probe and the token counter: None where no template is rendered here
+/// (the simulated engine; a served model without `[model] path`).
+pub fn run_tokenizer(
+    cfg: &RunConfig,
+    template_time: TemplateTime,
+) -> anyhow::Result<Option<c2s_model::tokenizer::ModelTokenizer>> {
     let renders_here = match cfg.model.engine.as_str() {
         "simulated" => false,
         "openai" => !cfg.model.path.as_os_str().is_empty(),
         _ => true,
     };
     if !renders_here {
-        return Ok(());
+        return Ok(None);
     }
-    let tokenizer = pinned_tokenizer(cfg, template_time)?;
+    Ok(Some(pinned_tokenizer(cfg, template_time)?))
+}
+
+/// Render one probe conversation of each message shape the run sends — a user message, and
+/// a system message then a user message where an arm has a system text (the readout
+/// templates) — with the chat template the engine will use, so that a template that cannot
+/// render them (an unknown filter or method, a `raise_exception` for a role) stops the run
+/// before any work instead of failing every request.
+pub fn check_chat_template(
+    cfg: &RunConfig,
+    tokenizer: &c2s_model::tokenizer::ModelTokenizer,
+) -> anyhow::Result<()> {
     let user = r#"{"state": "", "question": "Which option is next?", "options": {"A": "a"}}"#;
     let mut shapes: Vec<(String, Option<&str>)> = vec![("a user message".into(), None)];
     for arm in &cfg.arms {

@@ -218,11 +218,20 @@ pub fn execute(
     }
     // A chat template that cannot render the run's message shapes would fail every request:
     // that is a model error, found here with one probe conversation per shape.
-    if let Err(e) = engine::check_chat_template(&cfg, template_time) {
-        eprintln!("error: model: {e:#}");
-        return Ok(report(ExitCode::from(2)));
+    let pinned = match engine::run_tokenizer(&cfg, template_time) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: model: {e:#}");
+            return Ok(report(ExitCode::from(2)));
+        }
+    };
+    if let Some(tokenizer) = &pinned {
+        if let Err(e) = engine::check_chat_template(&cfg, tokenizer) {
+            eprintln!("error: model: {e:#}");
+            return Ok(report(ExitCode::from(2)));
+        }
     }
-    let tokens = match engine::token_counter(&cfg, template_time) {
+    let tokens = match engine::token_counter(&cfg, pinned) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: model: {e:#}");

@@ -302,7 +302,7 @@ pub fn transformers4_layout(obj: &Obj) -> Result<Obj, String> {
     fill("num_key_value_heads", serde_json::json!(c.n_kv_heads));
     fill(
         "rms_norm_eps",
-        serde_json::json!(arch_defaults_eps(obj).unwrap_or(c.rms_eps as f64)),
+        serde_json::json!(c.arch.hf_defaults().rms_norm_eps),
     );
     fill("max_position_embeddings", serde_json::json!(c.context));
     fill("head_dim", serde_json::json!(c.head_dim));
@@ -311,11 +311,6 @@ pub fn transformers4_layout(obj: &Obj) -> Result<Obj, String> {
         serde_json::json!(parsed.tie_word_embeddings),
     );
     Ok(out)
-}
-
-/// The class default of `rms_norm_eps` for the file's architecture (as an exact f64).
-fn arch_defaults_eps(obj: &Obj) -> Option<f64> {
-    arch_of(obj).ok().map(|a| a.hf_defaults().rms_norm_eps)
 }
 
 #[cfg(test)]
