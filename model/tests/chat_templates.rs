@@ -5,7 +5,8 @@
 //! Fixtures: `fixtures/chat_templates/*.jinja` (each template's source in `sources.json`) and
 //! `expected.json`, made by `scripts/make-template-fixtures.py` with transformers (versions
 //! recorded in the file), `strftime_now` fixed at the file's date. A case whose template
-//! refuses its input (`raise_exception`) must be refused here too.
+//! refuses its input (`raise_exception`) must be refused here too. Every case renders with
+//! `enable_thinking=False`, as the paper runs its models (A.7: "Thinking is disabled.").
 
 use std::path::PathBuf;
 

@@ -337,7 +337,7 @@ impl ModelTokenizer {
     /// Render `messages` with the model's chat template as transformers'
     /// `apply_chat_template(messages, add_generation_prompt=True, enable_thinking=False)`
     /// renders it ([`template`]), then append `assistant_prefix` after the generation
-    /// boundary. Thinking is disabled for templates that know the switch (the paper, §3:
+    /// boundary. Thinking is disabled for templates that know the switch (the paper, A.7:
     /// "Thinking is disabled.").
     pub fn render_chat(
         &self,
