@@ -23,6 +23,7 @@ export CUDAFORGE_THREADS="${CUDAFORGE_THREADS:-$threads}"
 # feature of c2s-model turns it on) and chosen at run time where the CPU has them.
 export RUSTFLAGS="${C2S_CUDA_RUSTFLAGS:--C target-cpu=x86-64-v3}"
 cd "$root"
+bash scripts/build-deps.sh
 echo "building choice2seq with --features cuda (CUDA 13.0, sm_${CUDA_COMPUTE_CAP}) into $CARGO_TARGET_DIR" >&2
 nice -n "${C2S_NICE:-5}" cargo build --release --locked --features cuda -p choice2seq -j "$jobs" "$@"
 bin="$CARGO_TARGET_DIR/release/choice2seq"

@@ -6,6 +6,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$CHOICE2SEQ_ROOT"
+bash scripts/build-deps.sh
 bash scripts/fetch-model.sh
 bash scripts/fetch-sources.sh
 cargo build --release --locked --bins

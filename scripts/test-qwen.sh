@@ -6,6 +6,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$CHOICE2SEQ_ROOT"
+bash scripts/build-deps.sh
 bash scripts/fetch-sources.sh
 bash scripts/fetch-qwen.sh
 cargo build --release --locked --workspace --bins

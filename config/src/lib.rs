@@ -10,6 +10,14 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use toml::Spanned;
 
+mod kafka;
+mod serve;
+pub use kafka::{
+    is_secret_property, KafkaClientSettings, KafkaSaslMechanism, KafkaSecret,
+    KafkaSecurityProtocol, REDACTED,
+};
+pub use serve::{parse_serve_address, ServeSection};
+
 use c2s_records::{
     Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, InterventionReadout, ItemPolicy,
     LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions, RequestLayout, Support,
@@ -49,6 +57,12 @@ pub struct RunSection {
     /// duplicate further apart is not rejected: it runs again, and its rows repeat the item
     /// (`choice2seq stats` then refuses the directory as holding a repeated item).
     pub duplicate_id_window: usize,
+    /// The run fails (exit 3) when more than this share of its computed model requests
+    /// failed (0 to 1; 1 never fails on the share alone).
+    pub max_failed_share: f64,
+    /// Stop early (exit 3) once this many model requests in a row failed with the same error
+    /// before any request was answered (0: never stop early).
+    pub stop_after_identical_failures: u64,
 }
 
 impl Default for RunSection {
@@ -61,6 +75,8 @@ impl Default for RunSection {
             request_layout: RequestLayout::Paper,
             wordnet_dir: PathBuf::from("/usr/share/wordnet"),
             duplicate_id_window: 0,
+            max_failed_share: 0.5,
+            stop_after_identical_failures: 32,
         }
     }
 }
@@ -98,7 +114,70 @@ pub enum SourceConfig {
         /// Keep consuming until stopped (true) or stop at the end of the topic (false).
         #[serde(default = "yes")]
         continuous: bool,
+        /// `plaintext` (default), `ssl`, `sasl_plaintext` or `sasl_ssl` ([`kafka`]).
+        #[serde(default)]
+        security_protocol: KafkaSecurityProtocol,
+        /// `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` (SASL protocols).
+        #[serde(default)]
+        sasl_mechanism: Option<KafkaSaslMechanism>,
+        #[serde(default)]
+        sasl_username: Option<String>,
+        /// Name of the environment variable that holds the SASL password.
+        #[serde(default)]
+        sasl_password_env: Option<String>,
+        /// CA certificate(s) (PEM file or directory) that verify the brokers (TLS protocols).
+        #[serde(default)]
+        ssl_ca_location: Option<PathBuf>,
+        /// Any other librdkafka property (no secrets, nothing the typed fields set).
+        #[serde(default, deserialize_with = "kafka::property_table")]
+        properties: std::collections::BTreeMap<String, String>,
+        /// The password read from `sasl_password_env` when the config is loaded (shown as
+        /// `[redacted]`, never read from a file).
+        #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+        sasl_password: Option<KafkaSecret>,
     },
+}
+
+impl SourceConfig {
+    /// A Kafka source's security settings and password.
+    fn kafka_security(&self) -> Option<(kafka::KafkaSecurityFields<'_>, Option<&KafkaSecret>)> {
+        match self {
+            SourceConfig::Kafka {
+                security_protocol,
+                sasl_mechanism,
+                sasl_username,
+                sasl_password_env,
+                ssl_ca_location,
+                properties,
+                sasl_password,
+                ..
+            } => Some((
+                kafka::KafkaSecurityFields {
+                    security_protocol: *security_protocol,
+                    sasl_mechanism: *sasl_mechanism,
+                    sasl_username: sasl_username.as_deref(),
+                    sasl_password_env: sasl_password_env.as_deref(),
+                    ssl_ca_location: ssl_ca_location.as_deref(),
+                    properties,
+                },
+                sasl_password.as_ref(),
+            )),
+            _ => None,
+        }
+    }
+
+    /// A Kafka source's cluster settings (brokers and librdkafka properties, the password
+    /// included); `None` for file sources.
+    pub fn kafka_client(&self) -> Option<KafkaClientSettings> {
+        let SourceConfig::Kafka { brokers, .. } = self else {
+            return None;
+        };
+        let (fields, password) = self.kafka_security()?;
+        Some(KafkaClientSettings {
+            brokers: brokers.clone(),
+            properties: kafka::librdkafka_properties(&fields, password),
+        })
+    }
 }
 
 /// `select` of a file source: which of its items a panel runs. Every given criterion must hold;
@@ -285,6 +364,17 @@ pub struct OpenAiSection {
     /// our own rendering does. Unset: not sent (hosted APIs reject unknown parameters).
     #[serde(default)]
     pub chat_template_kwargs: Option<serde_json::Value>,
+    /// Largest response body read, in bytes (a longer one is an error naming the URL).
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: u64,
+    /// Accept any TLS certificate (self-signed, expired, another host's). Off by default; when
+    /// on, a warning is logged and the manifest's model identity records it.
+    #[serde(default)]
+    pub insecure_skip_verify: bool,
+}
+
+fn default_max_response_bytes() -> u64 {
+    16 * 1024 * 1024
 }
 
 fn default_scoring() -> String {
@@ -437,6 +527,21 @@ pub struct InferenceSection {
     pub max_active_items: usize,
     /// Answer identical requests once per run (off only for baseline measurements).
     pub dedup: bool,
+    /// How the batching service drives an engine that can batch continuously.
+    pub batching: Batching,
+}
+
+/// `[inference] batching`: how requests reach an engine that batches continuously (the
+/// prefix engine, mistral.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Batching {
+    /// Each request joins as it comes and leaves once answered (the default).
+    #[default]
+    Continuous,
+    /// A batch at a time: what is queued runs together and the next batch waits for the
+    /// whole batch (the baseline of measurements).
+    Batch,
 }
 
 impl Default for InferenceSection {
@@ -447,6 +552,7 @@ impl Default for InferenceSection {
             linger_ms: 2,
             max_active_items: 64,
             dedup: true,
+            batching: Batching::Continuous,
         }
     }
 }
@@ -595,6 +701,46 @@ pub struct KafkaSink {
     pub brokers: String,
     pub outcomes_topic: String,
     pub metrics_topic: String,
+    /// Security settings as for a Kafka source ([`kafka`]).
+    #[serde(default)]
+    pub security_protocol: KafkaSecurityProtocol,
+    #[serde(default)]
+    pub sasl_mechanism: Option<KafkaSaslMechanism>,
+    #[serde(default)]
+    pub sasl_username: Option<String>,
+    #[serde(default)]
+    pub sasl_password_env: Option<String>,
+    #[serde(default)]
+    pub ssl_ca_location: Option<PathBuf>,
+    #[serde(default, deserialize_with = "kafka::property_table")]
+    pub properties: std::collections::BTreeMap<String, String>,
+    /// The password read from `sasl_password_env` when the config is loaded.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub sasl_password: Option<KafkaSecret>,
+}
+
+impl KafkaSink {
+    fn security_fields(&self) -> kafka::KafkaSecurityFields<'_> {
+        kafka::KafkaSecurityFields {
+            security_protocol: self.security_protocol,
+            sasl_mechanism: self.sasl_mechanism,
+            sasl_username: self.sasl_username.as_deref(),
+            sasl_password_env: self.sasl_password_env.as_deref(),
+            ssl_ca_location: self.ssl_ca_location.as_deref(),
+            properties: &self.properties,
+        }
+    }
+
+    /// The sink's cluster settings (brokers and librdkafka properties, the password included).
+    pub fn client(&self) -> KafkaClientSettings {
+        KafkaClientSettings {
+            brokers: self.brokers.clone(),
+            properties: kafka::librdkafka_properties(
+                &self.security_fields(),
+                self.sasl_password.as_ref(),
+            ),
+        }
+    }
 }
 
 /// `[output]`: Parquet parts.
@@ -607,6 +753,9 @@ pub struct OutputSection {
     pub part_rows: usize,
     /// …or after this many seconds.
     pub part_seconds: f64,
+    /// How long a part that cannot be written (a full disk) is retried, with feeding paused,
+    /// before the run stops with an error.
+    pub max_write_wait_seconds: f64,
     pub kafka: Option<KafkaSink>,
 }
 
@@ -616,6 +765,7 @@ impl Default for OutputSection {
             dir: None,
             part_rows: 2000,
             part_seconds: 5.0,
+            max_write_wait_seconds: 600.0,
             kafka: None,
         }
     }
@@ -659,6 +809,8 @@ struct RawConfig {
     output: Option<Spanned<OutputSection>>,
     #[serde(default)]
     copy_plans: Option<Spanned<CopyPlansSection>>,
+    #[serde(default)]
+    serve: Option<ServeSection>,
 }
 
 /// A validated configuration.
@@ -680,6 +832,8 @@ pub struct RunConfig {
     pub coverage: Option<CoverageSection>,
     /// A dialogue-state run (Appendix C): its dialogues replace items and arms.
     pub dialogue: Option<DialogueSection>,
+    /// `[serve]`: the live monitor (`--serve` overrides it).
+    pub serve: Option<ServeSection>,
     /// Where the config was read from.
     pub file: PathBuf,
 }
@@ -740,6 +894,17 @@ pub fn parse(text: &str, file: &Path) -> Result<RunConfig, ConfigError> {
 
 /// Validate config `text`, resolving relative paths against `base` for existence checks.
 pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, ConfigError> {
+    parse_with_env(text, file, base, &|var| std::env::var_os(var))
+}
+
+/// [`parse_in`], with `env` looking up environment variables (the Kafka sections'
+/// `sasl_password_env`).
+pub fn parse_with_env(
+    text: &str,
+    file: &Path,
+    base: &Path,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<RunConfig, ConfigError> {
     let raw: RawConfig = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
         let message = e.message().to_string();
@@ -779,6 +944,17 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             message: format!(
                 "min_length {} must be at least 1 and at most max_length {}",
                 raw.run.min_length, raw.run.max_length
+            ),
+        });
+    }
+    if !(0.0..=1.0).contains(&raw.run.max_failed_share) {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            field: "run.max_failed_share".into(),
+            message: format!(
+                "max_failed_share {} must be between 0 and 1",
+                raw.run.max_failed_share
             ),
         });
     }
@@ -833,6 +1009,11 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                     Some((
                         "model.openai.scoring",
                         format!("unknown scoring `{}` (echo, top_logprobs)", o.scoring),
+                    ))
+                } else if o.max_response_bytes == 0 {
+                    Some((
+                        "model.openai.max_response_bytes",
+                        "must be at least 1".to_string(),
                     ))
                 } else if o.top_logprobs == 0 {
                     Some((
@@ -929,6 +1110,17 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                         "a Kafka source needs brokers and topic".into(),
                     ));
                 }
+            }
+        }
+        if let Some((fields, _)) = s.kafka_security() {
+            let password =
+                kafka::check_security(&fields, base, env).map_err(|(field, message)| {
+                    let key = field.split('.').next().unwrap_or(&field);
+                    let line = span.as_ref().map(|sp| key_span(text, sp, key));
+                    err(line, format!("sources[{i}].{field}"), message)
+                })?;
+            if let SourceConfig::Kafka { sasl_password, .. } = &mut s {
+                *sasl_password = password;
             }
         }
         sources.push(s);
@@ -1187,12 +1379,22 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
             stats.families.push(family);
         }
     }
-    let (output, output_span) = split(raw.output);
+    let (mut output, output_span) = split(raw.output);
     if output.part_rows == 0 || output.part_seconds.is_nan() || output.part_seconds <= 0.0 {
         return Err(err(
             output_span,
             "output.part_rows".into(),
             "part_rows and part_seconds must be positive".into(),
+        ));
+    }
+    if !(output.max_write_wait_seconds.is_finite() && output.max_write_wait_seconds >= 0.0) {
+        return Err(err(
+            output_span,
+            "output.max_write_wait_seconds".into(),
+            format!(
+                "must be a finite, non-negative number of seconds, got {}",
+                output.max_write_wait_seconds
+            ),
         ));
     }
     if let Some(k) = &output.kafka {
@@ -1216,6 +1418,19 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
                 "outcomes and metrics need topics of their own".into(),
             ));
         }
+    }
+    if let Some(k) = &mut output.kafka {
+        k.sasl_password = kafka::check_security(&k.security_fields(), base, env).map_err(
+            |(field, message)| {
+                // The line of the field in `[output.kafka]`, else of `[output]`.
+                let key = field.split('.').next().unwrap_or(&field);
+                let line = text
+                    .find("[output.kafka]")
+                    .map(|start| key_span(text, &(start..start + 1), key))
+                    .or(output_span.clone());
+                err(line, format!("output.kafka.{field}"), message)
+            },
+        )?;
     }
     let copy_plans = match raw.copy_plans {
         None => None,
@@ -1292,6 +1507,7 @@ pub fn parse_in(text: &str, file: &Path, base: &Path) -> Result<RunConfig, Confi
         copy_plans,
         coverage,
         dialogue,
+        serve: raw.serve,
         file: file.to_path_buf(),
     })
 }
@@ -1461,9 +1677,10 @@ pub struct CoverageSection {
     /// Task catalogues (`data/banks/coverage-<task>.catalogue.json`): labels, their natural
     /// and neutral names, descriptions and the none option.
     pub catalogues: Vec<PathBuf>,
-    /// Ordinary set sizes to run (each case holds one seeded pair per size of its bank).
+    /// Ordinary set sizes to run (each case holds one seeded pair per size of its bank): a
+    /// number, or `"all_but_reference"` (L − 1 for a task of L labels).
     #[serde(default = "default_coverage_ks")]
-    pub ks: Vec<usize>,
+    pub ks: Vec<c2s_records::CoverageSize>,
     /// Name variants: `natural`, `neutral`.
     #[serde(default = "default_coverage_names")]
     pub names: Vec<String>,
@@ -1480,13 +1697,20 @@ pub struct CoverageSection {
     /// Decimals of the quantization audit ("quantizes Laya scores to two decimals").
     #[serde(default = "default_quantize_decimals")]
     pub quantize_decimals: u32,
+    /// How an option's token log-probabilities become its score: `summed` (the whole name,
+    /// the default), `mean_per_token` or `first_token`.
+    #[serde(default)]
+    pub scoring: c2s_records::ScoringRule,
     /// The catalogues, read.
     #[serde(skip)]
     pub loaded: Vec<c2s_records::CoverageCatalogue>,
 }
 
-fn default_coverage_ks() -> Vec<usize> {
-    vec![2, 4, 8, 16]
+fn default_coverage_ks() -> Vec<c2s_records::CoverageSize> {
+    [2, 4, 8, 16]
+        .into_iter()
+        .map(c2s_records::CoverageSize::Fixed)
+        .collect()
 }
 fn default_coverage_names() -> Vec<String> {
     vec!["natural".into(), "neutral".into()]
@@ -1541,7 +1765,10 @@ fn resolve_coverage(c: &mut CoverageSection, base: &Path) -> Result<(), (String,
         }
         c.loaded.push(cat);
     }
-    if c.ks.iter().any(|&k| k < 2) {
+    if c.ks
+        .iter()
+        .any(|k| matches!(k, c2s_records::CoverageSize::Fixed(k) if *k < 2))
+    {
         return Err(("ks".into(), "every size must be at least 2".into()));
     }
     let mut ks = c.ks.clone();
@@ -1549,6 +1776,23 @@ fn resolve_coverage(c: &mut CoverageSection, base: &Path) -> Result<(), (String,
     ks.dedup();
     if ks.len() != c.ks.len() {
         return Err(("ks".into(), "a size is listed twice".into()));
+    }
+    // `all_but_reference` must not be a listed number for any task (the same decisions
+    // twice), nor below 2.
+    for cat in &c.loaded {
+        let mut resolved: Vec<usize> = c.ks.iter().map(|k| k.resolve(cat.labels.len())).collect();
+        resolved.sort_unstable();
+        resolved.dedup();
+        if resolved.len() != c.ks.len() {
+            return Err((
+                "ks".into(),
+                format!(
+                    "all_but_reference is {} for task `{}`, a size listed too",
+                    cat.labels.len().saturating_sub(1),
+                    cat.task
+                ),
+            ));
+        }
     }
     if c.names.is_empty() {
         return Err(("names".into(), "names no variant".into()));

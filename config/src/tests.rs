@@ -686,7 +686,7 @@ catalogues = ["data/banks/coverage-banking77.catalogue.json"]
 /// Sizes below 2 and repeated sizes are refused, naming `coverage.ks`.
 #[test]
 fn coverage_refuses_bad_sizes() {
-    for ks in ["[1]", "[4, 4]"] {
+    for ks in ["[1]", "[4, 4]", "[76, \"all_but_reference\"]"] {
         let text = format!(
             r#"
 [model]
@@ -817,3 +817,5 @@ fn padded_tokens_need_the_model_tokenizer() {
     ));
     assert!(e.message.contains("padded-tokens"), "{e}");
 }
+
+mod security;

@@ -88,6 +88,9 @@ pub struct ScoreOutput {
     /// Natural-log probability of each option's token sequence under the full vocabulary
     /// (summed over its tokens).
     pub logprobs: Vec<f64>,
+    /// Natural-log probability of each token of each option, in order (a closing end token
+    /// included): `logprobs[i]` is their sum.
+    pub token_logprobs: Vec<Vec<f64>>,
     /// The conditional distribution over the options (softmax of `logprobs`): every other
     /// continuation is masked.
     pub probabilities: Vec<f64>,
@@ -95,6 +98,34 @@ pub struct ScoreOutput {
     /// Prompt tokens served from the prefix cache.
     pub reused_tokens: u32,
     pub latency_ms: f64,
+}
+
+impl ScoreOutput {
+    /// The output of options scored token by token: the sums, and their softmax.
+    pub fn from_token_logprobs(
+        token_logprobs: Vec<Vec<f64>>,
+        prompt_tokens: u32,
+        reused_tokens: u32,
+        latency_ms: f64,
+    ) -> ScoreOutput {
+        let logprobs: Vec<f64> = token_logprobs.iter().map(|t| t.iter().sum()).collect();
+        ScoreOutput {
+            probabilities: normalize_logprobs(&logprobs),
+            logprobs,
+            token_logprobs,
+            prompt_tokens,
+            reused_tokens,
+            latency_ms,
+        }
+    }
+
+    /// The raw scores an answer keeps (`None` when the token lists do not align).
+    pub fn raw(&self) -> Option<c2s_records::OptionLogprobs> {
+        (self.token_logprobs.len() == self.logprobs.len()).then(|| c2s_records::OptionLogprobs {
+            logprobs: self.logprobs.clone(),
+            token_logprobs: self.token_logprobs.clone(),
+        })
+    }
 }
 
 /// Greedy generation with a budget of new tokens.

@@ -86,7 +86,6 @@ pub fn load_tokenizer(path: &Path) -> Result<ModelTokenizer, EngineError> {
     }
     let mut file =
         std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
-    let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
-        .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
+    let ct = crate::model_files::read_gguf(&mut file, path)?;
     ModelTokenizer::from_gguf(&ct)
 }

@@ -6,6 +6,7 @@
 //! | the engine interface (jobs, outputs, identity) | [`engine`] |
 //! | batching, de-duplication, backpressure | [`service`] |
 //! | model identity (hashes of weights, tokenizer, template) | [`identity`] |
+//! | model files checked before work (GGUF and safetensors headers) | [`model_files`] |
 //! | tokenizers (GGUF metadata or `tokenizer.json`) and chat templates | [`tokenizer`] |
 //! | engines, one module each | [`engines`] |
 //!
@@ -16,6 +17,7 @@ pub mod engine;
 pub mod engines;
 pub mod error;
 pub mod identity;
+pub mod model_files;
 pub mod service;
 pub mod tokenizer;
 
@@ -34,5 +36,7 @@ pub use engines::prefix::{PrefixEngine, PrefixEngineConfig, PREFIX_ENGINE};
 pub use engines::simulated::SimulatedEngine;
 pub use error::EngineError;
 pub use identity::{load_tokenizer, model_identity};
-pub use service::{InferenceService, ServiceConfig};
+pub use model_files::check_model_files;
+pub use service::{AnswerTally, InferenceService, ServiceConfig, TallyCounts};
+pub use tokenizer::render_budget::RenderBudgetAlloc;
 pub use tokenizer::template::{ChatTemplate, TemplateTime};

@@ -7,8 +7,8 @@
 //! first or read its stored answer. A semaphore bounds the requests in flight, so a fast
 //! producer waits instead of queueing without limit.
 //!
-//! An engine with a continuous-batching interface ([`crate::ContinuousEngine`], the prefix
-//! engine) is driven step by step instead: a request that arrives while others compute joins
+//! An engine with a continuous-batching interface ([`crate::ContinuousEngine`]: the prefix
+//! engine, mistral.rs) is driven step by step instead: a request that arrives while others compute joins
 //! at the next step, and an answered one leaves at once, so its place is refilled without
 //! waiting for the rest of its batch (a batch of generations used to last as long as its
 //! longest one).
@@ -29,6 +29,9 @@ use crate::engine::{
 };
 use crate::error::EngineError;
 
+mod load;
+pub use load::{Buckets, ServiceLoad, ServiceProbe, LATENCY_BUCKETS_SECONDS};
+
 /// Batching and flow-control settings.
 #[derive(Debug, Clone, Copy)]
 pub struct ServiceConfig {
@@ -40,6 +43,9 @@ pub struct ServiceConfig {
     pub linger: Duration,
     /// Answer identical requests once (off only for baseline measurements).
     pub dedup: bool,
+    /// Drive an engine that offers [`crate::ContinuousEngine`] step by step (off: a batch at a
+    /// time, the baseline of measurements).
+    pub continuous: bool,
 }
 
 impl Default for ServiceConfig {
@@ -49,6 +55,7 @@ impl Default for ServiceConfig {
             max_in_flight: 256,
             linger: Duration::from_millis(2),
             dedup: true,
+            continuous: true,
         }
     }
 }
@@ -78,12 +85,14 @@ struct Shared {
     /// Items in progress per prompt key.
     key_items: HashMap<String, u32>,
     stats: EngineStats,
-    /// Requests answered by de-duplication instead of the engine.
-    deduplicated: u64,
+    /// Requests answered by de-duplication instead of the engine, batch sizes and latencies
+    /// (what a [`ServiceProbe`] reads).
+    load: Arc<load::LoadShared>,
+    tally: Arc<AnswerTally>,
 }
 
 /// Counters of the service.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ServiceStats {
     pub engine: EngineStats,
     pub deduplicated: u64,
@@ -94,6 +103,106 @@ impl ServiceStats {
     pub fn add(&mut self, other: &ServiceStats) {
         self.engine.add(&other.engine);
         self.deduplicated += other.deduplicated;
+    }
+}
+
+/// Distinct error messages an [`AnswerTally`] counts apart; further ones are counted together.
+const TALLY_MESSAGES: usize = 256;
+
+/// What the engine answered, counted once per computed request (copies answered by
+/// de-duplication are not counted): shared by the services of a process, so that the run can
+/// tell whether its model did its job — the final status, and the early stop when every call
+/// from the start fails the same way.
+#[derive(Debug, Default)]
+pub struct AnswerTally {
+    inner: Mutex<TallyCounts>,
+    /// The services counting here, for a live monitor's view of their load.
+    services: Mutex<Vec<ServiceProbe>>,
+}
+
+/// The counts of an [`AnswerTally`].
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TallyCounts {
+    pub answered: u64,
+    pub failed: u64,
+    /// Failures by error message (at most [`TALLY_MESSAGES`] messages; the rest under
+    /// `other errors`).
+    pub errors: HashMap<String, u64>,
+    /// While nothing has been answered: the error of the latest failures and how many
+    /// consecutive failures had exactly it.
+    pub leading: Option<(String, u64)>,
+}
+
+impl TallyCounts {
+    /// The most common error and its count (ties: the smaller message, for stable output).
+    pub fn most_common(&self) -> Option<(&str, u64)> {
+        self.errors
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(m, &n)| (m.as_str(), n))
+    }
+
+    /// Failed share of the computed requests (0 when none was computed).
+    pub fn failed_share(&self) -> f64 {
+        let total = self.answered + self.failed;
+        if total == 0 {
+            0.0
+        } else {
+            self.failed as f64 / total as f64
+        }
+    }
+}
+
+impl AnswerTally {
+    pub fn record(&self, reply: &Reply) {
+        let mut t = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        match reply {
+            Ok(_) => {
+                t.answered += 1;
+                t.leading = None;
+            }
+            Err(e) => {
+                t.failed += 1;
+                let message = e.to_string();
+                if t.answered == 0 {
+                    t.leading = match t.leading.take() {
+                        Some((m, n)) if m == message => Some((m, n + 1)),
+                        _ => Some((message.clone(), 1)),
+                    };
+                }
+                let known = t.errors.contains_key(&message);
+                let key = if known || t.errors.len() < TALLY_MESSAGES {
+                    message
+                } else {
+                    "other errors".to_string()
+                };
+                *t.errors.entry(key).or_default() += 1;
+            }
+        }
+    }
+
+    /// While nothing has been answered: the error of the latest failures and how many
+    /// consecutive failures had exactly it.
+    pub fn leading(&self) -> Option<(String, u64)> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .leading
+            .clone()
+    }
+
+    pub fn counts(&self) -> TallyCounts {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The load of every service counting here (ended ones with their final counters).
+    pub fn loads(&self) -> Vec<ServiceLoad> {
+        let probes = self
+            .services
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        probes.iter().map(ServiceProbe::load).collect()
     }
 }
 
@@ -115,9 +224,33 @@ fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 impl InferenceService {
     /// Start the engine thread.
     pub fn start(engine: Box<dyn Engine>, config: ServiceConfig) -> InferenceService {
+        Self::start_counted(engine, config, Arc::new(AnswerTally::default()))
+    }
+
+    /// Start the engine thread; every computed answer is counted in `tally`.
+    pub fn start_counted(
+        engine: Box<dyn Engine>,
+        config: ServiceConfig,
+        tally: Arc<AnswerTally>,
+    ) -> InferenceService {
         let identity = engine.identity().clone();
         let (tx, rx) = mpsc::channel::<Job>();
-        let shared = Arc::new(Mutex::new(Shared::default()));
+        let load = Arc::new(load::LoadShared::default());
+        let permits = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
+        tally
+            .services
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ServiceProbe {
+                load: load.clone(),
+                permits: permits.clone(),
+                capacity: config.max_in_flight.max(1),
+            });
+        let shared = Arc::new(Mutex::new(Shared {
+            tally,
+            load,
+            ..Shared::default()
+        }));
         let thread_shared = shared.clone();
         thread::Builder::new()
             .name("c2s-engine".into())
@@ -126,7 +259,7 @@ impl InferenceService {
         InferenceService {
             tx,
             shared,
-            permits: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            permits,
             identity,
             dedup: config.dedup,
         }
@@ -140,7 +273,7 @@ impl InferenceService {
         let s = lock(&self.shared);
         ServiceStats {
             engine: s.stats,
-            deduplicated: s.deduplicated,
+            deduplicated: s.load.deduplicated(),
         }
     }
 
@@ -203,13 +336,17 @@ impl InferenceService {
                 r.request_id = request.request_id.clone();
                 r.cached = true;
                 r.latency_ms = 0.0;
-                s.deduplicated += 1;
+                s.load
+                    .deduplicated
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Route::Done(Box::new(r))
             } else {
                 let (tx, rx) = oneshot::channel();
                 if let Some(waiters) = s.waiting.get_mut(&key) {
                     waiters.push((request.request_id.clone(), tx));
-                    s.deduplicated += 1;
+                    s.load
+                        .deduplicated
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     Route::Wait(rx)
                 } else {
                     s.waiting
@@ -255,7 +392,7 @@ fn engine_loop(
     shared: Arc<Mutex<Shared>>,
     config: ServiceConfig,
 ) {
-    if engine.continuous().is_some() {
+    if config.continuous && engine.continuous().is_some() {
         continuous_loop(engine.as_mut(), &rx, &shared, config);
     } else {
         batch_loop(engine.as_mut(), &rx, &shared, config);
@@ -285,10 +422,17 @@ fn gather(first: Job, rx: &mpsc::Receiver<Job>, config: ServiceConfig) -> Vec<Jo
     batch
 }
 
+/// The engine scores the request's options followed by its closing context: the context's
+/// names take part in the end-token closing rule and are dropped from the answer ([`scored`]).
 fn score_job(r: &Request) -> ScoreJob {
     ScoreJob {
         prompt: PromptSpec::from_request(r),
-        options: r.options.iter().map(|o| o.code.clone()).collect(),
+        options: r
+            .options
+            .iter()
+            .map(|o| o.code.clone())
+            .chain(r.closing_context.iter().cloned())
+            .collect(),
     }
 }
 
@@ -302,12 +446,23 @@ fn generate_job(r: &Request) -> GenerateJob {
     }
 }
 
+/// The answer over the request's own options: a closing context's scores are dropped and the
+/// rest renormalized (the same softmax over the offered options' log-likelihoods).
 fn scored(r: &Request, o: ScoreOutput) -> Response {
+    let n = r.options.len();
+    let mut raw = o.raw();
+    let probabilities = if r.closing_context.is_empty() {
+        o.probabilities
+    } else {
+        if let Some(raw) = &mut raw {
+            raw.logprobs.truncate(n);
+            raw.token_logprobs.truncate(n);
+        }
+        crate::engine::normalize_logprobs(&o.logprobs[..n.min(o.logprobs.len())])
+    };
     Response {
         request_id: r.request_id.clone(),
-        answer: Answer::Scored {
-            probabilities: o.probabilities,
-        },
+        answer: Answer::Scored { probabilities, raw },
         prompt_tokens: o.prompt_tokens,
         completion_tokens: 0,
         latency_ms: o.latency_ms,
@@ -340,6 +495,7 @@ fn batch_loop(
 ) {
     while let Ok(first) = rx.recv() {
         let batch = gather(first, rx, config);
+        let size = batch.len();
         let (score, generate): (Vec<Job>, Vec<Job>) = batch
             .into_iter()
             .partition(|j| j.request.decoding == Decoding::Score);
@@ -357,7 +513,7 @@ fn batch_loop(
                 replies.push((j.key.clone(), out.map(|o| generated(&j.request, o))));
             }
         }
-        deliver(shared, engine.stats(), replies);
+        deliver(shared, engine.stats(), replies, size);
     }
 }
 
@@ -400,6 +556,7 @@ fn continuous_loop(
             in_flight.insert(next_ticket, j);
             next_ticket += 1;
         }
+        let size = in_flight.len();
         let answers = c.step();
         let engine_empty = c.in_flight() == 0;
         let mut replies: Vec<(String, Reply)> = answers
@@ -422,16 +579,30 @@ fn continuous_loop(
                 )
             }));
         }
-        deliver(shared, engine.stats(), replies);
+        deliver(shared, engine.stats(), replies, size);
     }
 }
 
 /// Hand each reply to every caller waiting on its key, and keep successful answers for
 /// de-duplication.
-fn deliver(shared: &Mutex<Shared>, stats: EngineStats, replies: Vec<(String, Reply)>) {
+/// `batch`: the requests in the engine batch (or step) that ended.
+fn deliver(
+    shared: &Mutex<Shared>,
+    stats: EngineStats,
+    replies: Vec<(String, Reply)>,
+    batch: usize,
+) {
     let mut s = lock(shared);
     s.stats = stats;
+    s.load.batch(
+        stats,
+        batch,
+        replies
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().map(|r| r.latency_ms)),
+    );
     for (key, reply) in replies {
+        s.tally.record(&reply);
         if let Ok(r) = &reply {
             s.done.insert(key.clone(), r.clone());
         }
@@ -545,6 +716,7 @@ mod tests {
             decoding: Decoding::Greedy {
                 max_new_tokens: steps,
             },
+            closing_context: Vec::new(),
         }
     }
 
@@ -606,5 +778,59 @@ mod tests {
             .collect();
         begun.sort();
         assert!(begun.windows(2).all(|w| w[0] < w[1]), "{log:?}");
+    }
+
+    fn reply(error: Option<&str>) -> Reply {
+        match error {
+            None => Ok(Response {
+                request_id: "r".into(),
+                answer: c2s_records::Answer::Scored {
+                    probabilities: vec![1.0],
+                    raw: None,
+                },
+                prompt_tokens: 1,
+                completion_tokens: 0,
+                latency_ms: 0.0,
+                cached: false,
+            }),
+            Some(e) => Err(EngineError::Compute(e.into())),
+        }
+    }
+
+    /// The tally counts answers and failures, the most common error, and the run of identical
+    /// failures from the start — which ends for good at the first answer.
+    #[test]
+    fn the_tally_counts_failures_and_the_identical_ones_from_the_start() {
+        let tally = AnswerTally::default();
+        tally.record(&reply(Some("a")));
+        tally.record(&reply(Some("b")));
+        tally.record(&reply(Some("b")));
+        assert_eq!(tally.leading(), Some(("compute: b".to_string(), 2)));
+        tally.record(&reply(None));
+        assert_eq!(tally.leading(), None);
+        tally.record(&reply(Some("b")));
+        assert_eq!(
+            tally.leading(),
+            None,
+            "only failures before any answer count"
+        );
+        let c = tally.counts();
+        assert_eq!((c.answered, c.failed), (1, 4));
+        assert_eq!(c.most_common(), Some(("compute: b", 3)));
+        assert!((c.failed_share() - 0.8).abs() < 1e-12);
+        assert_eq!(TallyCounts::default().failed_share(), 0.0);
+    }
+
+    /// Errors with ever new messages do not grow the tally without bound.
+    #[test]
+    fn the_tally_keeps_a_bounded_number_of_messages() {
+        let tally = AnswerTally::default();
+        for i in 0..2 * TALLY_MESSAGES {
+            tally.record(&reply(Some(&format!("error {i}"))));
+        }
+        let c = tally.counts();
+        assert_eq!(c.errors.len(), TALLY_MESSAGES + 1);
+        assert_eq!(c.errors["other errors"], TALLY_MESSAGES as u64);
+        assert_eq!(c.failed, 2 * TALLY_MESSAGES as u64);
     }
 }

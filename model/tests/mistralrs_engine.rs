@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use c2s_model::{
-    Engine, EngineError, GenerateJob, MistralRsEngine, PrefixEngine, PrefixEngineConfig,
-    PromptSpec, ScoreJob,
+    Engine, EngineError, GenerateJob, InferenceService, MistralRsEngine, PrefixEngine,
+    PrefixEngineConfig, PromptSpec, ScoreJob, ServiceConfig,
 };
+use c2s_records::{Answer, Contract, Decoding, Request, RequestOption};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -317,4 +318,112 @@ fn mistralrs_agrees_with_prefix_engine() {
             "generate batch job {k}"
         );
     }
+}
+
+/// A request of the batching service.
+fn request(id: usize, prompt: &PromptSpec, options: &[String], decoding: Decoding) -> Request {
+    Request {
+        request_id: format!("r{id}"),
+        item_id: format!("item{id}"),
+        arm: "Native".into(),
+        step: 0,
+        system: prompt.system.clone(),
+        user: prompt.user.clone(),
+        assistant_prefix: prompt.assistant_prefix.clone(),
+        state: String::new(),
+        instruction: String::new(),
+        options: options
+            .iter()
+            .map(|c| RequestOption {
+                code: c.clone(),
+                value: c.clone(),
+            })
+            .collect(),
+        contract: if decoding == Decoding::Score {
+            Contract::ScoredCode
+        } else {
+            Contract::GeneratedCode
+        },
+        decoding,
+        closing_context: Vec::new(),
+    }
+}
+
+/// mistral.rs behind the batching service runs continuously (each request handed over as it
+/// comes, answers taken as they come; on the CPU a generation alone): a mix of scoring jobs
+/// (two share their multi-token options' contexts) and generations sent at once gets the
+/// prefix engine's answers.
+#[test]
+fn mistralrs_through_the_batching_service_answers_as_the_prefix_engine() {
+    let path = model_path();
+    let mistral = MistralRsEngine::load(&path).expect("mistral.rs loads the GGUF offline");
+    let mut prefix =
+        PrefixEngine::load(&path, PrefixEngineConfig::default()).expect("prefix engine loads");
+    let multi: Vec<String> = vec!["A1".into(), "B2".into(), "C3".into(), "D".into()];
+    let mut jobs: Vec<(PromptSpec, Vec<String>, Decoding)> = Vec::new();
+    for p in score_prompts() {
+        jobs.push((p.clone(), codes(), Decoding::Score));
+        jobs.push((p, multi.clone(), Decoding::Score));
+    }
+    for (k, p) in score_prompts().into_iter().enumerate() {
+        jobs.push((
+            p,
+            Vec::new(),
+            Decoding::Greedy {
+                max_new_tokens: [1, 5, 8][k],
+            },
+        ));
+    }
+    let requests: Vec<Request> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, (p, o, d))| request(i, p, o, *d))
+        .collect();
+    let service = InferenceService::start(
+        Box::new(mistral),
+        ServiceConfig {
+            max_batch: 4,
+            linger: std::time::Duration::ZERO,
+            ..Default::default()
+        },
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let t = Instant::now();
+    let replies = rt.block_on(service.call_all(requests));
+    println!(
+        "{} requests through the service: {:.1} ms",
+        jobs.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    for (i, ((prompt, options, decoding), reply)) in jobs.iter().zip(replies).enumerate() {
+        let reply = reply.unwrap_or_else(|e| panic!("request {i}: {e}"));
+        match (decoding, reply.answer) {
+            (Decoding::Score, Answer::Scored { probabilities, .. }) => {
+                let p = prefix
+                    .score(&[ScoreJob {
+                        prompt: prompt.clone(),
+                        options: options.clone(),
+                    }])
+                    .remove(0)
+                    .unwrap();
+                let d = max_abs_diff(&probabilities, &p.probabilities);
+                assert!(d <= TOLERANCE, "request {i}: probabilities differ by {d:e}");
+                assert_eq!(reply.prompt_tokens, p.prompt_tokens, "request {i}");
+            }
+            (Decoding::Greedy { max_new_tokens }, Answer::Generated { text, .. }) => {
+                let p = prefix
+                    .generate(&[GenerateJob {
+                        prompt: prompt.clone(),
+                        max_new_tokens: *max_new_tokens,
+                    }])
+                    .remove(0)
+                    .unwrap();
+                assert_eq!(text, p.text, "request {i}");
+                assert_eq!(reply.completion_tokens, p.completion_tokens, "request {i}");
+            }
+            (_, answer) => panic!("request {i}: unexpected answer {answer:?}"),
+        }
+    }
+    let stats = service.stats();
+    assert!(stats.engine.forwards > 0);
 }

@@ -63,7 +63,10 @@ fn answer(r: &Request, value: &str, counter: &Pinned) -> Response {
         .collect();
     Response {
         request_id: r.request_id.clone(),
-        answer: Answer::Scored { probabilities },
+        answer: Answer::Scored {
+            probabilities,
+            raw: None,
+        },
         prompt_tokens: counter.prompt_tokens(r).unwrap(),
         completion_tokens: 1,
         latency_ms: 0.0,

@@ -17,8 +17,8 @@ use timely::dataflow::StreamVec;
 use c2s_model::InferenceService;
 use c2s_protocol::coverage::{decision_specs, render_coverage_request};
 use c2s_records::{
-    parse_case, CoverageCase, CoverageCatalogue, Decision, DecisionSpec, NameVariant, Request,
-    Response,
+    parse_case, CoverageCase, CoverageCatalogue, CoverageSize, Decision, DecisionSpec, NameVariant,
+    OptionLogprobs, Request, Response, ScoringRule,
 };
 
 use crate::messages::{Exchange, Incoming, Reject};
@@ -37,10 +37,37 @@ pub struct LocatedCase {
 /// Which decisions every case runs (from `[coverage]`).
 #[derive(Debug, Clone)]
 pub struct DecisionPlan {
-    pub ks: Vec<usize>,
+    pub ks: Vec<CoverageSize>,
     pub names: Vec<NameVariant>,
     pub none: Vec<bool>,
     pub full_set: bool,
+    /// How the options' token log-probabilities become the decision's probabilities.
+    pub scoring: ScoringRule,
+}
+
+/// A decision's probabilities under `rule` from the engine's answer: the engine's own
+/// (summed) distribution for the default rule, else the rule applied to its token
+/// log-probabilities.
+pub fn decision_scores(
+    rule: ScoringRule,
+    probabilities: &[f64],
+    raw: Option<&OptionLogprobs>,
+) -> Result<Vec<f64>, String> {
+    if rule == ScoringRule::Summed {
+        return Ok(probabilities.to_vec());
+    }
+    let raw = raw.ok_or_else(|| {
+        format!(
+            "scoring rule `{}` needs the options' token log-probabilities, which the engine did not return",
+            rule.as_str()
+        )
+    })?;
+    rule.probabilities(&raw.token_logprobs).ok_or_else(|| {
+        format!(
+            "scoring rule `{}`: an option has no token log-probability",
+            rule.as_str()
+        )
+    })
 }
 
 /// The task catalogues of a run.
@@ -113,6 +140,7 @@ struct Pending {
     case: Arc<CoverageCase>,
     spec: DecisionSpec,
     request: Request,
+    task_labels: u32,
 }
 
 /// Expand every case into its requests, ask the service (asynchronously, holding each
@@ -149,6 +177,7 @@ pub fn decide<'s>(
                             continue; // validated upstream
                         };
                         let case = Arc::new(located.case);
+                        let task_labels = cat.labels.len() as u32;
                         let specs = decision_specs(
                             &case,
                             cat,
@@ -163,8 +192,12 @@ pub fn decide<'s>(
                                 location: located.location,
                                 item_id: Some(case.case_id.clone()),
                                 reason: format!(
-                                    "field `sets`: none of the sizes {:?} of [coverage] ks, and full_set is off",
+                                    "field `sets`: none of the sizes [{}] of [coverage] ks, and full_set is off",
                                     plan.ks
+                                        .iter()
+                                        .map(ToString::to_string)
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
                                 ),
                             }));
                             continue;
@@ -212,6 +245,7 @@ pub fn decide<'s>(
                                         case: case.clone(),
                                         spec,
                                         request,
+                                        task_labels,
                                     },
                                 ),
                             );
@@ -223,20 +257,28 @@ pub fn decide<'s>(
                         continue;
                     };
                     let mut session = output.session(&cap);
-                    let (probabilities, prompt_tokens, latency_ms, error) = match &reply {
+                    let (probabilities, raw, prompt_tokens, latency_ms, error) = match &reply {
                         Ok(r) => match &r.answer {
-                            c2s_records::Answer::Scored { probabilities } => {
-                                (probabilities.clone(), r.prompt_tokens, r.latency_ms, None)
+                            c2s_records::Answer::Scored { probabilities, raw } => {
+                                match decision_scores(plan.scoring, probabilities, raw.as_ref()) {
+                                    Ok(p) => (p, raw.clone(), r.prompt_tokens, r.latency_ms, None),
+                                    Err(e) => {
+                                        (Vec::new(), None, r.prompt_tokens, r.latency_ms, Some(e))
+                                    }
+                                }
                             }
                             other => (
                                 Vec::new(),
+                                None,
                                 r.prompt_tokens,
                                 r.latency_ms,
                                 Some(format!("expected a scored answer, got {other:?}")),
                             ),
                         },
-                        Err(e) => (Vec::new(), 0, waited_ms, Some(e.clone())),
+                        Err(e) => (Vec::new(), None, 0, waited_ms, Some(e.clone())),
                     };
+                    // Raw scores that do not align with the options are not kept.
+                    let raw = raw.filter(|r| r.aligned(p.request.options.len()));
                     let error = error.or_else(|| {
                         (probabilities.len() != p.request.options.len()).then(|| {
                             format!(
@@ -262,6 +304,9 @@ pub fn decide<'s>(
                         model: model.clone(),
                         prompt_tokens,
                         latency_ms,
+                        task_labels: Some(p.task_labels),
+                        scoring: plan.scoring,
+                        raw: if error.is_some() { None } else { raw },
                         error,
                     };
                     let response = reply.ok();

@@ -28,16 +28,35 @@ pub mod serial_loop;
 pub mod sink_op;
 pub mod validate;
 
+/// Rejected records the counters keep for a live monitor (the latest ones).
+pub const RECENT_REJECTS: usize = 50;
+
 /// Progress counters shared with the console.
 #[derive(Debug, Default)]
 pub struct Counters {
     pub requests: AtomicU64,
     pub trajectories: AtomicU64,
+    /// Records handed to the dataflow (items and records that will be rejected).
     pub items_in: AtomicU64,
     pub rejects: AtomicU64,
+    /// The latest [`RECENT_REJECTS`] rejects, oldest first.
+    pub recent_rejects: std::sync::Mutex<std::collections::VecDeque<messages::Reject>>,
 }
 
 impl Counters {
+    /// Count a rejected record and keep it among the recent ones.
+    pub fn add_reject(&self, reject: &messages::Reject) {
+        self.rejects.fetch_add(1, Ordering::Relaxed);
+        let mut recent = self
+            .recent_rejects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if recent.len() >= RECENT_REJECTS {
+            recent.pop_front();
+        }
+        recent.push_back(reject.clone());
+    }
+
     pub fn add_request(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
     }

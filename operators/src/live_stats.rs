@@ -48,6 +48,21 @@ pub struct SnapshotPolicy {
     pub first: u64,
 }
 
+/// Called on the snapshot thread after every successful snapshot with the counts it was taken
+/// from, its number and its rows: a live monitor keeps its own view of the latest snapshot
+/// (what it derives from the counts is computed here, off the timely threads).
+#[derive(Clone)]
+pub struct SnapshotObserver(pub Arc<ObserveSnapshot>);
+
+/// What a [`SnapshotObserver`] calls: the counts, the snapshot's number, its rows.
+pub type ObserveSnapshot = dyn Fn(&StatsCounts, u64, &[MetricRow]) + Send + Sync;
+
+impl std::fmt::Debug for SnapshotObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SnapshotObserver")
+    }
+}
+
 /// The live console view: joint tables per (model, domain, comparison) over all lengths.
 #[derive(Debug, Default, Clone)]
 pub struct LiveTable {
@@ -65,6 +80,10 @@ pub struct LiveTable {
     /// Records whose keys could not be formed since the last snapshot (on any worker of this
     /// process); the next snapshot fails with them.
     pub pending_errors: Vec<String>,
+    /// When the latest snapshot (successful or not) was taken.
+    pub last_snapshot_at: Option<std::time::SystemTime>,
+    /// Told of every successful snapshot (set before the run starts; none by default).
+    pub observer: Option<SnapshotObserver>,
 }
 
 /// What a resumed run's statistics start from: the counts of what is already on disk, and
@@ -316,9 +335,15 @@ impl SnapshotThread {
         };
         let mut t = self.live.lock().unwrap_or_else(|p| p.into_inner());
         t.snapshots = n + 1;
+        t.last_snapshot_at = Some(std::time::SystemTime::now());
         match result {
             Ok(rows) => {
                 t.last_error = None;
+                let observer = t.observer.clone();
+                drop(t);
+                if let Some(SnapshotObserver(observe)) = observer {
+                    observe(&self.counts, n, &rows);
+                }
                 rows
             }
             Err(problems) => {
@@ -587,8 +612,12 @@ mod tests {
         outcomes: Vec<PairedOutcome>,
         trajectories: Vec<Trajectory>,
         seed: StatsSeed,
+        observer: Option<SnapshotObserver>,
     ) -> (Vec<MetricRow>, LiveTable) {
-        let live = Arc::new(Mutex::new(LiveTable::default()));
+        let live = Arc::new(Mutex::new(LiveTable {
+            observer,
+            ..LiveTable::default()
+        }));
         let captured = Arc::new(Mutex::new(Vec::new()));
         let (l, c) = (live.clone(), captured.clone());
         timely::execute(timely::Config::process(workers), move |worker| {
@@ -679,6 +708,7 @@ mod tests {
                 outcomes.clone(),
                 trajectories.clone(),
                 StatsSeed::default(),
+                None,
             );
             assert_eq!(strip(final_rows(rows)), offline, "{workers} workers");
             assert_eq!(table.outcomes, 60);
@@ -706,7 +736,7 @@ mod tests {
                     .collect(),
             ),
         };
-        let (rows, table) = run(2, outcomes, trajectories, seed);
+        let (rows, table) = run(2, outcomes, trajectories, seed, None);
         assert_eq!(strip(final_rows(rows)), offline);
         assert_eq!(table.outcomes, 60);
     }
@@ -716,7 +746,7 @@ mod tests {
         let outcomes: Vec<PairedOutcome> = (0..30).map(outcome).collect();
         // A TeacherForced trajectory with 2 position outcomes for length 3.
         let trajectories = vec![trajectory(1, vec![true, false])];
-        let (rows, table) = run(1, outcomes, trajectories, StatsSeed::default());
+        let (rows, table) = run(1, outcomes, trajectories, StatsSeed::default(), None);
         // The snapshot taken after the bad trajectory arrived fails: one error row, naming it.
         let errors: Vec<&MetricRow> = rows.iter().filter(|r| r.metric == SNAPSHOT_ERROR).collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
@@ -735,5 +765,35 @@ mod tests {
         // The console saw it (cleared again by a later successful snapshot).
         assert!(table.last_error.is_none_or(|e| e.contains("it001")));
         assert_eq!(table.failed_snapshots, 1);
+    }
+
+    /// An observer sees every successful snapshot with its counts, in order, and the last
+    /// one it sees is the final snapshot.
+    #[test]
+    fn the_observer_sees_each_snapshot_with_its_counts() {
+        let outcomes: Vec<PairedOutcome> = (0..40).map(outcome).collect();
+        type Seen = Vec<(u64, u64, Vec<MetricRow>)>;
+        let seen: Arc<Mutex<Seen>> = Arc::default();
+        let s = seen.clone();
+        let observer = SnapshotObserver(Arc::new(move |counts, n, rows| {
+            s.lock()
+                .unwrap()
+                .push((n, counts.outcomes(), rows.to_vec()));
+        }));
+        let (rows, table) = run(
+            1,
+            outcomes,
+            Vec::new(),
+            StatsSeed::default(),
+            Some(observer),
+        );
+        let seen = seen.lock().unwrap();
+        assert!(seen.len() >= 2, "{} snapshots seen", seen.len());
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        let (last, counted, last_rows) = seen.last().unwrap();
+        assert_eq!(*counted, 40);
+        assert_eq!(*last_rows, final_rows(rows.clone()));
+        assert_eq!(Some(*last + 1), Some(table.snapshots));
+        assert!(table.last_snapshot_at.is_some());
     }
 }

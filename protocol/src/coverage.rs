@@ -1,42 +1,52 @@
 //! Requests of the candidate-coverage protocol (`candidate-coverage-typed-decisions.txt`):
 //! one scored typed decision per case and [`DecisionSpec`].
 //!
-//! The document gives no prompt text ("Typed decision models evaluate a text against
-//! caller-defined answer options and return structured decisions and option scores" is the
-//! nearest passage), so the layout is ours and documented in the README's silent choices:
-//! one user message holding a JSON object with `question`, `options` (each option's `name`
-//! and `description`, in display order, the none option last), `response_format` and the
-//! `text` itself, last, so that the long option list of the full set is a prefix shared by
-//! every text of a task (the prefix cache computes it once). The answer is the option's name,
+//! The document gives no prompt text. What a request holds, in its words: "Typed decision
+//! models evaluate a text against caller-defined answer options and return structured
+//! decisions and option scores", and "Natural and neutral names retain the same option
+//! descriptions and order". So a request shows the text and the options (each option's name
+//! and description) and nothing else of the catalogue: no task id, no label id under neutral
+//! names, no provenance (the catalogue's `text_kind` and `source` are bookkeeping). The
+//! layout is ours and documented in the README's silent choices: one user message holding a
+//! JSON object with `question` (the fixed [`QUESTION`]), `options` (`name` and
+//! `description`, in display order, the none option last), `response_format` and the `text`
+//! itself, last, so that the long option list of the full set is a prefix shared by every
+//! text of a task (the prefix cache computes it once). The answer is the option's name,
 //! scored exactly over the offered names at the prompt boundary: "option scores" over
-//! "caller-defined answer options". The instruction is the same with and without the none
-//! option; only the offered options differ ("Adding an explicit none option provides a
-//! rejection channel").
+//! "caller-defined answer options". The instruction is the same for every task, with and
+//! without the none option; only the offered options differ ("Adding an explicit none option
+//! provides a rejection channel").
+//!
+//! **The pair's closing rule.** A name whose tokens prefix another offered name's is closed
+//! with the end-of-turn token (every option of the request then is), so that the options are
+//! disjoint events. Decided per request, that rule could close a present set and not its
+//! absent twin (only one of them holds the prefixing name), scoring the two sets of a pair
+//! differently although "Present/absent candidate sets have the same ordinary count" and
+//! differ only by the reference. Each request of a pair therefore names the other set's
+//! differing name in its `closing_context`: the closing rule sees the pair's names together,
+//! and both sets are closed, or neither.
 
 use serde_json::{json, Map, Value};
 
 use c2s_records::coverage::CaseError;
 use c2s_records::{
-    Contract, CoverageCase, CoverageCatalogue, DecisionSpec, Decoding, Request, RequestOption,
-    SetKind,
+    Contract, CoverageCase, CoverageCatalogue, CoverageSize, DecisionSpec, Decoding, Request,
+    RequestOption, SetKind,
 };
 
-/// The instruction; `{text_kind}` is the catalogue's description of its texts.
-pub fn question(catalogue: &CoverageCatalogue) -> String {
-    format!(
-        "Classify the text, one of {}. Select the option whose description fits the text.",
-        catalogue.text_kind
-    )
-}
+/// The instruction, the same for every task and request: nothing of the catalogue but the
+/// options' names and descriptions reaches a request.
+pub const QUESTION: &str = "Classify the text. Select the option whose description fits the text.";
 
 pub const RESPONSE_FORMAT: &str = "Output only the name of the selected option.";
 
 /// The decision specs a case runs under: the full set (when asked) and the present/absent
-/// pair of every size in `ks` the case holds, each under every name variant and none choice.
+/// pair of every size in `ks` (resolved for the case's task) the case holds, each under every
+/// name variant and none choice.
 pub fn decision_specs(
     case: &CoverageCase,
     catalogue: &CoverageCatalogue,
-    ks: &[usize],
+    ks: &[CoverageSize],
     names: &[c2s_records::NameVariant],
     none: &[bool],
     full_set: bool,
@@ -54,6 +64,10 @@ pub fn decision_specs(
             });
         }
     }
+    let ks: Vec<usize> = ks
+        .iter()
+        .map(|k| k.resolve(catalogue.labels.len()))
+        .collect();
     for s in &case.sets {
         if !ks.contains(&s.k) {
             continue;
@@ -103,7 +117,32 @@ pub fn render_coverage_request(
             value: l.clone(),
         });
     }
-    let question = question(catalogue);
+    // The pair's other set differs in one slot: its label's name joins the closing rule.
+    let twin = match spec.set {
+        SetKind::Full => None,
+        SetKind::Present | SetKind::Absent => {
+            let s = case
+                .sets
+                .iter()
+                .find(|s| s.k == spec.k)
+                .ok_or_else(|| err("sets", format!("no candidate sets of size {}", spec.k)))?;
+            s.present
+                .iter()
+                .zip(&s.absent)
+                .find(|(p, a)| p != a)
+                .map(|(p, a)| if spec.set == SetKind::Present { a } else { p })
+        }
+    };
+    let closing_context = match twin {
+        Some(l) => {
+            let entry = index
+                .get(l.as_str())
+                .ok_or_else(|| err("sets", format!("`{l}` is not in the catalogue")))?;
+            vec![spec.names.name_of(entry).to_string()]
+        }
+        None => Vec::new(),
+    };
+    let question = QUESTION.to_string();
     let mut user = Map::new();
     user.insert("question".into(), json!(question));
     user.insert("options".into(), Value::Array(shown));
@@ -124,6 +163,7 @@ pub fn render_coverage_request(
         options,
         contract: Contract::ScoredCode,
         decoding: Decoding::Score,
+        closing_context,
     };
     request.request_id = request.derive_id();
     Ok(request)
@@ -244,6 +284,49 @@ mod tests {
         assert_eq!(diff, [0]);
         assert_eq!(p.options[0].value, "b");
         assert_eq!(p.instruction, a.instruction);
+        // Each names the other's differing option for the closing rule: the pair's names
+        // are closed together.
+        assert_eq!(p.closing_context, ["c"]);
+        assert_eq!(a.closing_context, ["b"]);
+        let neutral =
+            render_coverage_request(&c, &cat, &spec(SetKind::Absent, NameVariant::Neutral, true))
+                .unwrap();
+        assert_eq!(neutral.closing_context, ["class_1"]);
+        assert_ne!(p.request_id, {
+            let mut q = p.clone();
+            q.closing_context.clear();
+            q.derive_id()
+        });
+    }
+
+    /// No catalogue metadata but option names and descriptions reaches a request: not the
+    /// text kind, the source, the task id, nor (under neutral names) the label ids.
+    #[test]
+    fn a_request_holds_the_text_and_the_options_and_nothing_else_of_the_catalogue() {
+        let mut cat = catalogue();
+        cat.text_kind = "bookkeeping text kind".into();
+        cat.source = "bookkeeping source".into();
+        let c = case();
+        for set in [SetKind::Full, SetKind::Present, SetKind::Absent] {
+            for names in [NameVariant::Natural, NameVariant::Neutral] {
+                let r = render_coverage_request(&c, &cat, &spec(set, names, true)).unwrap();
+                let v: Value = serde_json::from_str(&r.user).unwrap();
+                assert_eq!(v["question"], QUESTION);
+                assert_eq!(v["response_format"], RESPONSE_FORMAT);
+                assert_eq!(v["text"], c.text);
+                for o in v["options"].as_array().unwrap() {
+                    let keys: Vec<&String> = o.as_object().unwrap().keys().collect();
+                    assert_eq!(keys, ["name", "description"]);
+                }
+                assert!(!r.user.contains("bookkeeping"), "{}", r.user);
+                assert_eq!(r.instruction, QUESTION);
+                if names == NameVariant::Neutral {
+                    for l in &cat.labels {
+                        assert!(!r.user.contains(&format!("\"{}\"", l.label)), "{}", r.user);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -255,7 +338,7 @@ mod tests {
         let specs = decision_specs(
             &c,
             &cat,
-            &[2],
+            &[CoverageSize::Fixed(2)],
             &[NameVariant::Natural, NameVariant::Neutral],
             &[false, true],
             true,
@@ -269,14 +352,38 @@ mod tests {
         let specs = decision_specs(
             &calibration,
             &cat,
-            &[2],
+            &[CoverageSize::Fixed(2)],
             &[NameVariant::Natural, NameVariant::Neutral],
             &[false, true],
             true,
         );
         assert_eq!(specs.len(), 2 * 2 * 2, "no full set for calibration texts");
-        let none = decision_specs(&c, &cat, &[8], &[NameVariant::Natural], &[false], false);
+        let none = decision_specs(
+            &c,
+            &cat,
+            &[CoverageSize::Fixed(8)],
+            &[NameVariant::Natural],
+            &[false],
+            false,
+        );
         assert!(none.is_empty());
+        // All but the reference: k = L − 1 = 3 for four labels (the case holds no such pair).
+        let mut abr = c.clone();
+        abr.sets.push(CandidateSets {
+            k: 3,
+            present: vec!["a".into(), "b".into(), "d".into()],
+            absent: vec!["a".into(), "c".into(), "d".into()],
+        });
+        let specs = decision_specs(
+            &abr,
+            &cat,
+            &[CoverageSize::AllButReference],
+            &[NameVariant::Natural],
+            &[false],
+            false,
+        );
+        assert_eq!(specs.len(), 2);
+        assert!(specs.iter().all(|s| s.k == 3));
         let e = render_coverage_request(
             &c,
             &cat,

@@ -198,6 +198,7 @@ pub fn render_dialogue_request(
         options,
         contract,
         decoding,
+        closing_context: Vec::new(),
     };
     request.request_id = request.derive_id();
     Ok(request)
@@ -508,7 +509,7 @@ impl DialogueRun {
                 }
             }
             Ok(r) => match &r.answer {
-                Answer::Scored { probabilities } => {
+                Answer::Scored { probabilities, .. } => {
                     let field = &pending.fields[0];
                     let values = legal(field);
                     let best = crate::scoring::argmax_first(probabilities);
@@ -789,7 +790,10 @@ mod tests {
     fn scored(r: &Request, probabilities: Vec<f64>) -> Response {
         Response {
             request_id: r.request_id.clone(),
-            answer: Answer::Scored { probabilities },
+            answer: Answer::Scored {
+                probabilities,
+                raw: None,
+            },
             prompt_tokens: 100,
             completion_tokens: 0,
             latency_ms: 1.0,

@@ -5,6 +5,7 @@
 pub mod canonical;
 pub mod controller;
 pub mod coverage;
+pub mod coverage_audit;
 pub mod dialogue;
 pub mod intervention;
 pub mod options;

@@ -216,6 +216,7 @@ mod tests {
             options: vec![],
             contract: Contract::ScoredCode,
             decoding: Decoding::Score,
+            closing_context: Vec::new(),
         }
     }
 

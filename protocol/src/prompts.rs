@@ -477,6 +477,7 @@ pub fn render_request(
         options,
         contract: spec.contract,
         decoding: decoding(spec),
+        closing_context: Vec::new(),
     };
     request.request_id = request.derive_id();
     request

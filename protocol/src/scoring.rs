@@ -72,7 +72,7 @@ pub fn parse_answer(
 ) -> Result<ParsedAnswer, ScoringError> {
     let options = &request.options;
     match (request.contract, answer) {
-        (Contract::ScoredCode, Answer::Scored { probabilities }) => {
+        (Contract::ScoredCode, Answer::Scored { probabilities, .. }) => {
             if probabilities.len() != options.len() {
                 return Err(ScoringError::ProbabilityCount {
                     got: probabilities.len(),
@@ -199,6 +199,7 @@ mod tests {
             ],
             contract,
             decoding: Decoding::Greedy { max_new_tokens: 8 },
+            closing_context: Vec::new(),
         }
     }
 
@@ -217,6 +218,7 @@ mod tests {
             &r,
             &Answer::Scored {
                 probabilities: vec![0.2, 0.4, 0.4],
+                raw: None,
             },
             "9",
             true,
@@ -230,6 +232,7 @@ mod tests {
             &r,
             &Answer::Scored {
                 probabilities: vec![0.1, 0.1, 0.8],
+                raw: None,
             },
             "9",
             true,
@@ -240,7 +243,8 @@ mod tests {
         assert!(parse_answer(
             &r,
             &Answer::Scored {
-                probabilities: vec![0.5, 0.5]
+                probabilities: vec![0.5, 0.5],
+                raw: None,
             },
             "9",
             true,

@@ -39,7 +39,10 @@ fn scored(req: &Request, value: &str) -> Response {
     };
     Response {
         request_id: req.request_id.clone(),
-        answer: Answer::Scored { probabilities },
+        answer: Answer::Scored {
+            probabilities,
+            raw: None,
+        },
         prompt_tokens: 100,
         completion_tokens: 1,
         latency_ms: 1.0,

@@ -16,6 +16,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::request::OptionLogprobs;
+
 /// The label id of the none option (never an ordinary label).
 pub const NONE_LABEL: &str = "none";
 
@@ -164,6 +166,132 @@ impl NameVariant {
     }
 }
 
+/// An ordinary set size of `[coverage] ks`: a number, or every label but the reference
+/// (`"all_but_reference"`, L − 1 for a task of L labels: "DBpedia $k=13$" is DBpedia-14's
+/// classes but the reference), resolved per task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CoverageSize {
+    Fixed(usize),
+    AllButReference,
+}
+
+impl CoverageSize {
+    pub const ALL_BUT_REFERENCE: &'static str = "all_but_reference";
+
+    /// The size for a task of `labels` ordinary labels.
+    pub fn resolve(self, labels: usize) -> usize {
+        match self {
+            CoverageSize::Fixed(k) => k,
+            CoverageSize::AllButReference => labels.saturating_sub(1),
+        }
+    }
+}
+
+impl fmt::Display for CoverageSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CoverageSize::Fixed(k) => write!(f, "{k}"),
+            CoverageSize::AllButReference => f.write_str(Self::ALL_BUT_REFERENCE),
+        }
+    }
+}
+
+impl Serialize for CoverageSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CoverageSize::Fixed(k) => s.serialize_u64(*k as u64),
+            CoverageSize::AllButReference => s.serialize_str(Self::ALL_BUT_REFERENCE),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CoverageSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Name(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(k) => Ok(CoverageSize::Fixed(k as usize)),
+            Raw::Name(n) if n == Self::ALL_BUT_REFERENCE => Ok(CoverageSize::AllButReference),
+            Raw::Name(n) => Err(serde::de::Error::custom(format!(
+                "unknown size `{n}` (a number, or `{}`)",
+                Self::ALL_BUT_REFERENCE
+            ))),
+        }
+    }
+}
+
+/// How an option's score is read from its tokens' log-probabilities before the options are
+/// normalized. The document's interface returns "option scores" over "caller-defined answer
+/// options" and states no aggregation; the default is the probability of the whole name
+/// (its tokens' log-probabilities summed), the others are named alternatives.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoringRule {
+    /// Log-probability of the whole name: its tokens' log-probabilities summed.
+    #[default]
+    Summed,
+    /// Mean log-probability per token (the closing end token counts as a token).
+    MeanPerToken,
+    /// Log-probability of the first token only (names sharing it tie).
+    FirstToken,
+}
+
+impl ScoringRule {
+    pub const ALL: [ScoringRule; 3] = [
+        ScoringRule::Summed,
+        ScoringRule::MeanPerToken,
+        ScoringRule::FirstToken,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScoringRule::Summed => "summed",
+            ScoringRule::MeanPerToken => "mean_per_token",
+            ScoringRule::FirstToken => "first_token",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ScoringRule> {
+        ScoringRule::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// Each option's score under the rule (`None` when an option has no token).
+    pub fn scores(self, token_logprobs: &[Vec<f64>]) -> Option<Vec<f64>> {
+        token_logprobs
+            .iter()
+            .map(|t| match self {
+                ScoringRule::Summed => (!t.is_empty()).then(|| t.iter().sum()),
+                ScoringRule::MeanPerToken => {
+                    (!t.is_empty()).then(|| t.iter().sum::<f64>() / t.len() as f64)
+                }
+                ScoringRule::FirstToken => t.first().copied(),
+            })
+            .collect()
+    }
+
+    /// The options' distribution under the rule: softmax of [`ScoringRule::scores`].
+    pub fn probabilities(self, token_logprobs: &[Vec<f64>]) -> Option<Vec<f64>> {
+        self.scores(token_logprobs).map(|s| softmax(&s))
+    }
+}
+
+/// `exp(x_i − max) / Σ exp(x_j − max)`; all −∞ gives a uniform distribution.
+pub fn softmax(x: &[f64]) -> Vec<f64> {
+    let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() {
+        return vec![1.0 / x.len().max(1) as f64; x.len()];
+    }
+    let e: Vec<f64> = x.iter().map(|v| (v - max).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.into_iter().map(|v| v / s).collect()
+}
+
 /// What one request of a case offers: `present/k4/natural/none`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DecisionSpec {
@@ -212,6 +340,15 @@ pub struct Decision {
     pub latency_ms: f64,
     /// Why the request failed (the decision then counts as missing, never as a rejection).
     pub error: Option<String>,
+    /// Ordinary labels of the task (L; `None` in decisions written before it was kept): a
+    /// present/absent decision with k = L − 1 offers every label but the reference or one
+    /// other ("all_but_reference").
+    pub task_labels: Option<u32>,
+    /// The rule that turned the engine's log-likelihoods into `probabilities`.
+    pub scoring: ScoringRule,
+    /// The engine's raw log-likelihoods, aligned with `labels` (`None` when the request
+    /// failed, or in decisions written before they were kept).
+    pub raw: Option<OptionLogprobs>,
 }
 
 /// Scores of a decision's ordinary options (the none option excluded, the rest renormalized).
@@ -226,6 +363,28 @@ pub struct OrdinaryScores {
 }
 
 impl Decision {
+    /// Whether the decision offers every label but the reference (absent) or one other
+    /// (present): k = L − 1.
+    pub fn all_but_reference(&self) -> bool {
+        self.spec.set != SetKind::Full
+            && self
+                .task_labels
+                .is_some_and(|l| self.spec.k + 1 == l as usize)
+    }
+
+    /// The decision with its probabilities recomputed from the raw token log-likelihoods
+    /// under `rule` (`None` when it has none, or they do not align with its labels).
+    pub fn rescored(&self, rule: ScoringRule) -> Option<Decision> {
+        let raw = self.raw.as_ref()?;
+        if self.error.is_some() || !raw.aligned(self.labels.len()) {
+            return None;
+        }
+        let mut d = self.clone();
+        d.probabilities = rule.probabilities(&raw.token_logprobs)?;
+        d.scoring = rule;
+        Some(d)
+    }
+
     /// The offered label with the largest probability (first in display order on ties), or
     /// `None` when the request failed.
     pub fn choice(&self) -> Option<&str> {
@@ -606,6 +765,9 @@ mod tests {
             prompt_tokens: 0,
             latency_ms: 0.0,
             error: None,
+            task_labels: Some(5),
+            scoring: ScoringRule::Summed,
+            raw: None,
         };
         assert_eq!(d.choice(), Some(NONE_LABEL));
         assert_eq!(d.rejected(), Some(true));
@@ -616,5 +778,75 @@ mod tests {
         assert!((s.margin - 0.5).abs() < 1e-12);
         let h = -(0.75f64 * 0.75f64.ln() + 0.25 * 0.25f64.ln());
         assert!((s.entropy - h).abs() < 1e-12);
+        assert!(!d.all_but_reference());
+        assert!(
+            d.rescored(ScoringRule::FirstToken).is_none(),
+            "no raw scores"
+        );
+    }
+
+    /// The rules read the same tokens differently: a long name loses under the sum and can
+    /// win per token; first-token scoring ties names that share their first token.
+    #[test]
+    fn scoring_rules_read_the_token_log_probabilities() {
+        let tokens = vec![vec![-1.0], vec![-0.5, -0.3, -0.3, -0.3], vec![-0.5, -3.0]];
+        let summed = ScoringRule::Summed.scores(&tokens).unwrap();
+        assert!((summed[1] + 1.4).abs() < 1e-12 && summed[0] == -1.0 && summed[2] == -3.5);
+        let mean = ScoringRule::MeanPerToken.scores(&tokens).unwrap();
+        assert!((mean[1] + 0.35).abs() < 1e-12);
+        assert_eq!(
+            ScoringRule::FirstToken.scores(&tokens).unwrap(),
+            [-1.0, -0.5, -0.5]
+        );
+        let p = ScoringRule::Summed.probabilities(&tokens).unwrap();
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!(ScoringRule::Summed.scores(&[vec![]]).is_none());
+        assert_eq!(
+            ScoringRule::parse("mean_per_token"),
+            Some(ScoringRule::MeanPerToken)
+        );
+        let d = Decision {
+            case_id: "x".into(),
+            task: "t".into(),
+            split: CoverageSplit::Test,
+            reference: "a".into(),
+            spec: DecisionSpec {
+                set: SetKind::Absent,
+                k: 3,
+                names: NameVariant::Natural,
+                with_none: false,
+            },
+            labels: vec!["b".into(), "c".into(), "d".into()],
+            probabilities: vec![0.2, 0.5, 0.3],
+            request_id: "r".into(),
+            model: "m".into(),
+            prompt_tokens: 0,
+            latency_ms: 0.0,
+            error: None,
+            task_labels: Some(4),
+            scoring: ScoringRule::Summed,
+            raw: Some(OptionLogprobs {
+                logprobs: summed.clone(),
+                token_logprobs: tokens.clone(),
+            }),
+        };
+        assert!(d.all_but_reference());
+        let m = d.rescored(ScoringRule::MeanPerToken).unwrap();
+        assert_eq!(m.scoring, ScoringRule::MeanPerToken);
+        assert_eq!(m.choice(), Some("c"));
+        assert_eq!(d.rescored(ScoringRule::Summed).unwrap().choice(), Some("b"));
+    }
+
+    #[test]
+    fn sizes_read_numbers_and_all_but_reference() {
+        let v: Vec<CoverageSize> = serde_json::from_str(r#"[4, "all_but_reference"]"#).unwrap();
+        assert_eq!(v, [CoverageSize::Fixed(4), CoverageSize::AllButReference]);
+        assert_eq!(v[1].resolve(14), 13);
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"[4,"all_but_reference"]"#
+        );
+        let e = serde_json::from_str::<CoverageSize>(r#""all""#).unwrap_err();
+        assert!(e.to_string().contains("all_but_reference"), "{e}");
     }
 }

@@ -18,8 +18,8 @@ pub use arm::{
     SupportSet, Template,
 };
 pub use coverage::{
-    parse_case, CandidateSets, CoverageCase, CoverageCatalogue, CoverageLabel, CoverageSplit,
-    Decision, DecisionSpec, NameVariant, SetKind, NONE_LABEL,
+    parse_case, CandidateSets, CoverageCase, CoverageCatalogue, CoverageLabel, CoverageSize,
+    CoverageSplit, Decision, DecisionSpec, NameVariant, ScoringRule, SetKind, NONE_LABEL,
 };
 pub use dialogue::{
     parse_dialogue, CategoricalSlot, Dialogue, DialogueArm, DialogueContract, DialogueError,
@@ -35,8 +35,8 @@ pub use item::{
 };
 pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
 pub use request::{
-    Answer, Decoding, FinishReason, Request, RequestOption, Response, BUDGET_CHARACTER,
-    BUDGET_DIALOGUE, BUDGET_STRING,
+    Answer, Decoding, FinishReason, OptionLogprobs, Request, RequestOption, Response,
+    BUDGET_CHARACTER, BUDGET_DIALOGUE, BUDGET_STRING,
 };
 pub use trajectory::{
     Confidence, Membership, PairedOutcome, ResponseClass, StepRecord, StopCategory, StopOutcome,

@@ -53,6 +53,12 @@ pub struct Request {
     pub options: Vec<RequestOption>,
     pub contract: Contract,
     pub decoding: Decoding,
+    /// Names that are not offered but count in the end-token closing rule of the scored
+    /// options as if they were (see `ModelTokenizer::option_tokens`): a candidate-coverage
+    /// request lists its pair's other set's differing name here, so that a present set and
+    /// its absent twin are closed, or not, together. Empty for every other request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closing_context: Vec<String>,
 }
 
 impl Request {
@@ -78,6 +84,14 @@ impl Request {
             h.update(b"\x03");
         }
         h.update(format!("{:?}|{:?}", self.contract, self.decoding).as_bytes());
+        // Only requests that have a closing context hash it: every other key is unchanged.
+        if !self.closing_context.is_empty() {
+            h.update(b"\x04closing");
+            for name in &self.closing_context {
+                h.update(b"\x02");
+                h.update(name.as_bytes());
+            }
+        }
         hex::encode(h.finalize())
     }
 
@@ -116,14 +130,43 @@ pub enum FinishReason {
 /// What the model returned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Answer {
-    /// Probabilities aligned with the request's options (sum 1), natural-log based.
-    Scored { probabilities: Vec<f64> },
+    /// Probabilities aligned with the request's options (sum 1), natural-log based, and the
+    /// engine's raw log-likelihoods behind them (`None` in answers recorded before they were
+    /// kept).
+    Scored {
+        probabilities: Vec<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<OptionLogprobs>,
+    },
     /// Greedy text.
     Generated {
         text: String,
         finish_reason: FinishReason,
         truncated: bool,
     },
+}
+
+/// The raw scores of a scored answer, aligned with the request's options: what the engine
+/// computed before normalizing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptionLogprobs {
+    /// Natural-log probability of each option's token sequence (summed over its tokens).
+    pub logprobs: Vec<f64>,
+    /// Natural-log probability of each token of each option, in order (an end-of-turn token
+    /// closing the option included): `logprobs[i]` is the sum of `token_logprobs[i]`.
+    pub token_logprobs: Vec<Vec<f64>>,
+}
+
+impl OptionLogprobs {
+    /// Tokens of each option (the closing end token included).
+    pub fn token_counts(&self) -> Vec<u32> {
+        self.token_logprobs.iter().map(|t| t.len() as u32).collect()
+    }
+
+    /// Whether the two lists align with `options` options.
+    pub fn aligned(&self, options: usize) -> bool {
+        self.logprobs.len() == options && self.token_logprobs.len() == options
+    }
 }
 
 /// A model response with its costs.

@@ -99,6 +99,21 @@ pub(crate) fn opt_list_f64<'a>(v: impl IntoIterator<Item = Option<&'a [f64]>>) -
     Arc::new(b.finish())
 }
 
+pub(crate) fn opt_list_u32<'a>(v: impl IntoIterator<Item = Option<&'a [u32]>>) -> ArrayRef {
+    let mut b = ListBuilder::new(arrow::array::UInt32Builder::new())
+        .with_field(item_field(DataType::UInt32));
+    for list in v {
+        match list {
+            Some(list) => {
+                b.values().append_slice(list);
+                b.append(true);
+            }
+            None => b.append(false),
+        }
+    }
+    Arc::new(b.finish())
+}
+
 pub(crate) fn list_bool<'a>(v: impl IntoIterator<Item = &'a [bool]>) -> ArrayRef {
     let mut b = ListBuilder::new(BooleanBuilder::new()).with_field(item_field(DataType::Boolean));
     for list in v {
@@ -275,6 +290,17 @@ impl<'a> Cols<'a> {
     pub(crate) fn opt_list_f64(&self, name: &str) -> Result<Vec<Option<Vec<f64>>>, RowError> {
         self.opt_list(name, |values| {
             let p = values.as_primitive_opt::<Float64Type>()?;
+            Some(
+                p.iter()
+                    .map(|x| x.ok_or_else(|| "null element".into()))
+                    .collect(),
+            )
+        })
+    }
+
+    pub(crate) fn opt_list_u32(&self, name: &str) -> Result<Vec<Option<Vec<u32>>>, RowError> {
+        self.opt_list(name, |values| {
+            let p = values.as_primitive_opt::<UInt32Type>()?;
             Some(
                 p.iter()
                     .map(|x| x.ok_or_else(|| "null element".into()))

@@ -1,7 +1,9 @@
 //! The `decisions` dataset of a candidate-coverage run: one row per scored request of a case
 //! (a candidate set under a name variant, with or without the none option). The derived
 //! columns (choice, rejection, coverage scores) are written for Arrow users; the statistics
-//! recompute them from `labels` and `probabilities`.
+//! recompute them from `labels` and `probabilities`. The engine's raw log-likelihoods
+//! (`option_logprobs`, and each option's tokens in `option_token_counts` /
+//! `option_token_logprobs`) were added later: parts written before read them as null.
 
 use std::sync::Arc;
 
@@ -9,7 +11,10 @@ use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 
-use c2s_records::{CoverageSplit, Decision, DecisionSpec, NameVariant, SetKind, NONE_LABEL};
+use c2s_records::{
+    CoverageSplit, Decision, DecisionSpec, NameVariant, OptionLogprobs, ScoringRule, SetKind,
+    NONE_LABEL,
+};
 
 use crate::columns::{self as col, field, list_field, next, Cols};
 use crate::error::RowError;
@@ -27,6 +32,60 @@ impl From<Decision> for DecisionRow {
 
 fn bad(column: &str, value: &str) -> RowError {
     RowError::new(column, format!("unknown value `{value}`"))
+}
+
+/// The three raw-score columns of `raw`: per-option sums, per-option token counts, and every
+/// option's token log-probabilities one after the other.
+pub(crate) fn raw_columns(raw: Option<&OptionLogprobs>) -> (Option<Vec<u32>>, Option<Vec<f64>>) {
+    match raw {
+        Some(r) => (
+            Some(r.token_counts()),
+            Some(r.token_logprobs.iter().flatten().copied().collect()),
+        ),
+        None => (None, None),
+    }
+}
+
+/// Raw scores from their columns (all null: none; partly null or inconsistent: an error).
+pub(crate) fn raw_from_columns(
+    logprobs: Option<Vec<f64>>,
+    counts: Option<Vec<u32>>,
+    flat: Option<Vec<f64>>,
+) -> Result<Option<OptionLogprobs>, RowError> {
+    match (logprobs, counts, flat) {
+        (None, None, None) => Ok(None),
+        (Some(logprobs), Some(counts), Some(flat)) => {
+            let total: usize = counts.iter().map(|&c| c as usize).sum();
+            if counts.len() != logprobs.len() || total != flat.len() {
+                return Err(RowError::new(
+                    "option_token_logprobs",
+                    format!(
+                        "{} token log-probabilities for token counts summing to {total} over {} options ({} option log-probabilities)",
+                        flat.len(),
+                        counts.len(),
+                        logprobs.len()
+                    ),
+                ));
+            }
+            let mut at = 0;
+            let token_logprobs = counts
+                .iter()
+                .map(|&c| {
+                    let t = flat[at..at + c as usize].to_vec();
+                    at += c as usize;
+                    t
+                })
+                .collect();
+            Ok(Some(OptionLogprobs {
+                logprobs,
+                token_logprobs,
+            }))
+        }
+        _ => Err(RowError::new(
+            "option_logprobs",
+            "option_logprobs, option_token_counts and option_token_logprobs must be all null or all set",
+        )),
+    }
 }
 
 impl Row for DecisionRow {
@@ -60,6 +119,11 @@ impl Row for DecisionRow {
             field("prompt_tokens", UInt32, false),
             field("latency_ms", Float64, false),
             field("error", Utf8, true),
+            field("task_labels", UInt32, true),
+            field("scoring", Utf8, true),
+            list_field("option_logprobs", Float64, true),
+            list_field("option_token_counts", UInt32, true),
+            list_field("option_token_logprobs", Float64, true),
         ]))
     }
 
@@ -68,6 +132,7 @@ impl Row for DecisionRow {
         let answered = |x: &Decision| x.error.is_none() && !x.probabilities.is_empty();
         let scores: Vec<_> = d.iter().map(|x| x.ordinary_scores()).collect();
         let arms: Vec<String> = d.iter().map(|x| x.spec.label()).collect();
+        let raws: Vec<_> = d.iter().map(|x| raw_columns(x.raw.as_ref())).collect();
         RecordBatch::try_new(
             Self::schema(),
             vec![
@@ -99,6 +164,14 @@ impl Row for DecisionRow {
                 col::u32s(d.iter().map(|x| x.prompt_tokens)),
                 col::f64s(d.iter().map(|x| x.latency_ms)),
                 col::opt_utf8(d.iter().map(|x| x.error.as_deref())),
+                col::opt_u32s(d.iter().map(|x| x.task_labels)),
+                col::opt_utf8(d.iter().map(|x| Some(x.scoring.as_str()))),
+                col::opt_list_f64(
+                    d.iter()
+                        .map(|x| x.raw.as_ref().map(|r| r.logprobs.as_slice())),
+                ),
+                col::opt_list_u32(raws.iter().map(|r| r.0.as_deref())),
+                col::opt_list_f64(raws.iter().map(|r| r.1.as_deref())),
             ],
         )
     }
@@ -120,11 +193,27 @@ impl Row for DecisionRow {
         let mut prompt_tokens = c.u32("prompt_tokens")?.into_iter();
         let mut latency_ms = c.f64("latency_ms")?.into_iter();
         let mut error = c.opt_utf8("error")?.into_iter();
+        let mut task_labels = c.opt_u32("task_labels")?.into_iter();
+        let mut scoring = c.opt_utf8("scoring")?.into_iter();
+        let mut option_logprobs = c.opt_list_f64("option_logprobs")?.into_iter();
+        let mut option_token_counts = c.opt_list_u32("option_token_counts")?.into_iter();
+        let mut option_token_logprobs = c.opt_list_f64("option_token_logprobs")?.into_iter();
         let mut out = Vec::with_capacity(c.len());
         for _ in 0..c.len() {
             let sp: String = next(&mut split);
             let st: String = next(&mut set);
             let nm: String = next(&mut names);
+            // Parts written before the rule was recorded were scored by summing.
+            let rule: Option<String> = next(&mut scoring);
+            let rule = match rule {
+                None => ScoringRule::Summed,
+                Some(r) => ScoringRule::parse(&r).ok_or_else(|| bad("scoring", &r))?,
+            };
+            let raw = raw_from_columns(
+                next(&mut option_logprobs),
+                next(&mut option_token_counts),
+                next(&mut option_token_logprobs),
+            )?;
             out.push(DecisionRow(Decision {
                 model: next(&mut model),
                 case_id: next(&mut case_id),
@@ -143,6 +232,9 @@ impl Row for DecisionRow {
                 prompt_tokens: next(&mut prompt_tokens),
                 latency_ms: next(&mut latency_ms),
                 error: next(&mut error),
+                task_labels: next(&mut task_labels),
+                scoring: rule,
+                raw,
             }));
         }
         Ok(out)

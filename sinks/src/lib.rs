@@ -40,8 +40,8 @@ pub use decisions::DecisionRow;
 pub use dialogue::FieldTurnRow;
 pub use error::{RowError, SinkError};
 pub use manifest::{
-    file_sha256, now_ms, read_manifest, write_manifest, Manifest, SourceFile, MANIFEST_FILE,
-    MANIFEST_FORMAT,
+    file_sha256, now_ms, read_manifest, write_manifest, Manifest, RunState, RunStatus, SourceFile,
+    MANIFEST_FILE, MANIFEST_FORMAT,
 };
 pub use metrics::MetricsRow;
 pub use outcomes::OutcomeRow;

@@ -114,6 +114,69 @@ pub struct Manifest {
     /// When each resume started (ms since the Unix epoch).
     #[serde(default)]
     pub resumed_at_ms: Vec<u64>,
+    /// How the latest process of the run ended (absent in manifests of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<RunStatus>,
+}
+
+/// Where a run stands, as its latest `choice2seq run` recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Written when a process starts: a manifest that still says so after the process is gone
+    /// belongs to a killed run (resume it).
+    Running,
+    /// Every item was processed and the model did its job.
+    Completed,
+    /// Stopped by Ctrl-C or SIGTERM after finishing the items in flight (resume to go on).
+    Stopped,
+    /// The run could not do its job: see `reason` and `exit_code`.
+    Failed,
+}
+
+/// The status of a run: its state and what its latest process counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunStatus {
+    pub state: RunState,
+    /// The process's exit status (absent while running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<u8>,
+    /// Why the run stopped or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Model requests the engine answered and failed (each computed request once; answers
+    /// replayed from an earlier attempt or shared by identical requests are not counted).
+    pub requests_answered: u64,
+    pub requests_failed: u64,
+    /// Records that went to `rejects/` (bad input, engine and controller failures).
+    pub rejected: u64,
+    /// Units completed by this process: trajectories, coverage decisions or dialogue runs.
+    pub completed: u64,
+    /// The most common engine error and how many requests failed with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub most_common_error: Option<String>,
+    #[serde(default)]
+    pub most_common_error_count: u64,
+    /// When the status was written (ms since the Unix epoch).
+    pub at_ms: u64,
+}
+
+impl RunStatus {
+    /// The status of a process that has just started.
+    pub fn running() -> RunStatus {
+        RunStatus {
+            state: RunState::Running,
+            exit_code: None,
+            reason: None,
+            requests_answered: 0,
+            requests_failed: 0,
+            rejected: 0,
+            completed: 0,
+            most_common_error: None,
+            most_common_error_count: 0,
+            at_ms: now_ms(),
+        }
+    }
 }
 
 impl Manifest {
@@ -140,6 +203,7 @@ impl Manifest {
             profile: option_env!("C2S_SINKS_PROFILE").map(str::to_string),
             resumed: 0,
             resumed_at_ms: Vec::new(),
+            status: None,
         }
     }
 

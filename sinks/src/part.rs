@@ -248,6 +248,12 @@ impl<R: Row> PartWriter<R> {
         Ok(Some(path))
     }
 
+    /// Drops the buffered rows unwritten (after giving up on writing them).
+    pub fn discard(&mut self) {
+        self.rows.clear();
+        self.first_at = None;
+    }
+
     /// Rolls whatever is left (call at the end of a run).
     pub fn finish(&mut self) -> Result<Option<PathBuf>, SinkError> {
         self.roll()

@@ -197,6 +197,9 @@ const ANSWER_COLUMNS: &[&str] = &[
     "latency_ms",
     "cached",
     "error",
+    "option_logprobs",
+    "option_token_counts",
+    "option_token_logprobs",
 ];
 
 /// `(prompt_key, Response)` of every answered request, in file order, for resume. Rows of
@@ -220,6 +223,15 @@ pub fn read_request_answers(dir: &Path) -> Result<Vec<(String, Response)>, SinkE
             let mut latency_ms = c.f64("latency_ms").map_err(&err)?.into_iter();
             let mut cached = c.bool("cached").map_err(&err)?.into_iter();
             let mut error = c.opt_utf8("error").map_err(&err)?.into_iter();
+            let mut option_logprobs = c.opt_list_f64("option_logprobs").map_err(&err)?.into_iter();
+            let mut option_token_counts = c
+                .opt_list_u32("option_token_counts")
+                .map_err(&err)?
+                .into_iter();
+            let mut option_token_logprobs = c
+                .opt_list_f64("option_token_logprobs")
+                .map_err(&err)?
+                .into_iter();
             for i in 0..c.len() {
                 let row = RequestRow {
                     request_id: next(&mut request_id),
@@ -233,6 +245,9 @@ pub fn read_request_answers(dir: &Path) -> Result<Vec<(String, Response)>, SinkE
                     latency_ms: next(&mut latency_ms),
                     cached: next(&mut cached),
                     error: next(&mut error),
+                    option_logprobs: next(&mut option_logprobs),
+                    option_token_counts: next(&mut option_token_counts),
+                    option_token_logprobs: next(&mut option_token_logprobs),
                     ..RequestRow::default()
                 };
                 if row.error.is_some() {

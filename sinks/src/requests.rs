@@ -59,6 +59,14 @@ pub struct RequestRow {
     pub cached: bool,
     /// Failed requests: the error; such rows carry no answer.
     pub error: Option<String>,
+    /// Scored answers: the engine's natural-log probability of each option (summed over its
+    /// tokens); null for generated answers, failures and rows written before it was kept.
+    pub option_logprobs: Option<Vec<f64>>,
+    /// Scored answers: each option's tokens (a closing end token included).
+    pub option_token_counts: Option<Vec<u32>>,
+    /// Scored answers: every option's token log-probabilities, one option after the other
+    /// (split by `option_token_counts`).
+    pub option_token_logprobs: Option<Vec<f64>>,
 }
 
 impl RequestRow {
@@ -75,8 +83,12 @@ impl RequestRow {
     ) -> RequestRow {
         let mut row = RequestRow::base(request, model);
         match &response.answer {
-            Answer::Scored { probabilities } => {
+            Answer::Scored { probabilities, raw } => {
                 row.probabilities = Some(probabilities.clone());
+                let (counts, flat) = crate::decisions::raw_columns(raw.as_ref());
+                row.option_logprobs = raw.as_ref().map(|r| r.logprobs.clone());
+                row.option_token_counts = counts;
+                row.option_token_logprobs = flat;
             }
             Answer::Generated {
                 text,
@@ -138,6 +150,9 @@ impl RequestRow {
             latency_ms: 0.0,
             cached: false,
             error: None,
+            option_logprobs: None,
+            option_token_counts: None,
+            option_token_logprobs: None,
         }
     }
 }
@@ -152,7 +167,7 @@ impl From<(&Request, &Response, Option<&StepRecord>, &str)> for RequestRow {
 
 fn choice_of(request: &Request, answer: &Answer) -> Option<String> {
     match answer {
-        Answer::Scored { probabilities } => {
+        Answer::Scored { probabilities, .. } => {
             let mut best: Option<(usize, f64)> = None;
             for (i, &p) in probabilities.iter().enumerate() {
                 if p.is_nan() {
@@ -188,6 +203,11 @@ pub fn response_from_row(row: &RequestRow) -> Result<(String, Response), RowErro
     let answer = match (&row.probabilities, &row.response_text) {
         (Some(p), None) => Answer::Scored {
             probabilities: p.clone(),
+            raw: crate::decisions::raw_from_columns(
+                row.option_logprobs.clone(),
+                row.option_token_counts.clone(),
+                row.option_token_logprobs.clone(),
+            )?,
         },
         (None, Some(text)) => {
             let finish_reason: FinishReason = row
@@ -265,6 +285,9 @@ impl Row for RequestRow {
             field("latency_ms", Float64, false),
             field("cached", Boolean, false),
             field("error", Utf8, true),
+            list_field("option_logprobs", Float64, true),
+            list_field("option_token_counts", UInt32, true),
+            list_field("option_token_logprobs", Float64, true),
         ]))
     }
 
@@ -297,6 +320,9 @@ impl Row for RequestRow {
                 col::f64s(rows.iter().map(|r| r.latency_ms)),
                 col::bools(rows.iter().map(|r| r.cached)),
                 col::opt_utf8(rows.iter().map(|r| r.error.as_deref())),
+                col::opt_list_f64(rows.iter().map(|r| r.option_logprobs.as_deref())),
+                col::opt_list_u32(rows.iter().map(|r| r.option_token_counts.as_deref())),
+                col::opt_list_f64(rows.iter().map(|r| r.option_token_logprobs.as_deref())),
             ],
         )
     }
@@ -328,6 +354,9 @@ impl Row for RequestRow {
         let mut latency_ms = c.f64("latency_ms")?.into_iter();
         let mut cached = c.bool("cached")?.into_iter();
         let mut error = c.opt_utf8("error")?.into_iter();
+        let mut option_logprobs = c.opt_list_f64("option_logprobs")?.into_iter();
+        let mut option_token_counts = c.opt_list_u32("option_token_counts")?.into_iter();
+        let mut option_token_logprobs = c.opt_list_f64("option_token_logprobs")?.into_iter();
         Ok((0..c.len())
             .map(|_| RequestRow {
                 request_id: next(&mut request_id),
@@ -355,6 +384,9 @@ impl Row for RequestRow {
                 latency_ms: next(&mut latency_ms),
                 cached: next(&mut cached),
                 error: next(&mut error),
+                option_logprobs: next(&mut option_logprobs),
+                option_token_counts: next(&mut option_token_counts),
+                option_token_logprobs: next(&mut option_token_logprobs),
             })
             .collect())
     }

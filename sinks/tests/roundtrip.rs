@@ -282,7 +282,7 @@ fn request_reader_reads_all_parts() {
 
 #[test]
 fn empty_batches_have_the_schema() {
-    assert_eq!(RequestRow::to_batch(&[]).expect("batch").num_columns(), 25);
+    assert_eq!(RequestRow::to_batch(&[]).expect("batch").num_columns(), 28);
     assert_eq!(
         TrajectoryRow::to_batch(&[]).expect("batch").num_columns(),
         39
@@ -316,11 +316,18 @@ fn decisions_round_trip() {
         prompt_tokens: 200,
         latency_ms: 12.5,
         error: None,
+        task_labels: Some(77),
+        scoring: c2s_records::ScoringRule::MeanPerToken,
+        raw: Some(c2s_records::OptionLogprobs {
+            logprobs: vec![-1.5, -2.0, -0.5],
+            token_logprobs: vec![vec![-1.0, -0.5], vec![-2.0], vec![-0.25, -0.125, -0.125]],
+        }),
     };
     let failed = Decision {
         probabilities: vec![],
         request_id: "r2".into(),
         error: Some("engine: out of context".into()),
+        raw: None,
         spec: DecisionSpec {
             set: SetKind::Full,
             k: 77,
@@ -345,4 +352,83 @@ fn decisions_round_trip() {
         col("arm").as_string::<i32>().value(0),
         "absent/k2/neutral/none"
     );
+}
+
+/// The raw-score columns were added later: a part without them (an older run) reads them as
+/// null, its decisions as scored by summing; a scored answer with raw scores survives
+/// `requests/` and comes back for resume.
+#[test]
+fn raw_scores_round_trip_and_older_parts_read_them_as_null() {
+    use c2s_records::{Answer, CoverageSplit, Decision, DecisionSpec, NameVariant, SetKind};
+    use c2s_sinks::{response_from_row, DecisionRow};
+    let raw = c2s_records::OptionLogprobs {
+        logprobs: vec![-0.75, -2.0, -1.0],
+        token_logprobs: vec![vec![-0.5, -0.25], vec![-2.0], vec![-1.0]],
+    };
+    let d = Decision {
+        case_id: "c".into(),
+        task: "t".into(),
+        split: CoverageSplit::Test,
+        reference: "a".into(),
+        spec: DecisionSpec {
+            set: SetKind::Present,
+            k: 2,
+            names: NameVariant::Natural,
+            with_none: true,
+        },
+        labels: vec!["a".into(), "b".into(), "none".into()],
+        probabilities: vec![0.5, 0.2, 0.3],
+        request_id: "r".into(),
+        model: "m".into(),
+        prompt_tokens: 3,
+        latency_ms: 1.0,
+        error: None,
+        task_labels: Some(5),
+        scoring: c2s_records::ScoringRule::Summed,
+        raw: Some(raw.clone()),
+    };
+    let rows = vec![DecisionRow(d.clone())];
+    assert_eq!(round_trip(&rows), rows);
+    let batch = DecisionRow::to_batch(&rows).unwrap();
+    let old: Vec<usize> = (0..batch.num_columns())
+        .filter(|&i| {
+            ![
+                "task_labels",
+                "scoring",
+                "option_logprobs",
+                "option_token_counts",
+                "option_token_logprobs",
+            ]
+            .contains(&batch.schema().field(i).name().as_str())
+        })
+        .collect();
+    let older = DecisionRow::from_batch(&batch.project(&old).unwrap()).unwrap();
+    assert_eq!(older[0].0.raw, None);
+    assert_eq!(older[0].0.task_labels, None);
+    assert_eq!(older[0].0.scoring, c2s_records::ScoringRule::Summed);
+    assert_eq!(older[0].0.probabilities, d.probabilities);
+
+    let request = scored_request("c", 1);
+    let mut response = scored_response(&request);
+    response.answer = Answer::Scored {
+        probabilities: vec![0.125, 0.625, 0.25],
+        raw: Some(raw.clone()),
+    };
+    let row = RequestRow::from_response(&request, &response, None, "m");
+    assert_eq!(row.option_token_counts, Some(vec![2, 1, 1]));
+    let rows = vec![row];
+    let back = round_trip(&rows);
+    assert_eq!(back, rows);
+    let (_, resumed) = response_from_row(&back[0]).unwrap();
+    assert_eq!(resumed.answer, response.answer);
+    let batch = RequestRow::to_batch(&rows).unwrap();
+    let old: Vec<usize> = (0..batch.num_columns())
+        .filter(|&i| {
+            !batch.schema().field(i).name().starts_with("option_token")
+                && batch.schema().field(i).name() != "option_logprobs"
+        })
+        .collect();
+    let older = RequestRow::from_batch(&batch.project(&old).unwrap()).unwrap();
+    let (_, resumed) = response_from_row(&older[0]).unwrap();
+    assert!(matches!(resumed.answer, Answer::Scored { raw: None, .. }));
 }

@@ -10,16 +10,17 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::{ClientContext, DefaultClientContext};
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Message};
+use rdkafka::metadata::Metadata;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{Offset, TopicPartitionList};
 
@@ -28,28 +29,257 @@ use crate::{KafkaPosition, SourceError, SourceRecord};
 /// Time allowed to each blocking broker operation (metadata, offsets, commits, flushes).
 pub const KAFKA_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn kafka_err(brokers: &str, action: impl Into<String>) -> impl FnOnce(KafkaError) -> SourceError {
-    let brokers = brokers.to_owned();
-    let action = action.into();
-    move |source| SourceError::Kafka {
-        brokers,
-        action,
-        source: Box::new(source),
+/// Where and how a Kafka client connects: the bootstrap brokers and the librdkafka properties
+/// of the cluster's security settings (`security.protocol`, `sasl.*`, `ssl.*`) and any other
+/// client property. `Debug` shows the property names, never their values (one is a password).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct KafkaConnection {
+    brokers: String,
+    properties: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for KafkaConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaConnection")
+            .field("brokers", &self.brokers)
+            .field(
+                "properties",
+                &self.properties.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .finish()
     }
 }
 
-/// Partitions of `topic` as the broker reports them (sorted ids).
-fn topic_partitions<C: ClientContext>(
-    client: &rdkafka::client::Client<C>,
+impl KafkaConnection {
+    /// A plaintext connection to `brokers` (`host:port[,host:port]`).
+    pub fn new(brokers: &str) -> KafkaConnection {
+        KafkaConnection {
+            brokers: brokers.to_owned(),
+            properties: Vec::new(),
+        }
+    }
+
+    /// Add librdkafka properties (in order; a later one wins).
+    pub fn with_properties(
+        mut self,
+        properties: impl IntoIterator<Item = (String, String)>,
+    ) -> KafkaConnection {
+        self.properties.extend(properties);
+        self
+    }
+
+    pub fn brokers(&self) -> &str {
+        &self.brokers
+    }
+
+    /// The client configuration: `defaults` (what this crate sets for the client's job, which
+    /// the connection's properties may change), the connection's properties, then `fixed`
+    /// (what the pipeline's correctness rests on: the brokers, offsets stored only by
+    /// [`KafkaItemSource::commit`]).
+    pub(crate) fn client_config(
+        &self,
+        defaults: &[(&str, String)],
+        fixed: &[(&str, String)],
+    ) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        for (k, v) in defaults {
+            config.set(*k, v);
+        }
+        for (k, v) in &self.properties {
+            config.set(k, v);
+        }
+        config.set("bootstrap.servers", &self.brokers);
+        for (k, v) in fixed {
+            config.set(*k, v);
+        }
+        config
+    }
+}
+
+/// A client context that keeps the last connection problem librdkafka reported (an
+/// authentication failure, a TLS error, an unreachable broker), so that a call that fails or
+/// times out can say why, and forwards librdkafka's log lines to `tracing`.
+#[derive(Default)]
+struct ConnectionProblems {
+    last: Mutex<Option<String>>,
+    /// The last refusal (authentication, TLS): waiting longer will not help, and it says more
+    /// than the "all brokers are down" that follows it.
+    refusal: Mutex<Option<String>>,
+    refused: AtomicBool,
+    /// High watermarks per (topic, partition) from librdkafka's statistics, when a client
+    /// asks for them (`statistics.interval.ms`): fresh ones without a broker call.
+    high_watermarks: Mutex<BTreeMap<(String, i32), i64>>,
+}
+
+/// The part of librdkafka's statistics JSON that is read: each partition's high watermark.
+#[derive(serde::Deserialize)]
+struct ClientStatistics {
+    #[serde(default)]
+    topics: std::collections::HashMap<String, TopicStatistics>,
+}
+
+#[derive(serde::Deserialize)]
+struct TopicStatistics {
+    #[serde(default)]
+    partitions: std::collections::HashMap<i32, PartitionStatistics>,
+}
+
+#[derive(serde::Deserialize)]
+struct PartitionStatistics {
+    #[serde(default = "unknown_offset")]
+    hi_offset: i64,
+}
+
+fn unknown_offset() -> i64 {
+    -1
+}
+
+impl ConnectionProblems {
+    fn refused(&self) -> bool {
+        self.refused.load(Ordering::SeqCst)
+    }
+
+    fn record(&self, problem: String) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(problem);
+        }
+    }
+
+    /// The last refusal reported, else the last problem, if any.
+    fn last(&self) -> Option<String> {
+        let refusal = self.refusal.lock().ok().and_then(|r| r.clone());
+        refusal.or_else(|| self.last.lock().ok().and_then(|l| l.clone()))
+    }
+}
+
+impl ClientContext for ConnectionProblems {
+    fn stats_raw(&self, statistics: &[u8]) {
+        let parsed: ClientStatistics = match serde_json::from_slice(statistics) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(target: "librdkafka", "unreadable statistics: {e}");
+                return;
+            }
+        };
+        let mut high = self
+            .high_watermarks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for (topic, t) in parsed.topics {
+            // Partition -1 is librdkafka's internal unassigned partition.
+            for (partition, p) in t.partitions {
+                if partition >= 0 && p.hi_offset >= 0 {
+                    high.insert((topic.clone(), partition), p.hi_offset);
+                }
+            }
+        }
+    }
+
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
+        match level {
+            RDKafkaLogLevel::Emerg
+            | RDKafkaLogLevel::Alert
+            | RDKafkaLogLevel::Critical
+            | RDKafkaLogLevel::Error => {
+                tracing::warn!(target: "librdkafka", "{fac}: {message}");
+                self.record(message.to_owned());
+            }
+            RDKafkaLogLevel::Warning => tracing::warn!(target: "librdkafka", "{fac}: {message}"),
+            RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
+                tracing::info!(target: "librdkafka", "{fac}: {message}")
+            }
+            RDKafkaLogLevel::Debug => tracing::debug!(target: "librdkafka", "{fac}: {message}"),
+        }
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        tracing::warn!(target: "librdkafka", "{error}: {reason}");
+        let problem = format!("{reason} ({error})");
+        if matches!(
+            error.rdkafka_error_code(),
+            Some(RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SSL)
+        ) {
+            if let Ok(mut refusal) = self.refusal.lock() {
+                *refusal = Some(problem.clone());
+            }
+            self.refused.store(true, Ordering::SeqCst);
+        }
+        self.record(problem);
+    }
+}
+
+impl ConsumerContext for ConnectionProblems {}
+
+impl ProducerContext for ConnectionProblems {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, _: &DeliveryResult<'_>, _: ()) {}
+}
+
+/// A failed call: with the connection problem librdkafka reported before it, when there was
+/// one (a timed-out metadata request says nothing of a refused password).
+fn kafka_err(
+    brokers: &str,
+    action: impl Into<String>,
+    problem: Option<String>,
+) -> impl FnOnce(KafkaError) -> SourceError {
+    let brokers = brokers.to_owned();
+    let action = action.into();
+    move |source| match problem {
+        Some(cause) => SourceError::KafkaConnection {
+            brokers,
+            action,
+            cause,
+            source: Box::new(source),
+        },
+        None => SourceError::Kafka {
+            brokers,
+            action,
+            source: Box::new(source),
+        },
+    }
+}
+
+/// The cluster's metadata (of `topic` only, when given), asked in short slices of
+/// [`KAFKA_TIMEOUT`]: a refusal the client reports meanwhile (credentials, a certificate it
+/// cannot verify) ends the wait at once. `serve` hands the client's queued log and error
+/// events to its context. A failure comes with the last connection problem reported.
+fn cluster_metadata(
+    client: &rdkafka::client::Client<ConnectionProblems>,
+    topic: Option<&str>,
+    serve: impl Fn(),
+) -> Result<Metadata, (KafkaError, Option<String>)> {
+    let deadline = Instant::now() + KAFKA_TIMEOUT;
+    loop {
+        let slice = deadline
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(500));
+        match client.fetch_metadata(topic, slice) {
+            Ok(m) => return Ok(m),
+            Err(e) => {
+                serve();
+                let problems = client.context();
+                if problems.refused() || Instant::now() >= deadline {
+                    return Err((e, problems.last()));
+                }
+            }
+        }
+    }
+}
+
+/// Partitions of `topic` in `metadata` (sorted ids).
+fn topic_partitions(
+    metadata: Result<Metadata, (KafkaError, Option<String>)>,
     brokers: &str,
     topic: &str,
 ) -> Result<Vec<i32>, SourceError> {
-    let metadata = client
-        .fetch_metadata(Some(topic), KAFKA_TIMEOUT)
-        .map_err(kafka_err(
-            brokers,
-            format!("fetch metadata of topic `{topic}`"),
-        ))?;
+    let metadata = match metadata {
+        Ok(m) => m,
+        Err((e, problem)) => {
+            let action = format!("fetch metadata of topic `{topic}`");
+            return Err(kafka_err(brokers, action, problem)(e));
+        }
+    };
     let not_found = || SourceError::TopicNotFound {
         brokers: brokers.to_owned(),
         topic: topic.to_owned(),
@@ -80,7 +310,7 @@ fn topic_partitions<C: ClientContext>(
 
 /// A share of a Kafka topic's partitions, read as item records.
 pub struct KafkaItemSource {
-    consumer: BaseConsumer,
+    consumer: BaseConsumer<ConnectionProblems>,
     brokers: String,
     topic: String,
     group: String,
@@ -108,11 +338,30 @@ impl std::fmt::Debug for KafkaItemSource {
 }
 
 impl KafkaItemSource {
-    /// Connect to `brokers` (e.g. `127.0.0.1:9092`) and assign this worker's partitions of
-    /// `topic`: those with `partition % peers == worker_index`. Each starts at `group`'s
-    /// committed offset, or at the beginning of the partition when none was committed.
+    /// Connect to `brokers` (e.g. `127.0.0.1:9092`, plaintext) and assign this worker's
+    /// partitions of `topic`: see [`connect_with`](Self::connect_with).
     pub fn connect(
         brokers: &str,
+        topic: &str,
+        group: &str,
+        worker_index: usize,
+        peers: usize,
+    ) -> Result<Self, SourceError> {
+        Self::connect_with(
+            &KafkaConnection::new(brokers),
+            topic,
+            group,
+            worker_index,
+            peers,
+        )
+    }
+
+    /// Connect to the cluster and assign this worker's partitions of `topic`: those with
+    /// `partition % peers == worker_index`. Each starts at `group`'s committed offset, or at
+    /// the beginning of the partition when none was committed. A cluster that refuses the
+    /// connection (authentication, TLS) is an error that names the brokers and the refusal.
+    pub fn connect_with(
+        connection: &KafkaConnection,
         topic: &str,
         group: &str,
         worker_index: usize,
@@ -124,18 +373,39 @@ impl KafkaItemSource {
                 peers,
             });
         }
-        let consumer: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", brokers)
-            .set("group.id", group)
-            .set("client.id", format!("c2s-{group}-w{worker_index}"))
-            .set("enable.auto.commit", "false")
-            .set("enable.auto.offset.store", "false")
-            .set("auto.offset.reset", "earliest")
-            .set("enable.partition.eof", "false")
-            .set("fetch.wait.max.ms", "100")
-            .create()
-            .map_err(kafka_err(brokers, "create consumer"))?;
-        let all = topic_partitions(consumer.client(), brokers, topic)?;
+        let brokers = connection.brokers();
+        let consumer: BaseConsumer<ConnectionProblems> = connection
+            .client_config(
+                &[
+                    ("client.id", format!("c2s-{group}-w{worker_index}")),
+                    ("fetch.wait.max.ms", "100".into()),
+                ],
+                &[
+                    ("group.id", group.to_owned()),
+                    ("enable.auto.commit", "false".into()),
+                    ("enable.auto.offset.store", "false".into()),
+                    ("auto.offset.reset", "earliest".into()),
+                    ("enable.partition.eof", "false".into()),
+                ],
+            )
+            .create_with_context(ConnectionProblems::default())
+            .map_err(kafka_err(brokers, "create consumer", None))?;
+        // Nothing is assigned yet: polling only serves the client's queued log and error
+        // events, which tell why a call failed.
+        let serve = || {
+            for _ in 0..256 {
+                let _ = consumer.poll(Duration::ZERO);
+            }
+        };
+        let problem = || {
+            serve();
+            consumer.context().last()
+        };
+        let all = topic_partitions(
+            cluster_metadata(consumer.client(), Some(topic), serve),
+            brokers,
+            topic,
+        )?;
         let partitions: Vec<i32> = all
             .into_iter()
             .filter(|&p| usize::try_from(p).is_ok_and(|p| p % peers == worker_index))
@@ -150,10 +420,13 @@ impl KafkaItemSource {
         } else {
             consumer
                 .committed_offsets(tpl, KAFKA_TIMEOUT)
-                .map_err(kafka_err(
-                    brokers,
-                    format!("fetch committed offsets of group `{group}` on `{topic}`"),
-                ))?
+                .map_err(|e| {
+                    kafka_err(
+                        brokers,
+                        format!("fetch committed offsets of group `{group}` on `{topic}`"),
+                        problem(),
+                    )(e)
+                })?
                 .elements()
                 .iter()
                 .filter_map(|e| match e.offset() {
@@ -167,24 +440,27 @@ impl KafkaItemSource {
         let mut positions = BTreeMap::new();
         let mut high = BTreeMap::new();
         for &p in &partitions {
-            let (lo, hi) =
-                consumer
-                    .fetch_watermarks(topic, p, KAFKA_TIMEOUT)
-                    .map_err(kafka_err(
+            let (lo, hi) = consumer
+                .fetch_watermarks(topic, p, KAFKA_TIMEOUT)
+                .map_err(|e| {
+                    kafka_err(
                         brokers,
                         format!("fetch watermarks of {topic}/{p}"),
-                    ))?;
+                        problem(),
+                    )(e)
+                })?;
             let start = committed.get(&p).copied();
             let offset = start.map_or(Offset::Beginning, Offset::Offset);
             assignment
                 .add_partition_offset(topic, p, offset)
-                .map_err(kafka_err(brokers, format!("assign {topic}/{p}")))?;
+                .map_err(kafka_err(brokers, format!("assign {topic}/{p}"), None))?;
             positions.insert(p, start.unwrap_or(lo));
             high.insert(p, hi);
         }
         consumer.assign(&assignment).map_err(kafka_err(
             brokers,
             format!("assign partitions of `{topic}`"),
+            None,
         ))?;
         tracing::info!(
             brokers,
@@ -229,6 +505,28 @@ impl KafkaItemSource {
         &self.positions
     }
 
+    /// The latest known high watermark per assigned partition: from the start, from the
+    /// last check for the end of a bounded topic, or from librdkafka's statistics when the
+    /// connection asks for them (`statistics.interval.ms`), whichever is the highest. No
+    /// broker call.
+    pub fn high_watermarks(&self) -> BTreeMap<i32, i64> {
+        let mut high = self.high.clone();
+        let reported = self
+            .consumer
+            .context()
+            .high_watermarks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for ((topic, partition), &h) in reported.iter() {
+            if topic == &self.topic {
+                if let Some(known) = high.get_mut(partition) {
+                    *known = (*known).max(h);
+                }
+            }
+        }
+        high
+    }
+
     /// Call `f` whenever messages become available after the consumer queue was empty (the
     /// pipeline passes its operator's activator). `f` is also called once now, and again by
     /// [`poll_batch`](Self::poll_batch) when it stopped at `max` with messages possibly left.
@@ -264,7 +562,8 @@ impl KafkaItemSource {
                     out.push(rec);
                 }
                 Some(Err(e)) => {
-                    tracing::warn!(brokers = %self.brokers, topic = %self.topic, "kafka consumer: {e}");
+                    // The context has logged the error with librdkafka's reason.
+                    tracing::debug!(brokers = %self.brokers, topic = %self.topic, "kafka consumer: {e}");
                     if wait.is_zero() {
                         break;
                     }
@@ -296,14 +595,15 @@ impl KafkaItemSource {
             }
             let _ = write!(shown, " {}/{p}@{next}", self.topic);
             tpl.add_partition_offset(&self.topic, p, Offset::Offset(next))
-                .map_err(kafka_err(&self.brokers, format!("commit{shown}")))?;
+                .map_err(kafka_err(&self.brokers, format!("commit{shown}"), None))?;
         }
-        self.consumer
-            .commit(&tpl, CommitMode::Sync)
-            .map_err(kafka_err(
+        self.consumer.commit(&tpl, CommitMode::Sync).map_err(|e| {
+            kafka_err(
                 &self.brokers,
                 format!("commit offsets{shown} for group `{}`", self.group),
-            ))
+                self.consumer.context().last(),
+            )(e)
+        })
     }
 
     /// Whether every assigned partition has been read up to its high watermark (for bounded
@@ -333,10 +633,13 @@ impl KafkaItemSource {
             let (_, hi) = self
                 .consumer
                 .fetch_watermarks(&self.topic, p, KAFKA_TIMEOUT)
-                .map_err(kafka_err(
-                    &self.brokers,
-                    format!("fetch watermarks of {}/{p}", self.topic),
-                ))?;
+                .map_err(|e| {
+                    kafka_err(
+                        &self.brokers,
+                        format!("fetch watermarks of {}/{p}", self.topic),
+                        self.consumer.context().last(),
+                    )(e)
+                })?;
             self.high.insert(p, hi);
         }
         Ok(!behind(self))
@@ -368,14 +671,23 @@ fn record_of(source: &str, msg: &BorrowedMessage<'_>) -> SourceRecord {
     }
 }
 
-/// Counts delivery reports of [`produce`].
+/// Counts delivery reports of [`produce`], and keeps the client's connection problems.
 #[derive(Default)]
 struct DeliveryCounter {
     failed: AtomicUsize,
     first_error: Mutex<Option<String>>,
+    problems: ConnectionProblems,
 }
 
-impl ClientContext for DeliveryCounter {}
+impl ClientContext for DeliveryCounter {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
+        self.problems.log(level, fac, message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.problems.error(error, reason);
+    }
+}
 
 impl ProducerContext for DeliveryCounter {
     type DeliveryOpaque = ();
@@ -398,15 +710,26 @@ pub struct KafkaPublisher {
 }
 
 impl KafkaPublisher {
+    /// A plaintext producer to `brokers`.
     pub fn connect(brokers: &str) -> Result<KafkaPublisher, SourceError> {
-        let producer: BaseProducer<DeliveryCounter> = ClientConfig::new()
-            .set("bootstrap.servers", brokers)
-            .set("client.id", "c2s-producer")
-            .set("acks", "all")
-            .set("linger.ms", "5")
-            .set("message.timeout.ms", KAFKA_TIMEOUT.as_millis().to_string())
+        Self::connect_with(&KafkaConnection::new(brokers))
+    }
+
+    /// A producer to the cluster of `connection`.
+    pub fn connect_with(connection: &KafkaConnection) -> Result<KafkaPublisher, SourceError> {
+        let brokers = connection.brokers();
+        let producer: BaseProducer<DeliveryCounter> = connection
+            .client_config(
+                &[
+                    ("client.id", "c2s-producer".into()),
+                    ("acks", "all".into()),
+                    ("linger.ms", "5".into()),
+                    ("message.timeout.ms", KAFKA_TIMEOUT.as_millis().to_string()),
+                ],
+                &[],
+            )
             .create_with_context(DeliveryCounter::default())
-            .map_err(kafka_err(brokers, "create producer"))?;
+            .map_err(kafka_err(brokers, "create producer", None))?;
         Ok(KafkaPublisher {
             brokers: brokers.to_owned(),
             producer,
@@ -445,23 +768,30 @@ impl KafkaPublisher {
                         producer.poll(Duration::from_millis(50));
                     }
                     Err((e, _)) => {
-                        return Err(kafka_err(brokers, format!("produce to `{topic}`"))(e));
+                        let problem = ctx.problems.last();
+                        return Err(
+                            kafka_err(brokers, format!("produce to `{topic}`"), problem)(e),
+                        );
                     }
                 }
             }
             producer.poll(Duration::ZERO);
         }
-        producer
-            .flush(KAFKA_TIMEOUT)
-            .map_err(kafka_err(brokers, format!("flush messages to `{topic}`")))?;
+        producer.flush(KAFKA_TIMEOUT).map_err(|e| {
+            let problem = ctx.problems.last();
+            kafka_err(brokers, format!("flush messages to `{topic}`"), problem)(e)
+        })?;
         let failed = ctx.failed.load(Ordering::SeqCst);
         if failed > 0 {
-            let first = ctx
+            let mut first = ctx
                 .first_error
                 .lock()
                 .ok()
                 .and_then(|f| f.clone())
                 .unwrap_or_default();
+            if let Some(problem) = ctx.problems.last() {
+                first = format!("{first} ({problem})");
+            }
             return Err(SourceError::Produce {
                 brokers: brokers.to_owned(),
                 topic: topic.to_owned(),
@@ -484,14 +814,45 @@ pub fn produce<K: AsRef<[u8]>, V: AsRef<[u8]>>(
     KafkaPublisher::connect(brokers)?.publish(topic, payloads)
 }
 
+/// [`create_topic`] on a plaintext cluster.
+pub fn create_topic(brokers: &str, topic: &str, partitions: i32) -> Result<bool, SourceError> {
+    create_topic_with(&KafkaConnection::new(brokers), topic, partitions)
+}
+
+/// Whether the cluster answers a metadata request; a refusal (authentication, TLS) or no
+/// answer is an error naming the brokers and librdkafka's reason.
+fn check_reachable(connection: &KafkaConnection) -> Result<(), SourceError> {
+    let brokers = connection.brokers();
+    let probe: BaseProducer<ConnectionProblems> = connection
+        .client_config(&[("client.id", "c2s-admin".into())], &[])
+        .create_with_context(ConnectionProblems::default())
+        .map_err(kafka_err(brokers, "create a client", None))?;
+    let serve = || {
+        for _ in 0..256 {
+            probe.poll(Duration::ZERO);
+        }
+    };
+    match cluster_metadata(probe.client(), None, serve) {
+        Ok(_) => Ok(()),
+        Err((e, problem)) => Err(kafka_err(brokers, "fetch the cluster's metadata", problem)(
+            e,
+        )),
+    }
+}
+
 /// Create `topic` with `partitions` partitions (replication factor 1) and wait until its
 /// metadata shows them. Returns `false` when the topic already existed (it is left as is).
-pub fn create_topic(brokers: &str, topic: &str, partitions: i32) -> Result<bool, SourceError> {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", brokers)
-        .set("client.id", "c2s-admin")
+pub fn create_topic_with(
+    connection: &KafkaConnection,
+    topic: &str,
+    partitions: i32,
+) -> Result<bool, SourceError> {
+    check_reachable(connection)?;
+    let brokers = connection.brokers();
+    let admin: AdminClient<DefaultClientContext> = connection
+        .client_config(&[("client.id", "c2s-admin".into())], &[])
         .create()
-        .map_err(kafka_err(brokers, "create admin client"))?;
+        .map_err(kafka_err(brokers, "create admin client", None))?;
     let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
     let opts = AdminOptions::new()
         .request_timeout(Some(KAFKA_TIMEOUT))
@@ -509,14 +870,14 @@ pub fn create_topic(brokers: &str, topic: &str, partitions: i32) -> Result<bool,
         })?;
     let results = runtime
         .block_on(admin.create_topics([&new], &opts))
-        .map_err(kafka_err(brokers, action.clone()))?;
+        .map_err(kafka_err(brokers, action.clone(), None))?;
     let mut created = true;
     for result in results {
         match result {
             Ok(_) => {}
             Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => created = false,
             Err((_, code)) => {
-                return Err(kafka_err(brokers, action)(KafkaError::AdminOp(code)));
+                return Err(kafka_err(brokers, action, None)(KafkaError::AdminOp(code)));
             }
         }
     }
@@ -524,7 +885,11 @@ pub fn create_topic(brokers: &str, topic: &str, partitions: i32) -> Result<bool,
     // right after see the whole topic.
     let deadline = Instant::now() + KAFKA_TIMEOUT;
     loop {
-        match topic_partitions(admin.inner(), brokers, topic) {
+        let metadata = admin
+            .inner()
+            .fetch_metadata(Some(topic), KAFKA_TIMEOUT)
+            .map_err(|e| (e, None));
+        match topic_partitions(metadata, brokers, topic) {
             Ok(ids) if !created || ids.len() >= usize::try_from(partitions).unwrap_or(0) => {
                 return Ok(created);
             }

@@ -17,7 +17,10 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use jsonl::{read_jsonl, JsonlRecords};
-pub use kafka::{create_topic, produce, KafkaItemSource, KafkaPublisher, KAFKA_TIMEOUT};
+pub use kafka::{
+    create_topic, create_topic_with, produce, KafkaConnection, KafkaItemSource, KafkaPublisher,
+    KAFKA_TIMEOUT,
+};
 pub use parquet_items::{read_parquet_items, ParquetRecords};
 
 /// Where a Kafka record came from.
@@ -70,6 +73,17 @@ pub enum SourceError {
     Kafka {
         brokers: String,
         action: String,
+        #[source]
+        source: Box<rdkafka::error::KafkaError>,
+    },
+    /// A call that failed after the client reported a connection problem: the brokers refused
+    /// the credentials or the TLS handshake, or could not be reached.
+    #[error("kafka ({brokers}): {action}: {cause} ({source})")]
+    KafkaConnection {
+        brokers: String,
+        action: String,
+        /// librdkafka's last report on the connection (never a secret).
+        cause: String,
         #[source]
         source: Box<rdkafka::error::KafkaError>,
     },

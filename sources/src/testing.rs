@@ -1,6 +1,9 @@
 //! Test support: a real Kafka-compatible broker (tansu, in-memory storage) on a free loopback
-//! port, started from the binary that `scripts/fetch-broker.sh` installs. Used by this crate's
-//! tests and by the end-to-end tests.
+//! port, started from the binary that `scripts/fetch-broker.sh` installs; the same broker
+//! behind a SASL/PLAIN and TLS [`gateway`]; a test CA. Used by this crate's tests and by the
+//! end-to-end tests.
+
+pub mod gateway;
 
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
@@ -36,8 +39,25 @@ impl Broker {
         Broker::start_with(&tansu_bin())
     }
 
+    /// A broker that requires SASL authentication (`--authentication`). Tansu 0.6.0's
+    /// in-memory storage keeps no SCRAM credentials and it offers no PLAIN, so it refuses
+    /// every client: a broker to test refusals with.
+    pub fn start_authenticated() -> Broker {
+        Broker::spawn(&tansu_bin(), &["--authentication"], None)
+    }
+
+    /// A broker that advertises `advertised` (`host:port`, a gateway in front of it) as its
+    /// address in metadata.
+    pub fn start_advertising(advertised: &str) -> Broker {
+        Broker::spawn(&tansu_bin(), &[], Some(advertised))
+    }
+
     /// A broker from the tansu binary at `bin`.
     pub fn start_with(bin: &std::path::Path) -> Broker {
+        Broker::spawn(bin, &[], None)
+    }
+
+    fn spawn(bin: &std::path::Path, extra: &[&str], advertised: Option<&str>) -> Broker {
         let mut last = String::new();
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0")
@@ -46,13 +66,16 @@ impl Broker {
                 .port();
             let addr = format!("127.0.0.1:{port}");
             let url = format!("tcp://{addr}");
+            let advertised_url = advertised.map_or_else(|| url.clone(), |a| format!("tcp://{a}"));
             let dir = tempfile::tempdir().expect("temp dir");
             let log_path = dir.path().join("tansu.log");
             let log = File::create(&log_path).expect("broker log file");
             let log_err = log.try_clone().expect("broker log file");
             let mut child = Command::new(bin)
                 .args(["broker", "--storage-engine", "memory://tansu/"])
-                .args(["--listener-url", &url, "--advertised-listener-url", &url])
+                .args(["--listener-url", &url])
+                .args(["--advertised-listener-url", &advertised_url])
+                .args(extra)
                 .stdin(Stdio::null())
                 .stdout(log)
                 .stderr(log_err)
@@ -87,6 +110,112 @@ impl Broker {
     }
 }
 
+/// A broker behind a [`gateway::Gateway`] that requires what `policy` says: clients connect
+/// to `addr` (the gateway, which the broker advertises).
+pub struct SecuredBroker {
+    pub addr: String,
+    pub gateway: gateway::Gateway,
+    _broker: Broker,
+}
+
+impl SecuredBroker {
+    pub fn start(policy: gateway::GatewayPolicy) -> SecuredBroker {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("gateway port");
+        let addr = listener.local_addr().expect("gateway address").to_string();
+        let broker = Broker::start_advertising(&addr);
+        let gateway = gateway::Gateway::start(listener, broker.addr.clone(), policy);
+        SecuredBroker {
+            addr,
+            gateway,
+            _broker: broker,
+        }
+    }
+}
+
+/// A test certificate authority and a broker certificate it signed for 127.0.0.1 and
+/// localhost, made with the `openssl` command (scripts/build-deps.sh installs it).
+pub struct TestCa {
+    dir: tempfile::TempDir,
+}
+
+impl TestCa {
+    pub fn create() -> TestCa {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let run = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .expect("the openssl command (scripts/build-deps.sh installs it)");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let subject_alt = "subjectAltName=IP:127.0.0.1,DNS:localhost";
+        std::fs::write(dir.path().join("ext.cnf"), format!("{subject_alt}\n")).expect("ext");
+        run(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=c2s test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+        ]);
+        run(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "broker.key",
+            "-out",
+            "broker.csr",
+        ]);
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            "broker.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+            "-out",
+            "broker.pem",
+        ]);
+        TestCa { dir }
+    }
+
+    /// The CA certificate (PEM): what `ssl_ca_location` names.
+    pub fn ca_pem(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    /// The broker's TLS server configuration.
+    pub fn server_config(&self) -> std::sync::Arc<rustls::ServerConfig> {
+        gateway::tls_server_config(
+            &self.dir.path().join("broker.pem"),
+            &self.dir.path().join("broker.key"),
+        )
+    }
+}
+
 impl Drop for Broker {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -102,14 +231,27 @@ pub fn read_topic(
     expected: usize,
     idle: Duration,
 ) -> Vec<(Option<String>, Vec<u8>)> {
-    use rdkafka::config::ClientConfig;
+    read_topic_with(&crate::KafkaConnection::new(brokers), topic, expected, idle)
+}
+
+/// [`read_topic`] through `connection` (a cluster with security settings).
+pub fn read_topic_with(
+    connection: &crate::KafkaConnection,
+    topic: &str,
+    expected: usize,
+    idle: Duration,
+) -> Vec<(Option<String>, Vec<u8>)> {
     use rdkafka::consumer::{BaseConsumer, Consumer};
     use rdkafka::message::Message;
     use rdkafka::{Offset, TopicPartitionList};
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", brokers)
-        .set("group.id", "c2s-test-reader")
-        .set("enable.auto.commit", "false")
+    let consumer: BaseConsumer = connection
+        .client_config(
+            &[],
+            &[
+                ("group.id", "c2s-test-reader".into()),
+                ("enable.auto.commit", "false".into()),
+            ],
+        )
         .create()
         .expect("a Kafka consumer");
     let metadata = consumer

@@ -29,7 +29,10 @@
 //!   P(choice ≠ reference | not R) over the accepted present and absent decisions; an accepted
 //!   absent decision is always an error ("A high D can accompany rejecting nearly every
 //!   input. Even when G=1, the selected candidate can be wrong"). The paper does not say
-//!   whether acceptance pools present and absent requests; we pool them.
+//!   whether acceptance pools present and absent requests; we pool them. Error among
+//!   accepted is also reported apart on present sets (G = 1: "Even when G=1, the selected
+//!   candidate can be wrong") and on absent sets (G = 0, where every acceptance is an
+//!   error, so it is 1 whenever defined).
 //! - **Coverage scores** (higher = more likely covered, [`CoverageScore`]): max probability,
 //!   negative entropy and margin of the renormalized ordinary distribution
 //!   (`Decision::ordinary_scores`) of decisions without the none option, and 1 − p(none) of
@@ -50,7 +53,11 @@
 //!   rejection." The paper does not state the constraint's value (nearest: "no probabilistic or
 //!   population risk guarantee follows from a normalized output or a calibration-sample
 //!   constraint"); the default 5% is ours. A native-rule row reports the same quantities for R.
-//!   Tested intervals condition on t (thresholds are not re-chosen in the bootstrap).
+//!   Tested intervals condition on t (thresholds are not re-chosen in the bootstrap). The
+//!   thresholds of all calibration texts are also tested on the full-set-correct and
+//!   shared-correct subsets of the test texts ("We supplement overall rates with full-set
+//!   correctness subsets, a shared correctly classified intersection"; calibration texts have
+//!   no full-set decision, so the threshold itself is not conditioned).
 //! - **Subsets** per (model, task, names): full-set-correct texts = test texts whose full-set
 //!   decision without none chooses the reference; shared-correct = texts full-set-correct for
 //!   every model that has decisions of the task (a model without a full-set decision of a text
@@ -74,7 +81,13 @@
 //!   rounded to `quantize_decimals` decimals (half to even, as `numpy.round`), every coverage
 //!   score and point AUROC recomputed, choices kept as recorded ("quantizes Laya scores to two
 //!   decimals while retaining native choices. The largest AUROC change is 0.0688 …"). (c)
-//!   Missing decisions by error message.
+//!   Renormalization: every distribution divided by its sum and every point AUROC recomputed
+//!   ("Renormalizing Jev distributions changes any tested AUROC by at most 0.00042"). (d)
+//!   Choices against raw scores: decisions whose choice (the largest probability) is not the
+//!   option with the largest raw score under the decision's rule ("One native choice is 0.01
+//!   below another reported probability"). (e) Scoring rules: how often the choice (and the
+//!   native rejection) changes when the stored token log-probabilities are read under
+//!   another rule ([`c2s_records::ScoringRule`]). (f) Missing decisions by error message.
 //! - **Missing**: a decision with an `error`, empty probabilities, probabilities not aligned
 //!   with its labels, or (with the none option) no none label is missing: counted, never a
 //!   rejection or an error. A repeated (model, task, case, spec) is an error ("Validation
@@ -82,15 +95,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c2s_records::coverage::{CoverageSplit, Decision, NameVariant, SetKind, NONE_LABEL};
-use rand::{RngCore, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use c2s_records::coverage::{
+    CoverageSplit, Decision, NameVariant, ScoringRule, SetKind, NONE_LABEL,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{Estimate, StatDraws, DEFAULT_SEED};
-use crate::calibration::{auroc_counts, average_precision_counts, ScoreCount};
 use crate::error::StatsError;
 use crate::intervals::{check_level, DEFAULT_LEVEL};
+
+mod audit;
+mod ranking;
+
+use audit::{raw_argmax_label, RuleTally};
+pub use audit::{PairClosingRow, PrecisionAudit, ProbSumRow, QuantizationRow, RuleChangeRow};
+use ranking::{resample, Ranks};
 
 /// A probability sum deviating from 1 by more than this is reported by the audit.
 pub const SUM_TOLERANCE: f64 = 0.001;
@@ -222,6 +241,8 @@ pub struct CellSummary {
     pub model: String,
     pub task: String,
     pub k: usize,
+    /// k = L − 1: every label but the reference (absent) or but one other (present).
+    pub all_but_reference: bool,
     pub names: NameVariant,
     pub subset: Subset,
     pub texts: u64,
@@ -234,7 +255,12 @@ pub struct CellSummary {
     pub detection: Rate,
     pub false_rejection: Rate,
     pub acceptance: Rate,
+    /// Accepted present and absent sets pooled: the choice is not the reference.
     pub error_among_accepted: Rate,
+    /// Accepted present sets (G = 1): the choice is not the reference.
+    pub error_among_accepted_present: Rate,
+    /// Accepted absent sets (G = 0): always an error (1 whenever defined).
+    pub error_among_accepted_absent: Rate,
     pub discrimination: Vec<Discrimination>,
 }
 
@@ -244,7 +270,11 @@ pub struct ThresholdRow {
     pub model: String,
     pub task: String,
     pub k: usize,
+    pub all_but_reference: bool,
     pub names: NameVariant,
+    /// The test texts the rule is tested on (the threshold comes from every calibration
+    /// text of the cell).
+    pub subset: Subset,
     /// `native` or the score's name.
     pub rule: String,
     /// `None` for the native rule.
@@ -270,40 +300,6 @@ pub struct FullSetRow {
     pub full_set_correct: u64,
     pub shared_correct: u64,
     pub missing: u64,
-}
-
-/// Probability sums of one model's non-missing decisions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbSumRow {
-    pub model: String,
-    pub decisions: u64,
-    /// |Σp − 1| > [`SUM_TOLERANCE`].
-    pub deviating: u64,
-    pub max_deviation: f64,
-}
-
-/// Point AUROC of one cell and score before and after quantization (all test texts).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QuantizationRow {
-    pub model: String,
-    pub task: String,
-    pub k: usize,
-    pub names: NameVariant,
-    pub score: CoverageScore,
-    pub auroc: Option<f64>,
-    pub quantized_auroc: Option<f64>,
-    /// Quantized minus original.
-    pub change: Option<f64>,
-}
-
-/// The precision audits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PrecisionAudit {
-    pub prob_sums: Vec<ProbSumRow>,
-    pub quantize_decimals: u32,
-    pub quantization: Vec<QuantizationRow>,
-    /// The row with the largest |change| (first in order on ties).
-    pub largest_change: Option<QuantizationRow>,
 }
 
 /// Missing decisions of one model, task and split by reason.
@@ -370,6 +366,15 @@ struct Obs {
     rejected: bool,
     scores: [f64; 4],
     quantized: [f64; 4],
+    renormalized: [f64; 4],
+}
+
+/// Which scores a ranking reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScoreView {
+    Recorded,
+    Quantized,
+    Renormalized,
 }
 
 /// A text of a cell: `[present, absent]` without and with none.
@@ -411,11 +416,22 @@ fn observe(d: &Decision, scale: Option<f64>) -> Obs {
         }
         None => scores,
     };
+    let sum = d.prob_sum();
+    let renormalized = if sum > 0.0 && sum.is_finite() {
+        let mut r = d.clone();
+        for p in &mut r.probabilities {
+            *p /= sum;
+        }
+        scores_of(&r)
+    } else {
+        scores
+    };
     Obs {
         correct: d.choice() == Some(d.reference.as_str()),
         rejected: d.rejected() == Some(true),
         scores,
         quantized,
+        renormalized,
     }
 }
 
@@ -426,8 +442,10 @@ const R_DET: usize = 2;
 const R_FR: usize = 3;
 const R_ACCEPT: usize = 4;
 const R_ERR: usize = 5;
-/// Tested detection of score i at 6 + 2i, false rejection at 7 + 2i.
-const R_THR: usize = 6;
+const R_ERR_PRESENT: usize = 6;
+const R_ERR_ABSENT: usize = 7;
+/// Tested detection of score i at 8 + 2i, false rejection at 9 + 2i.
+const R_THR: usize = 8;
 const N_RATES: usize = R_THR + 8;
 /// AUROC of score i at N_RATES + 2i, AP at N_RATES + 2i + 1.
 const N_STATS: usize = N_RATES + 8;
@@ -455,10 +473,19 @@ fn tally(texts: &[&TextObs], w: &[u32], thr: &[Option<f64>; 4]) -> Tally {
         if let Some(o) = x.none[1] {
             add(R_DET, o.rejected);
         }
-        for o in x.none.iter().flatten() {
+        for (side, o) in x.none.iter().enumerate() {
+            let Some(o) = o else { continue };
             add(R_ACCEPT, !o.rejected);
             if !o.rejected {
                 add(R_ERR, !o.correct);
+                add(
+                    if side == 0 {
+                        R_ERR_PRESENT
+                    } else {
+                        R_ERR_ABSENT
+                    },
+                    !o.correct,
+                );
             }
         }
         for (i, t_i) in thr.iter().enumerate() {
@@ -478,139 +505,6 @@ fn tally(texts: &[&TextObs], w: &[u32], thr: &[Option<f64>; 4]) -> Tally {
 
 fn ratio((s, n): (u64, u64)) -> Option<f64> {
     (n > 0).then(|| s as f64 / n as f64)
-}
-
-/// Distinct paired scores of one score, and each text's (present, absent) rank.
-struct Ranks {
-    values: Vec<f64>,
-    idx: Vec<Option<(usize, usize)>>,
-}
-
-impl Ranks {
-    fn new(texts: &[&TextObs], score: usize, quantized: bool) -> Ranks {
-        let pick = |o: &Obs| {
-            if quantized {
-                o.quantized[score]
-            } else {
-                o.scores[score]
-            }
-        };
-        let pairs: Vec<Option<(f64, f64)>> = texts
-            .iter()
-            .map(|x| match x.side(score) {
-                [Some(p), Some(a)] => Some((pick(p), pick(a))),
-                _ => None,
-            })
-            .collect();
-        let mut values: Vec<f64> = pairs.iter().flatten().flat_map(|&(p, a)| [p, a]).collect();
-        values.sort_by(f64::total_cmp);
-        values.dedup_by(|a, b| a.total_cmp(b).is_eq());
-        let rank = |v: f64| values.partition_point(|x| x.total_cmp(&v).is_lt());
-        let idx = pairs
-            .iter()
-            .map(|p| p.map(|(p, a)| (rank(p), rank(a))))
-            .collect();
-        Ranks { values, idx }
-    }
-
-    fn pairs(&self) -> u64 {
-        self.idx.iter().flatten().count() as u64
-    }
-
-    /// (AUROC with present positive, AP with absent positive on the negated score).
-    fn ranking(&self, w: &[u32]) -> (Option<f64>, Option<f64>) {
-        let m = self.values.len();
-        let (mut pres, mut abs) = (vec![0u64; m], vec![0u64; m]);
-        for (ix, &wt) in self.idx.iter().zip(w) {
-            if let Some((p, a)) = *ix {
-                pres[p] += u64::from(wt);
-                abs[a] += u64::from(wt);
-            }
-        }
-        let up: Vec<ScoreCount> = (0..m)
-            .filter(|&r| pres[r] + abs[r] > 0)
-            .map(|r| ScoreCount {
-                score: self.values[r],
-                wrong: abs[r],
-                correct: pres[r],
-            })
-            .collect();
-        let down: Vec<ScoreCount> = up
-            .iter()
-            .rev()
-            .map(|c| ScoreCount {
-                score: -c.score,
-                wrong: c.correct,
-                correct: c.wrong,
-            })
-            .collect();
-        (
-            auroc_counts(&up).ok().flatten(),
-            average_precision_counts(&down).ok().flatten(),
-        )
-    }
-}
-
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// Uniform integer in `0..n` (n > 0): Lemire's multiply-and-reject, as in the bootstrap.
-fn bounded(rng: &mut ChaCha8Rng, n: u32) -> u32 {
-    let mut m = u64::from(rng.next_u32()) * u64::from(n);
-    if (m as u32) < n {
-        let threshold = n.wrapping_neg() % n;
-        while (m as u32) < threshold {
-            m = u64::from(rng.next_u32()) * u64::from(n);
-        }
-    }
-    (m >> 32) as u32
-}
-
-/// Observed values (weights 1) and `draws` text resamples of `n_stats` statistics of `n` texts.
-fn resample<F>(
-    n: usize,
-    key: &str,
-    cfg: &CoverageStatsConfig,
-    n_stats: usize,
-    stat: F,
-) -> Vec<StatDraws>
-where
-    F: Fn(&[u32], &mut [Option<f64>]),
-{
-    let mut out = vec![None; n_stats];
-    stat(&vec![1; n], &mut out);
-    let mut draws: Vec<StatDraws> = out
-        .iter()
-        .map(|o| StatDraws {
-            observed: o.filter(|v| v.is_finite()),
-            values: Vec::with_capacity(cfg.draws as usize),
-            dropped: 0,
-        })
-        .collect();
-    let seed = ChaCha8Rng::seed_from_u64(cfg.seed ^ fnv1a(key)).get_seed();
-    let mut w = vec![0u32; n];
-    for d in 0..cfg.draws {
-        out.fill(None);
-        if n > 0 {
-            let mut rng = ChaCha8Rng::from_seed(seed);
-            rng.set_stream(u64::from(d));
-            w.fill(0);
-            for _ in 0..n {
-                w[bounded(&mut rng, n as u32) as usize] += 1;
-            }
-            stat(&w, &mut out);
-        }
-        for (s, v) in draws.iter_mut().zip(&out) {
-            match v {
-                Some(x) if x.is_finite() => s.values.push(*x),
-                _ => s.dropped += 1,
-            }
-        }
-    }
-    draws
 }
 
 fn rate(counts: (u64, u64), draws: &StatDraws, level: f64) -> Rate {
@@ -663,8 +557,14 @@ pub fn coverage_summary(
     let mut cell_missing: BTreeMap<CellKey, BTreeMap<String, u64>> = BTreeMap::new();
     let mut full_missing: BTreeMap<GroupKey, u64> = BTreeMap::new();
     let mut missing: BTreeMap<(String, String, CoverageSplit, String), u64> = BTreeMap::new();
-    let mut sums: BTreeMap<String, (u64, u64, f64)> = BTreeMap::new();
+    let mut sums: BTreeMap<String, (u64, u64, f64, u64, u64)> = BTreeMap::new();
     let mut models: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut all_but_reference: BTreeSet<CellKey> = BTreeSet::new();
+    let mut rule_changes: BTreeMap<(String, String, ScoringRule, ScoringRule), RuleTally> =
+        BTreeMap::new();
+    type PairKey<'a> = (&'a str, &'a str, &'a str, usize, NameVariant, bool);
+    let mut token_counts: BTreeMap<PairKey<'_>, [Option<BTreeMap<&str, usize>>; 2]> =
+        BTreeMap::new();
     for d in decisions {
         models
             .entry(d.task.as_str())
@@ -680,6 +580,9 @@ pub fn coverage_summary(
         let cell: CellKey = (d.model.clone(), d.task.clone(), d.spec.k, d.spec.names);
         let group: GroupKey = (d.model.clone(), d.task.clone(), d.spec.names);
         let full_plain = d.spec.set == SetKind::Full && !d.spec.with_none;
+        if d.all_but_reference() {
+            all_but_reference.insert(cell.clone());
+        }
         if let Some(why) = missing_reason(d) {
             *missing
                 .entry((d.model.clone(), d.task.clone(), d.split, why))
@@ -703,6 +606,41 @@ pub fn coverage_summary(
         s.0 += 1;
         s.1 += u64::from(dev > SUM_TOLERANCE);
         s.2 = s.2.max(dev);
+        if let (Some(raw), true) = (&d.raw, d.spec.set != SetKind::Full) {
+            if raw.aligned(d.labels.len()) {
+                let key = (
+                    d.model.as_str(),
+                    d.task.as_str(),
+                    d.case_id.as_str(),
+                    d.spec.k,
+                    d.spec.names,
+                    d.spec.with_none,
+                );
+                let side = usize::from(d.spec.set == SetKind::Absent);
+                token_counts.entry(key).or_default()[side] = Some(
+                    d.labels
+                        .iter()
+                        .map(String::as_str)
+                        .zip(raw.token_logprobs.iter().map(Vec::len))
+                        .collect(),
+                );
+            }
+        }
+        if let Some(raw_choice) = raw_argmax_label(d) {
+            s.3 += 1;
+            s.4 += u64::from(d.choice() != Some(raw_choice));
+        }
+        for other in ScoringRule::ALL {
+            if other == d.scoring {
+                continue;
+            }
+            if let Some(o) = d.rescored(other) {
+                rule_changes
+                    .entry((d.model.clone(), d.task.clone(), d.scoring, other))
+                    .or_default()
+                    .add(d, &o);
+            }
+        }
         let obs = observe(d, scale);
         if d.spec.set == SetKind::Full {
             if is_test && full_plain {
@@ -774,8 +712,10 @@ pub fn coverage_summary(
             .chain(std::iter::once((c[R_FR], c[R_DET])))
             .collect();
 
-        // Tested (detection, false rejection) of each score's threshold and of the native rule.
-        let mut tested: [Option<(Rate, Rate)>; 5] = [None; 5];
+        // Tested (detection, false rejection) of each score's threshold and of the native
+        // rule, on each subset of the test texts.
+        let mut tested: BTreeMap<Subset, [Option<(Rate, Rate)>; 5]> = BTreeMap::new();
+        let abr = all_but_reference.contains(key);
         if let Some(texts) = test.get(key) {
             let cm = cell_missing.get(key);
             let fc = correct_of(model, task, *names);
@@ -793,12 +733,10 @@ pub fn coverage_summary(
                     .filter(|e| keep(e.0))
                     .map(|e| *e.1)
                     .sum();
-                let th = if subset == Subset::All {
-                    thr
-                } else {
-                    [None; 4]
-                };
-                let ranks: Vec<Ranks> = (0..4).map(|i| Ranks::new(&xs, i, false)).collect();
+                let th = thr;
+                let ranks: Vec<Ranks> = (0..4)
+                    .map(|i| Ranks::new(&xs, i, ScoreView::Recorded))
+                    .collect();
                 let group = format!(
                     "{model}\u{1f}{task}\u{1f}{k}\u{1f}{}\u{1f}{}",
                     names.as_str(),
@@ -827,15 +765,22 @@ pub fn coverage_summary(
                         average_precision: draws[N_RATES + 2 * i + 1].estimate(cfg.level),
                     })
                     .collect::<Vec<_>>();
+                let mut rows: [Option<(Rate, Rate)>; 5] = [None, None, None, None, None];
+                for (i, row) in rows.iter_mut().take(4).enumerate() {
+                    let (d, f) = (R_THR + 2 * i, R_THR + 2 * i + 1);
+                    *row = Some((
+                        rate(t[d], &draws[d], cfg.level),
+                        rate(t[f], &draws[f], cfg.level),
+                    ));
+                }
+                rows[4] = Some((r(R_DET), r(R_FR)));
+                tested.insert(subset, rows);
                 if subset == Subset::All {
-                    for i in 0..4 {
-                        let (d, f) = (R_THR + 2 * i, R_THR + 2 * i + 1);
-                        tested[i] = Some((
-                            rate(t[d], &draws[d], cfg.level),
-                            rate(t[f], &draws[f], cfg.level),
-                        ));
-                        let q = Ranks::new(&xs, i, true).ranking(&vec![1; xs.len()]).0;
-                        let a = discrimination[i].auroc.value;
+                    let ones = vec![1; xs.len()];
+                    for (i, disc) in discrimination.iter().enumerate() {
+                        let q = Ranks::new(&xs, i, ScoreView::Quantized).ranking(&ones).0;
+                        let n = Ranks::new(&xs, i, ScoreView::Renormalized).ranking(&ones).0;
+                        let a = disc.auroc.value;
                         quantization.push(QuantizationRow {
                             model: model.clone(),
                             task: task.clone(),
@@ -845,14 +790,16 @@ pub fn coverage_summary(
                             auroc: a,
                             quantized_auroc: q,
                             change: a.zip(q).map(|(a, q)| q - a),
+                            renormalized_auroc: n,
+                            renormalization_change: a.zip(n).map(|(a, n)| n - a),
                         });
                     }
-                    tested[4] = Some((r(R_DET), r(R_FR)));
                 }
                 cells.push(CellSummary {
                     model: model.clone(),
                     task: task.clone(),
                     k: *k,
+                    all_but_reference: abr,
                     names: *names,
                     subset,
                     texts: xs.len() as u64,
@@ -863,27 +810,36 @@ pub fn coverage_summary(
                     false_rejection: r(R_FR),
                     acceptance: r(R_ACCEPT),
                     error_among_accepted: r(R_ERR),
+                    error_among_accepted_present: r(R_ERR_PRESENT),
+                    error_among_accepted_absent: r(R_ERR_ABSENT),
                     discrimination,
                 });
             }
         }
-        for i in 0..5 {
-            let score = CoverageScore::ALL.get(i).copied();
-            let (test_detection, test_false_rejection) =
-                tested[i].unwrap_or((point_rate((0, 0)), point_rate((0, 0))));
-            thresholds.push(ThresholdRow {
-                model: model.clone(),
-                task: task.clone(),
-                k: *k,
-                names: *names,
-                rule: score.map_or("native", CoverageScore::as_str).to_string(),
-                score,
-                threshold: if i < 4 { thr[i] } else { None },
-                calibration_false_rejection: point_rate(cal_rates[i].0),
-                calibration_detection: point_rate(cal_rates[i].1),
-                test_detection,
-                test_false_rejection,
-            });
+        if tested.is_empty() {
+            tested.insert(Subset::All, [None, None, None, None, None]);
+        }
+        for (subset, rows) in tested {
+            for (i, row) in rows.into_iter().enumerate() {
+                let score = CoverageScore::ALL.get(i).copied();
+                let (test_detection, test_false_rejection) =
+                    row.unwrap_or((point_rate((0, 0)), point_rate((0, 0))));
+                thresholds.push(ThresholdRow {
+                    model: model.clone(),
+                    task: task.clone(),
+                    k: *k,
+                    all_but_reference: abr,
+                    names: *names,
+                    subset,
+                    rule: score.map_or("native", CoverageScore::as_str).to_string(),
+                    score,
+                    threshold: if i < 4 { thr[i] } else { None },
+                    calibration_false_rejection: point_rate(cal_rates[i].0),
+                    calibration_detection: point_rate(cal_rates[i].1),
+                    test_detection,
+                    test_false_rejection,
+                });
+            }
         }
     }
 
@@ -915,14 +871,39 @@ pub fn coverage_summary(
         })
         .collect();
 
-    let largest_change = quantization
-        .iter()
-        .filter(|q| q.change.is_some())
-        .fold(None::<&QuantizationRow>, |best, q| match best {
-            Some(b) if b.change.map(f64::abs) >= q.change.map(f64::abs) => Some(b),
-            _ => Some(q),
-        })
-        .cloned();
+    let mut pair_closing: BTreeMap<&str, PairClosingRow> = BTreeMap::new();
+    for ((model, _, case, k, names, with_none), sides) in &token_counts {
+        let [Some(p), Some(a)] = sides else { continue };
+        let row = pair_closing.entry(model).or_insert_with(|| PairClosingRow {
+            model: model.to_string(),
+            pairs: 0,
+            mismatched: 0,
+            examples: Vec::new(),
+        });
+        row.pairs += 1;
+        if p.iter().any(|(l, n)| a.get(l).is_some_and(|m| m != n)) {
+            row.mismatched += 1;
+            if row.examples.len() < 10 {
+                row.examples.push(format!(
+                    "{case} k{k}/{}/{}",
+                    names.as_str(),
+                    if *with_none { "none" } else { "plain" }
+                ));
+            }
+        }
+    }
+    let largest = |of: fn(&QuantizationRow) -> Option<f64>| {
+        quantization
+            .iter()
+            .filter(|q| of(q).is_some())
+            .fold(None::<&QuantizationRow>, |best, q| match best {
+                Some(b) if of(b).map(f64::abs) >= of(q).map(f64::abs) => Some(b),
+                _ => Some(q),
+            })
+            .cloned()
+    };
+    let largest_change = largest(|q| q.change);
+    let largest_renormalization_change = largest(|q| q.renormalization_change);
     Ok(CoverageSummary {
         config: *cfg,
         cells,
@@ -932,17 +913,37 @@ pub fn coverage_summary(
             prob_sums: sums
                 .into_iter()
                 .map(
-                    |(model, (decisions, deviating, max_deviation))| ProbSumRow {
-                        model,
-                        decisions,
-                        deviating,
-                        max_deviation,
+                    |(model, (decisions, deviating, max_deviation, with_raw, not_argmax))| {
+                        ProbSumRow {
+                            model,
+                            decisions,
+                            deviating,
+                            max_deviation,
+                            with_raw_scores: with_raw,
+                            choice_not_raw_argmax: not_argmax,
+                        }
                     },
                 )
                 .collect(),
             quantize_decimals: cfg.quantize_decimals,
             quantization,
             largest_change,
+            largest_renormalization_change,
+            rule_changes: rule_changes
+                .into_iter()
+                .map(|((model, task, recorded, other), t)| RuleChangeRow {
+                    model,
+                    task,
+                    recorded,
+                    other,
+                    decisions: t.decisions,
+                    choice_changed: t.choice_changed,
+                    rejection_changed: t.rejection_changed,
+                    accuracy_recorded: point_rate(t.accuracy[0]),
+                    accuracy_other: point_rate(t.accuracy[1]),
+                })
+                .collect(),
+            pair_closing: pair_closing.into_values().collect(),
         },
         missing: missing
             .into_iter()

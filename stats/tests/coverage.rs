@@ -4,8 +4,9 @@
 //! the snippet behind every literal is quoted next to it.
 
 use c2s_records::coverage::{
-    CoverageSplit, Decision, DecisionSpec, NameVariant, SetKind, NONE_LABEL,
+    CoverageSplit, Decision, DecisionSpec, NameVariant, ScoringRule, SetKind, NONE_LABEL,
 };
+use c2s_records::OptionLogprobs;
 use c2s_stats::coverage::missing_reason;
 use c2s_stats::{
     calibrated_threshold, coverage_summary, CellSummary, CoverageScore, CoverageStatsConfig,
@@ -62,6 +63,9 @@ fn dec(
         prompt_tokens: 0,
         latency_ms: 0.0,
         error: None,
+        task_labels: None,
+        scoring: ScoringRule::Summed,
+        raw: None,
     }
 }
 
@@ -298,12 +302,19 @@ fn coverage_thresholds_respect_the_calibration_constraint() {
         v.push(d(format!("t{i}"), TEST, SetKind::Absent, a));
     }
     let s = coverage_summary(&v, &cfg(300)).unwrap();
-    let rows: Vec<&str> = s.thresholds.iter().map(|r| r.rule.as_str()).collect();
+    // Thresholds are also tested on the full-set-correct and shared-correct subsets; these
+    // checks are on every text.
+    let all: Vec<_> = s
+        .thresholds
+        .iter()
+        .filter(|r| r.subset == Subset::All)
+        .collect();
+    let rows: Vec<&str> = all.iter().map(|r| r.rule.as_str()).collect();
     assert_eq!(
         rows,
         ["max_prob", "neg_entropy", "margin", "not_none", "native"]
     );
-    let r = &s.thresholds[0];
+    let r = all[0];
     assert_eq!(r.threshold, Some(0.625));
     assert_eq!(
         (
@@ -319,8 +330,8 @@ fn coverage_thresholds_respect_the_calibration_constraint() {
     assert!(r.calibration_detection.estimate.interval.is_none());
     assert!(r.test_detection.estimate.interval.is_some());
     // No with-none decisions: no threshold, nothing measured.
-    assert_eq!(s.thresholds[3].threshold, None);
-    assert_eq!(s.thresholds[4].test_detection.n, 0);
+    assert_eq!(all[3].threshold, None);
+    assert_eq!(all[4].test_detection.n, 0);
 
     // By hand: 1 of 20 below 0.45 is allowed, 3 of 20 below 0.5 are not.
     let mut x = vec![0.4, 0.45, 0.45, 0.5];
@@ -635,4 +646,174 @@ fn coverage_bad_input_is_reported() {
         coverage_summary(&v, &cfg(10)),
         Err(StatsError::DuplicateItem { .. })
     ));
+}
+
+/// Raw scores of a decision whose options have the given token log-probabilities.
+fn with_tokens(mut d: Decision, tokens: Vec<Vec<f64>>) -> Decision {
+    d.raw = Some(OptionLogprobs {
+        logprobs: tokens.iter().map(|t| t.iter().sum()).collect(),
+        token_logprobs: tokens,
+    });
+    d
+}
+
+/// Error among accepted is reported pooled and apart on present sets (G = 1) and absent
+/// sets (G = 0).
+#[test]
+fn error_among_accepted_is_named_apart_on_present_and_absent_sets() {
+    let v = vec![
+        // c1: present accepted wrong (b), absent accepted (x, always wrong).
+        dec("m", "c1", TEST, SetKind::Present, true, &[0.1, 0.6, 0.3]),
+        dec("m", "c1", TEST, SetKind::Absent, true, &[0.7, 0.1, 0.2]),
+        // c2: present accepted right, absent rejected.
+        dec("m", "c2", TEST, SetKind::Present, true, &[0.8, 0.1, 0.1]),
+        dec("m", "c2", TEST, SetKind::Absent, true, &[0.1, 0.1, 0.8]),
+    ];
+    let s = coverage_summary(&v, &cfg(50)).unwrap();
+    let c = cell(&s, "m", 2, Subset::All);
+    assert_eq!(
+        (c.error_among_accepted.successes, c.error_among_accepted.n),
+        (2, 3)
+    );
+    let p = &c.error_among_accepted_present;
+    assert_eq!((p.successes, p.n), (1, 2));
+    let a = &c.error_among_accepted_absent;
+    assert_eq!((a.successes, a.n), (1, 1));
+    close(value(a), 1.0);
+    assert!(!c.all_but_reference);
+}
+
+/// A cell of k = L − 1 is marked; calibrated thresholds are tested on every subset.
+#[test]
+fn all_but_reference_cells_are_marked_and_thresholds_are_tested_on_every_subset() {
+    let mut v = Vec::new();
+    for (case, split) in [("c1", CAL), ("c2", TEST), ("c3", TEST)] {
+        for set in [SetKind::Present, SetKind::Absent] {
+            for none in [false, true] {
+                let probs: &[f64] = if none { &[0.5, 0.3, 0.2] } else { &[0.6, 0.4] };
+                let mut d = dec("m", case, split, set, none, probs);
+                d.task_labels = Some(3);
+                v.push(d);
+            }
+        }
+    }
+    v.push(dec(
+        "m",
+        "c2",
+        TEST,
+        SetKind::Full,
+        false,
+        &[0.5, 0.1, 0.1, 0.1, 0.1, 0.1],
+    ));
+    let s = coverage_summary(&v, &cfg(50)).unwrap();
+    assert!(cell(&s, "m", 2, Subset::All).all_but_reference);
+    for subset in Subset::ALL {
+        let rows: Vec<_> = s.thresholds.iter().filter(|t| t.subset == subset).collect();
+        assert_eq!(rows.len(), 5, "{subset:?}");
+        assert!(rows.iter().all(|t| t.all_but_reference));
+    }
+    // The threshold is the same on every subset; only the tested texts differ.
+    let t = |subset| {
+        s.thresholds
+            .iter()
+            .find(|t| t.subset == subset && t.rule == "max_prob")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        t(Subset::All).threshold,
+        t(Subset::FullSetCorrect).threshold
+    );
+    assert_eq!(t(Subset::All).test_false_rejection.n, 2);
+    assert_eq!(t(Subset::FullSetCorrect).test_false_rejection.n, 1);
+}
+
+/// A pair whose shared option has different token counts was scored under two closing rules:
+/// the audit counts it (the check that would have caught the pair-rule asymmetry).
+#[test]
+fn the_pair_audit_counts_pairs_tokenized_differently() {
+    let present = |case: &str, b_tokens: usize| {
+        with_tokens(
+            dec("m", case, TEST, SetKind::Present, false, &[0.6, 0.4]),
+            vec![vec![-0.3; 2], vec![-0.5; b_tokens]],
+        )
+    };
+    let absent = |case: &str| {
+        with_tokens(
+            dec("m", case, TEST, SetKind::Absent, false, &[0.6, 0.4]),
+            vec![vec![-0.3], vec![-0.5]],
+        )
+    };
+    // c1: b is closed in the present set only (2 tokens against 1); c2: alike.
+    let v = vec![
+        present("c1", 2),
+        absent("c1"),
+        present("c2", 1),
+        absent("c2"),
+    ];
+    let s = coverage_summary(&v, &cfg(20)).unwrap();
+    let p = &s.audit.pair_closing[0];
+    assert_eq!((p.pairs, p.mismatched), (2, 1));
+    assert!(
+        p.examples[0].starts_with("c1 k2/natural/plain"),
+        "{:?}",
+        p.examples
+    );
+}
+
+/// The stored token log-probabilities read under another rule: a long name that loses under
+/// the sum wins per token, and the audit counts the changed choice.
+#[test]
+fn rule_changes_are_counted_from_the_token_log_probabilities() {
+    let d = with_tokens(
+        dec("m", "c1", TEST, SetKind::Present, false, &[0.55, 0.45]),
+        vec![vec![-1.0], vec![-0.5, -0.3, -0.3, -0.3]],
+    );
+    let e = with_tokens(
+        dec("m", "c1", TEST, SetKind::Absent, false, &[0.6, 0.4]),
+        vec![vec![-0.5], vec![-1.0]],
+    );
+    let s = coverage_summary(&[d, e], &cfg(20)).unwrap();
+    let row = |other| {
+        s.audit
+            .rule_changes
+            .iter()
+            .find(|r| r.other == other)
+            .unwrap()
+    };
+    let mean = row(ScoringRule::MeanPerToken);
+    assert_eq!(mean.recorded, ScoringRule::Summed);
+    assert_eq!((mean.decisions, mean.choice_changed), (2, 1));
+    assert_eq!(mean.accuracy_recorded.successes, 1);
+    assert_eq!(mean.accuracy_other.successes, 0);
+    let first = row(ScoringRule::FirstToken);
+    assert_eq!(first.choice_changed, 1);
+    // Every choice agrees with the raw scores under the recorded rule.
+    assert_eq!(s.audit.prob_sums[0].with_raw_scores, 2);
+    assert_eq!(s.audit.prob_sums[0].choice_not_raw_argmax, 0);
+}
+
+/// Renormalizing leaves the ordinary scores' AUROC and moves 1 − p(none) when the sums are
+/// not 1 ("Renormalizing Jev distributions changes any tested AUROC by at most 0.00042").
+#[test]
+fn renormalization_is_audited() {
+    let v = vec![
+        dec("m", "c1", TEST, SetKind::Present, true, &[0.5, 0.1, 0.2]),
+        dec("m", "c1", TEST, SetKind::Absent, true, &[0.4, 0.3, 0.45]),
+        dec("m", "c2", TEST, SetKind::Present, true, &[0.3, 0.3, 0.3]),
+        dec("m", "c2", TEST, SetKind::Absent, true, &[0.2, 0.2, 0.3]),
+    ];
+    let s = coverage_summary(&v, &cfg(20)).unwrap();
+    let q = s
+        .audit
+        .quantization
+        .iter()
+        .find(|q| q.score == CoverageScore::NotNone)
+        .unwrap();
+    // Recorded 1 − p(none): present 0.8, 0.7; absent 0.55, 0.7 → AUROC (1 + 0.5 + 1 + 1)/4.
+    close(q.auroc.unwrap(), 0.875);
+    // Renormalized: present 0.75, 0.6667; absent 0.6087, 0.5714 → 1.
+    close(q.renormalized_auroc.unwrap(), 1.0);
+    close(q.renormalization_change.unwrap(), 0.125);
+    assert!(s.audit.largest_renormalization_change.is_some());
 }

@@ -143,6 +143,9 @@ fn decision(m: &Model, c: &Case, spec: DecisionSpec, mut labels: Vec<String>) ->
         prompt_tokens: 40,
         latency_ms: 1.0,
         error: None,
+        task_labels: Some(LABELS.len() as u32),
+        scoring: c2s_records::ScoringRule::Summed,
+        raw: None,
     }
 }
 
@@ -369,8 +372,16 @@ fn check_numbers(md: &str, s: &CoverageSummary) {
             assert_eq!(row["False rejection FR [CI]"], rate(&c.false_rejection));
             assert_eq!(row["Acceptance [CI]"], rate(&c.acceptance));
             assert_eq!(
-                row["Error among accepted [CI]"],
+                row["Error among accepted, pooled [CI]"],
                 rate(&c.error_among_accepted)
+            );
+            assert_eq!(
+                row["Error among accepted, present sets [CI]"],
+                rate(&c.error_among_accepted_present)
+            );
+            assert_eq!(
+                row["Error among accepted, absent sets [CI]"],
+                rate(&c.error_among_accepted_absent)
             );
             for d in &c.discrimination {
                 let mut k = key.clone();
@@ -392,6 +403,7 @@ fn check_numbers(md: &str, s: &CoverageSummary) {
                 ("Model", t.model.clone()),
                 ("k", t.k.to_string()),
                 ("Names", t.names.as_str().to_string()),
+                ("Tested on", t.subset.as_str().to_string()),
                 ("Rule", t.rule.clone()),
             ],
         );
@@ -471,15 +483,32 @@ fn coverage_report_matches_the_summary() {
         .iter()
         .any(|r| r.shared_correct < r.full_set_correct));
 
+    // A few requests failed: an incomplete collection is refused, and reported marked
+    // partial when asked.
     let out = run(&["report", run_a.to_str().unwrap(), run_b.to_str().unwrap()]);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("incomplete collection"), "{stderr}");
+    let out = run(&[
+        "report",
+        run_a.to_str().unwrap(),
+        run_b.to_str().unwrap(),
+        "--allow-incomplete",
+    ]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let report = run_a.join("report");
     let md = std::fs::read_to_string(report.join("report.md")).expect("report.md");
     let html = std::fs::read_to_string(report.join("report.html")).expect("report.html");
     assert!(md.starts_with("# choice2seq coverage report — coverage-model-a"));
+    assert!(md.contains("PARTIAL: an incomplete collection"));
     for section in [
         "## What the numbers mean",
+        "## Plan audit",
+        "### Distribution renormalization",
+        "### The pair's closing rule",
+        "### Scoring rules",
+        "### Token replay",
         "## Full-set classification",
         "## Per-cell metrics",
         "## Calibrated thresholds",
@@ -488,10 +517,12 @@ fn coverage_report_matches_the_summary() {
         "## Missing decisions",
     ] {
         assert!(md.contains(section), "{section} in report.md");
-        assert!(
-            html.contains(section.trim_start_matches('#').trim()),
-            "{section} in report.html"
-        );
+        // HTML escapes the apostrophe (report/doc.rs).
+        let heading = section
+            .trim_start_matches('#')
+            .trim()
+            .replace('\'', "&#39;");
+        assert!(html.contains(&heading), "{section} in report.html");
     }
     for word in [
         "Detection",
@@ -577,6 +608,7 @@ fn coverage_report_without_fonts_writes_svgs() {
             out_dir.to_str().unwrap(),
             "--draws",
             "49",
+            "--allow-incomplete",
         ])
         .env("FONTCONFIG_FILE", &conf)
         .output()

@@ -190,3 +190,162 @@ fn outcomes_and_metric_snapshots_are_published_to_topics() {
         }
     }
 }
+
+/// The password of the secured-cluster runs: it must appear in no output.
+const KAFKA_PASSWORD: &str = "e2e-kafka-Pw-4d9b1f-never-written";
+
+/// A run whose source and `[output.kafka]` sink reach a cluster that requires SASL over TLS
+/// with its own CA (the gateway of `c2s_sources::testing` in front of tansu), the password
+/// from an environment variable: the items are read, the offsets committed, the outcomes
+/// published, and the password is in no output — standard output and error at debug level
+/// with librdkafka's security debugging on, the manifest, the Parquet datasets, the rejects,
+/// the published messages.
+#[test]
+fn a_sasl_ssl_run_reads_and_publishes_and_writes_the_password_nowhere() {
+    use c2s_sources::testing::gateway::GatewayPolicy;
+    use c2s_sources::testing::{read_topic_with, SecuredBroker, TestCa};
+    use c2s_sources::{create_topic_with, KafkaConnection, KafkaPublisher};
+
+    let ca = TestCa::create();
+    let cluster = SecuredBroker::start(GatewayPolicy {
+        plain_users: Some(vec![("c2s".into(), KAFKA_PASSWORD.into())]),
+        tls: Some(ca.server_config()),
+    });
+    let b = cluster.addr.as_str();
+    let ca_pem = ca.ca_pem().display().to_string();
+    let connection = KafkaConnection::new(b).with_properties(
+        [
+            ("security.protocol", "sasl_ssl"),
+            ("sasl.mechanism", "PLAIN"),
+            ("sasl.username", "c2s"),
+            ("sasl.password", KAFKA_PASSWORD),
+            ("ssl.ca.location", ca_pem.as_str()),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    create_topic_with(&connection, "items", 1).expect("topic");
+    let bank =
+        std::fs::read_to_string(repo_root().join("data/banks/arithmetic-dev.jsonl")).unwrap();
+    let mut payloads: Vec<(Option<String>, String)> = bank
+        .lines()
+        .take(3)
+        .map(|l| (None, l.to_string()))
+        .collect();
+    payloads.push((Some("bad".into()), "{\"item_id\": ".into()));
+    KafkaPublisher::connect_with(&connection)
+        .expect("producer")
+        .publish("items", &payloads)
+        .expect("produce");
+
+    let security = format!(
+        "security_protocol = \"sasl_ssl\"\nsasl_mechanism = \"PLAIN\"\nsasl_username = \"c2s\"\nsasl_password_env = \"C2S_E2E_KAFKA_PASSWORD\"\nssl_ca_location = {ca_pem:?}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg_text = format!(
+        "[model]\npath = {:?}\nengine = \"simulated\"\n\n[[sources]]\nkind = \"kafka\"\nbrokers = \"{b}\"\ntopic = \"items\"\ngroup = \"secure\"\ncontinuous = false\n{security}properties = {{ debug = \"security,broker,conf\" }}\n\n[[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n[stats]\nbootstrap_draws = 99\n\n[output.kafka]\nbrokers = \"{b}\"\noutcomes_topic = \"c2s-outcomes\"\nmetrics_topic = \"c2s-metrics\"\n{security}",
+        model_path().display().to_string()
+    );
+    let cfg = write(dir.path(), "secure.toml", &cfg_text);
+    let run_dir = dir.path().join("run");
+    let run = |password: Option<&str>, run_dir: &std::path::Path| {
+        let mut cmd = std::process::Command::new(c2s_e2e::binary());
+        cmd.args(["run", &cfg.display().to_string(), "--run-dir"])
+            .arg(run_dir)
+            .current_dir(repo_root())
+            .env("RUST_LOG", "debug")
+            .env_remove("C2S_E2E_KAFKA_PASSWORD");
+        if let Some(p) = password {
+            cmd.env("C2S_E2E_KAFKA_PASSWORD", p);
+        }
+        cmd.output().expect("running choice2seq")
+    };
+    let out = run(Some(KAFKA_PASSWORD), &run_dir);
+    let (stdout, stderr) = c2s_e2e::text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("librdkafka"),
+        "librdkafka's debug log reaches the run's log"
+    );
+    assert_eq!(read_outcomes(&run_dir.join("outcomes")).unwrap().len(), 3);
+    assert_eq!(read_rejects(&run_dir.join("rejects")).unwrap().len(), 1);
+    let published = read_topic_with(&connection, "c2s-outcomes", 3, Duration::from_secs(10));
+    assert_eq!(published.len(), 3);
+    // The manifest names the variable and shows the password redacted.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
+            .unwrap();
+    let source = &manifest["config"]["sources"][0];
+    assert_eq!(source["sasl_password_env"], "C2S_E2E_KAFKA_PASSWORD");
+    assert_eq!(source["sasl_password"], "[redacted]");
+    assert_eq!(source["security_protocol"], "sasl_ssl");
+    assert_eq!(
+        manifest["config"]["output"]["kafka"]["sasl_password"],
+        "[redacted]"
+    );
+    // Nowhere: the run's output, every file of the run directory, the published messages.
+    let mut places: Vec<(String, Vec<u8>)> = vec![
+        ("stdout".into(), out.stdout.clone()),
+        ("stderr".into(), out.stderr.clone()),
+    ];
+    for file in files_under(&run_dir) {
+        places.push((file.display().to_string(), std::fs::read(&file).unwrap()));
+    }
+    for (i, (_, value)) in published.iter().enumerate() {
+        places.push((format!("published message {i}"), value.clone()));
+    }
+    assert!(
+        places.len() > 6,
+        "{:?}",
+        places.iter().map(|p| &p.0).collect::<Vec<_>>()
+    );
+    for (place, bytes) in &places {
+        assert!(
+            !bytes
+                .windows(KAFKA_PASSWORD.len())
+                .any(|w| w == KAFKA_PASSWORD.as_bytes()),
+            "the password appears in {place}"
+        );
+    }
+    // Offsets were committed: the same group finds nothing new.
+    let run2 = dir.path().join("run2");
+    let out = run(Some(KAFKA_PASSWORD), &run2);
+    assert!(out.status.success(), "{}", c2s_e2e::text(&out).1);
+    assert!(read_outcomes(&run2.join("outcomes")).unwrap().is_empty());
+
+    // The variable unset: a config error (exit 2) naming it, before any work.
+    let out = run(None, &dir.path().join("run3"));
+    let (_, stderr) = c2s_e2e::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("C2S_E2E_KAFKA_PASSWORD"), "{stderr}");
+    assert!(stderr.contains("sources[0].sasl_password_env"), "{stderr}");
+    assert!(!dir.path().join("run3").join("manifest.json").exists());
+
+    // A wrong password: the run fails naming the brokers and the refusal (not a hang), and
+    // shows neither password.
+    let wrong = "wrong-e2e-password-0c1d";
+    let out = run(Some(wrong), &dir.path().join("run4"));
+    let (stdout, stderr) = c2s_e2e::text(&out);
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains(b), "{stderr}");
+    assert!(stderr.contains("SASL authentication error"), "{stderr}");
+    for shown in [&stdout, &stderr] {
+        assert!(!shown.contains(wrong) && !shown.contains(KAFKA_PASSWORD));
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

@@ -228,3 +228,108 @@ fn a_checkpoint_whose_rope_cannot_be_honoured_exits_2_naming_the_field() {
         "{stderr}"
     );
 }
+
+/// A model that fails every request ends its run non-zero instead of calling it a success.
+/// Here the chat template renders the start-up probe but raises on every request the run
+/// sends (they carry `response_format`): the run stops after the first 32 identical failures
+/// (`[run] stop_after_identical_failures`), exits 3, names the error in its banner and in the
+/// manifest's status, and its directory resumes — without the early stop the resumed run
+/// fails the items it had not fed too, records each rejected trajectory once, and says that
+/// none completed.
+#[test]
+fn a_model_that_fails_every_request_stops_early_and_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = "{% for m in messages %}{% if '\"response_format\"' in m.content %}\
+        {{ raise_exception('this model takes no response formats') }}{% endif %}\
+        <|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n";
+    let model = qwen3_dir(dir.path(), template);
+    let quickstart = std::fs::read_to_string(quickstart_on(dir.path(), &model)).unwrap();
+    // A small feeding window, so that the stop comes while most items are still unread.
+    let cfg = write(
+        dir.path(),
+        "run.toml",
+        &format!("{quickstart}\n[inference]\nmax_active_items = 8\n"),
+    );
+    let run_dir = dir.path().join("run");
+    let out = run_config(&cfg, &run_dir);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    // At least the 32 of the limit (requests in flight when it was reached fail too).
+    let failed_first: u64 = stdout
+        .split("FAILED (exit 3): stopped early: the first ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no early stop in {stdout}"));
+    assert!(failed_first >= 32, "{stdout}");
+    assert!(
+        stdout.contains("model requests all failed with:")
+            && stdout.contains("this model takes no response formats"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("model requests: 0 answered,"), "{stdout}");
+    assert!(stdout.contains("most common error ("), "{stdout}");
+    let manifest = |d: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("manifest.json")).unwrap()).unwrap()
+    };
+    let status = manifest(&run_dir)["status"].clone();
+    assert_eq!(status["state"], "failed", "{status}");
+    assert_eq!(status["exit_code"], 3, "{status}");
+    assert_eq!(status["requests_answered"], 0, "{status}");
+    assert_eq!(status["completed"], 0, "{status}");
+    assert!(
+        status["requests_failed"].as_u64().unwrap() >= 32,
+        "{status}"
+    );
+    assert!(
+        status["most_common_error"]
+            .as_str()
+            .unwrap()
+            .contains("this model takes no response formats"),
+        "{status}"
+    );
+    let rejects = read_rejects(&run_dir.join("rejects")).unwrap();
+    assert!(
+        !rejects.is_empty() && rejects.len() < 192,
+        "stopped early: {} of 192 trajectories rejected",
+        rejects.len()
+    );
+    assert!(rejects.iter().all(|r| r.source == "inference"));
+
+    // Resumed without the early stop: every trajectory is tried and rejected once.
+    let text_cfg = std::fs::read_to_string(&cfg).unwrap().replace(
+        "name = \"quickstart\"",
+        "name = \"quickstart\"\nstop_after_identical_failures = 0",
+    );
+    let cfg = write(dir.path(), "resume.toml", &text_cfg);
+    let out = run_config(&cfg, &run_dir);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(stderr.contains("resuming"), "{stderr}");
+    assert!(
+        stdout.contains("FAILED (exit 3): the engine failed")
+            && stdout.contains("and no trajectory completed"),
+        "{stdout}"
+    );
+    let rejects = read_rejects(&run_dir.join("rejects")).unwrap();
+    let mut keys: Vec<(String, String)> = rejects
+        .iter()
+        .map(|r| {
+            (
+                r.item_id.clone().unwrap(),
+                r.location.split(' ').next().unwrap().to_string(),
+            )
+        })
+        .collect();
+    keys.sort();
+    let n = keys.len();
+    keys.dedup();
+    assert_eq!(keys.len(), n, "a rejected trajectory is recorded once");
+    assert_eq!(n, 192, "96 items × 2 arms, each rejected");
+    let m = manifest(&run_dir);
+    assert_eq!(m["resumed"], 1);
+    assert_eq!(m["status"]["state"], "failed");
+    assert!(read_trajectories(&run_dir.join("trajectories"))
+        .unwrap()
+        .is_empty());
+}

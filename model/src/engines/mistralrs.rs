@@ -60,12 +60,11 @@
 //! to it and blocks on it, so it must be used from a plain OS thread, never from inside another
 //! tokio runtime.
 
+mod continuous;
 mod staging;
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Once};
-use std::time::Instant;
 
 use candle_core::{Device, Tensor};
 use mistralrs::core::{
@@ -78,10 +77,9 @@ use mistralrs::core::{
 
 use c2s_records::FinishReason;
 
-use crate::engine::log_softmax;
 use crate::engine::{
-    normalize_logprobs, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity,
-    PromptSpec, ScoreJob, ScoreOutput,
+    ContinuousEngine, Engine, EngineStats, GenerateJob, GenerateOutput, ModelIdentity, PromptSpec,
+    ScoreJob, ScoreOutput,
 };
 use crate::error::EngineError;
 use crate::identity::model_identity;
@@ -222,6 +220,8 @@ pub struct MistralRsEngine {
     stats: EngineStats,
     /// Generation one request at a time: batched one-token decoding is wrong on the CPU.
     decode_alone: bool,
+    /// Jobs and mistral.rs requests in flight ([`continuous`]).
+    flight: continuous::Flight,
 }
 
 /// What the logits processor does at each step of one request.
@@ -390,8 +390,7 @@ struct Finished {
 fn read_gguf(path: &Path) -> Result<(ModelTokenizer, String), EngineError> {
     let mut file =
         std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e.to_string()))?;
-    let ct = candle_core::quantized::gguf_file::Content::read(&mut file)
-        .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
+    let ct = crate::model_files::read_gguf(&mut file, path)?;
     let arch = ct
         .metadata
         .get("general.architecture")
@@ -561,6 +560,7 @@ impl MistralRsEngine {
             identity,
             stats: EngineStats::default(),
             decode_alone: device.is_cpu(),
+            flight: continuous::Flight::default(),
         })
     }
 
@@ -582,63 +582,8 @@ impl MistralRsEngine {
     /// Natural-log probabilities of every vocabulary token after the token ids `tokens`
     /// (reference checks on fixed token sequences).
     pub fn next_token_logprobs_after(&mut self, tokens: Vec<u32>) -> Result<Vec<f64>, EngineError> {
-        let pending = vec![Pending {
-            prompt: Arc::new(tokens),
-            policy: Policy::Record,
-            max_len: RECORD_MAX_LEN,
-            stop: None,
-        }];
-        let done = self
-            .run(pending, true)
-            .pop()
-            .unwrap_or(Err(EngineError::Stopped))?;
-        let logits = done
-            .trace
-            .first_logits
-            .ok_or_else(|| EngineError::Compute("mistral.rs ran no decoding step".into()))?;
-        Ok(log_softmax(&logits))
-    }
-
-    /// Run requests and wait for every answer: all at once (mistral.rs batches them), or one
-    /// after the other when `alone` (see the module notes on batched decoding).
-    fn run(&mut self, pending: Vec<Pending>, alone: bool) -> Vec<Result<Finished, EngineError>> {
-        if pending.is_empty() {
-            return Vec::new();
-        }
-        let started = Instant::now();
-        self.stats.forwards += if alone { pending.len() as u64 } else { 1 };
-        self.stats.computed_tokens += pending.iter().map(|p| p.prompt.len() as u64).sum::<u64>();
-        let runner = self.runner.clone();
-        let out = self.runtime.block_on(async move {
-            let sender = match runner.get_sender(None) {
-                Ok(s) => s,
-                Err(e) => {
-                    let msg = format!("mistral.rs engine unavailable: {e}");
-                    return pending
-                        .iter()
-                        .map(|_| Err(EngineError::Compute(msg.clone())))
-                        .collect();
-                }
-            };
-            let mut results = Vec::with_capacity(pending.len());
-            if alone {
-                for p in pending {
-                    let submitted = submit(&runner, &sender, p).await;
-                    results.push(collect(submitted).await);
-                }
-            } else {
-                let mut submitted = Vec::with_capacity(pending.len());
-                for p in pending {
-                    submitted.push(submit(&runner, &sender, p).await);
-                }
-                for s in submitted {
-                    results.push(collect(s).await);
-                }
-            }
-            results
-        });
-        self.stats.forward_seconds += started.elapsed().as_secs_f64();
-        out
+        self.distribution_after(tokens)
+            .map(|d| Arc::try_unwrap(d).unwrap_or_else(|d| d.as_ref().clone()))
     }
 }
 
@@ -732,170 +677,23 @@ impl Engine for MistralRsEngine {
     }
 
     fn score(&mut self, jobs: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>> {
-        let started = Instant::now();
-        // Every distinct context whose next-token distribution is needed: each prompt, and
-        // each prompt extended by a proper prefix of a multi-token option. All are prefilled.
-        let mut pending: Vec<Pending> = Vec::new();
-        let mut index: HashMap<Arc<Vec<u32>>, usize> = HashMap::new();
-        let mut context = |tokens: Vec<u32>| -> usize {
-            let tokens = Arc::new(tokens);
-            *index.entry(tokens.clone()).or_insert_with(|| {
-                pending.push(Pending {
-                    prompt: tokens,
-                    policy: Policy::Record,
-                    max_len: RECORD_MAX_LEN,
-                    stop: None,
-                });
-                pending.len() - 1
-            })
-        };
-        // Per job: the prompt length, and per option its tokens with the context each is read at.
-        type Plan = (usize, Vec<Vec<(u32, usize)>>);
-        let mut plans: Vec<Result<Plan, EngineError>> = Vec::with_capacity(jobs.len());
-        for j in jobs {
-            let prepared = self.prompt_tokens(&j.prompt).and_then(|tokens| {
-                let options = self.tokenizer.option_tokens(&j.options)?;
-                if options.is_empty() {
-                    return Err(EngineError::Request("no options to score".into()));
-                }
-                Ok((tokens, options))
-            });
-            plans.push(prepared.map(|(tokens, options)| {
-                self.stats.prompt_tokens += tokens.len() as u64;
-                let reads = options
-                    .iter()
-                    .map(|o| {
-                        (0..o.len())
-                            .map(|k| {
-                                let mut c = tokens.clone();
-                                c.extend_from_slice(&o[..k]);
-                                (o[k], context(c))
-                            })
-                            .collect()
-                    })
-                    .collect();
-                (tokens.len(), reads)
-            }));
-        }
-        // A one-token prompt would be prefilled through the faulty one-row kernel (CPU).
-        let alone = self.decode_alone && pending.iter().any(|p| p.prompt.len() < 2);
-        let finished = self.run(pending, alone);
-        let latency_ms = started.elapsed().as_secs_f64() * 1e3;
-        let dists: Vec<Result<Vec<f64>, EngineError>> = finished
-            .into_iter()
-            .map(|f| {
-                f?.trace
-                    .first_logits
-                    .map(|l| log_softmax(&l))
-                    .ok_or_else(|| EngineError::Compute("mistral.rs ran no decoding step".into()))
-            })
-            .collect();
-        plans
-            .into_iter()
-            .map(|plan| {
-                let (prompt_len, reads) = plan?;
-                let mut logprobs = Vec::with_capacity(reads.len());
-                for option in reads {
-                    let mut lp = 0.0;
-                    for (token, at) in option {
-                        let dist = dists[at].as_ref().map_err(Clone::clone)?;
-                        lp += *dist.get(token as usize).ok_or_else(|| {
-                            EngineError::Compute(format!(
-                                "token {token} is outside the vocabulary of {} logits",
-                                dist.len()
-                            ))
-                        })?;
-                    }
-                    logprobs.push(lp);
-                }
-                Ok(ScoreOutput {
-                    probabilities: normalize_logprobs(&logprobs),
-                    logprobs,
-                    prompt_tokens: prompt_len as u32,
-                    reused_tokens: 0,
-                    latency_ms,
-                })
-            })
-            .collect()
+        self.score_all(jobs)
     }
 
     fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>> {
-        let started = Instant::now();
-        let stops = Arc::new(self.tokenizer.stop_ids.clone());
-        let mut pending = Vec::new();
-        let mut plans: Vec<Result<(usize, usize), EngineError>> = Vec::with_capacity(jobs.len());
-        for j in jobs {
-            let prepared = if j.max_new_tokens == 0 {
-                Err(EngineError::Request(
-                    "max_new_tokens must be at least 1".into(),
-                ))
-            } else {
-                self.prompt_tokens(&j.prompt)
-            };
-            let plan = prepared.map(|tokens| {
-                self.stats.prompt_tokens += tokens.len() as u64;
-                let n = tokens.len();
-                let budget = j.max_new_tokens as usize;
-                pending.push(Pending {
-                    prompt: Arc::new(tokens),
-                    policy: Policy::Greedy {
-                        budget,
-                        stops: stops.clone(),
-                    },
-                    // The processor ends the request with a stop token at the latest one step
-                    // after the budget; the length limit is only a backstop.
-                    max_len: budget + 1,
-                    stop: Some(stops.to_vec()),
-                });
-                (pending.len() - 1, n)
-            });
-            plans.push(plan);
-        }
-        // One at a time on the CPU, where batched decoding is wrong in mistral.rs 0.8.1.
-        let alone = self.decode_alone;
-        let mut finished: Vec<Option<Result<Finished, EngineError>>> =
-            self.run(pending, alone).into_iter().map(Some).collect();
-        let latency_ms = started.elapsed().as_secs_f64() * 1e3;
-        let mut outputs = Vec::with_capacity(jobs.len());
-        for plan in plans {
-            let out = plan.and_then(|(i, prompt_len)| {
-                let f = finished
-                    .get_mut(i)
-                    .and_then(Option::take)
-                    .unwrap_or(Err(EngineError::Compute("request lost".into())))?;
-                let finish = match (f.finish_reason.as_str(), f.trace.finish) {
-                    ("stop", Some(finish)) => finish,
-                    (reason, _) => {
-                        return Err(EngineError::Compute(format!(
-                            "mistral.rs finished with `{reason}` after {} steps, before the \
-                             forced stop token",
-                            f.trace.steps
-                        )))
-                    }
-                };
-                let tokens = f.trace.generated;
-                let completion_tokens =
-                    tokens.len() as u32 + u32::from(finish == FinishReason::Stop);
-                self.stats.generated_tokens += u64::from(completion_tokens);
-                Ok(GenerateOutput {
-                    text: self.tokenizer.decode(&tokens)?,
-                    tokens,
-                    finish_reason: finish,
-                    truncated: finish == FinishReason::Length,
-                    prompt_tokens: prompt_len as u32,
-                    completion_tokens,
-                    reused_tokens: 0,
-                    latency_ms,
-                })
-            });
-            outputs.push(out);
-        }
-        outputs
+        self.generate_all(jobs)
     }
 
-    /// `forwards` counts batches submitted to mistral.rs and `forward_seconds` the time spent
-    /// waiting for them (mistral.rs schedules its own forward passes inside).
+    /// `forwards` counts the rounds in which requests were handed to mistral.rs and
+    /// `forward_seconds` the time spent waiting for its answers (mistral.rs schedules its own
+    /// forward passes inside).
     fn stats(&self) -> EngineStats {
         self.stats
+    }
+
+    /// mistral.rs batches continuously itself: each job is handed over as it begins
+    /// ([`continuous`]).
+    fn continuous(&mut self) -> Option<&mut dyn ContinuousEngine> {
+        Some(self)
     }
 }

@@ -90,7 +90,15 @@ pub struct OpenAiSettings {
     pub scoring: ScoringMethod,
     /// `chat_template_kwargs` sent with chat completions (e.g. `{"enable_thinking": false}`).
     pub chat_template_kwargs: Option<Value>,
+    /// Largest response body read; a longer one is an error (it is never read whole).
+    pub max_response_bytes: u64,
+    /// Accept any TLS certificate. Off unless set explicitly; [`probe`] warns when it is on.
+    pub insecure_skip_verify: bool,
 }
+
+/// The default of [`OpenAiSettings::max_response_bytes`]: 16 MiB, far above any answer of a
+/// scoring or generation request.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 
 impl Default for OpenAiSettings {
     fn default() -> Self {
@@ -105,6 +113,8 @@ impl Default for OpenAiSettings {
             generation_endpoint: GenerationEndpoint::Chat,
             scoring: ScoringMethod::Echo,
             chat_template_kwargs: None,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            insecure_skip_verify: false,
         }
     }
 }
@@ -125,6 +135,10 @@ pub struct ServerInfo {
     pub prompt_logprobs: bool,
     /// Why scoring is impossible, when it is.
     pub scoring_problem: Option<String>,
+    /// TLS certificates were not verified (`insecure_skip_verify = true`); recorded in the
+    /// manifest's model identity.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_verify: bool,
 }
 
 impl ServerInfo {
@@ -193,6 +207,7 @@ impl Client {
         };
         let http = reqwest::blocking::Client::builder()
             .timeout(settings.timeout)
+            .danger_accept_invalid_certs(settings.insecure_skip_verify)
             .build()
             .map_err(|e| EngineError::Model(format!("HTTP client: {e}")))?;
         Ok(Client {
@@ -220,12 +235,19 @@ impl Client {
             req = req.bearer_auth(k);
         }
         let resp = req.send().map_err(|e| {
+            // The causes too: a refused TLS certificate is only named by them.
+            let mut shown = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                shown = format!("{shown}: {c}");
+                cause = c.source();
+            }
             let what = if e.is_timeout() {
                 format!("timed out after {:?}", self.settings.timeout)
             } else if e.is_connect() {
-                format!("cannot connect: {e}")
+                format!("cannot connect: {shown}")
             } else {
-                e.to_string()
+                shown
             };
             CallError::Retry(format!("{url}: {what}"))
         })?;
@@ -235,9 +257,7 @@ impl Client {
             .get(reqwest::header::SERVER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let text = resp
-            .text()
-            .map_err(|e| CallError::Retry(format!("{url}: reading the response: {e}")))?;
+        let text = read_body(resp, url, self.settings.max_response_bytes)?;
         if status.is_success() {
             let value = serde_json::from_str(&text).map_err(|e| {
                 CallError::Fatal(format!(
@@ -283,9 +303,37 @@ impl Client {
     }
 }
 
+/// A response body read up to `cap` bytes: a longer one (announced or found while reading) is
+/// an error naming the URL and the cap, read no further.
+fn read_body(resp: reqwest::blocking::Response, url: &str, cap: u64) -> Result<String, CallError> {
+    use std::io::Read as _;
+    let over = |what: String| {
+        CallError::Fatal(format!(
+            "{url}: the response body {what}, over [model.openai] max_response_bytes = {cap}"
+        ))
+    };
+    if let Some(len) = resp.content_length().filter(|&len| len > cap) {
+        return Err(over(format!("has {len} bytes")));
+    }
+    let mut body = Vec::new();
+    resp.take(cap.saturating_add(1))
+        .read_to_end(&mut body)
+        .map_err(|e| CallError::Retry(format!("{url}: reading the response: {e}")))?;
+    if body.len() as u64 > cap {
+        return Err(over("is longer".into()));
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
 /// Ask the server what it serves and whether it returns prompt log-probabilities. An
 /// unreachable server, a rejected key or a model the server does not serve is an error.
 pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
+    if settings.insecure_skip_verify {
+        tracing::warn!(
+            "[model.openai] insecure_skip_verify = true: the TLS certificate of {} is NOT verified; anyone on the path can read and change requests and answers (the manifest records this)",
+            settings.base_url
+        );
+    }
     let client = Client::new(settings)?;
     let (models, server) = client
         .call("models", None)
@@ -375,6 +423,7 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
         version,
         prompt_logprobs,
         scoring_problem,
+        insecure_skip_verify: settings.insecure_skip_verify,
     })
 }
 
@@ -387,7 +436,8 @@ pub struct OpenAiEngine {
     /// directory): needed for scored contracts and for generation through `/completions`.
     tokenizer: Option<ModelTokenizer>,
     /// Server prompt tokens minus ours, learned from the first scored answer: 0, or 1 for a
-    /// server that puts a BOS token before every prompt. Any other difference is an error.
+    /// server that puts a BOS token before every prompt (one that does not start with BOS
+    /// already). Any other difference is an error ([`check_prompt_tokens`]).
     bos_offset: Mutex<Option<i64>>,
     stats: Mutex<EngineStats>,
 }
@@ -453,14 +503,15 @@ impl OpenAiEngine {
             .collect()
     }
 
-    /// Log-probability of `option_tokens` after `prompt_text` (one echo request).
+    /// Log-probability of `option_tokens` after `prompt_text` (one echo request): the sum and
+    /// each token's.
     fn option_logprob(
         &self,
         prompt_text: &str,
         prompt_tokens: usize,
         option: &str,
         option_tokens: &[u32],
-    ) -> Result<(f64, u64), EngineError> {
+    ) -> Result<(f64, Vec<f64>, u64), EngineError> {
         let tok = self.tokenizer("scoring")?;
         let option_text = tok.decode(option_tokens)?;
         let body = json!({
@@ -493,7 +544,11 @@ impl OpenAiEngine {
         })?;
         // max_tokens is 1: at most one generated entry follows the prompt's.
         let generated = generated.min(1) as usize;
-        self.same_tokenization(server_prompt, prompt_tokens + option_tokens.len())?;
+        self.same_tokenization(
+            server_prompt,
+            prompt_tokens + option_tokens.len(),
+            prompt_text,
+        )?;
         let k = option_tokens.len();
         let end = logprobs.len().saturating_sub(generated);
         if end < k + 1 {
@@ -503,10 +558,13 @@ impl OpenAiEngine {
             )));
         }
         let mut sum = 0.0;
+        let mut per_token = Vec::with_capacity(k);
         for lp in &logprobs[end - k..end] {
-            sum += lp.as_f64().ok_or_else(|| {
+            let lp = lp.as_f64().ok_or_else(|| {
                 EngineError::Request("a null log-probability inside the option".into())
             })?;
+            sum += lp;
+            per_token.push(lp);
         }
         // The scored tokens must spell the option (an end-of-turn token closing it may show
         // as its text or as nothing).
@@ -525,24 +583,25 @@ impl OpenAiEngine {
                 "the server's last prompt tokens spell `{spelled}`, not the option `{option}`"
             )));
         }
-        Ok((sum, server_prompt))
+        Ok((sum, per_token, server_prompt))
     }
 
     /// Same tokenization: the server counts the prompt tokens ours counts (plus a BOS it adds
-    /// itself, learned once from the first answer).
-    fn same_tokenization(&self, server: u64, ours: usize) -> Result<(), EngineError> {
-        let offset = server as i64 - ours as i64;
+    /// itself, learned once from the first answer), and adds no BOS before a prompt
+    /// `prompt_text` that starts with one.
+    fn same_tokenization(
+        &self,
+        server: u64,
+        ours: usize,
+        prompt_text: &str,
+    ) -> Result<(), EngineError> {
+        let bos = self
+            .tokenizer
+            .as_ref()
+            .map(|t| t.bos_token.as_str())
+            .filter(|b| !b.is_empty() && prompt_text.starts_with(b));
         let mut known = self.bos_offset.lock().map_err(|_| EngineError::Stopped)?;
-        match *known {
-            None if offset == 0 || offset == 1 => *known = Some(offset),
-            Some(k) if k == offset => {}
-            _ => {
-                return Err(EngineError::Request(format!(
-                    "the server counts {server} prompt tokens where the local tokenizer counts {ours}: the served model does not tokenize like [model] path"
-                )))
-            }
-        }
-        Ok(())
+        check_prompt_tokens(&mut known, server, ours, bos).map_err(EngineError::Request)
     }
 
     /// Log-probabilities of single-token `options` from the top log-probabilities of the first
@@ -568,7 +627,7 @@ impl OpenAiEngine {
         let server_prompt = v["usage"]["prompt_tokens"].as_u64().ok_or_else(|| {
             EngineError::Request("the server reported no usage.prompt_tokens".into())
         })?;
-        self.same_tokenization(server_prompt, prompt_tokens)?;
+        self.same_tokenization(server_prompt, prompt_tokens, prompt_text)?;
         let top = &v["choices"][0]["logprobs"]["top_logprobs"][0];
         let Some(top) = top.as_object() else {
             return Ok(None);
@@ -664,12 +723,41 @@ impl OpenAiEngine {
     }
 }
 
+/// Whether the server's count of prompt tokens, `server`, fits ours: equal, or one more for a
+/// BOS the server adds (learned once into `known`). `leading_bos` is the BOS token when our
+/// prompt already starts with it: then one more is a second BOS, which the model would read
+/// and which changes every probability, so it is an error.
+fn check_prompt_tokens(
+    known: &mut Option<i64>,
+    server: u64,
+    ours: usize,
+    leading_bos: Option<&str>,
+) -> Result<(), String> {
+    let offset = server as i64 - ours as i64;
+    if let (1, Some(bos)) = (offset, leading_bos) {
+        return Err(format!(
+            "the server counts {server} prompt tokens where the local tokenizer counts {ours} for a prompt that already starts with the BOS token `{bos}`: the server adds a second BOS, so the model reads two and scores differently from a local run; have the server add no BOS to /completions prompts (llama.cpp: a model whose tokenizer.ggml.add_bos_token is false; vLLM: add_special_tokens false), or use a chat template that does not write it"
+        ));
+    }
+    match *known {
+        None if offset == 0 || offset == 1 => *known = Some(offset),
+        Some(k) if k == offset => {}
+        _ => {
+            return Err(format!(
+                "the server counts {server} prompt tokens where the local tokenizer counts {ours}: the served model does not tokenize like [model] path"
+            ))
+        }
+    }
+    Ok(())
+}
+
 /// A decision scored from one top-log-probability list: the options' log-probabilities, the
 /// server's prompt tokens and the call's milliseconds.
 type DirectScore = Result<(Vec<f64>, u64, f64), EngineError>;
 
-/// One option scored by echo: log-probability, the server's prompt tokens, milliseconds.
-type OptionScore = Result<(f64, u64, f64), EngineError>;
+/// One option scored by echo: log-probability, its tokens' log-probabilities, the server's
+/// prompt tokens, milliseconds.
+type OptionScore = Result<(f64, Vec<f64>, u64, f64), EngineError>;
 
 impl Engine for OpenAiEngine {
     fn identity(&self) -> &ModelIdentity {
@@ -750,7 +838,7 @@ impl Engine for OpenAiEngine {
             let p = prepared[j].as_ref().map_err(Clone::clone)?;
             let t = Instant::now();
             self.option_logprob(&p.text, p.prompt_tokens, &jobs[j].options[o], &p.options[o])
-                .map(|(lp, served)| (lp, served, t.elapsed().as_secs_f64() * 1e3))
+                .map(|(lp, tokens, served)| (lp, tokens, served, t.elapsed().as_secs_f64() * 1e3))
         });
         let elapsed = started.elapsed().as_secs_f64();
         let mut per_job: Vec<Vec<OptionScore>> = jobs.iter().map(|_| Vec::new()).collect();
@@ -770,6 +858,8 @@ impl Engine for OpenAiEngine {
                     served_tokens += served;
                     return Ok(ScoreOutput {
                         probabilities: normalize_logprobs(&logprobs),
+                        // Single-token options: each one's token is itself.
+                        token_logprobs: logprobs.iter().map(|&l| vec![l]).collect(),
                         logprobs,
                         prompt_tokens: p.prompt_tokens as u32,
                         reused_tokens: 0,
@@ -777,16 +867,19 @@ impl Engine for OpenAiEngine {
                     });
                 }
                 let mut logprobs = Vec::with_capacity(answers.len());
+                let mut token_logprobs = Vec::with_capacity(answers.len());
                 let mut latency = 0.0f64;
                 for a in answers {
-                    let (lp, served, ms) = a?;
+                    let (lp, tokens, served, ms) = a?;
                     served_tokens += served;
                     latency = latency.max(ms);
                     logprobs.push(lp);
+                    token_logprobs.push(tokens);
                 }
                 Ok(ScoreOutput {
                     probabilities: normalize_logprobs(&logprobs),
                     logprobs,
+                    token_logprobs,
                     prompt_tokens: p.prompt_tokens as u32,
                     reused_tokens: 0,
                     latency_ms: latency,
@@ -811,3 +904,6 @@ impl Engine for OpenAiEngine {
         self.stats.lock().map(|s| *s).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests;

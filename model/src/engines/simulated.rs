@@ -72,6 +72,7 @@ impl Engine for SimulatedEngine {
                 self.stats.prompt_tokens += u64::from(Self::prompt_len(&j.prompt));
                 Ok(ScoreOutput {
                     probabilities: normalize_logprobs(&logprobs),
+                    token_logprobs: logprobs.iter().map(|&l| vec![l]).collect(),
                     logprobs,
                     prompt_tokens: Self::prompt_len(&j.prompt),
                     reused_tokens: 0,

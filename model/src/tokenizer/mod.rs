@@ -8,6 +8,7 @@
 //! text, so a rendered chat prompt tokenizes exactly as the template means.
 
 pub mod gguf;
+pub mod render_budget;
 pub mod template;
 
 use candle_core::quantized::gguf_file;
@@ -160,9 +161,21 @@ impl ModelTokenizer {
     /// chat template and the BOS/EOS tokens (a `chat_template.jinja` file also serves).
     pub fn from_hf_dir(dir: &std::path::Path) -> Result<ModelTokenizer, EngineError> {
         let tok_path = dir.join("tokenizer.json");
-        let tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| {
-            EngineError::model_file(&tok_path, format!("not a readable tokenizer.json: {e}"))
-        })?;
+        // tokenizers 0.21 panics on some malformed files (a `decoder` it cannot read:
+        // `expect("Helper")`): that is a bad model file too, not a crash.
+        let tokenizer = std::panic::catch_unwind(|| Tokenizer::from_file(&tok_path))
+            .map_err(|p| {
+                let message = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                format!("the tokenizers library panicked reading it: {message}")
+            })
+            .and_then(|r| r.map_err(|e| e.to_string()))
+            .map_err(|e| {
+                EngineError::model_file(&tok_path, format!("not a readable tokenizer.json: {e}"))
+            })?;
         let cfg_path = dir.join("tokenizer_config.json");
         let cfg: serde_json::Value = match std::fs::read_to_string(&cfg_path) {
             Ok(text) => serde_json::from_str(&text)
@@ -355,5 +368,35 @@ impl ModelTokenizer {
             text.push_str(p);
         }
         Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fuzzing finding: tokenizers 0.21 panics (`expect("Helper")`) on a `decoder` it cannot
+    /// read; the directory is refused with an error instead.
+    #[test]
+    fn a_tokenizer_json_that_makes_the_library_panic_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tokenizer.json"),
+            r#"{"version":"1.0","decoder":{"type":"Metaspace","repl"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("tokenizer_config.json"),
+            r#"{"eos_token": "</s>"}"#,
+        )
+        .unwrap();
+        let e = match ModelTokenizer::from_hf_dir(dir.path()) {
+            Ok(_) => panic!("a truncated tokenizer.json was read"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("tokenizer.json") && e.contains("not a readable tokenizer.json"),
+            "{e}"
+        );
     }
 }

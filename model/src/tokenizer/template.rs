@@ -23,6 +23,14 @@
 //!
 //! `model/tests/chat_templates.rs` checks the renderings of the official templates of many
 //! families byte for byte against transformers' own (`scripts/make-template-fixtures.py`).
+//!
+//! A chat template is code shipped inside a model file, so it compiles and renders within
+//! limits that the official templates stay far below (`model/tests/template_limits.rs` checks
+//! both): [`RENDER_FUEL`] instructions per render (minijinja's fuel: a loop that does not
+//! end), a recursion depth of [`RENDER_RECURSION_LIMIT`] (macros calling themselves),
+//! [`MAX_RENDERED_BYTES`] of output, and a memory budget per compile and per render
+//! ([`render_budget`](super::render_budget)) for strings and lists that grow without bound. A
+//! panic inside minijinja is an error, not a crash.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -31,8 +39,32 @@ use chrono::format::{Item, StrftimeItems};
 use minijinja::value::{Kwargs, Value};
 use minijinja::{Environment, Error, ErrorKind};
 
+use super::render_budget::{Budgeted, RenderBudget};
 use super::ChatMessage;
 use crate::error::EngineError;
+
+/// The instructions one render may execute. The official templates in
+/// `model/tests/fixtures/chat_templates/` use at most ~150 on the run's prompts.
+pub const RENDER_FUEL: u64 = 20_000;
+
+/// minijinja's recursion depth (its own default and ceiling is 500; a macro call counts
+/// several levels). Deep enough for templates that render nested tool schemas recursively,
+/// shallow enough for the 2 MiB stacks of worker threads.
+pub const RENDER_RECURSION_LIMIT: usize = 200;
+
+/// The longest rendered prompt (far beyond any model's context).
+pub const MAX_RENDERED_BYTES: usize = 4 << 20;
+
+/// Bytes compiling a template or one render may allocate (gross, see
+/// [`render_budget`](super::render_budget)) besides [`RENDER_MEMORY_PER_INPUT_BYTE`] per byte
+/// of the template's source or of the render's messages.
+pub const RENDER_MEMORY_BASE: usize = 16 << 20;
+
+/// What a compile or render may allocate per byte of its input (each is copied a few times).
+pub const RENDER_MEMORY_PER_INPUT_BYTE: usize = 64;
+
+/// The widest `tojson(indent=…)` (Python has no limit; templates use 2 or 4).
+const MAX_JSON_INDENT: usize = 64;
 
 /// The moment `strftime_now` reports: the local wall-clock time at which a run started (as
 /// transformers' `datetime.now()`, naive local time), with its UTC offset for the record.
@@ -129,6 +161,8 @@ impl ChatTemplate {
         time: TemplateTime,
     ) -> Result<ChatTemplate, EngineError> {
         let mut env = Environment::new();
+        env.set_fuel(Some(RENDER_FUEL));
+        env.set_recursion_limit(RENDER_RECURSION_LIMIT);
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
@@ -138,8 +172,24 @@ impl ChatTemplate {
             time.strftime(&format)
                 .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
         });
-        env.add_template_owned("chat", without_generation_tags(source))
-            .map_err(|e| EngineError::Model(format!("chat template: {}", describe(&e))))?;
+        // minijinja folds constant expressions while it compiles: that runs on the memory
+        // budget too, and a panic in its parser is a refusal.
+        let compiled = {
+            let budget = RENDER_MEMORY_BASE
+                .saturating_add(source.len().saturating_mul(RENDER_MEMORY_PER_INPUT_BYTE));
+            let _budget = RenderBudget::start(Budgeted::Compiling, budget);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                env.add_template_owned("chat", without_generation_tags(source))
+                    .map_err(|e| describe(&e))
+            }))
+            .unwrap_or_else(|p| {
+                Err(format!(
+                    "the compiler panicked: {}",
+                    panic_message(p.as_ref())
+                ))
+            })
+        };
+        compiled.map_err(|e| EngineError::Model(format!("chat template: {e}")))?;
         Ok(ChatTemplate {
             env,
             bos_token,
@@ -155,6 +205,17 @@ impl ChatTemplate {
         add_generation_prompt: bool,
         kwargs: &TemplateKwargs,
     ) -> Result<String, EngineError> {
+        self.render_metered(messages, add_generation_prompt, kwargs)
+            .map(|(text, _)| text)
+    }
+
+    /// [`render`](Self::render), and the fuel (instructions) the render consumed.
+    pub fn render_metered(
+        &self,
+        messages: &[ChatMessage],
+        add_generation_prompt: bool,
+        kwargs: &TemplateKwargs,
+    ) -> Result<(String, u64), EngineError> {
         let tmpl = self
             .env
             .get_template("chat")
@@ -174,10 +235,69 @@ impl ChatTemplate {
         ctx.insert("tools", Value::from(()));
         ctx.insert("documents", Value::from(()));
         ctx.insert("add_generation_prompt", Value::from(add_generation_prompt));
-        tmpl.render(ctx).map_err(|e| {
-            EngineError::Model(format!("rendering the chat template: {}", describe(&e)))
-        })
+        let input_bytes: usize = messages
+            .iter()
+            .map(|m| m.role.len() + m.content.len())
+            .sum();
+        let budget = RENDER_MEMORY_BASE
+            .saturating_add(input_bytes.saturating_mul(RENDER_MEMORY_PER_INPUT_BYTE));
+        let mut out = BoundedOutput::default();
+        let rendered = {
+            let _budget = RenderBudget::start(Budgeted::Rendering, budget);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tmpl.render_captured_to(ctx, &mut out)
+                    .map(|captured| captured.state().fuel_levels().map_or(0, |(used, _)| used))
+            }))
+        };
+        let failed =
+            |what: String| EngineError::Model(format!("rendering the chat template: {what}"));
+        match rendered {
+            Err(panic) => Err(failed(format!(
+                "the renderer panicked: {}",
+                panic_message(panic.as_ref())
+            ))),
+            Ok(Err(_)) if out.exceeded => Err(failed(format!(
+                "the output exceeds {} MiB",
+                MAX_RENDERED_BYTES >> 20
+            ))),
+            Ok(Err(e)) if e.kind() == ErrorKind::OutOfFuel => Err(failed(format!(
+                "the template ran past its budget of {RENDER_FUEL} instructions (a loop that \
+                 does not end?): {}",
+                describe(&e)
+            ))),
+            Ok(Err(e)) => Err(failed(describe(&e))),
+            Ok(Ok(fuel)) => Ok((String::from_utf8_lossy(&out.bytes).into_owned(), fuel)),
+        }
     }
+}
+
+/// The rendered prompt, refused past [`MAX_RENDERED_BYTES`].
+#[derive(Default)]
+struct BoundedOutput {
+    bytes: Vec<u8>,
+    exceeded: bool,
+}
+
+impl std::io::Write for BoundedOutput {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > MAX_RENDERED_BYTES {
+            self.exceeded = true;
+            return Err(std::io::Error::other("the rendered prompt is too long"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 /// A minijinja error with its whole chain and the template line (`unknown method: string has
@@ -205,10 +325,19 @@ fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
     let ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
     kwargs.assert_all_used()?;
+    let too_wide = |width: String| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("tojson: an indent of {width} is wider than {MAX_JSON_INDENT}"),
+        )
+    };
     let indent = match indent {
         None => None,
         Some(v) if v.is_none() => None,
         Some(v) => Some(if let Some(s) = v.as_str() {
+            if s.len() > MAX_JSON_INDENT {
+                return Err(too_wide(format!("{} characters", s.len())));
+            }
             s.to_string()
         } else {
             let n = i64::try_from(v.clone()).map_err(|_| {
@@ -217,6 +346,9 @@ fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
                     format!("tojson: indent must be an integer or a string, not {v}"),
                 )
             })?;
+            if n > MAX_JSON_INDENT as i64 {
+                return Err(too_wide(n.to_string()));
+            }
             " ".repeat(n.max(0) as usize)
         }),
     };
@@ -405,7 +537,8 @@ fn without_generation_tags(source: &str) -> String {
     while let Some(start) = rest.find("{%") {
         out.push_str(&rest[..start]);
         let tag = &rest[start..];
-        let Some(end) = tag.find("%}") else {
+        // The closing `%}` after the opening `{%` (in `{%}` they share the `%`).
+        let Some(end) = tag[2..].find("%}").map(|i| i + 2) else {
             out.push_str(tag);
             return out;
         };
@@ -516,6 +649,14 @@ mod tests {
             .unwrap(),
             "ab"
         );
+    }
+
+    /// A fuzzing finding: `{%}` made the tag scan slice backwards and panic.
+    #[test]
+    fn tags_whose_delimiters_overlap_are_left_to_the_parser() {
+        assert_eq!(without_generation_tags("{%}{%}a"), "{%}{%}a");
+        assert_eq!(without_generation_tags("{%-%}"), "{%-%}");
+        assert!(render("{%}", &[]).is_err());
     }
 
     #[test]

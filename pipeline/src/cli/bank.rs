@@ -241,6 +241,7 @@ fn coverage(
     let options = CoverageOptions {
         seed,
         ks: COVERAGE_KS.to_vec(),
+        all_but_reference: true,
         test_per_label,
         calibration_per_label,
     };

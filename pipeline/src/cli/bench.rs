@@ -24,11 +24,14 @@ pub enum BenchCommand {
     /// One engine on a fixed panel of real requests, batched, without the dataflow: requests/s,
     /// prompt tokens/s, and optionally every request's tokens and scores (the GPU check's input).
     Engine(super::bench_engine::EngineCheck),
-    /// Statistics: incremental joint-count updates (outcomes/s through the differential
-    /// dataflow) and the time of a full metric snapshot.
+    /// The live monitor's overhead: the same panel as `inference` (b), run with and without
+    /// `--serve` alternately while a client polls `/metrics` and `/api/state`.
+    Serve(super::bench_serve::ServeBench),
     /// A continuous Kafka run fed N items with the simulated engine: items/s and RSS every
     /// 100,000 items.
     Soak(super::bench_soak::SoakBench),
+    /// Statistics: incremental joint-count updates (outcomes/s through the differential
+    /// dataflow) and the time of a full metric snapshot.
     Stats {
         /// Outcomes fed through the incremental joint counts.
         #[arg(long, default_value_t = 1_000_000)]
@@ -45,6 +48,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Engine(check) => super::bench_engine::run(check),
         BenchCommand::Stats { outcomes, draws } => stats(outcomes, draws),
         BenchCommand::Soak(bench) => super::bench_soak::run(bench),
+        BenchCommand::Serve(bench) => super::bench_serve::run(bench),
     }
 }
 
@@ -75,6 +79,9 @@ pub struct InferenceBench {
     /// Request layout: `paper` (state first, E.2/E.5; the default) or `state_last`.
     #[arg(long, default_value = "paper")]
     layout: String,
+    /// How (b) drives the engine: `continuous` (the default) or `batch` (a batch at a time).
+    #[arg(long, default_value = "continuous")]
+    batching: String,
 }
 
 /// Peak resident set size (kB) since the last reset.
@@ -95,8 +102,8 @@ fn reset_peak_rss() {
 }
 
 /// What one pass through the pipeline measured.
-struct ModeResult {
-    report: crate::run::RunReport,
+pub(super) struct ModeResult {
+    pub(super) report: crate::run::RunReport,
     run_dir: PathBuf,
     model_calls: usize,
     peak_rss_kb: u64,
@@ -126,14 +133,20 @@ fn write_panel(banks: &Path, per_domain: usize, out: &Path) -> anyhow::Result<(u
     Ok((counts[0], counts[1]))
 }
 
-/// One pass of the panel through `choice2seq run`'s lifecycle (a fresh run directory).
-fn run_mode(
+/// One pass of the panel through `choice2seq run`'s lifecycle (a fresh run directory),
+/// served by the live monitor at `serve` when given.
+pub(super) fn run_mode(
     bench: &InferenceBench,
     config: &Path,
     run_dir: PathBuf,
     one_at_a_time: bool,
+    serve: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<ModeResult> {
     let mut cfg = c2s_config::load(config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    cfg.serve = serve.map(|address| c2s_config::ServeSection {
+        address,
+        linger_seconds: 0.0,
+    });
     if one_at_a_time {
         cfg.model.prefix_reuse = false;
         cfg.inference.max_batch = 1;
@@ -157,7 +170,16 @@ fn run_mode(
     })
 }
 
-fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
+/// Where a benchmark works: its panel, its config and its run directories.
+pub(super) struct BenchWork {
+    /// Removed on drop unless `--keep` named a directory.
+    pub(super) _tmp: tempfile::TempDir,
+    pub(super) work: PathBuf,
+    pub(super) config: PathBuf,
+}
+
+/// Write the panel and its config into a work directory (`--keep` or a temporary one).
+pub(super) fn prepare(bench: &InferenceBench) -> anyhow::Result<BenchWork> {
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let work = bench
         .keep
@@ -173,30 +195,42 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
         &config,
         format!(
             "[run]\nname = \"bench-inference\"\nrequest_layout = {layout:?}\n\n[model]\npath = {model:?}\nengine = {engine:?}\n\n\
+             [inference]\nbatching = {batching:?}\n\n\
              [[sources]]\nkind = \"jsonl\"\npath = {panel:?}\n\n\
              [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
              [stats]\nbootstrap_draws = 199\n",
             model = model.display().to_string(),
             engine = bench.engine,
             layout = bench.layout,
+            batching = bench.batching,
             panel = panel.display().to_string(),
         ),
     )?;
     println!(
-        "panel: {} items ({n_arith} arithmetic + {n_lex} lexical dev), arms Native/code and Serial/Full/code, request layout {}, model {}, engine {}, through the pipeline (one worker)",
+        "panel: {} items ({n_arith} arithmetic + {n_lex} lexical dev), arms Native/code and Serial/Full/code, request layout {}, model {}, engine {}, {} batching, through the pipeline (one worker)",
         n_arith + n_lex,
         bench.layout,
         bench.model.display(),
-        bench.engine
+        bench.engine,
+        bench.batching
     );
+    Ok(BenchWork {
+        _tmp: tmp,
+        work,
+        config,
+    })
+}
+
+fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
+    let BenchWork { _tmp, work, config } = prepare(&bench)?;
     let a = if bench.only_batched {
         None
     } else {
         eprintln!("(a) one request at a time, every prompt computed in full …");
-        Some(run_mode(&bench, &config, work.join("run-a"), true)?)
+        Some(run_mode(&bench, &config, work.join("run-a"), true, None)?)
     };
     eprintln!("(b) batching, prefix reuse, de-duplication …");
-    let b = run_mode(&bench, &config, work.join("run-b"), false)?;
+    let b = run_mode(&bench, &config, work.join("run-b"), false, None)?;
     let row = |name: &str, m: &ModeResult| {
         let r = &m.report;
         let e = &r.engine.engine;
@@ -260,7 +294,7 @@ fn compare_runs(a: &Path, b: &Path) -> anyhow::Result<Agreement> {
     let answers_a: HashMap<String, Vec<f64>> = read_request_answers(&a.join("requests"))?
         .into_iter()
         .filter_map(|(_, r)| match r.answer {
-            Answer::Scored { probabilities } => Some((r.request_id, probabilities)),
+            Answer::Scored { probabilities, .. } => Some((r.request_id, probabilities)),
             _ => None,
         })
         .collect();
@@ -272,7 +306,7 @@ fn compare_runs(a: &Path, b: &Path) -> anyhow::Result<Agreement> {
         trajectories: 0,
     };
     for (_, r) in read_request_answers(&b.join("requests"))? {
-        if let Answer::Scored { probabilities } = &r.answer {
+        if let Answer::Scored { probabilities, .. } = &r.answer {
             match answers_a.get(&r.request_id) {
                 Some(pa) => {
                     out.compared += 1;

@@ -11,7 +11,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use c2s_records::Decision;
+use std::collections::{BTreeMap, BTreeSet};
+
+use c2s_protocol::coverage_audit::{PlanAudit, PLAN_AUDIT_FILE};
+use c2s_records::{CoverageSplit, Decision, ScoringRule};
 use c2s_sinks::{read_decisions, read_manifest};
 use c2s_stats::coverage::{coverage_summary, CoverageStatsConfig, CoverageSummary, Rate, Subset};
 
@@ -35,6 +38,21 @@ pub struct CoverageArgs {
     /// instruction shortening, or state truncation").
     #[arg(long)]
     pub tokens: bool,
+    /// Read an incomplete collection (a run still in progress, failed requests): the
+    /// figures are printed marked partial, missing decisions counted. Without it an
+    /// incomplete collection is refused ("Validation rejects incomplete collections and
+    /// duplicate predictions"); duplicates are refused always.
+    #[arg(long)]
+    pub allow_incomplete: bool,
+    /// Recompute every decision's probabilities from its stored token log-probabilities
+    /// under another scoring rule: summed (the default), mean_per_token, first_token.
+    #[arg(long, value_parser = parse_rule)]
+    pub scoring: Option<ScoringRule>,
+}
+
+fn parse_rule(s: &str) -> Result<ScoringRule, String> {
+    ScoringRule::parse(s)
+        .ok_or_else(|| format!("unknown scoring rule `{s}` (summed, mean_per_token, first_token)"))
 }
 
 /// The tokenization replay of one run directory's requests.
@@ -49,12 +67,21 @@ pub struct TokenAudit {
     /// The user message (instruction, every option, the text) is not intact in the decoded
     /// prompt tokens: shortening or truncation.
     pub not_intact: u64,
+    /// Option capping: a request whose scored options are not all shown in full (fewer
+    /// options shown than scored, a name shown otherwise than scored, an option missing from
+    /// the decoded prompt) or a name whose tokens do not decode back to it.
+    pub options_capped: u64,
     /// Two offered names with identical token sequences (a span collision: the request
     /// cannot tell them apart).
     pub collisions: u64,
-    /// Requests where one name's tokens prefix another's, so every name was closed with the
-    /// end-of-turn token to keep the options disjoint.
+    /// Requests whose names were closed with the end-of-turn token because one name of the
+    /// pair (the request's and its twin's differing one) prefixes another.
     pub closed_with_end_token: u64,
+    /// Of those, requests that the per-request rule would have left open (only the pair's
+    /// other name prefixes, or is prefixed by, one of theirs).
+    pub closed_by_the_pair_only: u64,
+    /// Requests whose recorded option token counts differ from the replayed ones.
+    pub token_count_mismatches: u64,
 }
 
 /// Replay the tokenization of every request of `run_dir` with its manifest's model file.
@@ -93,6 +120,11 @@ pub fn token_audit(run_dir: &Path) -> anyhow::Result<TokenAudit> {
             _ => {}
         }
     }
+    // The pair's twin of a present/absent request: the closing context it was scored with.
+    let by_arm: std::collections::HashMap<(&str, &str), &c2s_sinks::RequestRow> = requests
+        .iter()
+        .map(|r| ((r.item_id.as_str(), r.arm.as_str()), r))
+        .collect();
     for r in &requests {
         a.requests += 1;
         let prompt = c2s_model::PromptSpec {
@@ -105,9 +137,32 @@ pub fn token_audit(run_dir: &Path) -> anyhow::Result<TokenAudit> {
         if r.error.is_none() && r.prompt_tokens != ids.len() as u32 {
             a.length_mismatches += 1;
         }
-        if !tok.decode(&ids)?.contains(&r.user) {
+        let decoded = tok.decode(&ids)?;
+        if !decoded.contains(&r.user) {
             a.not_intact += 1;
         }
+        if options_capped(&tok, r, &decoded)? {
+            a.options_capped += 1;
+        }
+        let twin_arm = r
+            .arm
+            .strip_prefix("present/")
+            .map(|rest| format!("absent/{rest}"))
+            .or_else(|| {
+                r.arm
+                    .strip_prefix("absent/")
+                    .map(|rest| format!("present/{rest}"))
+            });
+        let context: Vec<String> = twin_arm
+            .and_then(|arm| by_arm.get(&(r.item_id.as_str(), arm.as_str())).copied())
+            .map(|t| {
+                t.option_codes
+                    .iter()
+                    .filter(|c| !r.option_codes.contains(c))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut seqs = Vec::with_capacity(r.option_codes.len());
         for code in &r.option_codes {
             seqs.push(tok.encode(code)?);
@@ -115,29 +170,78 @@ pub fn token_audit(run_dir: &Path) -> anyhow::Result<TokenAudit> {
         let distinct: std::collections::HashSet<&Vec<u32>> = seqs.iter().collect();
         if distinct.len() != seqs.len() {
             a.collisions += 1;
-        } else if seqs.iter().enumerate().any(|(i, x)| {
-            seqs.iter()
-                .enumerate()
-                .any(|(j, y)| i != j && y.len() >= x.len() && y[..x.len()] == x[..])
-        }) {
+            continue;
+        }
+        let alone = tok.option_tokens(&r.option_codes)?;
+        let mut with_pair = r.option_codes.clone();
+        with_pair.extend(context);
+        let Ok(scored) = tok.option_tokens(&with_pair) else {
+            a.collisions += 1;
+            continue;
+        };
+        let closed = |s: &[Vec<u32>]| s.iter().zip(&seqs).any(|(x, y)| x.len() != y.len());
+        if closed(&scored[..]) {
             a.closed_with_end_token += 1;
+            if !closed(&alone[..]) {
+                a.closed_by_the_pair_only += 1;
+            }
+        }
+        if let Some(counts) = &r.option_token_counts {
+            let replayed: Vec<u32> = scored
+                .iter()
+                .take(r.option_codes.len())
+                .map(|s| s.len() as u32)
+                .collect();
+            if *counts != replayed {
+                a.token_count_mismatches += 1;
+            }
         }
     }
     Ok(a)
 }
 
+/// Option capping: the options shown are not every scored option, in full.
+fn options_capped(
+    tok: &c2s_model::tokenizer::ModelTokenizer,
+    r: &c2s_sinks::RequestRow,
+    decoded: &str,
+) -> anyhow::Result<bool> {
+    let shown: Vec<serde_json::Value> = serde_json::from_str::<serde_json::Value>(&r.user)
+        .ok()
+        .and_then(|v| v["options"].as_array().cloned())
+        .unwrap_or_default();
+    if shown.len() != r.option_codes.len() {
+        return Ok(true);
+    }
+    for (o, code) in shown.iter().zip(&r.option_codes) {
+        if o["name"].as_str() != Some(code.as_str()) {
+            return Ok(true);
+        }
+        if !decoded.contains(&serde_json::to_string(o)?) {
+            return Ok(true);
+        }
+        if tok.decode(&tok.encode(code)?)? != *code {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// The replay as text.
 pub fn token_audit_text(a: &TokenAudit) -> String {
     format!(
-        "token replay of {} ({}): {} requests, longest prompt {} tokens; {} length mismatches, {} prompts not intact, {} option collisions, {} requests with names closed by the end token\n",
+        "token replay of {} ({}): {} requests, longest prompt {} tokens; {} length mismatches, {} prompts not intact, {} with options capped, {} option collisions, {} requests with names closed by the end token ({} of them by the pair's other name only), {} option token counts not reproduced\n",
         a.run_dir,
         a.model_path,
         a.requests,
         a.max_prompt_tokens,
         a.length_mismatches,
         a.not_intact,
+        a.options_capped,
         a.collisions,
-        a.closed_with_end_token
+        a.closed_with_end_token,
+        a.closed_by_the_pair_only,
+        a.token_count_mismatches
     )
 }
 
@@ -189,70 +293,180 @@ pub fn is_coverage_run(run_dir: &Path) -> bool {
     matches!(read_manifest(run_dir), Ok(Some(m)) if !m.config["coverage"].is_null())
 }
 
-/// Every decision of the run directories: one per (model, case, spec), an answered row over a
-/// failed one (a resumed run asks failed requests again), else the later row.
-pub fn read_all_decisions(run_dirs: &[PathBuf]) -> anyhow::Result<Vec<Decision>> {
-    let mut kept: std::collections::BTreeMap<(String, String, String), Decision> =
-        Default::default();
-    for dir in run_dirs {
-        let rows = read_decisions(&dir.join("decisions"))
-            .with_context(|| format!("reading {}/decisions", dir.display()))?;
-        for d in rows {
-            let key = (d.model.clone(), d.case_id.clone(), d.spec.label());
-            match kept.get(&key) {
-                Some(old) if old.error.is_none() && d.error.is_some() => {}
-                _ => {
-                    kept.insert(key, d);
-                }
+/// The decisions of one run directory: one per (model, case, spec). A resumed run asks a
+/// failed request again, so an answered row replaces a failed one (and a later failure an
+/// earlier one); two answered rows of one decision are a duplicate prediction, an error
+/// naming the case and the cell.
+pub fn read_run_decisions(dir: &Path) -> anyhow::Result<Vec<Decision>> {
+    let rows = read_decisions(&dir.join("decisions"))
+        .with_context(|| format!("reading {}/decisions", dir.display()))?;
+    let mut kept: BTreeMap<(String, String, String), Decision> = BTreeMap::new();
+    for d in rows {
+        let key = (d.model.clone(), d.case_id.clone(), d.spec.label());
+        match kept.get(&key) {
+            Some(old) if old.error.is_none() && d.error.is_none() => anyhow::bail!(
+                "{}: duplicate decision: case {} cell {} {} (model {}) is answered twice ({} and {}); \
+                 \"Validation rejects incomplete collections and duplicate predictions\"",
+                dir.display(),
+                d.case_id,
+                d.task,
+                d.spec.label(),
+                d.model,
+                old.request_id,
+                d.request_id
+            ),
+            Some(old) if old.error.is_none() => {}
+            _ => {
+                kept.insert(key, d);
             }
         }
     }
     Ok(kept.into_values().collect())
 }
 
-/// Cases that lack decisions others of their model, task and split have (an interrupted run,
-/// a case without one of the configured sizes): (model, task, split, cases, missing decisions).
-pub fn incomplete_cases(decisions: &[Decision]) -> Vec<(String, String, String, u64, u64)> {
-    use std::collections::{BTreeMap, BTreeSet};
-    type Group = (String, String, String);
-    let mut expected: BTreeMap<Group, BTreeSet<String>> = BTreeMap::new();
-    let mut per_case: BTreeMap<(Group, String), BTreeSet<String>> = BTreeMap::new();
-    for d in decisions {
-        let g = (
-            d.model.clone(),
-            d.task.clone(),
-            d.split.as_str().to_string(),
-        );
-        expected
-            .entry(g.clone())
-            .or_default()
-            .insert(d.spec.label());
-        per_case
-            .entry((g, d.case_id.clone()))
-            .or_default()
-            .insert(d.spec.label());
-    }
-    let mut out: BTreeMap<Group, (u64, u64)> = BTreeMap::new();
-    for ((g, _), have) in &per_case {
-        let lacking = expected[g].len() - have.len();
-        if lacking > 0 {
-            let e = out.entry(g.clone()).or_default();
-            e.0 += 1;
-            e.1 += lacking as u64;
-        }
-    }
-    out.into_iter()
-        .map(|((m, t, s), (c, n))| (m, t, s, c, n))
-        .collect()
+/// What a run directory's `coverage_plan_audit.json` holds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunPlan {
+    pub run_dir: String,
+    /// The audit; `None` when the file is absent (an older run) or says why there is none.
+    pub audit: Option<PlanAudit>,
+    /// Why there is no audit.
+    pub note: Option<String>,
 }
 
+/// Read `coverage_plan_audit.json` of a run directory.
+pub fn read_plan(dir: &Path) -> anyhow::Result<RunPlan> {
+    let path = dir.join(PLAN_AUDIT_FILE);
+    let run_dir = dir.display().to_string();
+    if !path.exists() {
+        return Ok(RunPlan {
+            run_dir,
+            audit: None,
+            note: Some(format!(
+                "no {PLAN_AUDIT_FILE} (a run written before the plan audit): completeness is judged against the decisions other cases have"
+            )),
+        });
+    }
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    if let Some(why) = v["unavailable"].as_str() {
+        return Ok(RunPlan {
+            run_dir,
+            audit: None,
+            note: Some(format!("no plan audit: {why}")),
+        });
+    }
+    let audit: PlanAudit = serde_json::from_value(v)
+        .with_context(|| format!("{}: not a plan audit", path.display()))?;
+    Ok(RunPlan {
+        run_dir,
+        audit: Some(audit),
+        note: None,
+    })
+}
+
+/// Why a collection is incomplete: every planned decision that is missing or failed, named
+/// by case and cell. Against the run's plan audit when it has one, else against the
+/// decisions other cases of the same model, task and split have.
+pub fn incompleteness(decisions: &[Decision], plan: &RunPlan) -> Vec<String> {
+    let mut out = Vec::new();
+    let have: BTreeMap<(&str, String), &Decision> = decisions
+        .iter()
+        .map(|d| ((d.case_id.as_str(), d.spec.label()), d))
+        .collect();
+    let cell = |d: &Decision| format!("{} {}", d.task, d.spec.label());
+    for d in decisions {
+        if let Some(e) = &d.error {
+            out.push(format!(
+                "case {} cell {}: the request failed ({e})",
+                d.case_id,
+                cell(d)
+            ));
+        }
+    }
+    match &plan.audit {
+        Some(audit) => {
+            for g in &audit.planned {
+                for case in &g.cases {
+                    for spec in &g.specs {
+                        if !have.contains_key(&(case.as_str(), spec.clone())) {
+                            out.push(format!(
+                                "case {case} cell {} {spec}: no decision (planned)",
+                                g.task
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        None => {
+            type Group<'a> = (&'a str, &'a str, CoverageSplit);
+            let mut expected: BTreeMap<Group<'_>, BTreeSet<String>> = BTreeMap::new();
+            let mut per_case: BTreeMap<(Group<'_>, &str), BTreeSet<String>> = BTreeMap::new();
+            for d in decisions {
+                let g = (d.model.as_str(), d.task.as_str(), d.split);
+                expected.entry(g).or_default().insert(d.spec.label());
+                per_case
+                    .entry((g, d.case_id.as_str()))
+                    .or_default()
+                    .insert(d.spec.label());
+            }
+            for ((g, case), specs) in &per_case {
+                for spec in expected[g].difference(specs) {
+                    out.push(format!(
+                        "case {case} cell {} {spec}: no decision (other cases of {} {} have it)",
+                        g.1,
+                        g.1,
+                        g.2.as_str()
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The decisions of several run directories with their plans and what makes the collection
+/// incomplete.
+pub struct Collection {
+    pub summary: CoverageSummary,
+    pub plans: Vec<RunPlan>,
+    /// Missing and failed planned decisions (empty for a complete collection).
+    pub incomplete: Vec<String>,
+}
+
+impl Collection {
+    /// Figures of an incomplete collection, read with `--allow-incomplete`.
+    pub fn partial(&self) -> bool {
+        !self.incomplete.is_empty()
+    }
+}
+
+/// How many of a long list of problems a message names.
+const LISTED: usize = 20;
+
 /// The coverage summary of `run_dirs` under the first run's settings (overridden by `draws`
-/// and `seed` when given).
+/// and `seed` when given), refusing duplicate decisions always and incomplete collections
+/// unless `allow_incomplete`; `scoring` recomputes every decision under another rule.
+/// The collection as `choice2seq coverage --json` prints it (without the token audit): the
+/// summary with its completeness and plan audit; `choice2seq view` serves the same object.
+pub fn summary_json(c: &Collection) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(&c.summary)?;
+    v["partial"] = serde_json::Value::Bool(c.partial());
+    v["incomplete"] = serde_json::to_value(&c.incomplete)?;
+    v["plan_audit"] = serde_json::to_value(&c.plans)?;
+    Ok(v)
+}
+
 pub fn summary_of(
     run_dirs: &[PathBuf],
     draws: Option<u32>,
     seed: Option<u64>,
-) -> anyhow::Result<CoverageSummary> {
+    allow_incomplete: bool,
+    scoring: Option<ScoringRule>,
+) -> anyhow::Result<Collection> {
     let Some(first) = run_dirs.first() else {
         anyhow::bail!("no run directory given");
     };
@@ -263,11 +477,33 @@ pub fn summary_of(
     if let Some(s) = seed {
         cfg.seed = s;
     }
-    let decisions = read_all_decisions(run_dirs)?;
-    for (model, task, split, cases, lacking) in incomplete_cases(&decisions) {
-        eprintln!(
-            "warning: {model} {task} {split}: {cases} case(s) lack {lacking} decision(s) that other cases have (an interrupted run?); they count with what they have"
+    let mut decisions = Vec::new();
+    let mut plans = Vec::new();
+    let mut incomplete = Vec::new();
+    let mut seen: BTreeMap<(String, String, String), String> = BTreeMap::new();
+    for dir in run_dirs {
+        let run = read_run_decisions(dir)?;
+        for d in &run {
+            let key = (d.model.clone(), d.case_id.clone(), d.spec.label());
+            if let Some(other) = seen.insert(key, dir.display().to_string()) {
+                anyhow::bail!(
+                    "duplicate decision: case {} cell {} {} (model {}) is in both {other} and {} (the same run given twice?)",
+                    d.case_id,
+                    d.task,
+                    d.spec.label(),
+                    d.model,
+                    dir.display()
+                );
+            }
+        }
+        let plan = read_plan(dir)?;
+        incomplete.extend(
+            incompleteness(&run, &plan)
+                .into_iter()
+                .map(|m| format!("{}: {m}", dir.display())),
         );
+        plans.push(plan);
+        decisions.extend(run);
     }
     if decisions.is_empty() {
         anyhow::bail!(
@@ -279,7 +515,48 @@ pub fn summary_of(
                 .join(", ")
         );
     }
-    Ok(coverage_summary(&decisions, &cfg)?)
+    if !incomplete.is_empty() && !allow_incomplete {
+        let listed: Vec<&str> = incomplete.iter().take(LISTED).map(String::as_str).collect();
+        let more = incomplete.len().saturating_sub(LISTED);
+        let list = format!(
+            "{}{}",
+            listed.join("\n  "),
+            if more > 0 {
+                format!("\n  … and {more} more")
+            } else {
+                String::new()
+            }
+        );
+        anyhow::bail!(
+            "incomplete collection: {} planned decision(s) missing or failed (\"Validation rejects incomplete collections\"); resume the run, or read it as it is with --allow-incomplete:\n  {list}",
+            incomplete.len()
+        );
+    }
+    if let Some(rule) = scoring {
+        let mut rescored = Vec::with_capacity(decisions.len());
+        for d in decisions {
+            if d.error.is_some() || d.scoring == rule {
+                rescored.push(d);
+                continue;
+            }
+            let r = d.rescored(rule).with_context(|| {
+                format!(
+                    "case {} cell {} {}: no stored token log-probabilities to read under `{}` (a run written before they were kept)",
+                    d.case_id,
+                    d.task,
+                    d.spec.label(),
+                    rule.as_str()
+                )
+            })?;
+            rescored.push(r);
+        }
+        decisions = rescored;
+    }
+    Ok(Collection {
+        summary: coverage_summary(&decisions, &cfg)?,
+        plans,
+        incomplete,
+    })
 }
 
 /// `12/40 30.0% [16.6, 46.5]`, or `-` when undefined.
@@ -306,6 +583,72 @@ fn est(e: &c2s_stats::Estimate) -> String {
         (Some(v), Some(i)) => format!("{v:.3} [{:.3}, {:.3}]", i.low, i.high),
         (Some(v), None) => format!("{v:.3}"),
     }
+}
+
+/// `k=76 (all but reference)` or `k=4`.
+pub fn k_label(k: usize, all_but_reference: bool) -> String {
+    if all_but_reference {
+        format!("k={k} (all but reference)")
+    } else {
+        format!("k={k}")
+    }
+}
+
+/// The plan audits beside the document's totals, as text.
+pub fn plan_text(plans: &[RunPlan]) -> String {
+    let mut out = String::new();
+    for p in plans {
+        out.push_str(&format!("plan audit of {}:\n", p.run_dir));
+        let Some(a) = &p.audit else {
+            out.push_str(&format!("  {}\n", p.note.as_deref().unwrap_or("none")));
+            continue;
+        };
+        let ours = |what: &str| match what {
+            "cases" => a.cases,
+            "requests" => a.requests,
+            "pairs" => a.pairs,
+            _ => a.test_requests,
+        };
+        out.push_str("  total            ours   document (its four tasks and sample)\n");
+        for d in &a.document {
+            out.push_str(&format!(
+                "  {:<14} {:>6}   {:>8}  \"{}\"\n",
+                d.what,
+                ours(&d.what),
+                d.value,
+                d.quote
+            ));
+        }
+        for t in &a.tasks {
+            out.push_str(&format!(
+                "  {}: {} calibration + {} test cases, {} requests ({} test, {} full-set), {} pairs, k = {:?}\n",
+                t.task,
+                t.calibration_cases,
+                t.test_cases,
+                t.requests,
+                t.test_requests,
+                t.full_set_requests,
+                t.pairs,
+                t.ks
+            ));
+        }
+        let c = &a.checks;
+        out.push_str(&format!(
+            "  checks: {} name-variant mismatches (descriptions, order), {} pair mismatches, {} none not last, {} requests with catalogue metadata, {} duplicate case ids, {} duplicate texts ({} across splits); {} cases cannot run\n",
+            c.name_variant_mismatches,
+            c.pair_mismatches,
+            c.none_not_last,
+            c.metadata_leaks,
+            c.duplicate_case_ids,
+            c.duplicate_texts,
+            c.cross_split_duplicate_texts,
+            a.unrunnable.len()
+        ));
+        for e in &c.examples {
+            out.push_str(&format!("    {e}\n"));
+        }
+    }
+    out
 }
 
 /// The summary as plain-text tables (what `choice2seq coverage` prints).
@@ -337,38 +680,26 @@ pub fn text(s: &CoverageSummary) -> String {
         out.push_str(&format!("\ntest texts: {}\n", subset.as_str()));
         for c in cells {
             out.push_str(&format!(
-                "  {} {} k={} {} ({} texts, {} missing)\n",
+                "  {} {} {} {} ({} texts, {} missing)\n",
                 c.model,
                 c.task,
-                c.k,
+                k_label(c.k, c.all_but_reference),
                 c.names.as_str(),
                 c.texts,
                 c.missing
             ));
-            out.push_str(&format!(
-                "    accuracy (present)        {}\n",
-                rate(&c.accuracy)
-            ));
-            out.push_str(&format!(
-                "    accuracy (present, none)  {}\n",
-                rate(&c.accuracy_with_none)
-            ));
-            out.push_str(&format!(
-                "    detection D (absent)      {}\n",
-                rate(&c.detection)
-            ));
-            out.push_str(&format!(
-                "    false rejection (present) {}\n",
-                rate(&c.false_rejection)
-            ));
-            out.push_str(&format!(
-                "    acceptance                {}\n",
-                rate(&c.acceptance)
-            ));
-            out.push_str(&format!(
-                "    error among accepted      {}\n",
-                rate(&c.error_among_accepted)
-            ));
+            for (label, r) in [
+                ("accuracy (present)", &c.accuracy),
+                ("accuracy (present, none)", &c.accuracy_with_none),
+                ("detection D (absent)", &c.detection),
+                ("false rejection (present)", &c.false_rejection),
+                ("acceptance", &c.acceptance),
+                ("error among accepted, pooled", &c.error_among_accepted),
+                ("  on present sets (G=1)", &c.error_among_accepted_present),
+                ("  on absent sets (G=0)", &c.error_among_accepted_absent),
+            ] {
+                out.push_str(&format!("    {label:<30}{}\n", rate(r)));
+            }
             for d in &c.discrimination {
                 out.push_str(&format!(
                     "    {:<12} AUROC {}  AP(absent) {}  ({} pairs)\n",
@@ -381,33 +712,46 @@ pub fn text(s: &CoverageSummary) -> String {
         }
     }
     out.push_str(&format!(
-        "\ncalibrated thresholds (calibration false rejection <= {:.1}%), tested on test texts:\n",
+        "\ncalibrated thresholds (calibration false rejection <= {:.1}%, all calibration texts), tested on test texts:\n",
         100.0 * s.config.max_false_rejection
     ));
-    for t in &s.thresholds {
-        out.push_str(&format!(
-            "  {} {} k={} {} {:<12} t={}: calibration FR {}, D {}; test D {}, FR {}\n",
-            t.model,
-            t.task,
-            t.k,
-            t.names.as_str(),
-            t.rule,
-            t.threshold
-                .map(|x| format!("{x:.4}"))
-                .unwrap_or_else(|| "-".into()),
-            rate(&t.calibration_false_rejection),
-            rate(&t.calibration_detection),
-            rate(&t.test_detection),
-            rate(&t.test_false_rejection)
-        ));
+    for subset in Subset::ALL {
+        let rows: Vec<_> = s.thresholds.iter().filter(|t| t.subset == subset).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("  tested on {}:\n", subset.as_str()));
+        for t in rows {
+            out.push_str(&format!(
+                "    {} {} {} {} {:<12} t={}: calibration FR {}, D {}; test D {}, FR {}\n",
+                t.model,
+                t.task,
+                k_label(t.k, t.all_but_reference),
+                t.names.as_str(),
+                t.rule,
+                t.threshold
+                    .map(|x| format!("{x:.4}"))
+                    .unwrap_or_else(|| "-".into()),
+                rate(&t.calibration_false_rejection),
+                rate(&t.calibration_detection),
+                rate(&t.test_detection),
+                rate(&t.test_false_rejection)
+            ));
+        }
     }
     out.push_str("\nprecision audit:\n");
     for p in &s.audit.prob_sums {
         out.push_str(&format!(
-            "  {}: {} of {} distributions deviate from 1 by more than 0.001 (max deviation {:.2e})\n",
-            p.model, p.deviating, p.decisions, p.max_deviation
+            "  {}: {} of {} distributions deviate from 1 by more than 0.001 (max deviation {:.2e}); {} of {} decisions with raw scores choose other than the largest raw score\n",
+            p.model,
+            p.deviating,
+            p.decisions,
+            p.max_deviation,
+            p.choice_not_raw_argmax,
+            p.with_raw_scores
         ));
     }
+    let fmt = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
     if let Some(q) = &s.audit.largest_change {
         out.push_str(&format!(
             "  scores rounded to {} decimals: largest AUROC change {} ({} {} k={} {} {}: {} -> {})\n",
@@ -418,10 +762,50 @@ pub fn text(s: &CoverageSummary) -> String {
             q.k,
             q.names.as_str(),
             q.score.as_str(),
-            q.auroc.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into()),
-            q.quantized_auroc
-                .map(|v| format!("{v:.4}"))
+            fmt(q.auroc),
+            fmt(q.quantized_auroc),
+        ));
+    }
+    if let Some(q) = &s.audit.largest_renormalization_change {
+        out.push_str(&format!(
+            "  distributions renormalized to sum 1: largest AUROC change {} ({} {} k={} {} {}: {} -> {})\n",
+            q.renormalization_change
+                .map(|c| format!("{c:+.6}"))
                 .unwrap_or_else(|| "-".into()),
+            q.model,
+            q.task,
+            q.k,
+            q.names.as_str(),
+            q.score.as_str(),
+            fmt(q.auroc),
+            fmt(q.renormalized_auroc),
+        ));
+    }
+    for p in &s.audit.pair_closing {
+        out.push_str(&format!(
+            "  {}: {} of {} present/absent pairs tokenized their shared options differently (scored under different closing rules){}\n",
+            p.model,
+            p.mismatched,
+            p.pairs,
+            if p.examples.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", p.examples.join(", "))
+            }
+        ));
+    }
+    for r in &s.audit.rule_changes {
+        out.push_str(&format!(
+            "  {} {}: reading the token log-probabilities as {} instead of {} changes {} of {} choices ({} native rejections); accuracy {} -> {}\n",
+            r.model,
+            r.task,
+            r.other.as_str(),
+            r.recorded.as_str(),
+            r.choice_changed,
+            r.decisions,
+            r.rejection_changed,
+            rate(&r.accuracy_recorded),
+            rate(&r.accuracy_other)
         ));
     }
     for m in &s.missing {
@@ -438,7 +822,20 @@ pub fn text(s: &CoverageSummary) -> String {
 }
 
 pub fn execute(args: CoverageArgs) -> anyhow::Result<ExitCode> {
-    let s = summary_of(&args.run_dirs, args.draws, args.seed)?;
+    let c = summary_of(
+        &args.run_dirs,
+        args.draws,
+        args.seed,
+        args.allow_incomplete,
+        args.scoring,
+    )?;
+    if c.partial() {
+        eprintln!(
+            "warning: partial figures: {} planned decision(s) missing or failed, e.g. {}",
+            c.incomplete.len(),
+            c.incomplete[0]
+        );
+    }
     let audits = if args.tokens {
         args.run_dirs
             .iter()
@@ -448,13 +845,21 @@ pub fn execute(args: CoverageArgs) -> anyhow::Result<ExitCode> {
         Vec::new()
     };
     if args.json {
-        let mut v = serde_json::to_value(&s)?;
+        let mut v = summary_json(&c)?;
         if args.tokens {
             v["token_audit"] = serde_json::to_value(&audits)?;
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", text(&s));
+        if c.partial() {
+            println!(
+                "PARTIAL: an incomplete collection ({} planned decisions missing or failed); every figure below covers what is there\n",
+                c.incomplete.len()
+            );
+        }
+        print!("{}", plan_text(&c.plans));
+        println!();
+        print!("{}", text(&c.summary));
         for a in &audits {
             print!("  {}", token_audit_text(a));
         }

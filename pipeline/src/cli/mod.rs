@@ -3,6 +3,7 @@
 mod bank;
 mod bench;
 mod bench_engine;
+mod bench_serve;
 mod bench_soak;
 pub mod contrasts;
 pub mod coverage;
@@ -48,6 +49,9 @@ pub enum Command {
     Dialogue(dialogue::DialogueArgs),
     /// Write report.md and report.html with tables and figures (SVG, PNG) of a run.
     Report(report::ReportArgs),
+    /// Serve the live page (and /metrics) over run directories, finished or running: item,
+    /// coverage or dialogue runs.
+    View(crate::serve::view::ViewArgs),
     /// Benchmarks that print measured figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -81,5 +85,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Coverage(args) => coverage::execute(args),
         Command::Dialogue(args) => dialogue::execute(args),
         Command::Report(args) => report::execute(args),
+        Command::View(args) => crate::serve::view::execute(args),
     }
 }

@@ -34,6 +34,10 @@ pub struct ReportArgs {
     /// Bootstrap seed (default: the run's setting).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Coverage runs: report an incomplete collection (marked partial) instead of refusing
+    /// it.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 /// A coverage run: its manifest has a [coverage] section, or (without a manifest) it holds
@@ -66,7 +70,13 @@ fn list(dirs: &[&PathBuf]) -> String {
 /// The coverage report of coverage run directories.
 fn coverage_report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let run_dir = &args.run_dirs[0];
-    let summary = summary_of(&args.run_dirs, args.draws, args.seed)?;
+    let collection = summary_of(
+        &args.run_dirs,
+        args.draws,
+        args.seed,
+        args.allow_incomplete,
+        None,
+    )?;
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
     let mut rejects = 0;
@@ -75,14 +85,26 @@ fn coverage_report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("reading {}/rejects", dir.display()))?
             .len();
     }
+    // The token replay needs the run's model file; a report without it says why.
+    let token_audits: Vec<(String, Result<_, String>)> = args
+        .run_dirs
+        .iter()
+        .map(|d| {
+            let audit = crate::cli::coverage::token_audit(d).map_err(|e| format!("{e:#}"));
+            (d.display().to_string(), audit)
+        })
+        .collect();
     let out = args.out.clone().unwrap_or_else(|| run_dir.join("report"));
     let written = write_coverage_report(
         &CoverageReportInput {
             run_dir,
             other_runs: &args.run_dirs[1..],
             manifest: manifest.as_ref(),
-            summary: &summary,
+            summary: &collection.summary,
+            plans: &collection.plans,
+            incomplete: &collection.incomplete,
             rejects,
+            token_audits: &token_audits,
         },
         &out,
     )?;

@@ -1,4 +1,4 @@
-//! `choice2seq run CONFIG [--run-dir DIR] [-w N] [-n N] [-p I] [-h HOSTFILE]`.
+//! `choice2seq run CONFIG [--run-dir DIR] [-w N] [-n N] [-p I] [-h HOSTFILE] [--serve ADDR]`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +31,14 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long)]
     pub quiet: bool,
+    /// Serve the live monitor (Prometheus /metrics, a live page at /) on PORT or HOST:PORT
+    /// (a port alone binds 127.0.0.1); overrides the config's [serve].
+    #[arg(long, value_name = "ADDR", value_parser = c2s_config::parse_serve_address)]
+    pub serve: Option<std::net::SocketAddr>,
+    /// Keep serving the final state this many seconds after the run ends (Ctrl-C ends the
+    /// wait); overrides [serve] linger_seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub serve_linger: Option<f64>,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -54,5 +62,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         run_dir: args.run_dir,
         timely_args,
         quiet: args.quiet,
+        serve: args.serve,
+        serve_linger: args.serve_linger,
     })
 }

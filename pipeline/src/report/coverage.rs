@@ -2,8 +2,11 @@
 //! what each number means, full-set classification, per-cell metrics of every subset
 //! (accuracy, the native none rule's detection / false rejection / acceptance / error among
 //! accepted, present/absent discrimination of the coverage scores), calibrated thresholds with
-//! their tested rates and one detection-vs-false-rejection figure per task, the precision
-//! audits and the missing decisions, all from [`c2s_stats::coverage::coverage_summary`].
+//! their tested rates and one detection-vs-false-rejection figure per task, the plan audit
+//! beside the document's totals, the precision audits (sums, quantization,
+//! renormalization, raw-score choices, the pair closing rule, scoring rules) and the missing
+//! decisions, all from [`c2s_stats::coverage::coverage_summary`] and the runs'
+//! `coverage_plan_audit.json`.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -14,6 +17,8 @@ use c2s_records::NameVariant;
 use c2s_sinks::Manifest;
 use c2s_stats::coverage::{CoverageScore, CoverageSummary, Rate, Subset, ThresholdRow};
 use c2s_stats::Estimate;
+
+use crate::cli::coverage::{RunPlan, TokenAudit};
 
 use super::doc::{Doc, Table};
 use super::figures::{
@@ -29,8 +34,15 @@ pub struct CoverageReportInput<'a> {
     pub other_runs: &'a [PathBuf],
     pub manifest: Option<&'a Manifest>,
     pub summary: &'a CoverageSummary,
+    /// Each run directory's plan audit.
+    pub plans: &'a [RunPlan],
+    /// Missing and failed planned decisions (a partial report when not empty).
+    pub incomplete: &'a [String],
     /// Rows of the runs' `rejects/` datasets.
     pub rejects: usize,
+    /// Each run directory's token replay (`choice2seq coverage --tokens`), or why it could
+    /// not be made (the model file is gone, say).
+    pub token_audits: &'a [(String, Result<TokenAudit, String>)],
 }
 
 /// `value [low, high] (successes/n)` in percent with one decimal; “–” when undefined.
@@ -59,8 +71,19 @@ pub fn estimate_cell(e: &Estimate) -> String {
     }
 }
 
+mod audits;
+
+pub use audits::{
+    missing_table, pair_closing_table, plan_checks_table, plan_tasks_table, plan_totals_table,
+    prob_sums_table, quantization_table, rule_changes_table, token_replay_table,
+};
+
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| UNDEFINED.to_string(), |x| format!("{x:.decimals$}"))
+}
+
+fn signed6(v: Option<f64>) -> String {
+    v.map_or_else(|| UNDEFINED.to_string(), |x| format!("{x:+.6}"))
 }
 
 fn signed4(v: Option<f64>) -> String {
@@ -74,6 +97,15 @@ fn signed4(v: Option<f64>) -> String {
             }
         },
     )
+}
+
+/// A table's k: the number, marked when it is every label but the reference.
+fn k_cell(k: usize, all_but_reference: bool) -> String {
+    if all_but_reference {
+        format!("{k} (all but reference)")
+    } else {
+        k.to_string()
+    }
 }
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -177,7 +209,9 @@ pub fn cells_table(s: &CoverageSummary, subset: Subset) -> Table {
             "Detection D [CI]",
             "False rejection FR [CI]",
             "Acceptance [CI]",
-            "Error among accepted [CI]",
+            "Error among accepted, pooled [CI]",
+            "Error among accepted, present sets [CI]",
+            "Error among accepted, absent sets [CI]",
         ]),
         rows: s
             .cells
@@ -187,7 +221,7 @@ pub fn cells_table(s: &CoverageSummary, subset: Subset) -> Table {
                 vec![
                     c.model.clone(),
                     c.task.clone(),
-                    c.k.to_string(),
+                    k_cell(c.k, c.all_but_reference),
                     c.names.as_str().to_string(),
                     c.texts.to_string(),
                     c.missing.to_string(),
@@ -197,6 +231,8 @@ pub fn cells_table(s: &CoverageSummary, subset: Subset) -> Table {
                     rate_cell(&c.false_rejection),
                     rate_cell(&c.acceptance),
                     rate_cell(&c.error_among_accepted),
+                    rate_cell(&c.error_among_accepted_present),
+                    rate_cell(&c.error_among_accepted_absent),
                 ]
             })
             .collect(),
@@ -206,7 +242,9 @@ pub fn cells_table(s: &CoverageSummary, subset: Subset) -> Table {
              sets with it (a rejection is not correct). D = rejections among absent sets, FR = \
              rejections among present sets, acceptance = non-rejections among present and \
              absent sets together, error among accepted = accepted choices that are not the \
-             reference (every accepted absent set)."
+             reference: pooled, on present sets (G = 1: \"Even when G=1, the selected \
+             candidate can be wrong\") and on absent sets (G = 0: every acceptance is an \
+             error). k marked “all but reference” is L − 1 for a task of L labels."
                 .to_string(),
         ],
     }
@@ -257,12 +295,13 @@ pub fn discrimination_table(s: &CoverageSummary, subset: Subset) -> Table {
 /// The native rule and every calibrated threshold with calibration and tested rates.
 pub fn thresholds_table(s: &CoverageSummary) -> Table {
     Table {
-        text_columns: 5,
+        text_columns: 6,
         header: strings(&[
             "Model",
             "Task",
             "k",
             "Names",
+            "Tested on",
             "Rule",
             "Threshold t",
             "Calibration FR",
@@ -277,8 +316,9 @@ pub fn thresholds_table(s: &CoverageSummary) -> Table {
                 vec![
                     t.model.clone(),
                     t.task.clone(),
-                    t.k.to_string(),
+                    k_cell(t.k, t.all_but_reference),
                     t.names.as_str().to_string(),
+                    t.subset.as_str().to_string(),
                     t.rule.clone(),
                     opt(t.threshold, 4),
                     rate_cell(&t.calibration_false_rejection),
@@ -291,110 +331,15 @@ pub fn thresholds_table(s: &CoverageSummary) -> Table {
         notes: vec![
             format!(
                 "A score rule rejects iff score < t; t is the largest calibration present-set \
-                 score keeping the calibration false rejection at or below {:.1}%. The native \
+                 score keeping the calibration false rejection at or below {:.1}%, from all \
+                 calibration texts of the cell, and tested on all test texts and on the \
+                 full-set-correct and shared-correct ones. The native \
                  rule rejects when the none option is chosen (no threshold). Test intervals \
                  condition on t (thresholds are not re-chosen in the bootstrap); the \
                  calibration constraint gives no population guarantee.",
                 100.0 * s.config.max_false_rejection
             ),
             interval_note(s),
-        ],
-    }
-}
-
-/// Probability sums per model.
-pub fn prob_sums_table(s: &CoverageSummary) -> Table {
-    Table {
-        text_columns: 1,
-        header: strings(&[
-            "Model",
-            "Decisions",
-            "Sum deviating > 0.001",
-            "Max |sum − 1|",
-        ]),
-        rows: s
-            .audit
-            .prob_sums
-            .iter()
-            .map(|p| {
-                vec![
-                    p.model.clone(),
-                    p.decisions.to_string(),
-                    p.deviating.to_string(),
-                    format!("{:.2e}", p.max_deviation),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "Every non-missing decision (both splits, every set); nothing is repaired. The \
-             ordinary-score view renormalizes the ordinary options only."
-                .to_string(),
-        ],
-    }
-}
-
-/// Point AUROC before and after quantization per cell and score.
-pub fn quantization_table(s: &CoverageSummary) -> Table {
-    let d = s.audit.quantize_decimals;
-    Table {
-        text_columns: 5,
-        header: vec![
-            "Model".into(),
-            "Task".into(),
-            "k".into(),
-            "Names".into(),
-            "Score".into(),
-            "AUROC".into(),
-            format!("AUROC, {d} decimals"),
-            "Change".into(),
-        ],
-        rows: s
-            .audit
-            .quantization
-            .iter()
-            .map(|q| {
-                vec![
-                    q.model.clone(),
-                    q.task.clone(),
-                    q.k.to_string(),
-                    q.names.as_str().to_string(),
-                    q.score.as_str().to_string(),
-                    opt(q.auroc, 4),
-                    opt(q.quantized_auroc, 4),
-                    signed4(q.change),
-                ]
-            })
-            .collect(),
-        notes: vec![format!(
-            "Every probability rounded to {d} decimals (half to even), choices kept as \
-             recorded; all test texts."
-        )],
-    }
-}
-
-/// Missing decisions per model, task, split and reason.
-pub fn missing_table(s: &CoverageSummary) -> Table {
-    Table {
-        text_columns: 4,
-        header: strings(&["Model", "Task", "Split", "Reason", "Count"]),
-        rows: s
-            .missing
-            .iter()
-            .map(|m| {
-                vec![
-                    m.model.clone(),
-                    m.task.clone(),
-                    m.split.as_str().to_string(),
-                    m.error.clone(),
-                    m.count.to_string(),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "A missing decision (a failed request, no or misaligned probabilities, no none \
-             probability where offered) is counted here and in the cells' Missing column, never \
-             as a rejection or an error."
-                .to_string(),
         ],
     }
 }
@@ -411,7 +356,11 @@ fn tested_point(t: &ThresholdRow) -> Option<RulePoint> {
 /// The detection-vs-false-rejection figure of one task: one panel per (model, names), one
 /// colour per k, one marker per rule.
 pub fn detection_figure(s: &CoverageSummary, task: &str) -> DetectionFigure {
-    let rows: Vec<&ThresholdRow> = s.thresholds.iter().filter(|t| t.task == task).collect();
+    let rows: Vec<&ThresholdRow> = s
+        .thresholds
+        .iter()
+        .filter(|t| t.task == task && t.subset == Subset::All)
+        .collect();
     let names: BTreeSet<NameVariant> = rows.iter().map(|t| t.names).collect();
     let groups: BTreeSet<(&str, NameVariant)> =
         rows.iter().map(|t| (t.model.as_str(), t.names)).collect();
@@ -723,7 +672,37 @@ pub fn write_coverage_report(
             "Note: no PNG figures. {p}; the figures below are SVGs."
         ));
     }
+    if !input.incomplete.is_empty() {
+        doc.p(format!(
+            "PARTIAL: an incomplete collection ({} planned decisions missing or failed, \
+             first: {}). Every figure covers what is there; \"Validation rejects incomplete \
+             collections\", so these are not final results.",
+            input.incomplete.len(),
+            input
+                .incomplete
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
     explanation(&mut doc, s);
+
+    doc.h(2, "Plan audit");
+    if input.plans.iter().all(|p| p.audit.is_none()) {
+        for p in input.plans {
+            doc.p(format!(
+                "{}: {}",
+                p.run_dir,
+                p.note.as_deref().unwrap_or("no plan audit")
+            ));
+        }
+    } else {
+        doc.table(plan_totals_table(input.plans));
+        doc.table(plan_tasks_table(input.plans));
+        doc.table(plan_checks_table(input.plans));
+    }
 
     doc.h(2, "Full-set classification");
     if s.full_set.is_empty() {
@@ -805,6 +784,37 @@ pub fn write_coverage_report(
     if !s.audit.quantization.is_empty() {
         doc.table(quantization_table(s));
     }
+
+    doc.h(3, "Distribution renormalization");
+    match &s.audit.largest_renormalization_change {
+        Some(q) => doc.p(format!(
+            "Dividing every distribution by its sum changes an AUROC by at most {}: {} · {} · \
+             k = {} · {} names · {} ({} → {}).",
+            signed6(q.renormalization_change),
+            q.model,
+            q.task,
+            q.k,
+            q.names.as_str(),
+            q.score.as_str(),
+            opt(q.auroc, 6),
+            opt(q.renormalized_auroc, 6)
+        )),
+        None => doc.p("No defined AUROC to renormalize."),
+    }
+    doc.h(3, "The pair's closing rule");
+    if s.audit.pair_closing.is_empty() {
+        doc.p("No pair carries raw scores (decisions written before they were kept).");
+    } else {
+        doc.table(pair_closing_table(s));
+    }
+    doc.h(3, "Scoring rules");
+    if s.audit.rule_changes.is_empty() {
+        doc.p("No decision carries token log-probabilities (written before they were kept).");
+    } else {
+        doc.table(rule_changes_table(s));
+    }
+    doc.h(3, "Token replay");
+    doc.table(token_replay_table(input.token_audits));
 
     doc.h(2, "Missing decisions");
     if s.missing.is_empty() {

@@ -941,20 +941,24 @@ fn plot_err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> a
     anyhow!("{e}")
 }
 
+/// `fig` as an SVG document (what the report writes and the live page shows).
+pub fn svg_string<F: Figure>(fig: &F) -> anyhow::Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, fig.size()).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        fig.draw(&root).map_err(plot_err)?;
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
 /// Draws `fig` as `dir/stem.svg` and, when `png`, `dir/stem.png`. A failed PNG is reported
 /// in [`Written::png_error`] (and its partial file removed); a failed SVG is an error.
 pub fn render<F: Figure>(fig: &F, dir: &Path, stem: &str, png: bool) -> anyhow::Result<Written> {
     let size = fig.size();
     let svg_path = dir.join(format!("{stem}.svg"));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_err)?;
-        fig.draw(&root)
-            .map_err(plot_err)
-            .with_context(|| format!("drawing {}", svg_path.display()))?;
-        root.present().map_err(plot_err)?;
-    }
+    let svg = svg_string(fig).with_context(|| format!("drawing {}", svg_path.display()))?;
     fs::write(&svg_path, svg).with_context(|| format!("writing {}", svg_path.display()))?;
     let mut written = Written {
         svg: svg_path,

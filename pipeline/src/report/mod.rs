@@ -267,7 +267,7 @@ fn dir_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-fn by_length_figure(
+pub(crate) fn by_length_figure(
     index: &MetricIndex<'_>,
     model: &str,
     domain: &str,

@@ -1,6 +1,12 @@
 //! The dataflow of a candidate-coverage run (`[coverage]`): cases instead of items, scored
 //! decisions instead of trajectories. Feeding, backpressure, Kafka offset commits, resume and
 //! the Parquet sinks are the main pipeline's (see [`super::dataflow`]).
+//!
+//! Before the dataflow starts, worker 0 writes the plan audit, `coverage_plan_audit.json`
+//! ([`c2s_protocol::coverage_audit`]): every request of every case of the file sources
+//! rendered and checked independently of the dataflow, with the planned decisions that
+//! `choice2seq coverage` checks a collection against. A Kafka source has no plan known in
+//! advance; the file then says so.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,9 +17,12 @@ use timely::dataflow::operators::{Concat, Input, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
 
+use c2s_config::{RunConfig, SourceConfig};
 use c2s_operators::coverage::{decide, validate_cases, DecisionPlan};
 use c2s_operators::messages::Incoming;
 use c2s_operators::sink_op::sink;
+use c2s_protocol::coverage_audit::{plan_audit, PlanAudit, PlanSettings, PLAN_AUDIT_FILE};
+use c2s_records::{parse_case, CoverageCase};
 
 use super::dataflow::{drive, sink_requests_and_rejects};
 use super::outputs::{decision_sink, reject_sink, request_sink};
@@ -25,8 +34,16 @@ pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
         anyhow::bail!("not a coverage run");
     };
     let index = worker.index();
-    let service = super::engine::start_service(cfg, &shared.identity, shared.template_time)
-        .context("starting the engine")?;
+    if index == 0 {
+        write_plan_audit(cfg, &shared.run_dir)?;
+    }
+    let service = super::engine::start_service(
+        cfg,
+        &shared.identity,
+        shared.template_time,
+        shared.tally.clone(),
+    )
+    .context("starting the engine")?;
     service.preload(shared.resume.answers.iter().cloned());
     let part_check = Duration::from_millis(200);
     let model = service.identity().label();
@@ -43,6 +60,7 @@ pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
         names: section.name_variants(),
         none: section.none.clone(),
         full_set: section.full_set,
+        scoring: section.scoring,
     };
     let sh = shared.clone();
     worker.dataflow::<u64, _, _>(|scope| {
@@ -59,19 +77,19 @@ pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
         );
         out.decisions.clone().probe_with(&processed);
         let all_rejects = rejects.concat(out.rejects).probe_with(&processed);
-        let failed = sh.failed.clone();
+        let writes = sh.writes.clone();
         let d1 = sink(
             out.decisions,
             decisions_out,
             "decisions",
             part_check,
-            failed.clone(),
+            writes.clone(),
         );
         let d23 = sink_requests_and_rejects(
             (out.exchanges, requests_out),
             (all_rejects, rejects_out),
             part_check,
-            &failed,
+            &writes,
         );
         d1.concat(d23).probe_with(&probe);
     });
@@ -95,4 +113,114 @@ fn plan_size(shared: &Shared) -> u64 {
     };
     let pairs = 2 * c.ks.len() * c.names.len() * c.none.len();
     (pairs + usize::from(c.full_set) * c.names.len()).max(1) as u64
+}
+
+/// What `coverage_plan_audit.json` holds: the audit, or why there is none.
+#[derive(Debug, serde::Serialize)]
+struct PlanAuditFile<'a> {
+    /// The cases come from a Kafka source: no plan is known before they arrive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unavailable: Option<&'a str>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    audit: Option<&'a PlanAudit>,
+}
+
+/// Every case of the run's file sources, after each source's selection and limit (as the
+/// feed reads them; unreadable records are left to the run's rejects). `None` when a source
+/// is a Kafka topic.
+pub fn planned_cases(cfg: &RunConfig) -> anyhow::Result<Option<Vec<CoverageCase>>> {
+    let mut cases = Vec::new();
+    for s in &cfg.sources {
+        let (records, limit, select): (Box<dyn Iterator<Item = c2s_sources::SourceRecord>>, _, _) =
+            match s {
+                SourceConfig::Jsonl {
+                    path,
+                    limit,
+                    select,
+                } => (
+                    Box::new(
+                        c2s_sources::read_jsonl(path, None)
+                            .with_context(|| format!("opening {}", path.display()))?,
+                    ),
+                    *limit,
+                    select,
+                ),
+                SourceConfig::Parquet {
+                    path,
+                    limit,
+                    select,
+                } => (
+                    Box::new(
+                        c2s_sources::read_parquet_items(path, None)
+                            .with_context(|| format!("opening {}", path.display()))?,
+                    ),
+                    *limit,
+                    select,
+                ),
+                SourceConfig::Kafka { .. } => return Ok(None),
+            };
+        let kept = records.filter(|r| match (&r.payload, select) {
+            (Ok(text), Some(sel)) => sel.keeps(text),
+            _ => true,
+        });
+        for r in kept.take(limit.unwrap_or(usize::MAX)) {
+            if let Ok(case) = r
+                .payload
+                .as_deref()
+                .map_err(|_| ())
+                .and_then(|t| parse_case(t).map_err(|_| ()))
+            {
+                cases.push(case);
+            }
+        }
+    }
+    Ok(Some(cases))
+}
+
+/// The plan audit of a run's config: `None` when a source is a Kafka topic.
+pub fn audit_plan(cfg: &RunConfig) -> anyhow::Result<Option<PlanAudit>> {
+    let Some(section) = cfg.coverage.as_ref() else {
+        anyhow::bail!("not a coverage run");
+    };
+    let Some(cases) = planned_cases(cfg)? else {
+        return Ok(None);
+    };
+    let names = section.name_variants();
+    Ok(Some(plan_audit(
+        &cases,
+        &section.loaded,
+        &PlanSettings {
+            ks: &section.ks,
+            names: &names,
+            none: &section.none,
+            full_set: section.full_set,
+        },
+    )))
+}
+
+/// Write `coverage_plan_audit.json` into the run directory (atomically: a temporary file
+/// renamed).
+fn write_plan_audit(cfg: &RunConfig, run_dir: &std::path::Path) -> anyhow::Result<()> {
+    let audit = audit_plan(cfg).context("auditing the coverage plan")?;
+    let file = PlanAuditFile {
+        unavailable: audit
+            .is_none()
+            .then_some("a Kafka source: the cases are not known before they arrive"),
+        audit: audit.as_ref(),
+    };
+    let path = run_dir.join(PLAN_AUDIT_FILE);
+    let tmp = run_dir.join(format!(".{PLAN_AUDIT_FILE}.tmp"));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&file)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    if let Some(a) = &audit {
+        if !a.checks.clean() {
+            tracing::warn!(
+                "the coverage plan audit found problems (see {}): {:?}",
+                path.display(),
+                a.checks.examples
+            );
+        }
+    }
+    Ok(())
 }

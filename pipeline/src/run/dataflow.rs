@@ -2,7 +2,7 @@
 //! step the worker, commit Kafka offsets of epochs whose outputs are durable, stop on Ctrl-C.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use c2s_operators::live_stats::{live_stats, SnapshotPolicy};
 use c2s_operators::messages::{Exchange, Incoming, Reject};
 use c2s_operators::pairing::{pair, PairSpec};
 use c2s_operators::serial_loop::serial_loop;
-use c2s_operators::sink_op::sink;
+use c2s_operators::sink_op::{sink, WriteHealth};
 use c2s_operators::validate::validate;
 use c2s_protocol::{ControllerConfig, LexiconRef};
 use c2s_sinks::{RejectRow, RequestRow};
@@ -42,8 +42,13 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
     }
     let cfg = &shared.cfg;
     let index = worker.index();
-    let service = super::engine::start_service(cfg, &shared.identity, shared.template_time)
-        .context("starting the engine")?;
+    let service = super::engine::start_service(
+        cfg,
+        &shared.identity,
+        shared.template_time,
+        shared.tally.clone(),
+    )
+    .context("starting the engine")?;
     service.preload(shared.resume.answers.iter().cloned());
     let part_check = Duration::from_millis(200);
     let model = service.identity().label();
@@ -115,28 +120,28 @@ pub fn worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<
         out.trajectories.clone().probe_with(&processed);
         outcomes.clone().probe_with(&processed);
         let all_rejects = rejects.concat(out.rejects).probe_with(&processed);
-        let failed = sh.failed.clone();
+        let writes = sh.writes.clone();
         let d1 = sink(
             out.trajectories,
             trajectories_out,
             "trajectories",
             part_check,
-            failed.clone(),
+            writes.clone(),
         );
         let d23 = sink_requests_and_rejects(
             (out.exchanges, requests_out),
             (all_rejects, rejects_out),
             part_check,
-            &failed,
+            &writes,
         );
         let d4 = sink(
             outcomes,
             outcomes_out,
             "outcomes",
             part_check,
-            failed.clone(),
+            writes.clone(),
         );
-        let d5 = sink(metrics, metrics_out, "metrics", part_check, failed);
+        let d5 = sink(metrics, metrics_out, "metrics", part_check, writes);
         d1.concat(d23).concat(d4).concat(d5).probe_with(&probe);
     });
     drive(worker, shared, input, &probe, &processed, items_done)?;
@@ -159,23 +164,32 @@ pub(super) fn drive(
 ) -> anyhow::Result<()> {
     let cfg = &shared.cfg;
     let (index, peers) = (worker.index(), worker.peers());
-    let mut feeder = Feeder::new(cfg, index, peers).context("opening the sources")?;
+    let mut feeder =
+        Feeder::new(cfg, index, peers, shared.serving).context("opening the sources")?;
+    let _ = shared.feeding_since.set(std::time::Instant::now());
+    let mut published = std::time::Instant::now();
     let window = (cfg.inference.max_active_items / EPOCH_ITEMS).max(1) as u64;
     let mut console = (index == 0).then(|| Console::new(shared));
     let mut epoch: u64 = 0;
     // Kafka positions fed per epoch, committed once the epoch is durable.
     let mut offsets: BTreeMap<u64, Vec<(String, i32, i64)>> = BTreeMap::new();
     loop {
+        shared.watch_health();
         let stopping = shared.stop.load(Ordering::SeqCst);
         if stopping || feeder.exhausted() {
             break;
         }
-        // Backpressure: at most `window` epochs of items in processing.
-        if !processed.less_than(&epoch.saturating_sub(window)) {
+        // Backpressure: at most `window` epochs of items in processing, and none while an
+        // output cannot be written.
+        if !processed.less_than(&epoch.saturating_sub(window)) && !shared.writes.blocked() {
             let batch = feeder
                 .next_batch(EPOCH_ITEMS)
                 .context("reading the sources")?;
             if !batch.is_empty() {
+                shared
+                    .counters
+                    .items_in
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
                 let mut positions = Vec::new();
                 for (rec, pos) in batch {
                     input.send(rec);
@@ -192,21 +206,48 @@ pub(super) fn drive(
         if let Some(c) = console.as_mut() {
             c.tick(shared, done(shared));
         }
+        if shared.serving && published.elapsed() >= MONITOR_EVERY {
+            publish(shared, &feeder, done(shared));
+            published = std::time::Instant::now();
+        }
         worker.step_or_park(Some(Duration::from_millis(5)));
     }
     drop(input);
     while !probe.done() {
+        shared.watch_health();
         worker.step_or_park(Some(Duration::from_millis(20)));
         commit_durable(&mut feeder, &mut offsets, probe)?;
         if let Some(c) = console.as_mut() {
             c.tick(shared, done(shared));
         }
+        if shared.serving && published.elapsed() >= MONITOR_EVERY {
+            publish(shared, &feeder, done(shared));
+            published = std::time::Instant::now();
+        }
     }
     commit_durable(&mut feeder, &mut offsets, probe)?;
+    if shared.serving {
+        publish(shared, &feeder, done(shared));
+    }
     if let Some(c) = console.as_ref() {
         c.finish();
     }
     Ok(())
+}
+
+/// How often a served run's workers publish progress and Kafka offsets for the monitor.
+const MONITOR_EVERY: Duration = Duration::from_millis(250);
+
+/// What the live monitor reads from a worker: items done, and its Kafka partitions' offsets.
+fn publish(shared: &Shared, feeder: &Feeder, done: u64) {
+    shared.items_done.store(done, Ordering::Relaxed);
+    let progress = feeder.kafka_progress();
+    if !progress.is_empty() {
+        let mut kafka = shared.kafka.lock().unwrap_or_else(|p| p.into_inner());
+        for (topic, partition, p) in progress {
+            kafka.insert((topic, partition), p);
+        }
+    }
 }
 
 /// Items whose every arm has completed (progress of this process).
@@ -248,16 +289,16 @@ pub(super) fn sink_requests_and_rejects<'s>(
     ),
     (rejects, rejects_out): (StreamVec<'s, u64, Reject>, DatasetSink<Reject, RejectRow>),
     part_check: Duration,
-    failed: &Arc<AtomicBool>,
+    writes: &Arc<WriteHealth>,
 ) -> StreamVec<'s, u64, ()> {
     let requests = sink(
         exchanges,
         requests_out,
         "requests",
         part_check,
-        failed.clone(),
+        writes.clone(),
     );
-    let rejects = sink(rejects, rejects_out, "rejects", part_check, failed.clone());
+    let rejects = sink(rejects, rejects_out, "rejects", part_check, writes.clone());
     requests.concat(rejects)
 }
 

@@ -25,8 +25,13 @@ pub fn dialogue_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
         anyhow::bail!("not a dialogue run");
     };
     let index = worker.index();
-    let service = super::engine::start_service(cfg, &shared.identity, shared.template_time)
-        .context("starting the engine")?;
+    let service = super::engine::start_service(
+        cfg,
+        &shared.identity,
+        shared.template_time,
+        shared.tally.clone(),
+    )
+    .context("starting the engine")?;
     service.preload(shared.resume.answers.iter().cloned());
     let part_check = Duration::from_millis(200);
     let model = service.identity().label();
@@ -52,19 +57,19 @@ pub fn dialogue_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
         );
         out.turns.clone().probe_with(&processed);
         let all_rejects = rejects.concat(out.rejects).probe_with(&processed);
-        let failed = sh.failed.clone();
+        let writes = sh.writes.clone();
         let d1 = sink(
             out.turns,
             turns_out,
             "dialogue_turns",
             part_check,
-            failed.clone(),
+            writes.clone(),
         );
         let d23 = sink_requests_and_rejects(
             (out.exchanges, requests_out),
             (all_rejects, rejects_out),
             part_check,
-            &failed,
+            &writes,
         );
         d1.concat(d23).probe_with(&probe);
     });

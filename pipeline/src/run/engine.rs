@@ -109,6 +109,8 @@ pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSetti
             c2s_model::ScoringMethod::Echo
         },
         chat_template_kwargs: o.chat_template_kwargs.clone(),
+        max_response_bytes: o.max_response_bytes,
+        insecure_skip_verify: o.insecure_skip_verify,
     })
 }
 
@@ -174,16 +176,19 @@ pub fn start_service(
     cfg: &RunConfig,
     identity: &ModelIdentity,
     template_time: TemplateTime,
+    tally: std::sync::Arc<c2s_model::AnswerTally>,
 ) -> anyhow::Result<InferenceService> {
     let engine = load_engine(cfg, identity, template_time)?;
-    Ok(InferenceService::start(
+    Ok(InferenceService::start_counted(
         engine,
         ServiceConfig {
             max_batch: cfg.inference.max_batch,
             max_in_flight: cfg.inference.max_in_flight,
             linger: Duration::from_millis(cfg.inference.linger_ms),
             dedup: cfg.inference.dedup,
+            continuous: cfg.inference.batching == c2s_config::Batching::Continuous,
         },
+        tally,
     ))
 }
 
@@ -244,9 +249,21 @@ pub fn check_chat_template(
 
 /// Read the model's configuration as its engine will (without its weights), so that a
 /// checkpoint whose settings the engine cannot honour (a RoPE type, a missing field) stops the
-/// run before any work, naming the field.
+/// run before any work, naming the field; and check every tensor's bytes against the model
+/// files' lengths (headers only), so that a truncated or inconsistent file stops it too,
+/// naming the tensor.
 pub fn check_model_config(cfg: &RunConfig) -> anyhow::Result<()> {
     let path = &cfg.model.path;
+    // Every engine that reads local model files: the served (`openai`) engine reads only the
+    // tokenizer and chat template at `[model] path`, when it names one.
+    let reads_files = match cfg.model.engine.as_str() {
+        "simulated" => false,
+        "openai" => !path.as_os_str().is_empty(),
+        _ => true,
+    };
+    if reads_files {
+        c2s_model::check_model_files(path)?;
+    }
     match cfg.model.engine.as_str() {
         "prefix" => {
             c2s_model::engines::prefix::transformer::Transformer::check_config(path)?;

@@ -8,10 +8,24 @@ use anyhow::Context;
 
 use c2s_config::{RunConfig, Selection, SourceConfig};
 use c2s_operators::messages::Incoming;
-use c2s_sources::{read_jsonl, read_parquet_items, KafkaItemSource, SourceRecord};
+use c2s_sources::{read_jsonl, read_parquet_items, KafkaConnection, KafkaItemSource, SourceRecord};
 
 /// A Kafka position fed in an epoch: (topic, partition, offset).
 pub type Position = (String, i32, i64);
+
+/// How often librdkafka reports its statistics (fresh high watermarks) to a monitored run.
+const KAFKA_STATISTICS_MS: &str = "5000";
+
+/// Where a Kafka source stands on one partition (what a live monitor shows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartitionProgress {
+    /// The next offset to read (one past the last record fed).
+    pub next_offset: i64,
+    /// The latest known high watermark (the offset the next message will get).
+    pub high_watermark: i64,
+    /// The group's committed offset: where the run started, then what it committed.
+    pub committed: i64,
+}
 
 enum Source {
     Records {
@@ -21,6 +35,8 @@ enum Source {
     Kafka {
         consumer: Box<KafkaItemSource>,
         continuous: bool,
+        /// Committed offset per partition (the start position until the run commits).
+        committed: std::collections::BTreeMap<i32, i64>,
     },
 }
 
@@ -100,7 +116,14 @@ pub fn count_items(cfg: &RunConfig) -> Option<u64> {
 }
 
 impl Feeder {
-    pub fn new(cfg: &RunConfig, index: usize, peers: usize) -> anyhow::Result<Feeder> {
+    /// `monitored`: a live monitor reads [`Feeder::kafka_progress`], so Kafka clients report
+    /// their statistics (fresh high watermarks for the consumer lag).
+    pub fn new(
+        cfg: &RunConfig,
+        index: usize,
+        peers: usize,
+        monitored: bool,
+    ) -> anyhow::Result<Feeder> {
         let mut sources = Vec::new();
         for s in &cfg.sources {
             sources.push(match s {
@@ -125,15 +148,29 @@ impl Feeder {
                     topic,
                     group,
                     continuous,
-                } => Source::Kafka {
-                    consumer: Box::new(
-                        KafkaItemSource::connect(brokers, topic, group, index, peers)
+                    ..
+                } => {
+                    let mut connection = kafka_connection(
+                        s.kafka_client()
+                            .context("a Kafka source without settings")?,
+                    );
+                    if monitored {
+                        connection = connection.with_properties([(
+                            "statistics.interval.ms".to_string(),
+                            KAFKA_STATISTICS_MS.to_string(),
+                        )]);
+                    }
+                    let consumer =
+                        KafkaItemSource::connect_with(&connection, topic, group, index, peers)
                             .with_context(|| {
                                 format!("connecting to Kafka topic {topic} at {brokers}")
-                            })?,
-                    ),
-                    continuous: *continuous,
-                },
+                            })?;
+                    Source::Kafka {
+                        committed: consumer.positions().clone(),
+                        consumer: Box::new(consumer),
+                        continuous: *continuous,
+                    }
+                }
             });
         }
         Ok(Feeder {
@@ -162,6 +199,7 @@ impl Feeder {
                 Source::Kafka {
                     consumer,
                     continuous,
+                    ..
                 } => {
                     let got = consumer.poll_batch(max - out.len(), Duration::ZERO);
                     let empty = got.is_empty();
@@ -182,6 +220,34 @@ impl Feeder {
         Ok(out)
     }
 
+    /// Each assigned Kafka partition's offsets: (topic, partition, progress).
+    pub fn kafka_progress(&self) -> Vec<(String, i32, PartitionProgress)> {
+        let mut out = Vec::new();
+        for s in &self.sources {
+            if let Source::Kafka {
+                consumer,
+                committed,
+                ..
+            } = s
+            {
+                let high = consumer.high_watermarks();
+                for &p in consumer.partitions() {
+                    let next_offset = consumer.positions().get(&p).copied().unwrap_or(0);
+                    out.push((
+                        consumer.topic().to_string(),
+                        p,
+                        PartitionProgress {
+                            next_offset,
+                            high_watermark: high.get(&p).copied().unwrap_or(next_offset),
+                            committed: committed.get(&p).copied().unwrap_or(0),
+                        },
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Every bounded source is read to its end.
     pub fn exhausted(&self) -> bool {
         self.current >= self.sources.len()
@@ -190,7 +256,12 @@ impl Feeder {
     /// Commit Kafka positions (the next offset after each fed message).
     pub fn commit(&mut self, positions: &[Position]) -> anyhow::Result<()> {
         for s in &mut self.sources {
-            if let Source::Kafka { consumer, .. } = s {
+            if let Source::Kafka {
+                consumer,
+                committed,
+                ..
+            } = s
+            {
                 let mut next: std::collections::BTreeMap<i32, i64> = Default::default();
                 for (topic, p, o) in positions {
                     if topic == consumer.topic() {
@@ -201,9 +272,15 @@ impl Feeder {
                 if !next.is_empty() {
                     let offsets: Vec<(i32, i64)> = next.into_iter().collect();
                     consumer.commit(&offsets)?;
+                    committed.extend(offsets);
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The sources crate's connection from a config's Kafka client settings.
+pub fn kafka_connection(client: c2s_config::KafkaClientSettings) -> KafkaConnection {
+    KafkaConnection::new(&client.brokers).with_properties(client.properties)
 }

@@ -9,20 +9,25 @@ mod dialogue;
 pub mod engine;
 mod feed;
 mod outputs;
+mod status;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use anyhow::Context;
 
 use c2s_config::RunConfig;
 use c2s_model::service::ServiceStats;
-use c2s_model::ModelIdentity;
+use c2s_model::{AnswerTally, ModelIdentity};
 use c2s_operators::live_stats::LiveTable;
+use c2s_operators::sink_op::WriteHealth;
 use c2s_operators::Counters;
 
+pub use feed::PartitionProgress;
 pub use outputs::ResumeState;
 
 /// Options of `choice2seq run`.
@@ -34,6 +39,10 @@ pub struct RunOptions {
     pub timely_args: Vec<String>,
     /// No progress bars (logs and the final summary only).
     pub quiet: bool,
+    /// `--serve ADDR`: the live monitor's address (overrides the config's `[serve]`).
+    pub serve: Option<std::net::SocketAddr>,
+    /// `--serve-linger SECONDS` (overrides `[serve] linger_seconds`).
+    pub serve_linger: Option<f64>,
 }
 
 /// State shared by every worker of this process.
@@ -46,10 +55,15 @@ pub struct Shared {
     pub runtime: tokio::runtime::Handle,
     pub counters: Arc<Counters>,
     pub live: Arc<Mutex<LiveTable>>,
-    /// Set by Ctrl-C: stop feeding, finish what is in flight, close parts.
+    /// Set by Ctrl-C, SIGTERM or [`status::StopCause`]: stop feeding, finish what is in
+    /// flight, close parts.
     pub stop: Arc<AtomicBool>,
-    /// Set when a sink could not write.
-    pub failed: Arc<AtomicBool>,
+    /// Why the run stopped before its sources ended (the first cause).
+    pub stop_cause: Mutex<Option<status::StopCause>>,
+    /// Whether the sinks can write (feeding pauses while one cannot).
+    pub writes: Arc<WriteHealth>,
+    /// What the engine answered and failed, over every worker of this process.
+    pub tally: Arc<AnswerTally>,
     pub quiet: bool,
     pub total_items: Option<u64>,
     /// Each worker's inference counters, added when the worker ends.
@@ -59,6 +73,14 @@ pub struct Shared {
     /// What chat templates' `strftime_now` reports: the run's first start, as recorded in
     /// the manifest (a resumed run renders the prompts it rendered before).
     pub template_time: c2s_model::TemplateTime,
+    /// A live monitor serves this run (`--serve`): the workers publish what it reads.
+    pub serving: bool,
+    /// Items done (what the progress bar shows), published by the workers when serving.
+    pub items_done: AtomicU64,
+    /// When the first worker began feeding (the model is loaded).
+    pub feeding_since: OnceLock<Instant>,
+    /// Each Kafka partition's offsets, published by its feeder when serving.
+    pub kafka: Mutex<BTreeMap<(String, i32), PartitionProgress>>,
 }
 
 /// What a finished run measured.
@@ -143,13 +165,32 @@ fn remote_identity(
 
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     // 1. The config: any error stops here, before any work, with exit status 2.
-    let cfg = match c2s_config::load(&opts.config) {
+    let mut cfg = match c2s_config::load(&opts.config) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
+    if let Some(address) = opts.serve {
+        let linger_seconds = cfg.serve.map_or(0.0, |s| s.linger_seconds);
+        cfg.serve = Some(c2s_config::ServeSection {
+            address,
+            linger_seconds,
+        });
+    }
+    if let (Some(serve), Some(linger)) = (cfg.serve.as_mut(), opts.serve_linger) {
+        serve.linger_seconds = linger;
+    }
+    if let Some(serve) = &cfg.serve {
+        if !(serve.linger_seconds.is_finite() && serve.linger_seconds >= 0.0) {
+            eprintln!(
+                "error: serve linger {} is not a non-negative number of seconds",
+                serve.linger_seconds
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
     let run_dir = opts
         .run_dir
         .clone()
@@ -256,6 +297,17 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     }
+    // The live monitor's port is taken before anything is written: a taken port stops here.
+    // In a cluster, process 0 serves (every process would bind the same address).
+    let serve = cfg.serve.as_ref().filter(|_| process == 0);
+    let listener = match serve.map(|serve| crate::serve::bind(serve.address)) {
+        Some(Ok(listener)) => Some(listener),
+        Some(Err(e)) => {
+            eprintln!("error: {e:#}");
+            return Ok(report(ExitCode::from(2)));
+        }
+        None => None,
+    };
     if process == 0 {
         outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume, template_time)
             .context("writing manifest.json")?;
@@ -270,6 +322,8 @@ pub fn execute(
         );
     }
     let total_items = feed::count_items(&cfg);
+    let cfg_serve = cfg.serve;
+    let max_write_wait = std::time::Duration::from_secs_f64(cfg.output.max_write_wait_seconds);
     // 3. The async runtime beside timely (model calls, Ctrl-C).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -277,19 +331,6 @@ pub fn execute(
         .build()
         .context("starting the tokio runtime")?;
     let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        runtime.spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\nstopping: no new items; finishing the items in flight and closing parts (Ctrl-C again to abort)");
-                stop.store(true, Ordering::SeqCst);
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    eprintln!("aborted; closed parts are intact, resume with the same command");
-                    std::process::exit(130);
-                }
-            }
-        });
-    }
     let shared = Arc::new(Shared {
         cfg,
         identity,
@@ -299,13 +340,36 @@ pub fn execute(
         counters: Arc::new(Counters::default()),
         live: Arc::new(Mutex::new(LiveTable::default())),
         stop,
-        failed: Arc::new(AtomicBool::new(false)),
+        stop_cause: Mutex::new(None),
+        writes: Arc::new(WriteHealth::new(max_write_wait)),
+        tally: Arc::new(AnswerTally::default()),
         quiet,
         total_items,
         engine_stats: Mutex::new(Vec::new()),
         tokens,
         template_time,
+        serving: listener.is_some(),
+        items_done: AtomicU64::new(0),
+        feeding_since: OnceLock::new(),
+        kafka: Mutex::new(BTreeMap::new()),
     });
+    let monitor = match listener {
+        Some(listener) => {
+            let monitor = crate::serve::live::LiveMonitor::new(shared.clone());
+            match crate::serve::start(listener, monitor.clone(), runtime.handle()) {
+                Ok(bound) => {
+                    eprintln!("live monitor: http://{bound}/ (metrics: http://{bound}/metrics)")
+                }
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    return Ok(report(ExitCode::from(2)));
+                }
+            }
+            Some(monitor)
+        }
+        None => None,
+    };
+    let signals = runtime.spawn(stop_on_signals(shared.clone()));
     let started = std::time::Instant::now();
     let worker_shared = shared.clone();
     let guards = timely::execute(timely_config, move |worker| {
@@ -321,10 +385,56 @@ pub fn execute(
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let mut outcome = status::outcome(&shared, &failures);
     if process == 0 {
-        outputs::finish_manifest(&run_dir).context("updating manifest.json")?;
+        // The status is told on the terminal even when the manifest cannot take it (a full
+        // disk); the run then failed to record its outputs.
+        if let Err(e) = outputs::finish_manifest(&run_dir, outcome.status.clone()) {
+            eprintln!("error: updating manifest.json: {e:#}");
+            if outcome.status.state != c2s_sinks::RunState::Failed {
+                outcome = status::Outcome::unrecorded(outcome.status, format!("{e:#}"));
+            }
+        }
+    }
+    // A lingering monitor shows the final state until the wait ends or a signal ends it: its
+    // own signal listeners replace the run's before the final state is shown, so a signal
+    // sent once the state says the run ended only ends the wait.
+    let lingering = cfg_serve
+        .filter(|s| s.linger_seconds > 0.0 && monitor.is_some())
+        .map(|s| {
+            let _context = runtime.enter();
+            let listeners = LingerSignals::listen();
+            signals.abort();
+            (
+                std::time::Duration::from_secs_f64(s.linger_seconds),
+                listeners,
+            )
+        });
+    if let Some(m) = &monitor {
+        m.finish(outcome.status.clone());
     }
     console::summary(&shared, elapsed);
+    for line in status::banner(&outcome.status, &shared.tally.counts()) {
+        println!("{line}");
+    }
+    if let Some((time, listeners)) = lingering {
+        eprintln!(
+            "live monitor: serving the final state for {:.0} s (Ctrl-C or SIGTERM to exit now)",
+            time.as_secs_f64()
+        );
+        runtime.block_on(listeners.wait(time));
+    }
+    for f in &failures {
+        eprintln!("error: {f}");
+    }
+    if let Some(reason) = outcome
+        .status
+        .reason
+        .as_ref()
+        .filter(|_| outcome.status.state == c2s_sinks::RunState::Failed)
+    {
+        eprintln!("error: {reason}");
+    }
     let mut engine = ServiceStats::default();
     for w in shared
         .engine_stats
@@ -334,23 +444,70 @@ pub fn execute(
     {
         engine.add(&w);
     }
-    let finished = |exit| RunReport {
-        exit,
+    Ok(RunReport {
+        exit: outcome.exit,
         elapsed,
         requests: shared.counters.requests.load(Ordering::Relaxed),
         trajectories: shared.counters.trajectories.load(Ordering::Relaxed),
         engine,
+    })
+}
+
+/// Ctrl-C and SIGTERM (what orchestrators, systemd and Kubernetes send) stop the run
+/// gracefully: no new items, the items in flight finish, parts close. A second one aborts.
+async fn stop_on_signals(shared: Arc<Shared>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        tracing::warn!("cannot listen for Ctrl-C and SIGTERM: they end the run at once");
+        return;
     };
-    if !failures.is_empty() || shared.failed.load(Ordering::SeqCst) {
-        for f in &failures {
-            eprintln!("error: {f}");
-        }
-        if shared.failed.load(Ordering::SeqCst) {
-            eprintln!("error: some output parts could not be written (see the log)");
-        }
-        return Ok(finished(ExitCode::FAILURE));
+    let (signal, _) = next_signal(&mut interrupt, &mut terminate).await;
+    shared.stop_because(status::StopCause::Signal(signal));
+    let (again, code) = next_signal(&mut interrupt, &mut terminate).await;
+    eprintln!("aborted by {again}; closed parts are intact, resume with the same command");
+    std::process::exit(code);
+}
+
+/// Ctrl-C and SIGTERM listeners that end a lingering monitor's wait.
+struct LingerSignals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl LingerSignals {
+    /// Listen (inside the runtime's context).
+    fn listen() -> LingerSignals {
+        use tokio::signal::unix::{signal, SignalKind};
+        LingerSignals(
+            signal(SignalKind::interrupt())
+                .and_then(|i| Ok((i, signal(SignalKind::terminate())?)))
+                .ok(),
+        )
     }
-    Ok(finished(ExitCode::SUCCESS))
+
+    /// Wait `time`, or until Ctrl-C or SIGTERM.
+    async fn wait(self, time: std::time::Duration) {
+        match self.0 {
+            Some((mut interrupt, mut terminate)) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(time) => {}
+                    _ = next_signal(&mut interrupt, &mut terminate) => {}
+                }
+            }
+            None => tokio::time::sleep(time).await,
+        }
+    }
+}
+
+/// The next Ctrl-C or SIGTERM, with the exit code of a process that it ends.
+async fn next_signal(
+    interrupt: &mut tokio::signal::unix::Signal,
+    terminate: &mut tokio::signal::unix::Signal,
+) -> (&'static str, i32) {
+    tokio::select! {
+        _ = interrupt.recv() => ("Ctrl-C", 130),
+        _ = terminate.recv() => ("SIGTERM", 143),
+    }
 }
 
 /// Timely's configuration from its own arguments (`-w`, `-n`, `-p`, `-h`).

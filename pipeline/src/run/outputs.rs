@@ -20,8 +20,11 @@ use c2s_sinks::{
     read_manifest, read_rejects, read_request_answers, read_requests, Manifest, MetricsRow,
     OutcomeRow, PartConfig, PartWriter, RejectRow, RequestRow, Row, SourceFile, TrajectoryRow,
 };
-use c2s_sources::{create_topic, KafkaPublisher};
+use c2s_sources::{create_topic_with, KafkaPublisher};
 use c2s_stats::{comparison_label, FamilyScope, HolmFamily, MetricRow, StatsConfig, StatsCounts};
+
+/// What identifies a recorded reject: source, location, item id, reason.
+pub type RejectKey = (String, String, Option<String>, String);
 
 /// What an existing run directory already holds.
 #[derive(Debug, Default)]
@@ -33,7 +36,9 @@ pub struct ResumeState {
     pub answers: Vec<(String, Response)>,
     /// `(item_id, comparison)` of every recorded outcome (shared with the statistics' seed).
     pub outcome_keys: Arc<BTreeSet<(String, String)>>,
-    pub reject_keys: BTreeSet<(String, String, String)>,
+    /// `(source, location, item_id, reason)` of every recorded reject (a resumed run does not
+    /// write them again; an engine failure's location names the arm and step, not the item).
+    pub reject_keys: BTreeSet<RejectKey>,
     /// Number of the next metric snapshot.
     pub next_snapshot: u64,
     pub manifest: Option<Manifest>,
@@ -104,7 +109,7 @@ impl ResumeState {
             outcome_keys,
             reject_keys: read_rejects(&run_dir.join("rejects"))?
                 .into_iter()
-                .map(|r| (r.source, r.location, r.reason))
+                .map(|r| (r.source, r.location, r.item_id, r.reason))
                 .collect(),
             decision_ids: Arc::new(
                 // A failed decision is asked again on resume (its answer was never recorded).
@@ -195,6 +200,7 @@ pub fn write_manifest_for(
     m.config = serde_json::to_value(cfg)?;
     m.model = serde_json::to_value(identity)?;
     m.chat_template_time = Some(template_time.to_string());
+    m.status = Some(c2s_sinks::RunStatus::running());
     m.seeds.insert("option_seed".into(), cfg.run.option_seed);
     m.seeds.insert("bootstrap_seed".into(), cfg.stats.seed);
     m.sources.clear();
@@ -334,9 +340,11 @@ fn model_bytes(path: &Path) -> u64 {
 }
 
 /// Stamp the manifest's update time at the end of a run.
-pub fn finish_manifest(run_dir: &Path) -> anyhow::Result<()> {
+/// Record how the run ended.
+pub fn finish_manifest(run_dir: &Path, status: c2s_sinks::RunStatus) -> anyhow::Result<()> {
     if let Some(mut m) = read_manifest(run_dir)? {
         m.updated_at_ms = c2s_sinks::now_ms();
+        m.status = Some(status);
         c2s_sinks::write_manifest(run_dir, &m)?;
     }
     Ok(())
@@ -411,6 +419,13 @@ impl<D: 'static, R: Row + 'static> RowSink<D> for DatasetSink<D, R> {
         self.writer.due(now)
     }
 
+    fn discard(&mut self) {
+        self.writer.discard();
+        if let Some(p) = &mut self.publish {
+            p.pending.clear();
+        }
+    }
+
     fn roll(&mut self) -> Result<(), String> {
         self.writer.roll().map_err(|e| e.to_string())?;
         if let Some(p) = &mut self.publish {
@@ -433,11 +448,12 @@ impl<D, R: Row> DatasetSink<D, R> {
     ) -> anyhow::Result<Self> {
         if let Some(k) = kafka {
             let topic = topic(k).to_string();
+            let connection = super::feed::kafka_connection(k.client());
             // Idempotent: `false` when the topic exists already.
-            create_topic(&k.brokers, &topic, 1)
+            create_topic_with(&connection, &topic, 1)
                 .with_context(|| format!("creating Kafka topic `{topic}`"))?;
             self.publish = Some(Publish {
-                publisher: KafkaPublisher::connect(&k.brokers)
+                publisher: KafkaPublisher::connect_with(&connection)
                     .with_context(|| format!("connecting to Kafka at {}", k.brokers))?,
                 topic,
                 pending: Vec::new(),
@@ -497,9 +513,7 @@ pub fn reject_sink(
 ) -> anyhow::Result<DatasetSink<Reject, RejectRow>> {
     let done = resume.reject_keys.clone();
     open(run_dir, worker, cfg, move |r: Reject| {
-        counters
-            .rejects
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        counters.add_reject(&r);
         tracing::warn!(
             "rejected {} at {}{}: {}",
             r.source,
@@ -510,7 +524,12 @@ pub fn reject_sink(
                 .unwrap_or_default(),
             r.reason
         );
-        let key = (r.source.clone(), r.location.clone(), r.reason.clone());
+        let key = (
+            r.source.clone(),
+            r.location.clone(),
+            r.item_id.clone(),
+            r.reason.clone(),
+        );
         (!done.contains(&key)).then(|| RejectRow::new(r.source, r.location, r.item_id, r.reason))
     })
 }

@@ -39,6 +39,7 @@ pub fn request(item: &str, step: u32, contract: Contract, decoding: Decoding) ->
         options,
         contract,
         decoding,
+        closing_context: Vec::new(),
     };
     r.request_id = r.derive_id();
     r
@@ -62,6 +63,7 @@ pub fn scored_response(r: &Request) -> Response {
         request_id: r.request_id.clone(),
         answer: Answer::Scored {
             probabilities: vec![0.125, 0.625, 0.25],
+            raw: None,
         },
         prompt_tokens: 412,
         completion_tokens: 0,

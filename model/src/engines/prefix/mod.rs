@@ -308,7 +308,9 @@ impl Engine for PrefixEngine {
                 }
             }
         }
-        let mut extra_logprob: std::collections::HashMap<(usize, usize), f64> = Default::default();
+        // Each later token's log-probability, in order.
+        let mut extra_logprob: std::collections::HashMap<(usize, usize), Vec<f64>> =
+            Default::default();
         // Every continuation copies its prompt's keys and values inside the forward pass, so
         // the continuations run in chunks of bounded total positions: the 78 options of a
         // 1,600-token prompt would otherwise hold 78 copies of its cache at once. The engine
@@ -347,13 +349,13 @@ impl Engine for PrefixEngine {
                 Ok(outs) => {
                     for ((i, k, _, _), out) in chunk.iter().zip(outs) {
                         let o = &options[*i][*k];
-                        let lp: f64 = out
+                        let lps: Vec<f64> = out
                             .logits
                             .iter()
                             .enumerate()
                             .map(|(j, row)| log_softmax(row)[o[j + 1] as usize])
-                            .sum();
-                        extra_logprob.insert((*i, *k), lp);
+                            .collect();
+                        extra_logprob.insert((*i, *k), lps);
                     }
                 }
                 Err(e) => {
@@ -373,16 +375,23 @@ impl Engine for PrefixEngine {
                 }
                 let p = p?;
                 let ls = log_softmax(&p.last_logits);
-                let logprobs: Vec<f64> = options[i]
+                let token_logprobs: Vec<Vec<f64>> = options[i]
                     .iter()
                     .enumerate()
                     .map(|(k, o)| {
-                        ls[o[0] as usize] + extra_logprob.get(&(i, k)).copied().unwrap_or(0.0)
+                        let mut t = vec![ls[o[0] as usize]];
+                        t.extend(extra_logprob.get(&(i, k)).into_iter().flatten());
+                        t
                     })
+                    .collect();
+                let logprobs: Vec<f64> = token_logprobs
+                    .iter()
+                    .map(|t| t[0] + t[1..].iter().sum::<f64>())
                     .collect();
                 Ok(ScoreOutput {
                     probabilities: normalize_logprobs(&logprobs),
                     logprobs,
+                    token_logprobs,
                     prompt_tokens: prepared[i].tokens.len() as u32,
                     reused_tokens: p.reused as u32,
                     latency_ms,

@@ -16,7 +16,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device};
 use gemm::Parallelism;
 use rayon::prelude::*;
@@ -499,8 +498,7 @@ impl Transformer {
             return hf_config::read(path).map(|c| c.config);
         }
         let mut file = std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e))?;
-        let ct = gguf_file::Content::read(&mut file)
-            .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
+        let ct = crate::model_files::read_gguf(&mut file, path)?;
         gguf_config(&ct, path)
     }
 
@@ -509,8 +507,7 @@ impl Transformer {
             return Self::load_hf_dir(path);
         }
         let mut file = std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e))?;
-        let ct = gguf_file::Content::read(&mut file)
-            .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))?;
+        let ct = crate::model_files::read_gguf(&mut file, path)?;
         let config = gguf_config(&ct, path)?;
         let tied = !ct.tensor_infos.contains_key("output.weight");
         let names: std::collections::HashSet<String> = ct.tensor_infos.keys().cloned().collect();

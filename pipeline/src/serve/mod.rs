@@ -1,0 +1,228 @@
+//! The live monitor: a read-only HTTP server inside a run (`choice2seq run --serve ADDR`) or
+//! over run directories (`choice2seq view RUN_DIR... --serve ADDR`).
+//!
+//! - `GET /metrics`: Prometheus text exposition (format 0.0.4, written by `prometheus-client`);
+//! - `GET /`: a page that updates itself by polling `/api/state` (no CDN: its HTML, CSS and
+//!   script are compiled into the binary);
+//! - `GET /api/state`: what the page shows, as JSON;
+//! - `GET /api/snapshot`: the latest metric snapshot's rows, in the shape `choice2seq stats
+//!   --json` prints;
+//! - `GET /api/figures`: the latest snapshot's figures as SVG, drawn by the report's figure
+//!   code;
+//! - `GET /healthz`, `GET /readyz`: for orchestrators.
+//!
+//! Nothing is writable and no path maps to a file: any other path is a 404 (whatever the
+//! method), another method on a known path a 405, request headers over 16 KiB a 431 (hyper's
+//! HTTP/1 limit), and a client that sends its headers too slowly is dropped. The server runs
+//! on the run's tokio runtime and reads only what the run publishes (atomic counters, the
+//! snapshot thread's latest view, small locked copies); figures are drawn on blocking threads,
+//! never on the runtime's worker, which also serves the model calls.
+
+pub mod figures;
+pub mod live;
+pub mod metrics;
+mod page;
+mod state;
+pub mod view;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+
+pub use figures::FigureSvg;
+
+/// Largest request head (request line and headers) accepted; larger ones get a 431.
+const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Time a client has to send its request head.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once; further ones are closed at once.
+const MAX_CONNECTIONS: usize = 64;
+
+/// What the server shows: a running run ([`live::LiveMonitor`]) or run directories
+/// ([`view::DirectoryView`]).
+pub trait Backend: Send + Sync + 'static {
+    /// The Prometheus text exposition.
+    fn metrics(&self) -> String;
+    /// What the page shows.
+    fn state(&self) -> serde_json::Value;
+    /// The latest snapshot's metric rows as JSON (`None`: no snapshot yet).
+    fn snapshot_json(&self) -> Option<String>;
+    /// The latest snapshot's figures. May take a while: called on a blocking thread.
+    fn figures(&self) -> Vec<FigureSvg>;
+    /// `Err(why)` when the run has failed.
+    fn healthy(&self) -> Result<(), String>;
+    /// `Err(why)` while the run cannot be watched yet (the model is loading).
+    fn ready(&self) -> Result<(), String>;
+}
+
+type Shared = Arc<dyn Backend>;
+
+/// Bind `addr` (port 0 picks a free one). Done before a run writes anything, so a taken
+/// port is an error before any work.
+pub fn bind(addr: SocketAddr) -> anyhow::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(addr)
+        .with_context(|| format!("binding the live monitor to {addr}"))?;
+    listener
+        .set_nonblocking(true)
+        .context("a non-blocking listener")?;
+    Ok(listener)
+}
+
+/// Serve `backend` on `listener` (from [`bind`]) on `runtime` until the runtime stops.
+/// Returns the bound address.
+pub fn start(
+    listener: std::net::TcpListener,
+    backend: Shared,
+    runtime: &tokio::runtime::Handle,
+) -> anyhow::Result<SocketAddr> {
+    let bound = listener.local_addr().context("the bound address")?;
+    let listener = {
+        let _guard = runtime.enter();
+        tokio::net::TcpListener::from_std(listener).context("registering the listener")?
+    };
+    runtime.spawn(accept_loop(listener, router(backend)));
+    Ok(bound)
+}
+
+/// The routes; anything else is a 404 that reads nothing.
+pub fn router(backend: Shared) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/app.js", get(script))
+        .route("/style.css", get(style))
+        .route("/metrics", get(prometheus))
+        .route("/api/state", get(state))
+        .route("/api/snapshot", get(snapshot))
+        .route("/api/figures", get(figure_list))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .fallback(not_found)
+        .with_state(backend)
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, app: Router) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_header_size(MAX_HEADER_BYTES);
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                // Out of file descriptors, say: wait rather than spin.
+                tracing::warn!("live monitor: accepting a connection: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            continue;
+        };
+        let connection =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("live monitor: connection: {e}");
+            }
+            drop(slot);
+        });
+    }
+}
+
+/// A response with the headers every answer carries: no caching, no sniffing, no framing,
+/// and scripts, styles and fetches only from this server.
+fn respond(status: StatusCode, content_type: &'static str, body: impl Into<String>) -> Response {
+    let mut r = (status, body.into()).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+             img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+        ),
+    );
+    r
+}
+
+const JSON: &str = "application/json";
+const TEXT: &str = "text/plain; charset=utf-8";
+
+async fn index() -> Response {
+    respond(StatusCode::OK, "text/html; charset=utf-8", page::INDEX_HTML)
+}
+
+async fn script() -> Response {
+    respond(
+        StatusCode::OK,
+        "text/javascript; charset=utf-8",
+        page::APP_JS,
+    )
+}
+
+async fn style() -> Response {
+    respond(StatusCode::OK, "text/css; charset=utf-8", page::STYLE_CSS)
+}
+
+async fn prometheus(State(b): State<Shared>) -> Response {
+    respond(StatusCode::OK, metrics::CONTENT_TYPE, b.metrics())
+}
+
+async fn state(State(b): State<Shared>) -> Response {
+    respond(StatusCode::OK, JSON, b.state().to_string())
+}
+
+async fn snapshot(State(b): State<Shared>) -> Response {
+    match b.snapshot_json() {
+        Some(json) => respond(StatusCode::OK, JSON, json),
+        None => respond(
+            StatusCode::NOT_FOUND,
+            JSON,
+            r#"{"error":"no metric snapshot yet"}"#,
+        ),
+    }
+}
+
+async fn figure_list(State(b): State<Shared>) -> Response {
+    match tokio::task::spawn_blocking(move || b.figures()).await {
+        Ok(figs) => respond(
+            StatusCode::OK,
+            JSON,
+            serde_json::to_string(&figs).unwrap_or_else(|_| "[]".into()),
+        ),
+        Err(e) => respond(StatusCode::INTERNAL_SERVER_ERROR, TEXT, format!("{e}")),
+    }
+}
+
+async fn healthz(State(b): State<Shared>) -> Response {
+    match b.healthy() {
+        Ok(()) => respond(StatusCode::OK, TEXT, "ok\n"),
+        Err(why) => respond(StatusCode::SERVICE_UNAVAILABLE, TEXT, format!("{why}\n")),
+    }
+}
+
+async fn readyz(State(b): State<Shared>) -> Response {
+    match b.ready() {
+        Ok(()) => respond(StatusCode::OK, TEXT, "ready\n"),
+        Err(why) => respond(StatusCode::SERVICE_UNAVAILABLE, TEXT, format!("{why}\n")),
+    }
+}
+
+async fn not_found() -> Response {
+    respond(StatusCode::NOT_FOUND, TEXT, "not found\n")
+}
