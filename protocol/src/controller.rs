@@ -124,6 +124,17 @@ pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
                 .into(),
         );
     }
+    if is_readout(spec)
+        && matches!(
+            spec.evidence,
+            c2s_records::Evidence::Padded | c2s_records::Evidence::PaddedTokens
+        )
+    {
+        return Err(
+            "a readout template (T0-T2) takes raw, indexed or direct evidence (B.5); padded evidence is D.9's length control of the Copy arms"
+                .into(),
+        );
+    }
     if spec.names != c2s_records::OptionNames::Opaque && !is_readout(spec) {
         return Err(
             "option names (B.5's binding conditions) apply to the readout grid: set a template T0-T2"

@@ -74,7 +74,7 @@ pub mod text {
     pub const T0_CODE: &str = "Return exactly ONE listed choice code, as a single uppercase letter. Do not output the option name or criterion value. Do not explain, reason aloud, add whitespace, punctuation, or any other text.";
     pub const T0_CHARACTER: &str = "Return exactly ONE character described by the correct criterion: a lowercase letter or digit, as appropriate for the listed criteria. Do not output a choice code or option name. Do not explain, reason aloud, add whitespace, punctuation, or any other text.";
     pub const T1_CODE: &str = "Your entire response must be exactly one uppercase letter: the code of the selected choice. Use its criterion to decide. Omit the option name and criterion value. Include no explanation, reasoning, whitespace, punctuation, or additional text.";
-    pub const T1_CHARACTER: &str = "Your entire response must be exactly one character: the lowercase letter or digit specified by the correct choice's criterion. Omit the code and option name. Include no explanation, reasoning, whitespace, punctuation, or additional text.";
+    pub const T1_CHARACTER: &str = "Your entire response must be exactly one character: the lowercase letter or digit specified by the correct choice’s criterion. Omit the code and option name. Include no explanation, reasoning, whitespace, punctuation, or additional text.";
     pub const T2_CODE: &str = "Choose the option whose criterion answers the question. Reply with its single uppercase choice code alone. Your response must contain no other characters, explanation, or formatting.";
     pub const T2_CHARACTER: &str = "Choose the option whose criterion answers the question. Reply with the single lowercase letter or digit given by that criterion alone. Your response must contain no other characters, explanation, or formatting.";
 }
@@ -310,12 +310,17 @@ pub fn state_value(item: &Item, spec: &ArmSpec, step: &StepState<'_>) -> Value {
         s.insert("target_length".into(), json!(item.length));
     }
     if is_readout(spec) {
-        // E.5: copy_target, query_position, indexing and the indexed table in every arm.
+        // B.5: "Raw provides string and position; Indexed adds the position table; Direct
+        // also supplies the extracted character". E.5's "All arms supply copy_target,
+        // query_position, indexing set to one-based, and the complete indexed_characters
+        // list" is the readout grid (D.13), whose arms are all Indexed or Direct.
         let target = step.copy_target.unwrap_or_default();
         s.insert("copy_target".into(), json!(target));
         s.insert("query_position".into(), json!(step.position.unwrap_or(0)));
-        s.insert("indexing".into(), json!("one-based"));
-        s.insert("indexed_characters".into(), indexed_characters(target));
+        if matches!(spec.evidence, Evidence::Indexed | Evidence::Direct) {
+            s.insert("indexing".into(), json!("one-based"));
+            s.insert("indexed_characters".into(), indexed_characters(target));
+        }
         if spec.evidence == Evidence::Direct {
             s.insert(
                 "query_character".into(),
@@ -678,6 +683,68 @@ mod tests {
             json!({"position": 3, "character": "9"})
         );
         assert_eq!(v["candidates"].as_array().unwrap().len(), 8);
+    }
+
+    /// B.5: "Raw provides string and position; Indexed adds the position table; Direct also
+    /// supplies the extracted character." The binding panel's three evidence levels differ
+    /// exactly so; the readout grid's Indexed and Direct arms carry E.5's complete table.
+    #[test]
+    fn readout_states_carry_what_each_evidence_level_supplies() {
+        let it = item();
+        let step = StepState {
+            position: Some(2),
+            prefix: None,
+            copy_target: Some("589"),
+            padding: None,
+        };
+        let state = |evidence: Evidence| {
+            let mut spec = ArmSpec::new(Arm::GoldCopy);
+            spec.template = Some(c2s_records::Template::T0);
+            spec.evidence = evidence;
+            assert!(is_readout(&spec));
+            state_value(&it, &spec, &step)
+        };
+        let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+        let raw = state(Evidence::Raw);
+        assert_eq!(keys(&raw), ["copy_target", "query_position"]);
+        assert_eq!(raw, json!({"copy_target": "589", "query_position": 2}));
+        let indexed = state(Evidence::Indexed);
+        assert_eq!(
+            keys(&indexed),
+            [
+                "copy_target",
+                "query_position",
+                "indexing",
+                "indexed_characters"
+            ]
+        );
+        assert_eq!(indexed["indexing"], "one-based");
+        assert_eq!(
+            indexed["indexed_characters"],
+            json!([
+                {"position": 1, "character": "5"},
+                {"position": 2, "character": "8"},
+                {"position": 3, "character": "9"}
+            ])
+        );
+        let direct = state(Evidence::Direct);
+        assert_eq!(
+            keys(&direct),
+            [
+                "copy_target",
+                "query_position",
+                "indexing",
+                "indexed_characters",
+                "query_character"
+            ]
+        );
+        assert_eq!(direct["query_character"], "8");
+        // Each level adds to the one before and changes nothing of it.
+        for (smaller, larger) in [(&raw, &indexed), (&indexed, &direct)] {
+            for (k, v) in smaller.as_object().unwrap() {
+                assert_eq!(&larger[k], v, "{k}");
+            }
+        }
     }
 
     /// D.9: "Nonindexed punctuation matches Indexed's serialized-state character and UTF-8
