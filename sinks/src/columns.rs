@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float64Array, Float64Builder,
-    ListBuilder, StringArray, StringBuilder, UInt32Array, UInt64Array,
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float64Array, ListBuilder, StringArray,
+    StringBuilder, UInt32Array, UInt64Array,
 };
 use arrow::datatypes::{
     ArrowPrimitiveType, DataType, Field, Float64Type, SchemaRef, UInt32Type, UInt64Type,
@@ -85,8 +85,13 @@ pub(crate) fn list_utf8<'a>(v: impl IntoIterator<Item = &'a [String]>) -> ArrayR
     Arc::new(b.finish())
 }
 
-pub(crate) fn opt_list_f64<'a>(v: impl IntoIterator<Item = Option<&'a [f64]>>) -> ArrayRef {
-    let mut b = ListBuilder::new(Float64Builder::new()).with_field(item_field(DataType::Float64));
+/// A list column of a primitive type; `None` is a null list.
+fn opt_primitive_list<'a, T>(v: impl IntoIterator<Item = Option<&'a [T::Native]>>) -> ArrayRef
+where
+    T: arrow::datatypes::ArrowPrimitiveType,
+{
+    let mut b = ListBuilder::new(arrow::array::PrimitiveBuilder::<T>::new())
+        .with_field(item_field(T::DATA_TYPE));
     for list in v {
         match list {
             Some(list) => {
@@ -99,19 +104,12 @@ pub(crate) fn opt_list_f64<'a>(v: impl IntoIterator<Item = Option<&'a [f64]>>) -
     Arc::new(b.finish())
 }
 
+pub(crate) fn opt_list_f64<'a>(v: impl IntoIterator<Item = Option<&'a [f64]>>) -> ArrayRef {
+    opt_primitive_list::<arrow::datatypes::Float64Type>(v)
+}
+
 pub(crate) fn opt_list_u32<'a>(v: impl IntoIterator<Item = Option<&'a [u32]>>) -> ArrayRef {
-    let mut b = ListBuilder::new(arrow::array::UInt32Builder::new())
-        .with_field(item_field(DataType::UInt32));
-    for list in v {
-        match list {
-            Some(list) => {
-                b.values().append_slice(list);
-                b.append(true);
-            }
-            None => b.append(false),
-        }
-    }
-    Arc::new(b.finish())
+    opt_primitive_list::<arrow::datatypes::UInt32Type>(v)
 }
 
 pub(crate) fn list_bool<'a>(v: impl IntoIterator<Item = &'a [bool]>) -> ArrayRef {
