@@ -17,10 +17,10 @@ jobs="${C2S_BUILD_JOBS:-2}"
 # once. Half the job count each keeps the machine near -j.
 threads=$(( jobs / 2 )); (( threads >= 1 )) || threads=1
 export CUDAFORGE_THREADS="${CUDAFORGE_THREADS:-$threads}"
-# What ships runs on another machine's CPU: not this host's `target-cpu=native`
-# (.cargo/config.toml), but x86-64-v3 (AVX2/FMA, which candle's quantized CPU kernels need at
-# compile time); gemm's AVX-512 kernels are compiled in by its own `x86-v4` feature (the cuda
-# feature of c2s-model turns it on) and chosen at run time where the CPU has them.
+# What ships runs on another machine's CPU: x86-64-v3 (AVX2/FMA, which candle's quantized CPU
+# kernels need at compile time), as .cargo/config.toml sets for every build; gemm's AVX-512
+# f32 kernels are compiled in (`gemm-f32/x86-v4`) and chosen at run time where the CPU has
+# them. RUSTFLAGS replaces the config's flags, so it names the same target here.
 export RUSTFLAGS="${C2S_CUDA_RUSTFLAGS:--C target-cpu=x86-64-v3}"
 cd "$root"
 bash scripts/build-deps.sh

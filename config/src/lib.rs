@@ -11,11 +11,13 @@ use thiserror::Error;
 use toml::Spanned;
 
 mod kafka;
+mod paper_families;
 mod serve;
 pub use kafka::{
     is_secret_property, KafkaClientSettings, KafkaSaslMechanism, KafkaSecret,
     KafkaSecurityProtocol, REDACTED,
 };
+pub use paper_families::{primary_paper_family, PaperFamilyEntry};
 pub use serve::{parse_serve_address, ServeSection};
 
 use c2s_records::{
@@ -628,6 +630,9 @@ pub struct StatsSection {
     /// Cell summaries beside the contrasts: one arm's correct count on the selected items,
     /// and with `native` its joint/Native counts (D.7's Table D8).
     pub cells: Vec<CellEntry>,
+    /// The Holm families the paper declares for this panel, with the paper's number of tests
+    /// (`paper_families.rs`); the report sets each beside the family this run computed.
+    pub paper_families: Vec<PaperFamilyEntry>,
 }
 
 /// Which trajectories a side of a contrast (or a cell) holds: one arm, optionally only on
@@ -659,6 +664,12 @@ pub struct ContrastEntry {
     /// family a contrast is corrected alone.
     #[serde(default)]
     pub family: Option<String>,
+    /// A difference of differences `(a − b) − (c − d)`, written as `compared = [a, d]`,
+    /// `reference = [b, c]` with one trajectory per arm in each unit: the sides' mean
+    /// difference is half of it, so the estimate and interval are doubled (the sign test is
+    /// unchanged). B.5's extra conflict loss, D.13's template interactions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub difference_of_differences: bool,
 }
 
 /// `[[stats.cells]]`: one arm's correct count on selected items, with `native` also the items
@@ -690,6 +701,7 @@ impl Default for StatsSection {
             families: vec![],
             contrasts: vec![],
             cells: vec![],
+            paper_families: vec![],
         }
     }
 }
@@ -1328,6 +1340,8 @@ pub fn parse_with_env(
     }
     check_contrasts(&stats, &labels)
         .map_err(|(field, message)| err(stats_span.clone(), field, message))?;
+    paper_families::check_paper_families(&stats)
+        .map_err(|(field, message)| err(stats_span.clone(), field, message))?;
     // Arms, comparisons and families above are written and checked with the paper-layout
     // labels; a non-paper layout then applies to every arm and its label suffix to every name.
     let layout = raw.run.request_layout;
@@ -1379,6 +1393,7 @@ pub fn parse_with_env(
             stats.families.push(family);
         }
     }
+    paper_families::add_primary_size(&stats.families, &mut stats.paper_families);
     let (mut output, output_span) = split(raw.output);
     if output.part_rows == 0 || output.part_seconds.is_nan() || output.part_seconds <= 0.0 {
         return Err(err(
@@ -1544,8 +1559,9 @@ pub struct DialogueSection {
     /// `history_recompute`, `oracle`, `rollout` (C.1).
     #[serde(default = "default_dialogue_modes")]
     pub modes: Vec<String>,
-    /// `scored` (typed decisions over each field's legal values) or `generated` (strict JSON,
-    /// 256 new tokens, greedy: E.4).
+    /// `scored` (typed decisions over each field's legal values; a Joint request read once
+    /// per field), `scored_sequential` (named alternative: a Joint answer decides its fields
+    /// one after another) or `generated` (strict JSON, 256 new tokens, greedy: E.4).
     #[serde(default = "default_dialogue_contract")]
     pub contract: String,
     /// Draws of the Serial − Joint sign tests ("99,999 draws, plus-one correction", C.2).
@@ -1636,7 +1652,10 @@ fn resolve_dialogue(d: &mut DialogueSection) -> Result<(), (String, String)> {
     if c2s_records::DialogueContract::parse(&d.contract).is_none() {
         return Err((
             "contract".into(),
-            format!("unknown contract `{}` (scored, generated)", d.contract),
+            format!(
+                "unknown contract `{}` (scored, scored_sequential, generated)",
+                d.contract
+            ),
         ));
     }
     let mode = match &d.sign_test_mode {

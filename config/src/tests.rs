@@ -169,6 +169,54 @@ fn default_holm_family_is_the_papers_primary_family() {
     assert_eq!(cfg.stats.families[0].name, "union");
 }
 
+/// The paper's size of the primary family comes with it ("The primary six Native/Serial exact
+/// McNemar tests share a Holm correction at 0.05", A.6); a declared paper family must name a
+/// family of the config, hold a test and quote its passage.
+#[test]
+fn paper_families_name_a_family_of_the_config() {
+    let text = MINIMAL.replace("support = \"UnionFill\"", "support = \"Full\"");
+    let cfg = parse_text(&text).unwrap();
+    assert_eq!(
+        cfg.stats.paper_families,
+        vec![crate::primary_paper_family()]
+    );
+    assert_eq!(cfg.stats.paper_families[0].tests, 6);
+
+    let family = "[[stats.families]]\nname = \"union\"\ncomparisons = [\"Native/code vs Serial/UnionFill/code\"]\n";
+    let ok = format!(
+        "{MINIMAL}\n{family}[[stats.paper_families]]\nname = \"union\"\ntests = 6\npassage = \"D.5\"\n"
+    );
+    let cfg = parse_text(&ok).unwrap();
+    assert_eq!(
+        cfg.stats.paper_families.len(),
+        1,
+        "no primary size without the primary family"
+    );
+    for (bad, field, says) in [
+        (
+            "name = \"unoin\"\ntests = 6\npassage = \"D.5\"",
+            "stats.paper_families[0].name",
+            "names no Holm family",
+        ),
+        (
+            "name = \"union\"\ntests = 0\npassage = \"D.5\"",
+            "stats.paper_families[0].tests",
+            "at least one test",
+        ),
+        (
+            "name = \"union\"\ntests = 6\npassage = \" \"",
+            "stats.paper_families[0].passage",
+            "quote",
+        ),
+    ] {
+        let e = error_of(&format!(
+            "{MINIMAL}\n{family}[[stats.paper_families]]\n{bad}\n"
+        ));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+}
+
 #[test]
 fn unknown_family_scope_is_a_config_error() {
     let text = format!(
@@ -360,16 +408,85 @@ fn every_panel_config_validates() {
         match names.last().map(String::as_str) {
             // D.13: "Indexed/Direct evidence, code/character output, three templates and three
             // orders" — 2 × 2 × 3 × 3 arms.
-            Some("readout-grid") => assert_eq!(cfg.arms.len(), 36),
-            Some("support") => assert_eq!(cfg.arms.len(), 7),
+            // "Seventy-two setting contrasts share Holm correction" (char − code in 18 settings
+            // × two domains × two models); "Sixteen sign-randomization tests form a separate
+            // Holm family" (T1/T2 − T0 interactions: 2 domains × 2 evidence × 2 × 2 models).
+            Some("readout-grid") => {
+                assert_eq!(cfg.arms.len(), 36);
+                assert_eq!(cfg.comparisons.len(), 18);
+                assert_eq!(cfg.stats.families[0].comparisons.len(), 18);
+                assert_eq!(cfg.stats.contrasts.len(), 8);
+                let sizes: Vec<u32> = cfg.stats.paper_families.iter().map(|f| f.tests).collect();
+                assert_eq!(sizes, [72, 16]);
+            }
+            Some("support") => {
+                assert_eq!(cfg.arms.len(), 7);
+                // D.6: "Bootstrap uses 9,999 whole-item draws"; "Eight TrieCall versus
+                // Full/Union contrasts share one Holm family; twelve filling contrasts form a
+                // separate family."
+                assert_eq!(cfg.stats.bootstrap_draws, 9_999);
+                assert_eq!(cfg.stats.seed, 20_261_010);
+                let sizes: Vec<(&str, u32)> = cfg
+                    .stats
+                    .paper_families
+                    .iter()
+                    .map(|f| (f.name.as_str(), f.tests))
+                    .collect();
+                assert_eq!(
+                    sizes,
+                    [("D.6 TrieCall vs Full/Union", 8), ("D.6 filling", 12)]
+                );
+                assert_eq!(cfg.stats.families[0].comparisons.len(), 2);
+                assert_eq!(cfg.stats.families[1].comparisons.len(), 3);
+            }
+            // D.5: "Singleton unions are filled with no call or assigned probability" (Union
+            // is UnionFill); "Six Full/Union McNemar tests share Holm correction. Intervals
+            // use 99,999 length-stratified bootstrap draws with seed 20261009."
+            Some("support-union") => {
+                let labels: Vec<String> = cfg.arms.iter().map(|a| a.label()).collect();
+                assert_eq!(
+                    labels,
+                    ["Native/code", "Serial/Full/code", "Serial/UnionFill/code"]
+                );
+                assert_eq!(
+                    (cfg.stats.bootstrap_draws, cfg.stats.seed),
+                    (99_999, 20_261_009)
+                );
+                assert_eq!(cfg.stats.paper_families[0].tests, 6);
+            }
             // B.5: Raw / Indexed / Direct × four name conditions; A.5: "120 natural parents
             // and twelve symbolic COPY bases with two encodings: 144 records" (arithmetic,
             // lexical and the symbolic bank).
+            // "Extra conflict loss is (aligned − conflicting) − (opaque − remapped)": one
+            // difference of differences per evidence level, one Holm family.
             Some("binding") => {
                 assert_eq!(cfg.arms.len(), 12);
                 assert_eq!(cfg.sources.len(), 3);
+                assert_eq!(cfg.stats.contrasts.len(), 3);
+                assert!(cfg
+                    .stats
+                    .contrasts
+                    .iter()
+                    .all(|c| c.difference_of_differences
+                        && c.family.as_deref() == Some("B.5 extra conflict loss")));
+                assert!(
+                    cfg.stats.families.is_empty(),
+                    "no McNemar family in its place"
+                );
             }
-            Some("table3") => assert_eq!(cfg.comparisons.len(), 3),
+            // D.8: "Six paired generation contrasts have a separate Holm family": three
+            // comparisons × two domains.
+            Some("table3") => {
+                assert_eq!(cfg.comparisons.len(), 3);
+                assert_eq!(cfg.stats.families[0].comparisons.len(), 3);
+                assert_eq!(cfg.stats.paper_families[0].tests, 6);
+            }
+            // D.4: "four nonreference Serial contrasts share one exact McNemar/Holm family":
+            // v2 and v3 Serial against v1's in two domains.
+            Some("prompt-variants-direct") => {
+                assert_eq!(cfg.stats.families[0].comparisons.len(), 2);
+                assert_eq!(cfg.stats.paper_families[0].tests, 4);
+            }
             // D.12: 48 parents per domain, one incorrect plan each.
             Some("copy-incorrect") => {
                 let plans = &cfg.copy_plans.as_ref().unwrap().plans;
@@ -397,6 +514,14 @@ fn every_panel_config_validates() {
                 assert_eq!(cfg.comparisons.len(), 2);
                 assert_eq!(cfg.stats.families.len(), 1);
                 assert_eq!(cfg.stats.families[0].comparisons.len(), 2);
+                // "Feedback contrasts … have separate families."
+                let feedback = cfg
+                    .stats
+                    .contrasts
+                    .iter()
+                    .filter(|c| c.family.as_deref() == Some("D.11 feedback"))
+                    .count();
+                assert_eq!(feedback, 6);
             }
             // A.4: correct/error drafts × whole/character readouts, beside Native.
             Some("prefix-intervention") => {
@@ -451,6 +576,7 @@ fn every_panel_config_validates() {
             "semantic-bridge",
             "stop",
             "support",
+            "support-union",
             "table1-code",
             "table1-direct",
             "table3",

@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use c2s_model::engines::prefix::kernels::KernelFamily;
 use c2s_model::engines::prefix::transformer::{SeqInput, Transformer};
 use c2s_model::log_softmax;
 
@@ -119,12 +120,25 @@ fn legacy_copy(
 }
 
 /// The largest log-probability and option-probability differences.
+/// Every gemm kernel family the CPU has is checked (AVX2/FMA, and AVX-512 where present).
 fn check_prefix(name: &str, dir: &Path, m: &ModelReference, layout: &str) -> (f64, f64) {
-    let model = Transformer::load(dir)
+    let mut model = Transformer::load(dir)
         .unwrap_or_else(|e| panic!("{name} ({layout}): the prefix engine cannot load it: {e}"));
     let (mut worst, mut worst_opt) = (0f64, 0f64);
+    for family in KernelFamily::available() {
+        model.set_kernels(family).unwrap();
+        let (lp, opt) = check_family(name, &model, m, layout);
+        worst = worst.max(lp);
+        worst_opt = worst_opt.max(opt);
+    }
+    (worst, worst_opt)
+}
+
+fn check_family(name: &str, model: &Transformer, m: &ModelReference, layout: &str) -> (f64, f64) {
+    let layout = format!("{layout}, {} kernels", model.kernels().name());
+    let (mut worst, mut worst_opt) = (0f64, 0f64);
     for case in &m.cases {
-        let got = prefix_logprobs(&model, &case.tokens);
+        let got = prefix_logprobs(model, &case.tokens);
         assert_eq!(got.len(), case.logprobs.len());
         for (pos, (g, want)) in got.iter().zip(&case.logprobs).enumerate() {
             let d = max_abs_diff(g, want);

@@ -15,6 +15,17 @@ use clap::Parser;
 static ALLOCATOR: c2s_model::RenderBudgetAlloc = c2s_model::RenderBudgetAlloc::system();
 
 fn main() -> ExitCode {
+    // The binary is built for x86-64-v3 (.cargo/config.toml): say so on an older CPU rather
+    // than die later on an illegal instruction (checked first, before any other work).
+    #[cfg(target_arch = "x86_64")]
+    if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"))
+    {
+        eprintln!(
+            "error: this CPU lacks AVX2/FMA; choice2seq is built for x86-64-v3 (Haswell, Zen \
+             or newer). Rebuild with RUSTFLAGS=\"-C target-cpu=native\" to run here."
+        );
+        return ExitCode::from(2);
+    }
     let args = cli::Cli::parse();
     cli::init_tracing(args.verbose);
     match cli::dispatch(args) {

@@ -17,8 +17,12 @@
 //!
 //! The scored contract answers the same request with typed decisions: each field's exact
 //! distribution over its legal values, scored inside the JSON answer after the assistant
-//! boundary (`{"field": "` … ). A Joint answer decides its fields in field order, each after
-//! the values already chosen for the earlier ones, as one JSON object written left to right.
+//! boundary (`{"field": "` … ). A Joint request is read once per field at the opening of its
+//! answer, so every decision depends on the one joint request alone ("Joint requests all
+//! fields together; Independent requests each separately; Serial also receives earlier field
+//! predictions for that turn", C.2). The named alternative `scored_sequential` writes one
+//! Joint object left to right instead, each field decided after the values already chosen for
+//! the earlier ones.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -98,8 +102,9 @@ pub struct FieldRequest<'a> {
     pub partial: Option<&'a DialogueState>,
 }
 
-/// Render the request; for the scored contract also the field being decided and the values
-/// chosen before it in the same answer (Joint).
+/// Render the request; for the scored contract also the index (in `fields`) of the field being
+/// decided and the values already chosen for the fields before it in the same answer
+/// (sequential Joint; empty otherwise, and then nothing is written before the decided field).
 pub fn render_dialogue_request(
     r: &FieldRequest<'_>,
     scored_field: Option<(usize, &[String])>,
@@ -315,8 +320,8 @@ pub struct Pending {
 /// The controller of one dialogue under one [`DialogueSpec`]: which requests to send, and the
 /// [`FieldTurn`] rows their answers make. Turns run in order (Rollout needs the previous
 /// predicted state); within a turn, Independent asks every field at once, Serial one field
-/// after another with the predictions so far, Joint one request (scored: its fields decided
-/// one after another inside that answer).
+/// after another with the predictions so far, Joint one request (scored: read once per field,
+/// all at once; scored_sequential: its fields decided one after another inside that answer).
 pub struct DialogueRun {
     dialogue: Arc<Dialogue>,
     spec: DialogueSpec,
@@ -326,7 +331,7 @@ pub struct DialogueRun {
     predicted_prior: DialogueState,
     answers: BTreeMap<String, FieldAnswer>,
     in_flight: usize,
-    /// Scored Joint: the values chosen so far in this turn's answer.
+    /// Sequential scored Joint: the values chosen so far in this turn's answer.
     joint_chosen: Vec<String>,
     joint_logical: Option<String>,
     /// Scored Joint: latency and completion tokens of the turn's scoring requests (one
@@ -425,10 +430,10 @@ impl DialogueRun {
         let Some(next) = open.first().cloned() else {
             return Ok(Vec::new());
         };
-        let scored = self.spec.contract == DialogueContract::Scored;
+        let scored = self.spec.contract.is_scored();
         let mut out = Vec::new();
         match self.spec.arm {
-            DialogueArm::Joint if scored => {
+            DialogueArm::Joint if self.spec.contract == DialogueContract::ScoredSequential => {
                 let i = order.len() - open.len();
                 let chosen = self.joint_chosen.clone();
                 let request = self.render(&order, Some((i, &chosen)))?;
@@ -442,6 +447,26 @@ impl DialogueRun {
                     fields: vec![next],
                     first_of_logical: first,
                 });
+            }
+            DialogueArm::Joint if scored => {
+                // One logical request (every field asked), read at the answer's opening once
+                // per field: no chosen value of this turn is written before any field's
+                // value. Its rows carry the first field's request id; its tokens count once.
+                let mut logical = None;
+                for f in &open {
+                    let i = order.iter().position(|o| o == f).unwrap_or(0);
+                    let request = self.render(&order, Some((i, &[])))?;
+                    let first = logical.is_none();
+                    let logical_id = logical
+                        .get_or_insert_with(|| request.request_id.clone())
+                        .clone();
+                    out.push(Pending {
+                        logical_id,
+                        request,
+                        fields: vec![f.clone()],
+                        first_of_logical: first,
+                    });
+                }
             }
             DialogueArm::Joint => {
                 let request = self.render(&order, None)?;
@@ -567,9 +592,9 @@ impl DialogueRun {
                 }
             },
         }
-        // A scored Joint answer that failed a field cannot go on writing its object.
+        // A sequential scored Joint answer that failed a field cannot go on writing its object.
         if self.spec.arm == DialogueArm::Joint
-            && self.spec.contract == DialogueContract::Scored
+            && self.spec.contract == DialogueContract::ScoredSequential
             && self.answers.values().any(|a| a.predicted.is_err())
         {
             for f in d.field_order.iter() {
@@ -608,8 +633,8 @@ impl DialogueRun {
             if let Some(v) = &predicted {
                 next_prior.insert(f.clone(), v.clone());
             }
-            let joint_scored = self.spec.arm == DialogueArm::Joint
-                && self.spec.contract == DialogueContract::Scored;
+            let joint_scored =
+                self.spec.arm == DialogueArm::Joint && self.spec.contract.is_scored();
             let (prompt_tokens, completion_tokens, latency_ms, response) = match &a.response {
                 Some(r) if a.counts_tokens && joint_scored => (
                     r.prompt_tokens,
@@ -1034,10 +1059,14 @@ mod tests {
         );
     }
 
-    /// The scored Joint answer decides its fields one after another inside one JSON object;
-    /// every field of a failed response fails.
+    /// C.2: "Joint requests all fields together; Independent requests each separately; Serial
+    /// also receives earlier field predictions for that turn." E.4: "Joint requests all
+    /// fields. … Serial requests the current field and additionally includes
+    /// partial_current_state containing its actual preceding field predictions for that
+    /// turn." So a scored Joint request asks every field and no field's decision sees
+    /// another's chosen value: each is read at the answer's opening, all at once.
     #[test]
-    fn scored_joint_writes_one_answer_and_failures_fail_the_turn() {
+    fn scored_joint_reads_every_field_from_the_one_joint_request() {
         let d = Arc::new(dialogue());
         let mut run = DialogueRun::new(
             d.clone(),
@@ -1045,6 +1074,58 @@ mod tests {
                 DialogueArm::Joint,
                 PriorMode::HistoryRecompute,
                 DialogueContract::Scored,
+            ),
+            "m".into(),
+        );
+        let asked = run.next_requests().unwrap();
+        assert_eq!(asked.len(), 2, "every field is read at once");
+        assert!(run.next_requests().unwrap().is_empty());
+        let (a, b) = (asked[0].clone(), asked[1].clone());
+        assert_eq!(
+            a.request.assistant_prefix.as_deref(),
+            Some(r#"{"price_range": ""#)
+        );
+        assert_eq!(
+            b.request.assistant_prefix.as_deref(),
+            Some(r#"{"active_intent": ""#),
+            "no value of this turn is written before the field's own"
+        );
+        assert_eq!(user(&a.request), user(&b.request), "one joint request");
+        let queries = |r: &Request| {
+            let u: Value = serde_json::from_str(&r.user).unwrap();
+            u["field_queries"].as_array().unwrap().len()
+        };
+        assert_eq!(queries(&b.request), 2, "the request asks every field");
+        let state: Value = serde_json::from_str(&a.request.user).unwrap();
+        assert!(
+            state["state"].get("partial_current_state").is_none(),
+            "only Serial receives the turn's earlier predictions"
+        );
+        assert!(run
+            .take(a.clone(), Ok(scored(&a.request, vec![0.1, 0.1, 0.7, 0.1])))
+            .is_empty());
+        let rows = run.take(b.clone(), Err("engine down".into()));
+        assert_eq!(rows.len(), 2);
+        assert!(rows[0].correct, "a failed field leaves the others decided");
+        assert_eq!(rows[1].failure, Some(FieldFailure::EngineError));
+        assert!(
+            rows.iter().all(|r| r.request_id == a.request.request_id),
+            "one logical request"
+        );
+        assert_eq!(rows[0].prompt_tokens, 100);
+    }
+
+    /// The named alternative `scored_sequential`: the Joint answer decides its fields one
+    /// after another inside one JSON object; every field of a failed response fails.
+    #[test]
+    fn sequential_scored_joint_writes_one_answer_and_failures_fail_the_turn() {
+        let d = Arc::new(dialogue());
+        let mut run = DialogueRun::new(
+            d.clone(),
+            spec(
+                DialogueArm::Joint,
+                PriorMode::HistoryRecompute,
+                DialogueContract::ScoredSequential,
             ),
             "m".into(),
         );

@@ -394,23 +394,46 @@ impl PriorMode {
 pub enum DialogueContract {
     /// Typed decisions: each field's exact distribution over its legal values, scored inside
     /// the JSON answer (the scored-model reading of "Jev returns multiple typed fields").
+    /// A Joint request is read once per field at the opening of its answer (`{"field": "`),
+    /// so each of its decisions depends on the one joint request alone: "Joint requests all
+    /// fields together; Independent requests each separately; Serial also receives earlier
+    /// field predictions for that turn. Neither local arm receives Joint's output" (C.2).
+    /// Only Serial sees the turn's earlier predictions.
     Scored,
+    /// A named, non-default alternative: the scored Joint answer decides its fields one after
+    /// another inside one JSON object, each after the values already chosen for the earlier
+    /// ones (`{"a": "x", "b": "`). That hands Joint the turn's earlier predictions, which E.4
+    /// gives to Serial only ("Serial requests the current field and additionally includes
+    /// partial_current_state containing its actual preceding field predictions"), and so moves
+    /// Serial − Joint toward zero by construction. Independent and Serial read as `Scored`.
+    ScoredSequential,
     /// Greedy strict JSON, 256 new tokens: "The response must parse as one JSON object with
     /// precisely the requested keys, each mapped to an exact legal string value" (E.4).
     Generated,
 }
 
 impl DialogueContract {
+    pub const ALL: [DialogueContract; 3] = [
+        DialogueContract::Scored,
+        DialogueContract::ScoredSequential,
+        DialogueContract::Generated,
+    ];
     pub fn parse(s: &str) -> Option<DialogueContract> {
-        [DialogueContract::Scored, DialogueContract::Generated]
-            .into_iter()
-            .find(|x| x.as_str() == s)
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
     }
     pub fn as_str(self) -> &'static str {
         match self {
             DialogueContract::Scored => "scored",
+            DialogueContract::ScoredSequential => "scored_sequential",
             DialogueContract::Generated => "generated",
         }
+    }
+    /// Whether fields are decided by scoring their legal values (not by generated JSON).
+    pub fn is_scored(self) -> bool {
+        matches!(
+            self,
+            DialogueContract::Scored | DialogueContract::ScoredSequential
+        )
     }
 }
 

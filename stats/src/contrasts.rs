@@ -261,6 +261,11 @@ pub struct ContrastSpec {
     pub reference: Vec<Selector>,
     /// Holm family over every model; `None`: corrected alone.
     pub family: Option<String>,
+    /// `(a − b) − (c − d)` given as compared `[a, d]`, reference `[b, c]`: the sides' mean
+    /// difference is half of it, so the estimate and its interval are doubled; the sign-flip
+    /// test of the unit differences is the same.
+    #[serde(default)]
+    pub difference_of_differences: bool,
 }
 
 /// A declared cell (D.8-style count).
@@ -386,11 +391,21 @@ pub fn contrast_tables(
                 }
             }
             let units: Vec<UnitCounts> = units.into_values().collect();
+            let mut estimate = unit_contrast(&units, draws, seed, level)?;
+            if c.difference_of_differences {
+                for v in [
+                    &mut estimate.difference,
+                    &mut estimate.ci_low,
+                    &mut estimate.ci_high,
+                ] {
+                    *v = v.map(|x| 2.0 * x);
+                }
+            }
             rows.push(ContrastRow {
                 model: model.to_string(),
                 contrast: c.name.clone(),
                 family: c.family.clone(),
-                estimate: unit_contrast(&units, draws, seed, level)?,
+                estimate,
                 sign_p_holm: None,
             });
         }
@@ -546,6 +561,51 @@ mod tests {
         assert_eq!(s.len(), 2, "one unit per record");
         assert_eq!(s["fact-001"], "L3/-/-/101");
         assert_eq!(s["fact-002"], "L3/-/-/010");
+    }
+
+    /// B.5: "Extra conflict loss is (aligned − conflicting) − (opaque − remapped)": as
+    /// compared `[aligned, remapped]` against reference `[conflicting, opaque]`, the sides'
+    /// mean difference is half of it; `difference_of_differences` reports the whole.
+    #[test]
+    fn a_difference_of_differences_is_reported_whole() {
+        let arm = |t: &Trajectory, arm: &str, correct: bool| Trajectory {
+            arm: arm.into(),
+            correct,
+            ..t.clone()
+        };
+        let mut ts = Vec::new();
+        for i in 0..6 {
+            let base = Trajectory {
+                base_id: None,
+                pattern: None,
+                item_id: format!("item-{i}"),
+                ..semantic("f", Domain::Lexical, "000")
+            };
+            // aligned right, the others wrong: a DiD of 1 in every unit.
+            ts.push(arm(&base, "aligned", true));
+            ts.push(arm(&base, "conflicting", false));
+            ts.push(arm(&base, "opaque", false));
+            ts.push(arm(&base, "remapped", false));
+        }
+        let sel = |a: &str| Selector {
+            arm: a.into(),
+            domain: None,
+            placement: None,
+            operation: None,
+        };
+        let spec = |did: bool| ContrastSpec {
+            name: "extra conflict loss".into(),
+            compared: vec![sel("aligned"), sel("remapped")],
+            reference: vec![sel("conflicting"), sel("opaque")],
+            family: None,
+            difference_of_differences: did,
+        };
+        let (half, _) = contrast_tables(&ts, &[spec(false)], &[], 99, 1, 0.95).unwrap();
+        let (whole, _) = contrast_tables(&ts, &[spec(true)], &[], 99, 1, 0.95).unwrap();
+        assert_eq!(half[0].estimate.difference, Some(0.5));
+        assert_eq!(whole[0].estimate.difference, Some(1.0));
+        assert_eq!(whole[0].estimate.ci_high, Some(1.0));
+        assert_eq!(whole[0].estimate.sign_p, half[0].estimate.sign_p);
     }
 
     #[test]

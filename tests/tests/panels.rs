@@ -76,6 +76,7 @@ fn simulated_panels_run_end_to_end_on_the_dev_banks() {
         "table1-code",
         "table1-direct",
         "support",
+        "support-union",
         "prompt-variants",
         "prompt-variants-direct",
         "option-orders",
@@ -458,4 +459,63 @@ fn state_text(r: &c2s_sinks::RequestRow) -> String {
 
 fn state_of(r: &c2s_sinks::RequestRow) -> Value {
     serde_json::from_str(&state_text(r)).unwrap()
+}
+
+/// `choice2seq reproduce table1` on the default model: it derives each panel's config (this
+/// model, one item per source, 99 draws), runs table1-code and table1-direct, and writes Table
+/// 1's layout with the paper's rows beside ours; a second call reuses the complete runs.
+#[test]
+fn reproduce_table1_runs_its_panels_and_writes_the_papers_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let runs_arg = runs.display().to_string();
+    let model = c2s_e2e::model_path().display().to_string();
+    let args = [
+        "reproduce",
+        "table1",
+        "--model",
+        &model,
+        "--runs",
+        &runs_arg,
+        "--limit",
+        "1",
+        "--draws",
+        "99",
+    ];
+    let out = c2s_e2e::run(&args);
+    let (stdout, stderr) = c2s_e2e::text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for panel in ["table1-code", "table1-direct"] {
+        let derived = std::fs::read_to_string(runs.join(format!("configs/{panel}.toml"))).unwrap();
+        assert!(
+            derived.contains(&model) && derived.contains("limit = 1"),
+            "{derived}"
+        );
+        assert_eq!(
+            read_trajectories(&runs.join(panel).join("trajectories"))
+                .unwrap()
+                .len(),
+            4,
+            "{panel}: Native and Serial on one item of each domain"
+        );
+    }
+    let md = std::fs::read_to_string(runs.join("table1.md")).unwrap();
+    for want in [
+        "| Model / interface | Domain | Native EM | Joint counts | Serial EM | SCR count | SCR [95% CI] |",
+        "(code) | math |",
+        "(direct) | lexical |",
+        "| Qwen3.5-27B (direct) | lexical | 99.0 | 132/248/0/4 | 34.4 | 132/380 | 34.7 [30.0, 39.6] |",
+        "| Qwen3.5-27B (code) |",
+    ] {
+        assert!(md.contains(want), "missing {want:?} in\n{md}");
+    }
+    assert!(runs.join("table1.html").exists());
+    let again = c2s_e2e::run(&args);
+    let (_, stderr) = c2s_e2e::text(&again);
+    assert!(again.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("reusing the complete run").count(),
+        2,
+        "{stderr}"
+    );
 }

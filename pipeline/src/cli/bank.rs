@@ -101,9 +101,13 @@ pub enum BankCommand {
         /// Arm label of the observed selections in that run.
         #[arg(long, default_value = "Native/code")]
         observed_arm: String,
-        /// Seed of the constructed candidates.
+        /// Seed of the constructed candidates (and of which observed errors fill a quota).
         #[arg(long, default_value_t = 20261008)]
         seed: u64,
+        /// `paper`: at most the paper's observed plans per domain (48 arithmetic, 28 lexical;
+        /// D.12), the rest constructed; `every-observed`: every wrong selection.
+        #[arg(long, value_enum, default_value = "paper")]
+        mix: MixArg,
         /// Output plan file (JSON lines).
         #[arg(long, default_value = "data/panels/copy-incorrect-96.jsonl")]
         out: PathBuf,
@@ -208,6 +212,7 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             observed_run,
             observed_arm,
             seed,
+            mix,
             out,
         } => incorrect_plans(
             &panel,
@@ -215,6 +220,7 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             observed_run.as_deref(),
             &observed_arm,
             seed,
+            mix.into(),
             &out,
         ),
         BankCommand::Stats { file } => {
@@ -266,12 +272,29 @@ fn coverage(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--mix` of `bank incorrect-plans`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum MixArg {
+    Paper,
+    EveryObserved,
+}
+
+impl From<MixArg> for c2s_banks::plans::PlanMix {
+    fn from(m: MixArg) -> Self {
+        match m {
+            MixArg::Paper => c2s_banks::plans::PlanMix::Paper,
+            MixArg::EveryObserved => c2s_banks::plans::PlanMix::EveryObserved,
+        }
+    }
+}
+
 fn incorrect_plans(
     panel: &std::path::Path,
     banks: &[PathBuf],
     observed_run: Option<&std::path::Path>,
     observed_arm: &str,
     seed: u64,
+    mix: c2s_banks::plans::PlanMix,
     out: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
     use c2s_banks::plans::{incorrect_plans, ObservedSelection};
@@ -329,7 +352,7 @@ fn incorrect_plans(
             );
         }
     }
-    let plans = incorrect_plans(&items, &observed, seed);
+    let plans = incorrect_plans(&items, &observed, seed, mix);
     std::fs::write(out, c2s_records::write_plan_file(&plans))
         .with_context(|| format!("writing {}", out.display()))?;
     let count = |domain: c2s_records::Domain, origin: c2s_records::PlanOrigin| {
@@ -349,6 +372,10 @@ fn incorrect_plans(
         count(Domain::Arithmetic, PlanOrigin::Constructed),
         count(Domain::Lexical, PlanOrigin::Observed),
         count(Domain::Lexical, PlanOrigin::Constructed),
+    );
+    println!(
+        "the paper (D.12): arithmetic 48 observed / 0 constructed, lexical 28 observed / 20 \
+         constructed"
     );
     Ok(ExitCode::SUCCESS)
 }

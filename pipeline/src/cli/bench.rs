@@ -257,6 +257,9 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     row("(b) batched, prefix reuse, dedup", &b);
     println!();
     println!("wall s includes model loading; engine prompt tok/s = computed tokens / seconds in forward passes");
+    if bench.engine == "prefix" {
+        print_f32_limit(&bench.model, &b)?;
+    }
     let Some(a) = a else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -277,6 +280,50 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
             ExitCode::FAILURE
         },
     )
+}
+
+/// The distance to the machine's f32 limit: the gemm kernels' own speed, measured here on the
+/// model's widest product (512 rows × hidden → 2·ffn, the fused gate/up) and on a square one,
+/// against the FLOPs (b)'s forward passes did per second in the linear layers.
+fn print_f32_limit(model: &Path, b: &ModeResult) -> anyhow::Result<()> {
+    use c2s_model::engines::prefix::kernels::{product_gflops, product_threads, KernelFamily};
+    use c2s_model::engines::prefix::transformer::Transformer;
+    let cfg = Transformer::check_config(model).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let family = KernelFamily::from_env().map_err(anyhow::Error::msg)?;
+    let flops = cfg.linear_flops_per_token();
+    let e = &b.report.engine.engine;
+    let engine_tps = e.computed_tokens as f64 / e.forward_seconds.max(1e-9);
+    println!();
+    println!(
+        "f32 limit: {} kernels, {} threads; linear layers {:.1} MFLOP per prompt token",
+        family.name(),
+        product_threads(),
+        flops / 1e6
+    );
+    println!("| product | GFLOP/s | prompt tok/s at that speed | (b) engine tok/s | share |");
+    println!("|---|---|---|---|---|");
+    for (name, m, k, n) in [
+        (
+            "model: 512 × hidden · hidden × 2·ffn",
+            512,
+            cfg.hidden,
+            2 * cfg.ffn,
+        ),
+        ("square 1024³", 1024, 1024, 1024),
+    ] {
+        let gflops = product_gflops(family, m, k, n, 2.0);
+        let ceiling = gflops * 1e9 / flops;
+        println!(
+            "| {name} ({m}×{k}×{n}) | {gflops:.1} | {ceiling:.0} | {engine_tps:.0} | {:.0}% |",
+            100.0 * engine_tps / ceiling
+        );
+    }
+    println!(
+        "share = (b)'s computed prompt tokens per second in forward passes / what the kernels' \
+         measured speed allows for the linear layers alone (attention, norms and the output \
+         head are extra work, so 100% is out of reach)"
+    );
+    Ok(())
 }
 
 struct Agreement {

@@ -85,6 +85,7 @@ pub fn declared(run_dir: &Path) -> anyhow::Result<(Vec<ContrastSpec>, Vec<CellSp
             compared: side(&c.compared),
             reference: side(&c.reference),
             family: c.family.clone(),
+            difference_of_differences: c.difference_of_differences,
         })
         .collect();
     let cells = cell_entries

@@ -10,6 +10,7 @@ pub mod coverage;
 pub mod dialogue;
 mod model;
 mod report;
+mod reproduce;
 mod run;
 pub mod stats;
 
@@ -49,6 +50,9 @@ pub enum Command {
     Dialogue(dialogue::DialogueArgs),
     /// Write report.md and report.html with tables and figures (SVG, PNG) of a run.
     Report(report::ReportArgs),
+    /// Run the panels an exhibit of the paper needs (reusing complete runs) and write the
+    /// exhibit in the paper's layout with the paper's numbers beside ours.
+    Reproduce(reproduce::ReproduceArgs),
     /// Serve the live page (and /metrics) over run directories, finished or running: item,
     /// coverage or dialogue runs.
     View(crate::serve::view::ViewArgs),
@@ -85,6 +89,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Coverage(args) => coverage::execute(args),
         Command::Dialogue(args) => dialogue::execute(args),
         Command::Report(args) => report::execute(args),
+        Command::Reproduce(args) => reproduce::execute(args),
         Command::View(args) => crate::serve::view::execute(args),
     }
 }

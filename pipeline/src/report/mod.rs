@@ -4,7 +4,8 @@
 //! Sections: run header (run, model identity, configuration from `manifest.json` when
 //! present), paired correctness over all lengths, Native EM and SCR by length (figure and one
 //! table per comparison), confidence (table, reliability diagrams, coverage–precision
-//! curves), the independence reference, per-arm trajectory counts, and the methods.
+//! curves), the independence reference, unit contrasts, the Holm families beside the paper's
+//! sizes ([`holm`]), per-arm trajectory counts, and the methods.
 //!
 //! A candidate-coverage run gets its own report ([`coverage`]).
 //!
@@ -13,7 +14,9 @@
 
 pub mod coverage;
 pub mod doc;
+pub mod exhibits;
 pub mod figures;
+pub mod holm;
 pub mod tables;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -217,6 +220,17 @@ pub fn write_report(input: &ReportInput<'_>, out: &Path) -> anyhow::Result<Repor
         if !input.contrasts.is_empty() {
             doc.table(tables::contrasts(input.contrasts));
         }
+    }
+
+    let paper_families: Vec<c2s_config::PaperFamilyEntry> = input
+        .manifest
+        .and_then(|m| m.config.pointer("/stats/paper_families"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let mut families = holm::mcnemar_families(&input.cfg.families, input.rows);
+    families.extend(holm::contrast_families(input.contrasts));
+    if !families.is_empty() || !paper_families.is_empty() {
+        holm::section(&mut doc, &families, &paper_families);
     }
 
     doc.h(2, "Trajectories per arm");

@@ -180,13 +180,13 @@ fn estimate_with(
 }
 
 /// A count (the row's numerator).
-fn count(row: Option<&MetricRow>) -> String {
+pub(crate) fn count(row: Option<&MetricRow>) -> String {
     row.and_then(|r| r.numerator)
         .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string())
 }
 
 /// `numerator/denominator`.
-fn ratio(row: Option<&MetricRow>) -> String {
+pub(crate) fn ratio(row: Option<&MetricRow>) -> String {
     match row.map(|r| (r.numerator, r.denominator)) {
         Some((Some(n), Some(d))) => format!("{n}/{d}"),
         _ => UNDEFINED.to_string(),
@@ -200,7 +200,7 @@ fn n_items(index: &MetricIndex<'_>, g: &Group, length: Option<u32>) -> String {
         .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string())
 }
 
-fn scr_cell(index: &MetricIndex<'_>, g: &Group, length: Option<u32>) -> String {
+pub(crate) fn scr_cell(index: &MetricIndex<'_>, g: &Group, length: Option<u32>) -> String {
     estimate(
         index.get(g, length, "scr"),
         index.value(g, length, "scr_bootstrap_dropped"),

@@ -26,6 +26,7 @@ pub mod cache;
 mod continuous;
 mod gguf_config;
 pub mod hf_config;
+pub mod kernels;
 pub mod rope;
 pub mod transformer;
 
@@ -98,6 +99,11 @@ impl PrefixEngine {
             tokenizer.set_template_time(t)?;
         }
         let model = Transformer::load(path)?;
+        tracing::info!(
+            kernels = model.kernels().name(),
+            "prefix engine: f32 products on the {} kernels",
+            model.kernels().name()
+        );
         let identity = match identity {
             Some(i) => i,
             None => model_identity(path, &tokenizer, PREFIX_ENGINE)?,
@@ -113,6 +119,11 @@ impl PrefixEngine {
             stats: EngineStats::default(),
             running: continuous::Running::default(),
         })
+    }
+
+    /// The gemm kernel family the forward pass runs on.
+    pub fn kernels(&self) -> kernels::KernelFamily {
+        self.model.kernels()
     }
 
     pub fn tokenizer(&self) -> &ModelTokenizer {

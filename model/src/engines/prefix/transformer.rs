@@ -6,9 +6,10 @@
 //! Why our own forward: candle 0.10's Q4_1 kernel is a scalar loop, its element-wise CPU ops run
 //! on one thread, and mistral.rs batches only equal-length prompts with no usable prefix reuse on
 //! CPU. Weights are dequantized to f32 at load (exact: the same values the quantized kernels
-//! use); every matrix product goes straight to the `gemm` crate's AVX2/FMA kernels (the ones
-//! candle calls), and every element-wise step (norms, RoPE, softmax, SiLU) runs in parallel over
-//! rows with rayon, so neither core waits on the other.
+//! use); every matrix product goes straight to the `gemm` crate's kernels (the ones candle
+//! calls; AVX2/FMA or AVX-512, chosen at run time: `kernels.rs`), and every element-wise step
+//! (norms, RoPE, softmax, SiLU) runs in parallel over rows with rayon, so neither core waits on
+//! the other.
 //!
 //! Keys and values are stored position-major, `(positions, kv_heads · head_dim)`, so a prefix
 //! plus new rows is one append and a cached block is one contiguous slice.
@@ -22,6 +23,7 @@ use rayon::prelude::*;
 
 use super::gguf_config::gguf_config;
 use super::hf_config;
+use super::kernels::{gemm_into, parallel, KernelFamily, View};
 use super::rope::RopeScaling;
 use crate::error::EngineError;
 
@@ -102,6 +104,24 @@ impl TransformerConfig {
     pub fn kv_width(&self) -> usize {
         self.n_kv_heads * self.head_dim
     }
+
+    /// The head width as the forward pass uses it (`hidden / heads` when not given).
+    fn head_width(&self) -> usize {
+        match self.head_dim {
+            0 => self.hidden / self.n_heads.max(1),
+            d => d,
+        }
+    }
+
+    /// Multiply-add FLOPs (2 per multiply-add) of one prompt token in the linear layers
+    /// (fused QKV, output projection, fused gate/up, down), without attention scores and the
+    /// output head: the part of prefill that the gemm kernels' peak bounds.
+    pub fn linear_flops_per_token(&self) -> f64 {
+        let q = self.n_heads * self.head_width();
+        let kv = self.n_kv_heads * self.head_width();
+        let per_layer = self.hidden * (q + 2 * kv) + q * self.hidden + 3 * self.hidden * self.ffn;
+        2.0 * (self.n_layers * per_layer) as f64
+    }
 }
 
 /// A row-major f32 matrix of `rows × cols`, used as the right operand `x · W`.
@@ -141,6 +161,8 @@ pub struct Transformer {
     /// (context, head_dim / 2) each.
     cos: Vec<f32>,
     sin: Vec<f32>,
+    /// The gemm kernel family of every product ([`KernelFamily::from_env`] at load).
+    kernels: KernelFamily,
 }
 
 /// Keys and values of one sequence at one layer, position-major: `(positions, kv_width)`.
@@ -247,192 +269,17 @@ pub fn interleave_rotary_rows(w: &[f32], rows: usize, cols: usize, heads: usize)
     out
 }
 
-/// The gemm parallelism of the big products: every rayon thread.
-fn parallel() -> Parallelism {
-    match rayon::current_num_threads() {
-        0 | 1 => Parallelism::None,
-        n => Parallelism::Rayon(n),
-    }
-}
-
-/// A read-only matrix view into a slice: element (i, j) at `offset + i·row_stride + j·col_stride`.
-#[derive(Clone, Copy)]
-struct View<'a> {
-    data: &'a [f32],
-    offset: usize,
-    rows: usize,
-    cols: usize,
-    row_stride: usize,
-    col_stride: usize,
-}
-
-impl<'a> View<'a> {
-    /// A contiguous row-major `rows × cols` matrix.
-    fn dense(data: &'a [f32], rows: usize, cols: usize) -> View<'a> {
-        View {
-            data,
-            offset: 0,
-            rows,
-            cols,
-            row_stride: cols,
-            col_stride: 1,
-        }
-    }
-
-    /// The same elements read transposed.
-    fn t(self) -> View<'a> {
-        View {
-            rows: self.cols,
-            cols: self.rows,
-            row_stride: self.col_stride,
-            col_stride: self.row_stride,
-            ..self
-        }
-    }
-
-    /// Every element lies inside the slice.
-    fn in_bounds(&self) -> bool {
-        self.rows == 0
-            || self.cols == 0
-            || self.offset + (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride
-                < self.data.len()
-    }
-}
-
-/// The depth of one `gemm` call: no deeper than the crate's smallest K block (512), so that
-/// the crate reduces each call in one pass and the order of every dot product is fixed here.
-const K_BLOCK: usize = 512;
-
-/// `out (m × n, row-major) = [out +] scale · lhs (m × k) · rhs (k × n)` on the `gemm` crate's
-/// kernels; every view is bounds-checked first, so the one `unsafe` call below is sound.
-///
-/// Batch invariance: a row's result must not depend on which other rows share the product
-/// (the rows of other sequences in a ragged batch, or a prefix computed earlier or now). The
-/// crate picks its K blocking from m and n (`kc = min(k, 512)` for m, n ≤ 64, else from the
-/// cache sizes) and switches to GEMV kernels for one row or one column; either changes the
-/// order of the f32 additions and so the last bits (seen on AVX2: up to 3e-6 in probability
-/// between one and two workers). Here the depth is split into fixed blocks of [`K_BLOCK`]
-/// accumulated in order, and one-row or one-column products are padded to two, so every
-/// element is reduced the same way whatever m is.
-fn gemm_into(
-    out: &mut [f32],
-    accumulate: bool,
-    lhs: View<'_>,
-    rhs: View<'_>,
-    scale: f32,
-    parallelism: Parallelism,
-) {
-    let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
-    assert_eq!(rhs.rows, k, "gemm: inner dimensions");
-    assert_eq!(out.len(), m * n, "gemm: output shape");
-    assert!(lhs.in_bounds() && rhs.in_bounds(), "gemm: operand bounds");
-    if m == 0 || n == 0 {
-        return;
-    }
-    if m == 1 || n == 1 {
-        // Two rows (a zero row) or two columns (a zero column) keep the tiled kernels.
-        let (mp, np) = (m.max(2), n.max(2));
-        let mut l = vec![0f32; mp * k];
-        for i in 0..m {
-            for j in 0..k {
-                l[i * k + j] = lhs.data[lhs.offset + i * lhs.row_stride + j * lhs.col_stride];
-            }
-        }
-        let padded_rhs;
-        let r = if n == 1 {
-            let mut r = vec![0f32; k * np];
-            for i in 0..k {
-                r[i * np] = rhs.data[rhs.offset + i * rhs.row_stride];
-            }
-            padded_rhs = r;
-            View::dense(&padded_rhs, k, np)
-        } else {
-            rhs
-        };
-        let mut o = vec![0f32; mp * np];
-        if accumulate {
-            for i in 0..m {
-                o[i * np..i * np + n].copy_from_slice(&out[i * n..(i + 1) * n]);
-            }
-        }
-        gemm_blocked(
-            &mut o,
-            accumulate,
-            View::dense(&l, mp, k),
-            r,
-            scale,
-            parallelism,
-        );
-        for i in 0..m {
-            out[i * n..(i + 1) * n].copy_from_slice(&o[i * np..i * np + n]);
-        }
-        return;
-    }
-    gemm_blocked(out, accumulate, lhs, rhs, scale, parallelism);
-}
-
-/// [`gemm_into`] for m, n ≥ 2: one crate call per depth block of at most [`K_BLOCK`], each
-/// accumulating onto the last.
-fn gemm_blocked(
-    out: &mut [f32],
-    accumulate: bool,
-    lhs: View<'_>,
-    rhs: View<'_>,
-    scale: f32,
-    parallelism: Parallelism,
-) {
-    let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
-    if k == 0 {
-        // An empty product adds nothing.
-        if !accumulate {
-            out.fill(0.0);
-        }
-        return;
-    }
-    for k0 in (0..k).step_by(K_BLOCK) {
-        let kb = K_BLOCK.min(k - k0);
-        let l = View {
-            offset: lhs.offset + k0 * lhs.col_stride,
-            cols: kb,
-            ..lhs
-        };
-        let r = View {
-            offset: rhs.offset + k0 * rhs.row_stride,
-            rows: kb,
-            ..rhs
-        };
-        let read_dst = accumulate || k0 > 0;
-        // SAFETY: `out` is exactly m × n contiguous floats and, being a unique borrow, aliases
-        // neither operand; the block views lie inside the operands checked by the caller.
-        unsafe {
-            gemm::gemm(
-                m,
-                n,
-                kb,
-                out.as_mut_ptr(),
-                1,
-                n as isize,
-                read_dst,
-                l.data.as_ptr().add(l.offset),
-                l.col_stride as isize,
-                l.row_stride as isize,
-                r.data.as_ptr().add(r.offset),
-                r.col_stride as isize,
-                r.row_stride as isize,
-                1.0,
-                scale,
-                false,
-                false,
-                false,
-                parallelism,
-            );
-        }
-    }
-}
-
 /// `out (rows × w.cols) = [out +] x (rows × w.rows) · w`, on every thread.
-fn matmul(x: &[f32], rows: usize, w: &Matrix, out: &mut [f32], accumulate: bool) {
+fn matmul(
+    kernels: KernelFamily,
+    x: &[f32],
+    rows: usize,
+    w: &Matrix,
+    out: &mut [f32],
+    accumulate: bool,
+) {
     gemm_into(
+        kernels,
         out,
         accumulate,
         View::dense(x, rows, w.rows),
@@ -604,6 +451,7 @@ impl Transformer {
         present: impl Fn(&str) -> bool,
         mut get: impl FnMut(&str) -> Result<(Vec<f32>, usize, usize), EngineError>,
     ) -> Result<Transformer, EngineError> {
+        let kernels = KernelFamily::from_env().map_err(EngineError::Model)?;
         let TransformerConfig {
             n_layers,
             hidden,
@@ -791,7 +639,26 @@ impl Transformer {
             layers,
             cos,
             sin,
+            kernels,
         })
+    }
+
+    /// The gemm kernel family every product runs on.
+    pub fn kernels(&self) -> KernelFamily {
+        self.kernels
+    }
+
+    /// Run every product on `family` from now on (the agreement tests run each family the
+    /// machine has); a family this CPU lacks is refused.
+    pub fn set_kernels(&mut self, family: KernelFamily) -> Result<(), EngineError> {
+        if !family.is_available() {
+            return Err(EngineError::Model(format!(
+                "this CPU cannot run the {} kernels",
+                family.name()
+            )));
+        }
+        self.kernels = family;
+        Ok(())
     }
 
     /// Run a ragged batch. Every sequence continues its own prefix; the linear layers see all
@@ -869,7 +736,7 @@ impl Transformer {
         let group = c.n_heads / c.n_kv_heads;
         for (li, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
-            matmul(&h, total, &layer.wqkv, &mut qkv, false);
+            matmul(self.kernels, &h, total, &layer.wqkv, &mut qkv, false);
             // Per row: the biases (Qwen2), the per-head query/key norms (Qwen3), then RoPE on
             // the query and key heads at the row's position.
             let style = c.arch.rope_style();
@@ -956,9 +823,9 @@ impl Transformer {
                 kv_out[si].push(kv);
             }
             // Residual connections are fused into the products (out += …).
-            matmul(&attn, total, &layer.wo, &mut x, true);
+            matmul(self.kernels, &attn, total, &layer.wo, &mut x, true);
             rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
-            matmul(&h, total, &layer.wgu, &mut gu, false);
+            matmul(self.kernels, &h, total, &layer.wgu, &mut gu, false);
             let ffn = c.ffn;
             act.par_chunks_mut(ffn)
                 .zip(gu.par_chunks(2 * ffn))
@@ -967,7 +834,7 @@ impl Transformer {
                         *a = gate / (1.0 + (-gate).exp()) * up;
                     }
                 });
-            matmul(&act, total, &layer.wdown, &mut x, true);
+            matmul(self.kernels, &act, total, &layer.wdown, &mut x, true);
         }
         // Output head only for the requested rows.
         let mut wanted = Vec::new();
@@ -984,7 +851,7 @@ impl Transformer {
             let mut normed = vec![0f32; n * hidden];
             rms_norm(&sel, &self.output_norm, c.rms_eps, &mut normed);
             let mut logits = vec![0f32; n * c.vocab];
-            matmul(&normed, n, &self.head, &mut logits, false);
+            matmul(self.kernels, &normed, n, &self.head, &mut logits, false);
             logits_rows = logits.chunks_exact(c.vocab).map(<[f32]>::to_vec).collect();
         }
         let mut outputs = Vec::with_capacity(seqs.len());
@@ -1052,6 +919,7 @@ impl Transformer {
         };
         let mut scores = vec![0f32; n * t];
         gemm_into(
+            self.kernels,
             &mut scores,
             false,
             queries,
@@ -1077,6 +945,7 @@ impl Transformer {
         }
         let mut out = vec![0f32; n * d];
         gemm_into(
+            self.kernels,
             &mut out,
             false,
             View::dense(&scores, n, t),
