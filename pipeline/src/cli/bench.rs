@@ -283,7 +283,8 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
 }
 
 /// The distance to the machine's f32 limit: the gemm kernels' own speed, measured here on the
-/// model's widest product (512 rows × hidden → 2·ffn, the fused gate/up) and on a square one,
+/// model's widest product (hidden → 2·ffn, the fused gate/up, at 512 and at 4,096 rows, the
+/// engine's largest forward) and on a square one,
 /// against the FLOPs (b)'s forward passes did per second in the linear layers.
 fn print_f32_limit(model: &Path, b: &ModeResult) -> anyhow::Result<()> {
     use c2s_model::engines::prefix::kernels::{product_gflops, product_threads, KernelFamily};
@@ -304,8 +305,14 @@ fn print_f32_limit(model: &Path, b: &ModeResult) -> anyhow::Result<()> {
     println!("|---|---|---|---|---|");
     for (name, m, k, n) in [
         (
-            "model: 512 × hidden · hidden × 2·ffn",
+            "model, 512 rows: hidden → 2·ffn",
             512,
+            cfg.hidden,
+            2 * cfg.ffn,
+        ),
+        (
+            "model, 4096 rows: hidden → 2·ffn",
+            4096,
             cfg.hidden,
             2 * cfg.ffn,
         ),
