@@ -150,88 +150,63 @@ impl KernelFamily {
                         m, n, dst_cs, dst_rs, lhs, lhs_cs, lhs_rs, rhs, rhs_cs, rhs_rs,
                     )
                 };
-            let mul_add = |a: f32, b: f32, c: f32| a * b + c;
+            // One instantiation of gemm's generic driver: `$kernels` (a gemm-f32 microkernel
+            // module), its SIMD token `$simd` and its pack width `$n` (gemm_def!'s constants).
+            macro_rules! family_gemm {
+                ($($kernels:ident)::+, $simd:ty, $n:literal, $needs:literal) => {{
+                    use $($kernels)::+ as kern;
+                    let simd = <$simd as MixedSimd<f32, f32, f32, f32>>::try_new()
+                        .expect(concat!($needs, " kernels on a CPU without ", $needs));
+                    gemm_common::gemm::gemm_basic_generic::<
+                        _,
+                        f32,
+                        $n,
+                        { kern::MR_DIV_N * $n },
+                        { kern::NR },
+                        { kern::MR_DIV_N },
+                        { kern::H_M },
+                        { kern::H_N },
+                    >(
+                        simd,
+                        m,
+                        n,
+                        k,
+                        dst,
+                        dst_cs,
+                        dst_rs,
+                        read_dst,
+                        lhs,
+                        lhs_cs,
+                        lhs_rs,
+                        rhs,
+                        rhs_cs,
+                        rhs_rs,
+                        alpha,
+                        beta,
+                        false,
+                        false,
+                        false,
+                        |a: f32, b: f32, c: f32| a * b + c,
+                        &kern::UKR,
+                        &kern::H_UKR,
+                        false,
+                        parallelism,
+                    )
+                }};
+            }
             match self {
-                KernelFamily::Avx512 => {
-                    use gemm_f32::microkernel::avx512f::f32 as k16;
-                    let simd = <gemm_common::simd::V4 as MixedSimd<f32, f32, f32, f32>>::try_new()
-                        .expect("AVX-512F kernels on a CPU without AVX-512F");
-                    gemm_common::gemm::gemm_basic_generic::<
-                        _,
-                        f32,
-                        16,
-                        { k16::MR_DIV_N * 16 },
-                        { k16::NR },
-                        { k16::MR_DIV_N },
-                        { k16::H_M },
-                        { k16::H_N },
-                    >(
-                        simd,
-                        m,
-                        n,
-                        k,
-                        dst,
-                        dst_cs,
-                        dst_rs,
-                        read_dst,
-                        lhs,
-                        lhs_cs,
-                        lhs_rs,
-                        rhs,
-                        rhs_cs,
-                        rhs_rs,
-                        alpha,
-                        beta,
-                        false,
-                        false,
-                        false,
-                        mul_add,
-                        &k16::UKR,
-                        &k16::H_UKR,
-                        false,
-                        parallelism,
-                    );
-                }
-                _ => {
-                    use gemm_f32::microkernel::fma::f32 as k8;
-                    let simd = <gemm_common::simd::V3 as MixedSimd<f32, f32, f32, f32>>::try_new()
-                        .expect("AVX2/FMA kernels on a CPU without AVX2/FMA");
-                    gemm_common::gemm::gemm_basic_generic::<
-                        _,
-                        f32,
-                        8,
-                        { k8::MR_DIV_N * 8 },
-                        { k8::NR },
-                        { k8::MR_DIV_N },
-                        { k8::H_M },
-                        { k8::H_N },
-                    >(
-                        simd,
-                        m,
-                        n,
-                        k,
-                        dst,
-                        dst_cs,
-                        dst_rs,
-                        read_dst,
-                        lhs,
-                        lhs_cs,
-                        lhs_rs,
-                        rhs,
-                        rhs_cs,
-                        rhs_rs,
-                        alpha,
-                        beta,
-                        false,
-                        false,
-                        false,
-                        mul_add,
-                        &k8::UKR,
-                        &k8::H_UKR,
-                        false,
-                        parallelism,
-                    );
-                }
+                KernelFamily::Avx512 => family_gemm!(
+                    gemm_f32::microkernel::avx512f::f32,
+                    gemm_common::simd::V4,
+                    16,
+                    "AVX-512F"
+                ),
+                _ => family_gemm!(
+                    gemm_f32::microkernel::fma::f32,
+                    gemm_common::simd::V3,
+                    8,
+                    "AVX2/FMA"
+                ),
             }
             return;
         }

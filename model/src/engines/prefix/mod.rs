@@ -29,6 +29,7 @@ pub mod hf_config;
 pub mod kernels;
 pub mod rope;
 pub mod transformer;
+mod weights;
 
 /// Settings of the prefix engine.
 #[derive(Debug, Clone, Copy)]
