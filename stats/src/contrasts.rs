@@ -289,6 +289,28 @@ pub struct ContrastRow {
     pub sign_p_holm: Option<f64>,
 }
 
+/// The Holm correction a contrast row belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HolmGroup {
+    /// Its declared family, over every model.
+    Family(String),
+    /// No family: the contrast of one model, corrected alone.
+    Alone { model: String, contrast: String },
+}
+
+impl ContrastRow {
+    /// The Holm correction this row shares (its family over every model, or itself alone).
+    pub fn holm_group(&self) -> HolmGroup {
+        match &self.family {
+            Some(f) => HolmGroup::Family(f.clone()),
+            None => HolmGroup::Alone {
+                model: self.model.clone(),
+                contrast: self.contrast.clone(),
+            },
+        }
+    }
+}
+
 /// One cell of one model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellRow {
@@ -411,14 +433,10 @@ pub fn contrast_tables(
         }
     }
     // Holm within each family (over every model); a contrast without a family alone.
-    let mut families: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut families: BTreeMap<HolmGroup, Vec<usize>> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         if r.estimate.sign_p.is_some() {
-            let key = match &r.family {
-                Some(f) => format!("family\0{f}"),
-                None => format!("alone\0{}\0{}", r.model, r.contrast),
-            };
-            families.entry(key).or_default().push(i);
+            families.entry(r.holm_group()).or_default().push(i);
         }
     }
     for members in families.values() {

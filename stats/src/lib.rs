@@ -47,7 +47,7 @@ pub use calibration::{
 };
 pub use contrasts::{
     contrast_tables, sign_flip_p, unit_contrast, CellRow, CellSpec, ContrastEstimate, ContrastRow,
-    ContrastSpec, Selector, UnitCounts,
+    ContrastSpec, HolmGroup, Selector, UnitCounts,
 };
 pub use counts::{StatsCounts, StatsKey};
 pub use coverage::{
@@ -68,8 +68,9 @@ pub use joint::{
     equal_length_weighted, EqualLengthMixture, JointCell, JointTable, Ratio, ScrBounds,
 };
 pub use metrics::{
-    calibration_metrics, calibration_metrics_counts, comparison_label, independence_metrics,
-    independence_metrics_counts, paired_metrics, paired_metrics_counts, paired_sample, sort_rows,
-    ConfidenceCounts, FamilyScope, HolmFamily, MetricRow, PairedCounts, PairedStratum, StatsConfig,
-    CI_BOOTSTRAP, CI_CLOPPER_PEARSON, METRIC_ORDER,
+    calibration_metrics, calibration_metrics_counts, comparison_label, families_in_force,
+    holm_cell, independence_metrics, independence_metrics_counts, paired_metrics,
+    paired_metrics_counts, paired_sample, sort_rows, ConfidenceCounts, FamilyScope, HolmFamily,
+    MetricRow, PairedCounts, PairedStratum, StatsConfig, CI_BOOTSTRAP, CI_CLOPPER_PEARSON,
+    METRIC_ORDER,
 };

@@ -157,6 +157,36 @@ impl HolmFamily {
     }
 }
 
+/// The Holm families in force: the declared ones, or [`HolmFamily::primary`] when none is.
+pub fn families_in_force(declared: &[HolmFamily]) -> Vec<HolmFamily> {
+    if declared.is_empty() {
+        vec![HolmFamily::primary()]
+    } else {
+        declared.to_vec()
+    }
+}
+
+/// The Holm correction a McNemar test of `comparison` (of `model`, `domain`) belongs to:
+/// the index of the first family in `families` that lists the comparison, and the scope cell
+/// within it (`None` where the scope spans models or domains). `None`: no family, no Holm.
+pub fn holm_cell<D: Copy>(
+    families: &[HolmFamily],
+    comparison: &str,
+    model: &str,
+    domain: D,
+) -> Option<(usize, Option<String>, Option<D>)> {
+    let fi = families
+        .iter()
+        .position(|f| f.comparisons.iter().any(|c| c == comparison))?;
+    let model = Some(model.to_string());
+    Some(match families[fi].scope {
+        FamilyScope::PerModelDomain => (fi, model, Some(domain)),
+        FamilyScope::PerModel => (fi, model, None),
+        FamilyScope::PerDomain => (fi, None, Some(domain)),
+        FamilyScope::Global => (fi, None, None),
+    })
+}
+
 /// Snapshot statistics settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatsConfig {
@@ -537,23 +567,11 @@ pub fn paired_metrics_counts(
     }
 
     // Holm families.
-    let declared: Vec<HolmFamily> = if cfg.families.is_empty() {
-        vec![HolmFamily::primary()]
-    } else {
-        cfg.families.clone()
-    };
-    let mut families: BTreeMap<(usize, String, Option<Domain>), Vec<usize>> = BTreeMap::new();
+    let declared = families_in_force(&cfg.families);
+    type HolmKey = (usize, Option<String>, Option<Domain>);
+    let mut families: BTreeMap<HolmKey, Vec<usize>> = BTreeMap::new();
     for (i, t) in tests.iter().enumerate() {
-        let key = declared
-            .iter()
-            .position(|f| f.comparisons.contains(&t.comparison))
-            .map(|fi| match declared[fi].scope {
-                FamilyScope::PerModelDomain => (fi, t.model.clone(), Some(t.domain)),
-                FamilyScope::PerModel => (fi, t.model.clone(), None),
-                FamilyScope::PerDomain => (fi, String::new(), Some(t.domain)),
-                FamilyScope::Global => (fi, String::new(), None),
-            });
-        if let Some(key) = key {
+        if let Some(key) = holm_cell(&declared, &t.comparison, &t.model, t.domain) {
             families.entry(key).or_default().push(i);
         }
     }

@@ -4,14 +4,13 @@
 //! (`[[stats.paper_families]]`). A family whose size differs from the paper's is flagged, and
 //! so is a paper family this run has no test of.
 //!
-//! Membership follows the statistics exactly: a comparison belongs to the first declared
-//! family that lists it, split by the family's scope (`c2s_stats::metrics`); a contrast to
-//! its `family` over every model, or alone without one (`c2s_stats::contrasts`).
+//! Membership is the statistics' own: [`c2s_stats::holm_cell`] for McNemar tests and
+//! [`ContrastRow::holm_group`] for contrasts.
 
 use std::collections::BTreeMap;
 
 use c2s_config::PaperFamilyEntry;
-use c2s_stats::{ContrastRow, FamilyScope, HolmFamily, MetricRow};
+use c2s_stats::{families_in_force, holm_cell, ContrastRow, HolmFamily, HolmGroup, MetricRow};
 
 use super::doc::{Doc, Table};
 use super::tables::p_value;
@@ -58,11 +57,7 @@ pub struct FamilyInstance {
 
 /// The McNemar families of the metric rows (all-length `mcnemar_p` rows).
 pub fn mcnemar_families(families: &[HolmFamily], rows: &[MetricRow]) -> Vec<FamilyInstance> {
-    let declared: Vec<HolmFamily> = if families.is_empty() {
-        vec![HolmFamily::primary()]
-    } else {
-        families.to_vec()
-    };
+    let declared = families_in_force(families);
     let holm: BTreeMap<(&str, &str, &str), Option<f64>> = rows
         .iter()
         .filter(|r| r.length.is_none() && r.metric == "mcnemar_p_holm")
@@ -73,24 +68,16 @@ pub fn mcnemar_families(families: &[HolmFamily], rows: &[MetricRow]) -> Vec<Fami
             )
         })
         .collect();
-    let mut cells: BTreeMap<(usize, String), Vec<FamilyTest>> = BTreeMap::new();
+    type Cell<'a> = (usize, Option<String>, Option<&'a str>);
+    let mut cells: BTreeMap<Cell<'_>, Vec<FamilyTest>> = BTreeMap::new();
     for r in rows
         .iter()
         .filter(|r| r.length.is_none() && r.metric == "mcnemar_p")
     {
-        let Some(fi) = declared
-            .iter()
-            .position(|f| f.comparisons.contains(&r.comparison))
-        else {
+        let Some(cell) = holm_cell(&declared, &r.comparison, &r.model, r.domain.as_str()) else {
             continue;
         };
-        let cell = match declared[fi].scope {
-            FamilyScope::PerModelDomain => format!("{} · {}", r.model, r.domain),
-            FamilyScope::PerModel => r.model.clone(),
-            FamilyScope::PerDomain => r.domain.clone(),
-            FamilyScope::Global => "all".into(),
-        };
-        cells.entry((fi, cell)).or_default().push(FamilyTest {
+        cells.entry(cell).or_default().push(FamilyTest {
             model: r.model.clone(),
             domain: r.domain.clone(),
             test: r.comparison.clone(),
@@ -103,38 +90,49 @@ pub fn mcnemar_families(families: &[HolmFamily], rows: &[MetricRow]) -> Vec<Fami
     }
     cells
         .into_iter()
-        .map(|((fi, cell), tests)| FamilyInstance {
+        .map(|((fi, model, domain), tests)| FamilyInstance {
             name: declared[fi].name.clone(),
             kind: TestKind::McNemar,
-            cell,
+            cell: match (model, domain) {
+                (Some(m), Some(d)) => format!("{m} · {d}"),
+                (Some(m), None) => m,
+                (None, Some(d)) => d.to_string(),
+                (None, None) => "all".into(),
+            },
             tests,
         })
         .collect()
 }
 
-/// The sign-flip families of the contrast rows (a contrast without a family is its own).
+/// The sign-flip families of the contrast rows (a contrast without a family is its own, per
+/// model).
 pub fn contrast_families(rows: &[ContrastRow]) -> Vec<FamilyInstance> {
-    let mut families: BTreeMap<String, Vec<FamilyTest>> = BTreeMap::new();
+    let mut families: BTreeMap<HolmGroup, Vec<FamilyTest>> = BTreeMap::new();
     for r in rows {
-        let name = r
-            .family
-            .clone()
-            .unwrap_or_else(|| format!("{} (alone)", r.contrast));
-        families.entry(name).or_default().push(FamilyTest {
-            model: r.model.clone(),
-            domain: String::new(),
-            test: r.contrast.clone(),
-            p: r.estimate.sign_p,
-            p_holm: r.sign_p_holm,
-        });
+        families
+            .entry(r.holm_group())
+            .or_default()
+            .push(FamilyTest {
+                model: r.model.clone(),
+                domain: String::new(),
+                test: r.contrast.clone(),
+                p: r.estimate.sign_p,
+                p_holm: r.sign_p_holm,
+            });
     }
     families
         .into_iter()
-        .map(|(name, tests)| FamilyInstance {
-            name,
-            kind: TestKind::SignFlip,
-            cell: "all".into(),
-            tests,
+        .map(|(group, tests)| {
+            let (name, cell) = match group {
+                HolmGroup::Family(f) => (f, "all".to_string()),
+                HolmGroup::Alone { model, contrast } => (format!("{contrast} (alone)"), model),
+            };
+            FamilyInstance {
+                name,
+                kind: TestKind::SignFlip,
+                cell,
+                tests,
+            }
         })
         .collect()
 }
@@ -229,6 +227,7 @@ pub fn section(doc: &mut Doc, instances: &[FamilyInstance], paper: &[PaperFamily
 #[cfg(test)]
 mod tests {
     use super::*;
+    use c2s_stats::FamilyScope;
 
     fn row(model: &str, domain: &str, comparison: &str, metric: &str, p: f64) -> MetricRow {
         MetricRow {

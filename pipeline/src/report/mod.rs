@@ -222,11 +222,15 @@ pub fn write_report(input: &ReportInput<'_>, out: &Path) -> anyhow::Result<Repor
         }
     }
 
-    let paper_families: Vec<c2s_config::PaperFamilyEntry> = input
+    // Manifests written before paper families existed have none.
+    let paper_families: Vec<c2s_config::PaperFamilyEntry> = match input
         .manifest
         .and_then(|m| m.config.pointer("/stats/paper_families"))
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
+    {
+        Some(v) => serde_json::from_value(v.clone())
+            .context("manifest.json: config.stats.paper_families")?,
+        None => Vec::new(),
+    };
     let mut families = holm::mcnemar_families(&input.cfg.families, input.rows);
     families.extend(holm::contrast_families(input.contrasts));
     if !families.is_empty() || !paper_families.is_empty() {

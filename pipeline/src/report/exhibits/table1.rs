@@ -27,11 +27,12 @@ pub enum Interface {
 }
 
 impl Interface {
-    fn of_panel(panel: &str) -> Interface {
-        if panel.ends_with("direct") {
-            Interface::Direct
-        } else {
-            Interface::Code
+    /// The interface of Table 1's two panels ([`super::Exhibit::panels`]).
+    fn of_panel(panel: &str) -> anyhow::Result<Interface> {
+        match panel {
+            "table1-code" => Ok(Interface::Code),
+            "table1-direct" => Ok(Interface::Direct),
+            other => anyhow::bail!("`{other}` is not a panel of Table 1"),
         }
     }
 
@@ -376,7 +377,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
         let cfg = crate::cli::stats::runs_stats_config(&dirs)?;
         let rows = crate::cli::stats::recompute_runs(&dirs, &cfg, 0)
             .with_context(|| format!("metrics of {}", run.run_dir.display()))?;
-        ours.extend(our_rows(&rows, Interface::of_panel(run.panel)));
+        ours.extend(our_rows(&rows, Interface::of_panel(run.panel)?));
     }
     Ok(layout(&ours, against))
 }
