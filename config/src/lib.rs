@@ -670,6 +670,10 @@ pub struct ContrastEntry {
     /// unchanged). B.5's extra conflict loss, D.13's template interactions.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub difference_of_differences: bool,
+    /// What each trajectory is scored on: `correct` (gold EM, the default) or `fidelity` (the
+    /// output equals the supplied plan; copy arms only, A.5's fresh-plan indexing contrasts).
+    #[serde(default, skip_serializing_if = "c2s_records::Endpoint::is_correct")]
+    pub endpoint: c2s_records::Endpoint,
 }
 
 /// `[[stats.cells]]`: one arm's correct count on selected items, with `native` also the items
@@ -1338,7 +1342,12 @@ pub fn parse_with_env(
             }
         }
     }
-    check_contrasts(&stats, &labels)
+    let copy_labels: Vec<String> = arms
+        .iter()
+        .filter(|a| a.arm.is_copy())
+        .map(ArmSpec::label)
+        .collect();
+    check_contrasts(&stats, &labels, &copy_labels)
         .map_err(|(field, message)| err(stats_span.clone(), field, message))?;
     paper_families::check_paper_families(&stats)
         .map_err(|(field, message)| err(stats_span.clone(), field, message))?;
@@ -2066,8 +2075,13 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
 }
 
 /// `[[stats.contrasts]]` and `[[stats.cells]]` name configured arms, known domains,
-/// placements and operations, and distinct names.
-fn check_contrasts(stats: &StatsSection, labels: &[String]) -> Result<(), (String, String)> {
+/// placements and operations, and distinct names; a fidelity contrast names copy arms only
+/// (`copy_labels`: the arms with a supplied plan to be faithful to).
+fn check_contrasts(
+    stats: &StatsSection,
+    labels: &[String],
+    copy_labels: &[String],
+) -> Result<(), (String, String)> {
     let check = |field: String,
                  arm: &str,
                  domain: &Option<String>,
@@ -2119,13 +2133,21 @@ fn check_contrasts(stats: &StatsSection, labels: &[String]) -> Result<(), (Strin
                 ));
             }
             for (j, s) in sels.iter().enumerate() {
-                check(
-                    format!("stats.contrasts[{i}].{side}[{j}]"),
-                    &s.arm,
-                    &s.domain,
-                    &s.placement,
-                    &s.operation,
-                )?;
+                let field = format!("stats.contrasts[{i}].{side}[{j}]");
+                check(field.clone(), &s.arm, &s.domain, &s.placement, &s.operation)?;
+                if c.endpoint == c2s_records::Endpoint::Fidelity
+                    && !copy_labels.contains(&s.arm)
+                {
+                    return Err((
+                        format!("{field}.arm"),
+                        format!(
+                            "`{}` has no supplied plan, so a contrast with endpoint = \
+                             \"fidelity\" cannot score it (copy arms: {})",
+                            s.arm,
+                            copy_labels.join(", ")
+                        ),
+                    ));
+                }
             }
         }
     }

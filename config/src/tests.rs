@@ -548,6 +548,56 @@ fn every_panel_config_validates() {
                 assert_eq!(cfg.arms.len(), 2);
                 assert_eq!(cfg.stats.contrasts.len(), 2);
             }
+            // D.10: "Independent uses 384 parents per domain"; "In 9,999 paired draws within
+            // length".
+            Some("independent-384") => {
+                let labels: Vec<String> = cfg.arms.iter().map(|a| a.label()).collect();
+                assert_eq!(
+                    labels,
+                    ["Native/code", "Independent/Full/code", "Serial/Full/code"]
+                );
+                assert!(
+                    cfg.sources.iter().all(|s| matches!(
+                        s,
+                        crate::SourceConfig::Jsonl {
+                            select: None,
+                            limit: None,
+                            ..
+                        }
+                    )),
+                    "all 384 per domain"
+                );
+                assert_eq!(cfg.stats.bootstrap_draws, 9_999);
+            }
+            // A.5: "Four indexing contrasts and four controller–representation interactions
+            // form separate families for Holm correction" (two per model here), on fidelity.
+            Some("fresh-plan") => {
+                assert_eq!(cfg.arms.len(), 5);
+                assert_eq!(cfg.stats.contrasts.len(), 4);
+                assert!(cfg
+                    .stats
+                    .contrasts
+                    .iter()
+                    .all(|c| c.endpoint == c2s_records::Endpoint::Fidelity));
+                let sizes: Vec<(&str, u32)> = cfg
+                    .stats
+                    .paper_families
+                    .iter()
+                    .map(|f| (f.name.as_str(), f.tests))
+                    .collect();
+                assert_eq!(
+                    sizes,
+                    [
+                        ("A.5 fresh-plan indexing", 4),
+                        ("A.5 fresh-plan controller x representation", 4)
+                    ]
+                );
+            }
+            // A.4: "Its control uses only the candidates and withholds the problem."
+            Some("native-control") => {
+                let labels: Vec<String> = cfg.arms.iter().map(|a| a.label()).collect();
+                assert_eq!(labels, ["Native/code", "NativeControl/code"]);
+            }
             // A.5: Native and three two-option Serial decisions, per representation.
             Some("semantic-bridge") => {
                 assert_eq!(cfg.arms.len(), 2);
@@ -566,6 +616,8 @@ fn every_panel_config_validates() {
             "copy-incorrect-plans",
             "copy-reverse",
             "fresh-plan",
+            "independent-384",
+            "native-control",
             "option-orders",
             "padded",
             "padded-tokens",
@@ -735,10 +787,21 @@ fn contrasts_and_cells_are_checked_at_load() {
         ("[[stats.cells]]\nname = \"x\"\narm = \"Serial/Full/code\"\noperation = \"rotate\"\n", "stats.cells[0].operation"),
         ("[[stats.cells]]\nname = \"x\"\narm = \"Serial/Full/code\"\nnative = \"Nope/code\"\n", "stats.cells[0].native.arm"),
         ("[[stats.cells]]\nname = \"x\"\narm = \"Serial/Full/code\"\n\n[[stats.cells]]\nname = \"x\"\narm = \"Native/code\"\n", "stats.cells[1].name"),
+        // Fidelity needs a supplied plan: Serial has none.
+        ("[[stats.contrasts]]\nname = \"c\"\nendpoint = \"fidelity\"\ncompared = [{ arm = \"Serial/Full/code\" }]\nreference = [{ arm = \"Native/code\" }]\n", "stats.contrasts[0].compared[0].arm"),
     ] {
         let e = parse_text(&base(extra)).unwrap_err();
         assert_eq!(e.field, field, "{e}");
     }
+    let e = parse_text(&base(
+        "[[stats.contrasts]]\nname = \"c\"\nendpoint = \"plan\"\ncompared = [{ arm = \"Serial/Full/code\" }]\nreference = [{ arm = \"Native/code\" }]\n",
+    ))
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("unknown variant `plan`, expected `correct` or `fidelity`"),
+        "{e}"
+    );
 }
 
 /// D.7's arm options: `alphabet` and `also_query` parse into the spec and its label; values

@@ -39,8 +39,8 @@ pub use request::{
     BUDGET_CHARACTER, BUDGET_DIALOGUE, BUDGET_STRING,
 };
 pub use trajectory::{
-    Confidence, Membership, PairedOutcome, ResponseClass, StepRecord, StopCategory, StopOutcome,
-    Trajectory, END, INVALID_MARKER,
+    Confidence, Endpoint, Membership, PairedOutcome, ResponseClass, StepRecord, StopCategory,
+    StopOutcome, Trajectory, END, INVALID_MARKER,
 };
 pub use validate::{
     parse_item, parse_item_value, validate_item, DuplicateIdGuard, ItemError, ItemPolicy, ItemRule,

@@ -148,6 +148,34 @@ pub struct Confidence {
     pub steps: u32,
 }
 
+/// What a trajectory is scored on in a unit contrast: the original task (gold EM) or, for a
+/// copy arm, whether it copied its supplied plan (fidelity). A.5: "Fidelity across all items,
+/// gold accuracy, SCR conditioned on fresh Native correctness … use these plans"; B.1:
+/// "Fidelity scores that string; gold EM scores the original task".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Endpoint {
+    /// The output equals the gold answer.
+    #[default]
+    Correct,
+    /// The output equals the supplied plan (copy arms only).
+    Fidelity,
+}
+
+impl Endpoint {
+    /// The trajectory's value on this endpoint; `None` for fidelity on an arm without a plan.
+    pub fn of(self, t: &Trajectory) -> Option<bool> {
+        match self {
+            Endpoint::Correct => Some(t.correct),
+            Endpoint::Fidelity => t.fidelity,
+        }
+    }
+
+    pub fn is_correct(&self) -> bool {
+        *self == Endpoint::Correct
+    }
+}
+
 /// A completed (item, arm) trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trajectory {

@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c2s_records::Trajectory;
+use c2s_records::{Endpoint, Trajectory};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -266,6 +266,10 @@ pub struct ContrastSpec {
     /// test of the unit differences is the same.
     #[serde(default)]
     pub difference_of_differences: bool,
+    /// Gold EM or fidelity to the supplied plan; a trajectory without a value on the endpoint
+    /// (fidelity on an arm without a plan) is not counted.
+    #[serde(default)]
+    pub endpoint: Endpoint,
 }
 
 /// A declared cell (D.8-style count).
@@ -394,6 +398,9 @@ pub fn contrast_tables(
                 if !compared && !reference {
                     continue;
                 }
+                let Some(value) = c.endpoint.of(t) else {
+                    continue;
+                };
                 let unit = unit_of(t);
                 let u = units.entry(unit).or_insert_with(|| UnitCounts {
                     unit: unit.to_string(),
@@ -405,11 +412,11 @@ pub fn contrast_tables(
                 });
                 if compared {
                     u.compared_n += 1;
-                    u.compared_correct += u64::from(t.correct);
+                    u.compared_correct += u64::from(value);
                 }
                 if reference {
                     u.reference_n += 1;
-                    u.reference_correct += u64::from(t.correct);
+                    u.reference_correct += u64::from(value);
                 }
             }
             let units: Vec<UnitCounts> = units.into_values().collect();
@@ -617,6 +624,7 @@ mod tests {
             reference: vec![sel("conflicting"), sel("opaque")],
             family: None,
             difference_of_differences: did,
+            endpoint: Endpoint::Correct,
         };
         let (half, _) = contrast_tables(&ts, &[spec(false)], &[], 99, 1, 0.95).unwrap();
         let (whole, _) = contrast_tables(&ts, &[spec(true)], &[], 99, 1, 0.95).unwrap();
@@ -624,6 +632,74 @@ mod tests {
         assert_eq!(whole[0].estimate.difference, Some(1.0));
         assert_eq!(whole[0].estimate.ci_high, Some(1.0));
         assert_eq!(whole[0].estimate.sign_p, half[0].estimate.sign_p);
+    }
+
+    /// A.5/B.1: "Fidelity scores that string; gold EM scores the original task." A copy of
+    /// a wrong plan is faithful and incorrect: the fidelity endpoint counts it, the gold one
+    /// does not, and a trajectory without a plan has no fidelity to count.
+    #[test]
+    fn a_fidelity_contrast_scores_the_copy_against_its_plan() {
+        let mut ts = Vec::new();
+        for i in 0..4 {
+            let base = Trajectory {
+                base_id: None,
+                pattern: None,
+                item_id: format!("item-{i}"),
+                ..semantic("f", Domain::Lexical, "000")
+            };
+            // Indexed copies its (wrong) plan faithfully; raw neither copies nor solves.
+            ts.push(Trajectory {
+                arm: "indexed".into(),
+                correct: false,
+                fidelity: Some(true),
+                ..base.clone()
+            });
+            ts.push(Trajectory {
+                arm: "raw".into(),
+                correct: false,
+                fidelity: Some(false),
+                ..base.clone()
+            });
+            ts.push(Trajectory {
+                arm: "native".into(),
+                correct: true,
+                fidelity: None,
+                ..base
+            });
+        }
+        let sel = |a: &str| Selector {
+            arm: a.into(),
+            domain: None,
+            placement: None,
+            operation: None,
+        };
+        let spec = |endpoint: Endpoint, reference: &str| ContrastSpec {
+            name: "indexed - raw".into(),
+            compared: vec![sel("indexed")],
+            reference: vec![sel(reference)],
+            family: None,
+            difference_of_differences: false,
+            endpoint,
+        };
+        let (rows, _) = contrast_tables(
+            &ts,
+            &[
+                spec(Endpoint::Fidelity, "raw"),
+                spec(Endpoint::Correct, "raw"),
+                spec(Endpoint::Fidelity, "native"),
+            ],
+            &[],
+            99,
+            1,
+            0.95,
+        )
+        .unwrap();
+        assert_eq!(rows[0].estimate.difference, Some(1.0));
+        assert_eq!(rows[1].estimate.difference, Some(0.0));
+        assert_eq!(
+            rows[2].estimate.units, 0,
+            "Native has no plan to be faithful to"
+        );
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub use coverage::{
     QuantizationRow, Rate, Subset, ThresholdRow,
 };
 pub use error::StatsError;
-pub use hypothesis::{binomial_half_cdf, holm, mcnemar_exact, McNemar};
+pub use hypothesis::{binomial_half_cdf, binomial_upper_tail, holm, mcnemar_exact, McNemar};
 pub use independence::{
     independence_estimates, independence_estimates_counts, independence_reference,
     is_reference_arm, IndependenceEstimate, IndependenceReference, LocalGroup, PatternCounts,

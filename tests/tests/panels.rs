@@ -519,3 +519,142 @@ fn reproduce_table1_runs_its_panels_and_writes_the_papers_layout() {
         "{stderr}"
     );
 }
+
+/// `choice2seq reproduce all` on the seeded test double: every exhibit runs its panels (two
+/// items per source, 99 draws), each panel once however many exhibits read it, and writes its
+/// layout with the paper's rows where the paper prints them.
+#[test]
+fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let runs_arg = runs.display().to_string();
+    let args = [
+        "reproduce",
+        "all",
+        "--simulated",
+        "--runs",
+        &runs_arg,
+        "--limit",
+        "2",
+        "--draws",
+        "99",
+    ];
+    let out = c2s_e2e::run(&args);
+    let (stdout, stderr) = c2s_e2e::text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // table1-code and table1-direct feed Table 1 and Table D1; semantic-bridge Tables 2 and B2.
+    assert_eq!(
+        stderr.matches("table1-code: running").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("semantic-bridge: running").count(),
+        1,
+        "{stderr}"
+    );
+    let exhibits: [(&str, &[&str]); 13] = [
+        (
+            "table1",
+            &["| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |"],
+        ),
+        (
+            "table2",
+            &[
+                "| Model | Native/Serial EM | Joint counts | SCR |",
+                "| StartLux | 51.6/71.1 | 51/15/40/22 | 77.3 |",
+            ],
+        ),
+        (
+            "tableB2",
+            &["| Qwen3-8B | binary | 14.8 | 15.6 | 1/19 | 5.3 [0.0, 16.7] |"],
+        ),
+        (
+            "table3",
+            &[
+                "| Interface | Arithmetic | Lexical | Valid | Calls |",
+                "| PrefixContinue | 94/96 | 0/96 | 100/9.4 | 5.50 |",
+                "| Position query | 0/2 |",
+            ],
+        ),
+        (
+            "tableD1",
+            &[
+                "| Model | Domain | Coverage | Retained | SCR [95% CI] |",
+                "| Qwen3.5-27B | lexical | 379/384 | 131/379 | 34.6 [29.8, 39.3] |",
+                "(code) | math |",
+                "(direct) | lexical |",
+            ],
+        ),
+        (
+            "figure14",
+            &[
+                "## (a, b) Independent, 384 items per domain (independent-384)",
+                "· arithmetic · Independent/Full/code",
+                "· lexical · TeacherForced/Full/code",
+                "| Target length | n | Position-rate product [CI] |",
+            ],
+        ),
+        (
+            "native-control",
+            &["| Model | Domain | Native EM [95% CI] | NativeControl EM [95% CI] | Chance |"],
+        ),
+        (
+            "table4",
+            &[
+                "| Model | Domain | Raw | Indexed | Gold EM |",
+                "| Jev | math | 17/30 | 30/30 | 28/30 |",
+            ],
+        ),
+        (
+            "tableB1",
+            &[
+                "| Domain | Native | Whole | Joint | Lost | Gained |",
+                "| Arithmetic | 59 | 181 | 41 | 18 | 140 |",
+            ],
+        ),
+        (
+            "tableD5",
+            &[
+                "| Model | Domain | Both wrong | Recovered | Lost | Both correct |",
+                "| StartLux | math | 274 | 103 | 3 | 4 |",
+            ],
+        ),
+        (
+            "tableD6",
+            &[
+                "| Model | Domain | Full calls | Union calls | Forced | Full member | Union member |",
+                "| Qwen3.5-27B | math | 2112 | 768 | 1344 | 20.1 | 98.2 |",
+            ],
+        ),
+        (
+            "tableD8",
+            &[
+                "| Early | 10 / 2 | 15/32 | 15/31 | 4/32 | 3/21 |",
+                "correct | simulated@",
+            ],
+        ),
+        (
+            "tableD9",
+            &[
+                "| Model | Domain | Match | Indexed | Padded | Difference [95% CI] | Holm p |",
+                "| lexical | tokens |",
+                "| Jev | math | bytes | 43/48 | 17/48 | 54.2 [43.8, 64.6] | 8.94e-8 |",
+            ],
+        ),
+    ];
+    for (name, wants) in exhibits {
+        let md = std::fs::read_to_string(runs.join(format!("{name}.md")))
+            .unwrap_or_else(|e| panic!("{name}.md: {e}\n{stdout}"));
+        for want in wants {
+            assert!(md.contains(want), "{name}: missing {want:?} in\n{md}");
+        }
+        assert!(runs.join(format!("{name}.html")).exists(), "{name}.html");
+    }
+    let derived = std::fs::read_to_string(runs.join("configs/native-control.toml")).unwrap();
+    assert!(derived.contains("engine = \"simulated\""), "{derived}");
+    let bad = c2s_e2e::run(&["reproduce", "table9"]);
+    let (_, stderr) = c2s_e2e::text(&bad);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`table9` is not an exhibit"), "{stderr}");
+}

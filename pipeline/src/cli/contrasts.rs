@@ -86,6 +86,7 @@ pub fn declared(run_dir: &Path) -> anyhow::Result<(Vec<ContrastSpec>, Vec<CellSp
             reference: side(&c.reference),
             family: c.family.clone(),
             difference_of_differences: c.difference_of_differences,
+            endpoint: c.endpoint,
         })
         .collect();
     let cells = cell_entries

@@ -151,7 +151,7 @@ pub fn estimate(row: Option<&MetricRow>, dropped: Option<f64>) -> String {
     estimate_with(row, dropped, pct)
 }
 
-fn estimate_pp(row: Option<&MetricRow>) -> String {
+pub(crate) fn estimate_pp(row: Option<&MetricRow>) -> String {
     estimate_with(row, None, |v| v.map_or_else(|| UNDEFINED.to_string(), pp))
 }
 

@@ -2,16 +2,34 @@
 //! beside ours (`choice2seq reproduce EXHIBIT`). An exhibit names the panels it needs
 //! (`config/panels/*.toml`) and writes its table from their run directories.
 //!
-//! Implemented: Table 1 ([`table1`]). Every other exhibit's status is in the README's
-//! exhibit table.
+//! One module per exhibit (or per pair of exhibits read from one panel): Table 1
+//! ([`table1`]), Tables 2 and B2 ([`semantic`]), Table 3 ([`table3`]), Table 4
+//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Tables D5 and D6
+//! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Figure 14's numbers
+//! ([`independence`]) and the candidate-only Native control ([`native_control`]). Every other
+//! exhibit's status is in the README's exhibit table.
 
+pub mod fresh_plan;
+pub mod independence;
+pub mod native_control;
+pub mod padded;
+pub mod semantic;
+pub mod support;
 pub mod table1;
+pub mod table3;
+pub mod table_d1;
+pub mod twelve_character;
+pub mod whole_answer;
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
+use c2s_records::{PairedOutcome, Trajectory};
+use c2s_stats::MetricRow;
 use clap::ValueEnum;
 
 use super::doc::Doc;
+use super::tables::UNDEFINED;
 
 /// An exhibit of the paper that `reproduce` can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -19,6 +37,116 @@ pub enum Exhibit {
     /// Table 1: paired correctness on 384 items per domain, code and direct interfaces.
     #[value(name = "table1")]
     Table1,
+    /// Table 2: the semantic bridge's named fields, Native/Serial EM, joint counts, SCR.
+    #[value(name = "table2")]
+    Table2,
+    /// Table B2: the semantic bridge per representation (named and binary), SCR with CIs.
+    #[value(name = "tableB2")]
+    TableB2,
+    /// Table 3: Native, WholeGenerate, position queries and PrefixContinue on 96 items per
+    /// domain: correct counts, valid trajectories, calls per item.
+    #[value(name = "table3")]
+    Table3,
+    /// Table 4: Serial fidelity to fresh own plans, raw and indexed, and indexed gold EM.
+    #[value(name = "table4")]
+    Table4,
+    /// Table B1: Native against whole-answer generation (64 new tokens): joint, lost, gained.
+    #[value(name = "tableB1")]
+    TableB1,
+    /// Table D1: SCR on the population Native-correct under every row (D.1).
+    #[value(name = "tableD1")]
+    TableD1,
+    /// Table D5: Full against UnionFill: both wrong, recovered, lost, both correct.
+    #[value(name = "tableD5")]
+    TableD5,
+    /// Table D6: calls, forced positions and candidate membership under Full and UnionFill.
+    #[value(name = "tableD6")]
+    TableD6,
+    /// Table D8: twelve-character reversal cells, correct and SCR counts.
+    #[value(name = "tableD8")]
+    TableD8,
+    /// Table D9: Indexed against byte- and token-matched Padded copying.
+    #[value(name = "tableD9")]
+    TableD9,
+    /// Figure 14's numbers: string EM against the independence reference per length,
+    /// Independent on 384 items per domain and TeacherForced on 60 (D.10).
+    #[value(name = "figure14")]
+    Figure14,
+    /// The candidate-only Native control (A.4): Native and NativeControl EM beside chance.
+    #[value(name = "native-control")]
+    NativeControl,
+}
+
+impl Exhibit {
+    /// Every exhibit, in the order `reproduce all` writes them.
+    pub const ALL: [Exhibit; 13] = [
+        Exhibit::Table1,
+        Exhibit::Table2,
+        Exhibit::TableB2,
+        Exhibit::Table3,
+        Exhibit::Table4,
+        Exhibit::TableB1,
+        Exhibit::TableD1,
+        Exhibit::TableD5,
+        Exhibit::TableD6,
+        Exhibit::TableD8,
+        Exhibit::TableD9,
+        Exhibit::Figure14,
+        Exhibit::NativeControl,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Exhibit::Table1 => "table1",
+            Exhibit::Table2 => "table2",
+            Exhibit::TableB2 => "tableB2",
+            Exhibit::Table3 => "table3",
+            Exhibit::Table4 => "table4",
+            Exhibit::TableB1 => "tableB1",
+            Exhibit::TableD1 => "tableD1",
+            Exhibit::TableD5 => "tableD5",
+            Exhibit::TableD6 => "tableD6",
+            Exhibit::TableD8 => "tableD8",
+            Exhibit::TableD9 => "tableD9",
+            Exhibit::Figure14 => "figure14",
+            Exhibit::NativeControl => "native-control",
+        }
+    }
+
+    /// The panels (`config/panels/NAME.toml`) the exhibit is computed from.
+    pub fn panels(self) -> &'static [&'static str] {
+        match self {
+            Exhibit::Table1 | Exhibit::TableD1 => &["table1-code", "table1-direct"],
+            Exhibit::Table2 | Exhibit::TableB2 => &["semantic-bridge"],
+            Exhibit::Table3 => &["table3"],
+            Exhibit::Table4 => &["fresh-plan"],
+            Exhibit::TableB1 => &["whole-answer"],
+            Exhibit::TableD5 | Exhibit::TableD6 => &["support-union"],
+            Exhibit::TableD8 => &["twelve-character"],
+            Exhibit::TableD9 => &["padded", "padded-tokens"],
+            Exhibit::Figure14 => &["independent-384", "teacher-forced"],
+            Exhibit::NativeControl => &["native-control"],
+        }
+    }
+
+    /// The exhibit's document from its panels' run directories.
+    pub fn document(self, runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+        match self {
+            Exhibit::Table1 => table1::document(runs, against),
+            Exhibit::Table2 => semantic::table2(runs, against),
+            Exhibit::TableB2 => semantic::table_b2(runs, against),
+            Exhibit::Table3 => table3::document(runs, against),
+            Exhibit::TableD1 => table_d1::document(runs, against),
+            Exhibit::Table4 => fresh_plan::document(runs, against),
+            Exhibit::TableB1 => whole_answer::document(runs),
+            Exhibit::TableD5 => support::table_d5(runs, against),
+            Exhibit::TableD6 => support::table_d6(runs, against),
+            Exhibit::TableD8 => twelve_character::document(runs, against),
+            Exhibit::TableD9 => padded::document(runs, against),
+            Exhibit::Figure14 => independence::document(runs),
+            Exhibit::NativeControl => native_control::document(runs),
+        }
+    }
 }
 
 /// One panel run an exhibit reads: the panel's config stem and its run directory.
@@ -28,35 +156,128 @@ pub struct PanelRun {
     pub run_dir: PathBuf,
 }
 
-impl Exhibit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Exhibit::Table1 => "table1",
-        }
+impl PanelRun {
+    /// The run's metric rows, recomputed with the statistics settings it was run with.
+    pub fn metric_rows(&self) -> anyhow::Result<Vec<MetricRow>> {
+        let dirs = [self.run_dir.clone()];
+        let cfg = crate::cli::stats::runs_stats_config(&dirs)?;
+        crate::cli::stats::recompute_runs(&dirs, &cfg, 0)
+            .with_context(|| format!("metrics of {}", self.run_dir.display()))
     }
 
-    /// The panels (`config/panels/NAME.toml`) the exhibit is computed from.
-    pub fn panels(self) -> &'static [&'static str] {
-        match self {
-            Exhibit::Table1 => &["table1-code", "table1-direct"],
-        }
+    /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`),
+    /// computed with the statistics settings it was run with.
+    pub fn contrast_tables(
+        &self,
+    ) -> anyhow::Result<(Vec<c2s_stats::ContrastRow>, Vec<c2s_stats::CellRow>)> {
+        let dirs = [self.run_dir.clone()];
+        let cfg = crate::cli::stats::runs_stats_config(&dirs)?;
+        let (_, trajectories) = self.records()?;
+        crate::cli::contrasts::tables_of(&dirs, &trajectories, &cfg)
+            .with_context(|| format!("contrasts of {}", self.run_dir.display()))
     }
 
-    /// The exhibit's document from its panels' run directories.
-    pub fn document(self, runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-        match self {
-            Exhibit::Table1 => table1::document(runs, against),
+    /// The run's paired outcomes and trajectories.
+    pub fn records(&self) -> anyhow::Result<(Vec<PairedOutcome>, Vec<Trajectory>)> {
+        crate::cli::stats::read_run(&self.run_dir)
+    }
+}
+
+/// The run of `panel` among an exhibit's runs.
+pub fn run_of<'a>(runs: &'a [PanelRun], panel: &str) -> anyhow::Result<&'a PanelRun> {
+    runs.iter()
+        .find(|r| r.panel == panel)
+        .with_context(|| format!("the exhibit needs a run of the panel `{panel}`"))
+}
+
+/// The domain as the paper's tables print it.
+pub fn paper_domain(domain: &str) -> &str {
+    match domain {
+        "arithmetic" => "math",
+        d => d,
+    }
+}
+
+/// Ours minus the paper's, in percentage points with a sign (`ours` a fraction, `paper` a
+/// percentage as printed).
+pub fn pp_diff(ours: Option<f64>, paper: f64) -> String {
+    match ours {
+        None => UNDEFINED.to_string(),
+        Some(v) => {
+            let d = 100.0 * v - paper;
+            if d < 0.0 {
+                format!("−{:.1}", -d)
+            } else {
+                format!("+{d:.1}")
+            }
         }
     }
 }
 
 /// Write `doc` as `out/NAME.md` and `out/NAME.html`; returns both paths.
 pub fn write(doc: &Doc, out: &Path, name: &str) -> anyhow::Result<(PathBuf, PathBuf)> {
-    use anyhow::Context;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let md = out.join(format!("{name}.md"));
     let html = out.join(format!("{name}.html"));
     std::fs::write(&md, doc.markdown()).with_context(|| format!("writing {}", md.display()))?;
     std::fs::write(&html, doc.html()).with_context(|| format!("writing {}", html.display()))?;
     Ok((md, html))
+}
+
+/// The paper models an exhibit's differences are taken against: `against` where the exhibit
+/// prints a row of it, else every model it prints (in the exhibit's order).
+pub fn compared_models<'a>(printed: &[&'a str], against: &str) -> Vec<&'a str> {
+    let mut models: Vec<&str> = Vec::new();
+    for m in printed {
+        if !models.contains(m) {
+            models.push(m);
+        }
+    }
+    if let Some(m) = models.iter().find(|m| **m == against) {
+        return vec![m];
+    }
+    models
+}
+
+/// Metric rows of small simulated runs, for the exhibits' layout tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use c2s_stats::MetricRow;
+
+    /// One paired group's rows: joint counts (both / Native only / Serial only / neither) with
+    /// their EMs and the SCR with the interval `ci`.
+    pub fn paired_rows(
+        model: &str,
+        domain: &str,
+        joint: [u64; 4],
+        ci: (f64, f64),
+    ) -> Vec<MetricRow> {
+        let n: u64 = joint.iter().sum();
+        let row = |metric: &str, num: u64, den: u64| MetricRow {
+            value: (den > 0).then(|| num as f64 / den as f64),
+            numerator: Some(num),
+            denominator: Some(den),
+            ..MetricRow::empty(
+                0,
+                model,
+                domain,
+                None,
+                "Native/code vs Serial/Full/code",
+                metric,
+            )
+        };
+        let mut rows: Vec<MetricRow> = ["both", "native_only", "serial_only", "neither"]
+            .iter()
+            .zip(joint)
+            .map(|(m, c)| row(m, c, n))
+            .collect();
+        rows.push(row("native_em", joint[0] + joint[1], n));
+        rows.push(row("serial_em", joint[0] + joint[2], n));
+        rows.push(MetricRow {
+            ci_low: Some(ci.0),
+            ci_high: Some(ci.1),
+            ..row("scr", joint[0], joint[0] + joint[1])
+        });
+        rows
+    }
 }

@@ -10,10 +10,9 @@
 //! ten rows follow as printed, then ours minus the paper's row of the same interface and
 //! domain for one paper model (`--against`).
 
-use anyhow::Context;
 use c2s_stats::MetricRow;
 
-use super::PanelRun;
+use super::{paper_domain, pp_diff, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{count, pct, ratio, scr_cell, MetricIndex, UNDEFINED};
 
@@ -28,7 +27,7 @@ pub enum Interface {
 
 impl Interface {
     /// The interface of Table 1's two panels ([`super::Exhibit::panels`]).
-    fn of_panel(panel: &str) -> anyhow::Result<Interface> {
+    pub(super) fn of_panel(panel: &str) -> anyhow::Result<Interface> {
         match panel {
             "table1-code" => Ok(Interface::Code),
             "table1-direct" => Ok(Interface::Direct),
@@ -36,7 +35,7 @@ impl Interface {
         }
     }
 
-    fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Interface::Code => "code",
             Interface::Direct => "direct",
@@ -194,14 +193,6 @@ pub fn paper_models() -> Vec<&'static str> {
     m
 }
 
-/// The domain as Table 1 prints it.
-fn paper_domain(domain: &str) -> &str {
-    match domain {
-        "arithmetic" => "math",
-        d => d,
-    }
-}
-
 /// One of our rows: its interface and the metric rows of its (model, domain) group.
 #[derive(Debug, Clone)]
 pub struct OurRow {
@@ -276,21 +267,6 @@ fn paper_cells(r: &PaperRow) -> Vec<String> {
     ]
 }
 
-/// Percentage points, signed.
-fn pp(ours: Option<f64>, paper: f64) -> String {
-    match ours {
-        None => UNDEFINED.to_string(),
-        Some(v) => {
-            let d = 100.0 * v - paper;
-            if d < 0.0 {
-                format!("−{:.1}", -d)
-            } else {
-                format!("+{d:.1}")
-            }
-        }
-    }
-}
-
 /// Table 1's document: ours, the paper's, and the differences against `against`.
 pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     let mut doc = Doc::new("Table 1: Paired correctness");
@@ -343,9 +319,9 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             Some(p) => (
                 p.label.to_string(),
                 [
-                    pp(r.native_em, 100.0 * p.native_em()),
-                    pp(r.serial_em, 100.0 * p.serial_em()),
-                    pp(r.scr, p.scr.0),
+                    pp_diff(r.native_em, 100.0 * p.native_em()),
+                    pp_diff(r.serial_em, 100.0 * p.serial_em()),
+                    pp_diff(r.scr, p.scr.0),
                 ],
             ),
             None => (
@@ -373,11 +349,10 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let mut ours = Vec::new();
     for run in runs {
-        let dirs = [run.run_dir.clone()];
-        let cfg = crate::cli::stats::runs_stats_config(&dirs)?;
-        let rows = crate::cli::stats::recompute_runs(&dirs, &cfg, 0)
-            .with_context(|| format!("metrics of {}", run.run_dir.display()))?;
-        ours.extend(our_rows(&rows, Interface::of_panel(run.panel)?));
+        ours.extend(our_rows(
+            &run.metric_rows()?,
+            Interface::of_panel(run.panel)?,
+        ));
     }
     Ok(layout(&ours, against))
 }

@@ -1,0 +1,372 @@
+//! Table D9: "Indexed copying improves fidelity over nonindexed length controls. Byte matching
+//! fixes serialized-state length; token matching uses Qwen's rendered prompt at a common prefix.
+//! Each model/domain has 48 parents. Paired differences have 95% item intervals, with separate
+//! Holm correction for byte and token comparisons."
+//!
+//! Columns as printed: Model, Domain, Match, Indexed, Padded, Difference [95% CI], Holm p.
+//! Ours come from `config/panels/padded.toml` (bytes) and `padded-tokens.toml` (tokens): the
+//! counts and the Holm-adjusted exact McNemar p of each panel's pairing Padded vs Indexed
+//! (the paper's p-values are McNemar's: Jev math's 8.94e-08 is 3 × 2 × 2⁻²⁶ for 26 discordant
+//! items, the Holm step of four tests), and the difference with its item-bootstrap interval
+//! from the panel's Indexed − Padded unit contrast of that domain.
+
+use c2s_stats::{ContrastRow, MetricRow};
+
+use super::{compared_models, paper_domain, PanelRun};
+use crate::report::doc::{Doc, Table};
+use crate::report::tables::{MetricIndex, UNDEFINED};
+
+/// A row of Table D9 as printed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PaperRow {
+    pub model: &'static str,
+    pub domain: &'static str,
+    pub matched: &'static str,
+    pub indexed: u64,
+    pub padded: u64,
+    pub difference: (f64, f64, f64),
+    pub holm_p: f64,
+}
+
+pub const PAPER_PARENTS: u64 = 48;
+
+const fn row(
+    model: &'static str,
+    domain: &'static str,
+    matched: &'static str,
+    counts: (u64, u64),
+    difference: (f64, f64, f64),
+    holm_p: f64,
+) -> PaperRow {
+    PaperRow {
+        model,
+        domain,
+        matched,
+        indexed: counts.0,
+        padded: counts.1,
+        difference,
+        holm_p,
+    }
+}
+
+pub const PAPER: [PaperRow; 6] = [
+    row(
+        "Jev",
+        "math",
+        "bytes",
+        (43, 17),
+        (54.2, 43.8, 64.6),
+        8.94e-08,
+    ),
+    row(
+        "Jev",
+        "lexical",
+        "bytes",
+        (47, 8),
+        (81.2, 72.9, 89.6),
+        1.46e-11,
+    ),
+    row(
+        "Qwen3.5-27B",
+        "math",
+        "bytes",
+        (23, 8),
+        (31.2, 18.8, 43.8),
+        0.00146,
+    ),
+    row(
+        "Qwen3.5-27B",
+        "lexical",
+        "bytes",
+        (47, 38),
+        (18.8, 10.4, 27.1),
+        0.00391,
+    ),
+    row(
+        "Qwen3.5-27B",
+        "math",
+        "tokens",
+        (23, 9),
+        (29.2, 16.7, 41.7),
+        0.00258,
+    ),
+    row(
+        "Qwen3.5-27B",
+        "lexical",
+        "tokens",
+        (47, 34),
+        (27.1, 16.7, 37.5),
+        0.000488,
+    ),
+];
+
+/// The match of each panel.
+pub const PANELS: [(&str, &str); 2] = [("padded", "bytes"), ("padded-tokens", "tokens")];
+
+/// One of our rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OurRow {
+    pub model: String,
+    pub domain: String,
+    pub matched: &'static str,
+    /// Correct of n: Indexed, Padded.
+    pub indexed: (u64, u64),
+    pub padded: (u64, u64),
+    pub difference: Option<(f64, Option<f64>, Option<f64>)>,
+    pub holm_p: Option<f64>,
+}
+
+/// A p-value with three significant digits, as the table prints them.
+pub fn sig3(p: Option<f64>) -> String {
+    match p {
+        None => UNDEFINED.to_string(),
+        Some(p) if p == 0.0 || p >= 0.001 => {
+            let digits = if p == 0.0 {
+                0
+            } else {
+                (2 - p.log10().floor() as i32).max(0) as usize
+            };
+            format!("{p:.digits$}")
+        }
+        Some(p) => format!("{p:.2e}"),
+    }
+}
+
+/// Our rows of one panel: its paired groups (Padded vs Indexed) and contrasts.
+pub fn our_rows(
+    matched: &'static str,
+    rows: &[MetricRow],
+    contrasts: &[ContrastRow],
+) -> Vec<OurRow> {
+    let index = MetricIndex::new(rows);
+    index
+        .paired_groups()
+        .into_iter()
+        .map(|g| {
+            let count = |m: &str| {
+                index
+                    .get(&g, None, m)
+                    .and_then(|r| Some((r.numerator?, r.denominator?)))
+                    .unwrap_or((0, 0))
+            };
+            let contrast = contrasts
+                .iter()
+                .find(|c| c.model == g.model && c.contrast.ends_with(&format!(", {}", g.domain)));
+            OurRow {
+                model: g.model.clone(),
+                domain: paper_domain(&g.domain).to_string(),
+                matched,
+                indexed: count("serial_em"),
+                padded: count("native_em"),
+                difference: contrast.and_then(|c| {
+                    c.estimate
+                        .difference
+                        .map(|d| (d, c.estimate.ci_low, c.estimate.ci_high))
+                }),
+                holm_p: index.value(&g, None, "mcnemar_p_holm"),
+            }
+        })
+        .collect()
+}
+
+fn difference_cell(d: Option<(f64, Option<f64>, Option<f64>)>) -> String {
+    let f = |x: f64| {
+        let v = 100.0 * x;
+        if v < 0.0 {
+            format!("−{:.1}", -v)
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    match d {
+        None => UNDEFINED.to_string(),
+        Some((d, Some(lo), Some(hi))) => format!("{} [{}, {}]", f(d), f(lo), f(hi)),
+        Some((d, _, _)) => f(d),
+    }
+}
+
+fn header() -> Vec<String> {
+    [
+        "Model",
+        "Domain",
+        "Match",
+        "Indexed",
+        "Padded",
+        "Difference [95% CI]",
+        "Holm p",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+pub fn layout(ours: &[OurRow], against: &str) -> Doc {
+    let mut doc =
+        Doc::new("Table D9: Indexed copying improves fidelity over nonindexed length controls");
+    doc.p(
+        "Byte matching fixes serialized-state length; token matching uses the run model's \
+         rendered prompt at a common prefix. Paired differences have 95% item intervals, with \
+         separate Holm correction for byte and token comparisons.",
+    );
+    doc.h(2, "This run");
+    doc.table(Table {
+        text_columns: 3,
+        header: header(),
+        rows: ours
+            .iter()
+            .map(|r| {
+                vec![
+                    r.model.clone(),
+                    r.domain.clone(),
+                    r.matched.to_string(),
+                    format!("{}/{}", r.indexed.0, r.indexed.1),
+                    format!("{}/{}", r.padded.0, r.padded.1),
+                    difference_cell(r.difference),
+                    sig3(r.holm_p),
+                ]
+            })
+            .collect(),
+        notes: vec!["Holm p: exact McNemar, Holm-corrected within each match's family.".into()],
+    });
+    doc.h(2, "The paper (Table D9)");
+    doc.table(Table {
+        text_columns: 3,
+        header: header(),
+        rows: PAPER
+            .iter()
+            .map(|p| {
+                vec![
+                    p.model.to_string(),
+                    p.domain.to_string(),
+                    p.matched.to_string(),
+                    format!("{}/{PAPER_PARENTS}", p.indexed),
+                    format!("{}/{PAPER_PARENTS}", p.padded),
+                    format!(
+                        "{:.1} [{:.1}, {:.1}]",
+                        p.difference.0, p.difference.1, p.difference.2
+                    ),
+                    sig3(Some(p.holm_p)),
+                ]
+            })
+            .collect(),
+        notes: vec!["Each model/domain has 48 parents.".into()],
+    });
+    let printed: Vec<&str> = PAPER.iter().map(|p| p.model).collect();
+    let models = compared_models(&printed, against);
+    doc.h(
+        2,
+        format!("This run minus the paper ({})", models.join(", ")),
+    );
+    let mut diff = Table {
+        text_columns: 4,
+        header: [
+            "Model",
+            "Domain",
+            "Match",
+            "Paper row",
+            "Δ Indexed",
+            "Δ Padded",
+            "Δ Difference",
+        ]
+        .map(String::from)
+        .to_vec(),
+        ..Table::default()
+    };
+    for r in ours {
+        for p in PAPER
+            .iter()
+            .filter(|p| models.contains(&p.model) && p.domain == r.domain && p.matched == r.matched)
+        {
+            let rate = |(k, n): (u64, u64)| (n > 0).then(|| k as f64 / n as f64);
+            let paper_rate = |k: u64| 100.0 * k as f64 / PAPER_PARENTS as f64;
+            diff.rows.push(vec![
+                r.model.clone(),
+                r.domain.clone(),
+                r.matched.to_string(),
+                format!("{} {} {}", p.model, p.domain, p.matched),
+                super::pp_diff(rate(r.indexed), paper_rate(p.indexed)),
+                super::pp_diff(rate(r.padded), paper_rate(p.padded)),
+                super::pp_diff(r.difference.map(|d| d.0), p.difference.0),
+            ]);
+        }
+    }
+    diff.notes
+        .push("Percentage points (ours over our parents, the paper's over 48).".into());
+    doc.table(diff);
+    doc
+}
+
+pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+    let mut ours = Vec::new();
+    for (panel, matched) in PANELS {
+        let Some(run) = runs.iter().find(|r| r.panel == panel) else {
+            continue;
+        };
+        let (contrasts, _) = run.contrast_tables()?;
+        ours.extend(our_rows(matched, &run.metric_rows()?, &contrasts));
+    }
+    Ok(layout(&ours, against))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::exhibits::testing::paired_rows;
+
+    /// The printed Holm p-values are exact McNemar p-values with every discordant item on one
+    /// side, Holm-stepped over the byte family's four tests: Jev lexical's 39 discordant items
+    /// rank first (4 × 2 × 2⁻³⁹ = 1.46e-11), Jev math's 26 second (3 × 2 × 2⁻²⁶ = 8.94e-08).
+    #[test]
+    fn the_papers_p_values_are_holm_stepped_mcnemar() {
+        let mcnemar = |b: i32| 2.0 * 0.5f64.powi(b);
+        assert!((4.0 * mcnemar(39) / 1.46e-11 - 1.0).abs() < 0.01);
+        assert!((3.0 * mcnemar(26) / 8.94e-08 - 1.0).abs() < 0.01);
+        assert_eq!(sig3(Some(8.94e-08)), "8.94e-8");
+        assert_eq!(sig3(Some(0.00146)), "0.00146");
+        assert_eq!(sig3(Some(0.105)), "0.105");
+        assert_eq!(sig3(Some(1.0)), "1.00");
+    }
+
+    #[test]
+    fn the_layout_has_the_papers_columns_rows_and_differences() {
+        let rows: Vec<MetricRow> = paired_rows("m", "lexical", [10, 2, 30, 6], (0.0, 1.0))
+            .into_iter()
+            .chain([MetricRow {
+                value: Some(1e-7),
+                ..MetricRow::empty(
+                    0,
+                    "m",
+                    "lexical",
+                    None,
+                    "Native/code vs Serial/Full/code",
+                    "mcnemar_p_holm",
+                )
+            }])
+            .collect();
+        let contrast = ContrastRow {
+            model: "m".into(),
+            contrast: "indexed - padded, lexical".into(),
+            family: None,
+            estimate: c2s_stats::ContrastEstimate {
+                units: 48,
+                incomplete_units: 0,
+                compared_mean: Some(40.0 / 48.0),
+                reference_mean: Some(12.0 / 48.0),
+                difference: Some(28.0 / 48.0),
+                ci_low: Some(0.45),
+                ci_high: Some(0.7),
+                sign_p: Some(1e-8),
+            },
+            sign_p_holm: Some(1e-8),
+        };
+        let ours = our_rows("bytes", &rows, &[contrast]);
+        let md = layout(&ours, "Jev").markdown();
+        for want in [
+            "| Model | Domain | Match | Indexed | Padded | Difference [95% CI] | Holm p |",
+            "| m | lexical | bytes | 40/48 | 12/48 | 58.3 [45.0, 70.0] | 1.00e-7 |",
+            "| Qwen3.5-27B | lexical | tokens | 47/48 | 34/48 | 27.1 [16.7, 37.5] | 4.88e-4 |",
+            "| m | lexical | bytes | Jev lexical bytes | −14.6 | +8.3 | −22.9 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}

@@ -1,0 +1,405 @@
+//! Tables D5 and D6, candidate support (D.5), from `config/panels/support-union.toml`: Serial
+//! under Full support and under the position union with singletons filled without a call
+//! (UnionFill: "Singleton unions are filled with no call or assigned probability").
+//!
+//! Table D5: "Union recovers failed items while losing some Full successes (384 items per
+//! domain). Recovered means Full wrong/Union correct; lost means Full correct/Union wrong."
+//! Columns: Model, Domain, Both wrong, Recovered, Lost, Both correct — the panel's paired
+//! comparison Serial/Full vs Serial/UnionFill.
+//!
+//! Table D6: "Position unions reduce arithmetic calls while permitting noncandidate lexical
+//! strings. Membership percentages and recorded model request counts exclude retries."
+//! Columns: Model, Domain, Full calls, Union calls, Forced, Full member, Union member — summed
+//! from the two arms' trajectories (Forced: positions filled without a call; member: outputs
+//! that are one of the eight candidates).
+
+use std::collections::BTreeMap;
+
+use c2s_records::{Membership, Trajectory};
+use c2s_stats::MetricRow;
+
+use super::{compared_models, paper_domain, pp_diff, run_of, PanelRun};
+use crate::report::doc::{Doc, Table};
+use crate::report::tables::{MetricIndex, UNDEFINED};
+
+pub const FULL_ARM: &str = "Serial/Full/code";
+pub const UNION_ARM: &str = "Serial/UnionFill/code";
+pub const PAPER_ITEMS: u64 = 384;
+
+/// Table D5 as printed: model, domain, both wrong / recovered / lost / both correct.
+pub const PAPER_D5: [(&str, &str, [u64; 4]); 6] = [
+    ("Jev", "math", [84, 192, 8, 100]),
+    ("Jev", "lexical", [285, 91, 0, 8]),
+    ("StartLux", "math", [274, 103, 3, 4]),
+    ("StartLux", "lexical", [366, 1, 7, 10]),
+    ("Qwen3.5-27B", "math", [244, 105, 14, 21]),
+    ("Qwen3.5-27B", "lexical", [166, 87, 30, 101]),
+];
+
+/// Table D6 as printed: model, domain, Full calls, Union calls, Forced, Full member %, Union
+/// member %.
+pub const PAPER_D6: [(&str, &str, [u64; 3], [f64; 2]); 6] = [
+    ("Jev", "lexical", [2112, 2112, 0], [2.6, 28.6]),
+    ("Jev", "math", [2112, 768, 1344], [33.9, 100.0]),
+    ("StartLux", "lexical", [2112, 2112, 0], [1.0, 9.1]),
+    ("StartLux", "math", [2112, 768, 1344], [5.2, 100.0]),
+    ("Qwen3.5-27B", "lexical", [2112, 2112, 0], [40.6, 62.8]),
+    ("Qwen3.5-27B", "math", [2112, 768, 1344], [20.1, 98.2]),
+];
+
+/// One of our D5 rows: the four joint counts over `n` items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct D5Row {
+    pub model: String,
+    pub domain: String,
+    pub counts: Option<[u64; 4]>,
+    pub n: u64,
+}
+
+pub fn d5_rows(rows: &[MetricRow]) -> Vec<D5Row> {
+    let index = MetricIndex::new(rows);
+    index
+        .paired_groups()
+        .into_iter()
+        .filter(|g| g.comparison == format!("{FULL_ARM} vs {UNION_ARM}"))
+        .map(|g| {
+            let n = |m: &str| index.get(&g, None, m).and_then(|r| r.numerator);
+            let counts = match (n("neither"), n("serial_only"), n("native_only"), n("both")) {
+                (Some(a), Some(b), Some(c), Some(d)) => Some([a, b, c, d]),
+                _ => None,
+            };
+            D5Row {
+                model: g.model.clone(),
+                domain: paper_domain(&g.domain).to_string(),
+                counts,
+                n: index
+                    .get(&g, None, "both")
+                    .and_then(|r| r.denominator)
+                    .unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// One of our D6 rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct D6Row {
+    pub model: String,
+    pub domain: String,
+    pub full_calls: u64,
+    pub union_calls: u64,
+    pub forced: u64,
+    /// (candidate outputs, trajectories) of each arm.
+    pub full_member: (u64, u64),
+    pub union_member: (u64, u64),
+}
+
+fn is_candidate(m: Membership) -> bool {
+    matches!(m, Membership::Gold | Membership::OtherCandidate)
+}
+
+pub fn d6_rows(trajectories: &[Trajectory]) -> Vec<D6Row> {
+    let mut rows: BTreeMap<(String, String), D6Row> = BTreeMap::new();
+    for t in trajectories {
+        let full = t.arm == FULL_ARM;
+        if !full && t.arm != UNION_ARM {
+            continue;
+        }
+        let domain = paper_domain(t.domain.as_str()).to_string();
+        let row = rows
+            .entry((t.model.clone(), domain.clone()))
+            .or_insert_with(|| D6Row {
+                model: t.model.clone(),
+                domain,
+                ..D6Row::default()
+            });
+        let member = u64::from(is_candidate(t.membership));
+        if full {
+            row.full_calls += u64::from(t.calls);
+            row.full_member.0 += member;
+            row.full_member.1 += 1;
+        } else {
+            row.union_calls += u64::from(t.calls);
+            row.forced += u64::from(t.fills);
+            row.union_member.0 += member;
+            row.union_member.1 += 1;
+        }
+    }
+    rows.into_values().collect()
+}
+
+fn share((k, n): (u64, u64)) -> Option<f64> {
+    (n > 0).then(|| k as f64 / n as f64)
+}
+
+fn pct1(v: Option<f64>) -> String {
+    v.map_or(UNDEFINED.to_string(), |v| format!("{:.1}", 100.0 * v))
+}
+
+pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
+    let header: Vec<String> = [
+        "Model",
+        "Domain",
+        "Both wrong",
+        "Recovered",
+        "Lost",
+        "Both correct",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut doc =
+        Doc::new("Table D5: Union recovers failed items while losing some Full successes");
+    doc.p(
+        "Recovered means Full wrong/Union correct; lost means Full correct/Union wrong. Counts \
+         expose changes hidden by net accuracy.",
+    );
+    doc.h(2, "This run");
+    doc.table(Table {
+        text_columns: 2,
+        header: header.clone(),
+        rows: ours
+            .iter()
+            .map(|r| {
+                let mut cells = vec![r.model.clone(), r.domain.clone()];
+                match r.counts {
+                    Some(c) => cells.extend(c.map(|x| x.to_string())),
+                    None => cells.extend(std::iter::repeat_n(UNDEFINED.to_string(), 4)),
+                }
+                cells
+            })
+            .collect(),
+        notes: vec![format!("{FULL_ARM} vs {UNION_ARM}.")],
+    });
+    doc.h(2, "The paper (Table D5)");
+    doc.table(Table {
+        text_columns: 2,
+        header,
+        rows: PAPER_D5
+            .iter()
+            .map(|(m, d, c)| {
+                let mut cells = vec![m.to_string(), d.to_string()];
+                cells.extend(c.map(|x| x.to_string()));
+                cells
+            })
+            .collect(),
+        notes: vec!["384 items per domain.".into()],
+    });
+    let printed: Vec<&str> = PAPER_D5.iter().map(|p| p.0).collect();
+    let models = compared_models(&printed, against);
+    doc.h(
+        2,
+        format!("This run minus the paper ({})", models.join(", ")),
+    );
+    let mut diff = Table {
+        text_columns: 3,
+        header: [
+            "Model",
+            "Domain",
+            "Paper row",
+            "Δ Both wrong",
+            "Δ Recovered",
+            "Δ Lost",
+            "Δ Both correct",
+        ]
+        .map(String::from)
+        .to_vec(),
+        ..Table::default()
+    };
+    for r in ours {
+        for (m, d, c) in PAPER_D5
+            .iter()
+            .filter(|(m, d, _)| models.contains(m) && *d == r.domain)
+        {
+            let mut cells = vec![r.model.clone(), r.domain.clone(), format!("{m} {d}")];
+            for (i, paper) in c.iter().enumerate() {
+                let ours = r
+                    .counts
+                    .filter(|_| r.n > 0)
+                    .map(|x| x[i] as f64 / r.n as f64);
+                cells.push(pp_diff(ours, 100.0 * *paper as f64 / PAPER_ITEMS as f64));
+            }
+            diff.rows.push(cells);
+        }
+    }
+    diff.notes
+        .push("Percentage points of the items (ours over our items, the paper's over 384).".into());
+    doc.table(diff);
+    doc
+}
+
+pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
+    let header: Vec<String> = [
+        "Model",
+        "Domain",
+        "Full calls",
+        "Union calls",
+        "Forced",
+        "Full member",
+        "Union member",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut doc =
+        Doc::new("Table D6: Position unions reduce arithmetic calls while permitting noncandidate lexical strings");
+    doc.p("Membership percentages and recorded model request counts exclude retries.");
+    doc.h(2, "This run");
+    doc.table(Table {
+        text_columns: 2,
+        header: header.clone(),
+        rows: ours
+            .iter()
+            .map(|r| {
+                vec![
+                    r.model.clone(),
+                    r.domain.clone(),
+                    r.full_calls.to_string(),
+                    r.union_calls.to_string(),
+                    r.forced.to_string(),
+                    pct1(share(r.full_member)),
+                    pct1(share(r.union_member)),
+                ]
+            })
+            .collect(),
+        notes: vec![
+            "Calls: model requests of the arm; Forced: positions UnionFill filled without a \
+             call; member: percentage of outputs that are one of the eight candidates."
+                .into(),
+        ],
+    });
+    doc.h(2, "The paper (Table D6)");
+    doc.table(Table {
+        text_columns: 2,
+        header,
+        rows: PAPER_D6
+            .iter()
+            .map(|(m, d, c, p)| {
+                let mut cells = vec![m.to_string(), d.to_string()];
+                cells.extend(c.map(|x| x.to_string()));
+                cells.extend(p.map(|x| format!("{x:.1}")));
+                cells
+            })
+            .collect(),
+        notes: vec!["384 items per domain.".into()],
+    });
+    let printed: Vec<&str> = PAPER_D6.iter().map(|p| p.0).collect();
+    let models = compared_models(&printed, against);
+    doc.h(
+        2,
+        format!("This run minus the paper ({})", models.join(", ")),
+    );
+    let mut diff = Table {
+        text_columns: 3,
+        header: [
+            "Model",
+            "Domain",
+            "Paper row",
+            "Δ Full calls / item",
+            "Δ Union calls / item",
+            "Δ Full member",
+            "Δ Union member",
+        ]
+        .map(String::from)
+        .to_vec(),
+        ..Table::default()
+    };
+    for r in ours {
+        for (m, d, c, p) in PAPER_D6
+            .iter()
+            .filter(|(m, d, _, _)| models.contains(m) && *d == r.domain)
+        {
+            let per_item = |calls: u64, n: u64, paper: u64| {
+                if n == 0 {
+                    return UNDEFINED.to_string();
+                }
+                let x = calls as f64 / n as f64 - paper as f64 / PAPER_ITEMS as f64;
+                if x < 0.0 {
+                    format!("−{:.2}", -x)
+                } else {
+                    format!("+{x:.2}")
+                }
+            };
+            diff.rows.push(vec![
+                r.model.clone(),
+                r.domain.clone(),
+                format!("{m} {d}"),
+                per_item(r.full_calls, r.full_member.1, c[0]),
+                per_item(r.union_calls, r.union_member.1, c[1]),
+                pp_diff(share(r.full_member), p[0]),
+                pp_diff(share(r.union_member), p[1]),
+            ]);
+        }
+    }
+    diff.notes.push(
+        "Calls per item (ours over our items, the paper's over 384); membership in percentage \
+         points."
+            .into(),
+    );
+    doc.table(diff);
+    doc
+}
+
+pub fn table_d5(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+    let rows = run_of(runs, "support-union")?.metric_rows()?;
+    Ok(d5_layout(&d5_rows(&rows), against))
+}
+
+pub fn table_d6(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+    let (_, trajectories) = run_of(runs, "support-union")?.records()?;
+    Ok(d6_layout(&d6_rows(&trajectories), against))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::exhibits::testing::paired_rows;
+
+    #[test]
+    fn the_papers_rows_add_up() {
+        for (m, d, c) in PAPER_D5 {
+            assert_eq!(c.iter().sum::<u64>(), PAPER_ITEMS, "{m} {d}");
+        }
+        // 384 items × mean length 5.5 queries; the math union forces all but two positions.
+        for (m, d, c, _) in PAPER_D6 {
+            assert_eq!(c[0], 2112, "{m} {d}");
+            assert_eq!(c[1] + c[2], c[0], "{m} {d}");
+        }
+    }
+
+    #[test]
+    fn the_layouts_have_the_papers_columns_rows_and_differences() {
+        let rows: Vec<MetricRow> = paired_rows("m", "lexical", [2, 1, 3, 10], (0.0, 1.0))
+            .into_iter()
+            .map(|r| MetricRow {
+                comparison: format!("{FULL_ARM} vs {UNION_ARM}"),
+                ..r
+            })
+            .collect();
+        let md = d5_layout(&d5_rows(&rows), "Qwen3.5-27B").markdown();
+        for want in [
+            "| Model | Domain | Both wrong | Recovered | Lost | Both correct |",
+            "| m | lexical | 10 | 3 | 1 | 2 |",
+            "| StartLux | math | 274 | 103 | 3 | 4 |",
+            "| m | lexical | Qwen3.5-27B lexical | +19.3 | −3.9 | −1.6 | −13.8 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+        let ours = [D6Row {
+            model: "m".into(),
+            domain: "math".into(),
+            full_calls: 44,
+            union_calls: 16,
+            forced: 28,
+            full_member: (2, 8),
+            union_member: (8, 8),
+        }];
+        let md = d6_layout(&ours, "Jev").markdown();
+        for want in [
+            "| Model | Domain | Full calls | Union calls | Forced | Full member | Union member |",
+            "| m | math | 44 | 16 | 28 | 25.0 | 100.0 |",
+            "| Jev | math | 2112 | 768 | 1344 | 33.9 | 100.0 |",
+            "| m | math | Jev math | +0.00 | +0.00 | −8.9 | +0.0 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}
