@@ -2135,9 +2135,7 @@ fn check_contrasts(
             for (j, s) in sels.iter().enumerate() {
                 let field = format!("stats.contrasts[{i}].{side}[{j}]");
                 check(field.clone(), &s.arm, &s.domain, &s.placement, &s.operation)?;
-                if c.endpoint == c2s_records::Endpoint::Fidelity
-                    && !copy_labels.contains(&s.arm)
-                {
+                if c.endpoint == c2s_records::Endpoint::Fidelity && !copy_labels.contains(&s.arm) {
                     return Err((
                         format!("{field}.arm"),
                         format!(

@@ -593,6 +593,15 @@ fn every_panel_config_validates() {
                     ]
                 );
             }
+            // B.6: "three evidence sources and code/character outputs on all 144 records, giving
+            // 864 requests"; "a budget of eight tokens".
+            Some("matched-contracts") => {
+                assert_eq!(cfg.arms.len(), 6);
+                assert_eq!(cfg.sources.len(), 3);
+                assert!(cfg.arms.iter().all(|a| c2s_protocol::prompts::decoding(a)
+                    == c2s_records::Decoding::Greedy { max_new_tokens: 8 }));
+                assert_eq!(cfg.stats.contrasts.len(), 6);
+            }
             // A.4: "Its control uses only the candidates and withholds the problem."
             Some("native-control") => {
                 let labels: Vec<String> = cfg.arms.iter().map(|a| a.label()).collect();
@@ -617,6 +626,7 @@ fn every_panel_config_validates() {
             "copy-reverse",
             "fresh-plan",
             "independent-384",
+            "matched-contracts",
             "native-control",
             "option-orders",
             "padded",

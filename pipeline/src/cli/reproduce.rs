@@ -39,7 +39,7 @@ fn parse_targets(s: &str) -> Result<Targets, String> {
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
     /// The exhibit (table1, table2, table3, table4, tableB1, tableB2, tableD1, tableD5,
-    /// tableD6, tableD8, tableD9, figure14, native-control) or `all`.
+    /// tableD6, tableD8, tableD9, figure7, figure14, native-control) or `all`.
     #[arg(value_parser = parse_targets)]
     pub exhibit: Targets,
     /// The model every panel runs (GGUF file or Hugging Face directory).

@@ -5,12 +5,13 @@
 //! One module per exhibit (or per pair of exhibits read from one panel): Table 1
 //! ([`table1`]), Tables 2 and B2 ([`semantic`]), Table 3 ([`table3`]), Table 4
 //! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Tables D5 and D6
-//! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Figure 14's numbers
-//! ([`independence`]) and the candidate-only Native control ([`native_control`]). Every other
+//! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Figure 7's numbers
+//! ([`matched_contracts`]), Figure 14's numbers ([`independence`]) and the candidate-only Native control ([`native_control`]). Every other
 //! exhibit's status is in the README's exhibit table.
 
 pub mod fresh_plan;
 pub mod independence;
+pub mod matched_contracts;
 pub mod native_control;
 pub mod padded;
 pub mod semantic;
@@ -68,6 +69,10 @@ pub enum Exhibit {
     /// Table D9: Indexed against byte- and token-matched Padded copying.
     #[value(name = "tableD9")]
     TableD9,
+    /// Figure 7's numbers: code against character output under Raw / Indexed / Direct evidence
+    /// (B.6, the 864-request panel).
+    #[value(name = "figure7")]
+    Figure7,
     /// Figure 14's numbers: string EM against the independence reference per length,
     /// Independent on 384 items per domain and TeacherForced on 60 (D.10).
     #[value(name = "figure14")]
@@ -79,7 +84,7 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 13] = [
+    pub const ALL: [Exhibit; 14] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
@@ -91,6 +96,7 @@ impl Exhibit {
         Exhibit::TableD6,
         Exhibit::TableD8,
         Exhibit::TableD9,
+        Exhibit::Figure7,
         Exhibit::Figure14,
         Exhibit::NativeControl,
     ];
@@ -108,6 +114,7 @@ impl Exhibit {
             Exhibit::TableD6 => "tableD6",
             Exhibit::TableD8 => "tableD8",
             Exhibit::TableD9 => "tableD9",
+            Exhibit::Figure7 => "figure7",
             Exhibit::Figure14 => "figure14",
             Exhibit::NativeControl => "native-control",
         }
@@ -124,6 +131,7 @@ impl Exhibit {
             Exhibit::TableD5 | Exhibit::TableD6 => &["support-union"],
             Exhibit::TableD8 => &["twelve-character"],
             Exhibit::TableD9 => &["padded", "padded-tokens"],
+            Exhibit::Figure7 => &["matched-contracts"],
             Exhibit::Figure14 => &["independent-384", "teacher-forced"],
             Exhibit::NativeControl => &["native-control"],
         }
@@ -143,6 +151,7 @@ impl Exhibit {
             Exhibit::TableD6 => support::table_d6(runs, against),
             Exhibit::TableD8 => twelve_character::document(runs, against),
             Exhibit::TableD9 => padded::document(runs, against),
+            Exhibit::Figure7 => matched_contracts::document(runs),
             Exhibit::Figure14 => independence::document(runs),
             Exhibit::NativeControl => native_control::document(runs),
         }
