@@ -52,6 +52,16 @@ pub enum StatsError {
         expected: usize,
         found: usize,
     },
+    /// A parent with outcomes under another number of templates than the first parent.
+    #[error("item {item_id}: outcomes under {found} templates, expected {expected}")]
+    TemplateCount {
+        item_id: String,
+        expected: usize,
+        found: usize,
+    },
+    /// More templates than one item code holds, or none.
+    #[error("{0} templates: the template bootstrap takes 1 to 4")]
+    TemplatesOutOfRange(usize),
     /// A trajectory given to a group of another model, domain, arm or length.
     #[error("item {item_id} does not belong to group {group}")]
     MixedGroup { group: String, item_id: String },

@@ -32,6 +32,7 @@ pub mod independence;
 pub mod intervals;
 pub mod joint;
 pub mod metrics;
+pub mod templates;
 
 pub use bootstrap::{
     bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, paired_em_difference,
@@ -74,3 +75,4 @@ pub use metrics::{
     MetricRow, PairedCounts, PairedStratum, StatsConfig, CI_BOOTSTRAP, CI_CLOPPER_PEARSON,
     METRIC_ORDER,
 };
+pub use templates::{template_scr, TemplateOutcomes, TemplateScr};

@@ -4,7 +4,7 @@
 //!
 //! One module per exhibit (or per pair of exhibits read from one panel): Table 1
 //! ([`table1`]), Tables 2 and B2 ([`semantic`]), Table 3 ([`table3`]), Table 4
-//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Tables D5 and D6
+//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5 and D6
 //! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Figure 7's numbers
 //! ([`matched_contracts`]), Figure 14's numbers ([`independence`]) and the candidate-only Native control ([`native_control`]). Every other
 //! exhibit's status is in the README's exhibit table.
@@ -14,6 +14,7 @@ pub mod independence;
 pub mod matched_contracts;
 pub mod native_control;
 pub mod padded;
+pub mod prompt_variants;
 pub mod semantic;
 pub mod support;
 pub mod table1;
@@ -57,6 +58,12 @@ pub enum Exhibit {
     /// Table D1: SCR on the population Native-correct under every row (D.1).
     #[value(name = "tableD1")]
     TableD1,
+    /// Table D3: direct-output prompt variants v1–v3: Serial EM, SCR, change from v1.
+    #[value(name = "tableD3")]
+    TableD3,
+    /// Table D4: mean and worst-template SCR with a parent bootstrap.
+    #[value(name = "tableD4")]
+    TableD4,
     /// Table D5: Full against UnionFill: both wrong, recovered, lost, both correct.
     #[value(name = "tableD5")]
     TableD5,
@@ -84,7 +91,7 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 14] = [
+    pub const ALL: [Exhibit; 16] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
@@ -92,6 +99,8 @@ impl Exhibit {
         Exhibit::Table4,
         Exhibit::TableB1,
         Exhibit::TableD1,
+        Exhibit::TableD3,
+        Exhibit::TableD4,
         Exhibit::TableD5,
         Exhibit::TableD6,
         Exhibit::TableD8,
@@ -110,6 +119,8 @@ impl Exhibit {
             Exhibit::Table4 => "table4",
             Exhibit::TableB1 => "tableB1",
             Exhibit::TableD1 => "tableD1",
+            Exhibit::TableD3 => "tableD3",
+            Exhibit::TableD4 => "tableD4",
             Exhibit::TableD5 => "tableD5",
             Exhibit::TableD6 => "tableD6",
             Exhibit::TableD8 => "tableD8",
@@ -128,6 +139,7 @@ impl Exhibit {
             Exhibit::Table3 => &["table3"],
             Exhibit::Table4 => &["fresh-plan"],
             Exhibit::TableB1 => &["whole-answer"],
+            Exhibit::TableD3 | Exhibit::TableD4 => &["prompt-variants-direct"],
             Exhibit::TableD5 | Exhibit::TableD6 => &["support-union"],
             Exhibit::TableD8 => &["twelve-character"],
             Exhibit::TableD9 => &["padded", "padded-tokens"],
@@ -147,6 +159,8 @@ impl Exhibit {
             Exhibit::TableD1 => table_d1::document(runs, against),
             Exhibit::Table4 => fresh_plan::document(runs, against),
             Exhibit::TableB1 => whole_answer::document(runs),
+            Exhibit::TableD3 => prompt_variants::table_d3(runs),
+            Exhibit::TableD4 => prompt_variants::table_d4(runs),
             Exhibit::TableD5 => support::table_d5(runs, against),
             Exhibit::TableD6 => support::table_d6(runs, against),
             Exhibit::TableD8 => twelve_character::document(runs, against),
