@@ -496,6 +496,10 @@ pub struct ArmEntry {
     /// PrefixIntervention (A.4): `character` (default) or `whole` readout.
     #[serde(default)]
     pub readout: Option<String>,
+    /// D.2's repeated observations: 0 (default) the setting's first request, k > 0 its k-th
+    /// identical repeat (label suffix `/rk`).
+    #[serde(default)]
+    pub repeat: Option<u32>,
 }
 
 /// `[[comparisons]]`: a paired comparison of two configured arms (labels), in an explicit
@@ -2059,6 +2063,15 @@ pub fn arm_spec(a: &ArmEntry) -> Result<ArmSpec, (String, String)> {
                 format!("unknown readout `{other}` (character, whole)"),
             ))
         }
+    };
+    spec.repeat = match a.repeat {
+        None => 0,
+        Some(k) => u8::try_from(k).map_err(|_| {
+            (
+                "repeat".to_string(),
+                format!("repeat {k} is out of range (0 to 255)"),
+            )
+        })?,
     };
     if let Some(positions) = &a.also_query {
         spec.also_query = QueryPositions::from_positions(positions).ok_or_else(|| {

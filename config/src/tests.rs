@@ -635,6 +635,7 @@ fn every_panel_config_validates() {
             "prompt-variants",
             "prompt-variants-direct",
             "readout-grid",
+            "repeats",
             "semantic-bridge",
             "stop",
             "support",
@@ -812,6 +813,27 @@ fn contrasts_and_cells_are_checked_at_load() {
             .contains("unknown variant `plan`, expected `correct` or `fidelity`"),
         "{e}"
     );
+}
+
+/// D.2: "three identical Native requests and three Serial trajectories": `repeat = k` keeps
+/// the request and gives the repeat its own label; a repeat past 255 is a config error.
+#[test]
+fn repeats_have_their_own_labels() {
+    let cfg = parse_text(&format!(
+        "{MINIMAL}\n[[arms]]\narm = \"Native\"\nrepeat = 1\n\n[[arms]]\narm = \"Serial\"\nrepeat = 2\n"
+    ))
+    .unwrap();
+    let labels: Vec<String> = cfg.arms.iter().map(|a| a.label()).collect();
+    assert!(labels.contains(&"Native/code/r1".to_string()), "{labels:?}");
+    assert!(
+        labels.contains(&"Serial/Full/code/r2".to_string()),
+        "{labels:?}"
+    );
+    let e = parse_text(&format!(
+        "{MINIMAL}\n[[arms]]\narm = \"Native\"\nrepeat = 300\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e.field, "arms[2].repeat", "{e}");
 }
 
 /// D.7's arm options: `alphabet` and `also_query` parse into the spec and its label; values

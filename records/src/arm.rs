@@ -528,6 +528,12 @@ pub struct ArmSpec {
     /// PrefixIntervention: character or whole-answer readout.
     #[serde(default)]
     pub readout: InterventionReadout,
+    /// D.2's repeated observations ("Seventy-two parents … receive three identical Native
+    /// requests and three Serial trajectories"): 0 is a setting's first request, k > 0 its
+    /// k-th identical repeat. The prompt is unchanged; the label (`/r1`) and so the request
+    /// ids and rows are the repeat's own.
+    #[serde(default)]
+    pub repeat: u8,
 }
 
 impl ArmSpec {
@@ -549,6 +555,7 @@ impl ArmSpec {
             also_query: QueryPositions(0),
             draft: Draft::Correct,
             readout: InterventionReadout::Character,
+            repeat: 0,
         }
     }
 
@@ -637,6 +644,9 @@ impl ArmSpec {
         // mistaken for paper-layout rows.
         if let Some(n) = self.max_new_tokens {
             s.push_str(&format!("/max{n}"));
+        }
+        if self.repeat > 0 {
+            s.push_str(&format!("/r{}", self.repeat));
         }
         s.push_str(self.layout.label_suffix());
         s

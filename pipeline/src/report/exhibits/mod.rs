@@ -4,7 +4,7 @@
 //!
 //! One module per exhibit (or per pair of exhibits read from one panel): Table 1
 //! ([`table1`]), Tables 2 and B2 ([`semantic`]), Table 3 ([`table3`]), Table 4
-//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5 and D6
+//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Table D2 ([`repeats`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5 and D6
 //! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Figure 7's numbers
 //! ([`matched_contracts`]), Figure 14's numbers ([`independence`]) and the candidate-only Native control ([`native_control`]). Every other
 //! exhibit's status is in the README's exhibit table.
@@ -15,6 +15,7 @@ pub mod matched_contracts;
 pub mod native_control;
 pub mod padded;
 pub mod prompt_variants;
+pub mod repeats;
 pub mod semantic;
 pub mod support;
 pub mod table1;
@@ -58,6 +59,9 @@ pub enum Exhibit {
     /// Table D1: SCR on the population Native-correct under every row (D.1).
     #[value(name = "tableD1")]
     TableD1,
+    /// Table D2: three identical Native requests and Serial trajectories per parent (D.2).
+    #[value(name = "tableD2")]
+    TableD2,
     /// Table D3: direct-output prompt variants v1–v3: Serial EM, SCR, change from v1.
     #[value(name = "tableD3")]
     TableD3,
@@ -91,7 +95,7 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 16] = [
+    pub const ALL: [Exhibit; 17] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
@@ -99,6 +103,7 @@ impl Exhibit {
         Exhibit::Table4,
         Exhibit::TableB1,
         Exhibit::TableD1,
+        Exhibit::TableD2,
         Exhibit::TableD3,
         Exhibit::TableD4,
         Exhibit::TableD5,
@@ -119,6 +124,7 @@ impl Exhibit {
             Exhibit::Table4 => "table4",
             Exhibit::TableB1 => "tableB1",
             Exhibit::TableD1 => "tableD1",
+            Exhibit::TableD2 => "tableD2",
             Exhibit::TableD3 => "tableD3",
             Exhibit::TableD4 => "tableD4",
             Exhibit::TableD5 => "tableD5",
@@ -139,6 +145,7 @@ impl Exhibit {
             Exhibit::Table3 => &["table3"],
             Exhibit::Table4 => &["fresh-plan"],
             Exhibit::TableB1 => &["whole-answer"],
+            Exhibit::TableD2 => &["repeats"],
             Exhibit::TableD3 | Exhibit::TableD4 => &["prompt-variants-direct"],
             Exhibit::TableD5 | Exhibit::TableD6 => &["support-union"],
             Exhibit::TableD8 => &["twelve-character"],
@@ -159,6 +166,7 @@ impl Exhibit {
             Exhibit::TableD1 => table_d1::document(runs, against),
             Exhibit::Table4 => fresh_plan::document(runs, against),
             Exhibit::TableB1 => whole_answer::document(runs),
+            Exhibit::TableD2 => repeats::document(runs),
             Exhibit::TableD3 => prompt_variants::table_d3(runs),
             Exhibit::TableD4 => prompt_variants::table_d4(runs),
             Exhibit::TableD5 => support::table_d5(runs, against),

@@ -1,0 +1,241 @@
+//! Table D2 (D.2): "Across three repeats, Native choices agree but Serial successes vary.
+//! Counts are retained/Native correct." Columns as printed: Domain, Native correct, Serial 0,
+//! Serial 1, Serial 2 (Jev, 36 parents per domain).
+//!
+//! Ours come from `config/panels/repeats.toml`: three identical Native requests and three
+//! Serial trajectories per parent (arms `/r1`, `/r2`), each repeat paired within itself. "Choice
+//! stability and probability stability have distinct endpoints": beside the table go the
+//! parents whose three Native choices agree and the largest spread of Native's chosen-option
+//! probability across repeats.
+
+use std::collections::BTreeMap;
+
+use c2s_records::Trajectory;
+use c2s_stats::MetricRow;
+
+use super::{paper_domain, run_of, PanelRun};
+use crate::report::doc::{Doc, Table};
+use crate::report::tables::{MetricIndex, UNDEFINED};
+
+pub const REPEATS: usize = 3;
+pub const PAPER_MODEL: &str = "Jev";
+
+/// Table D2 as printed: domain, Native correct (k, n), Serial k retained / Native correct.
+pub const PAPER: [(&str, (u64, u64), [(u64, u64); REPEATS]); 2] = [
+    ("math", (35, 36), [(12, 35), (13, 35), (12, 35)]),
+    ("lexical", (36, 36), [(0, 36), (1, 36), (1, 36)]),
+];
+
+/// The repeat of an arm label (`…/r2` → 2; no suffix → 0).
+pub fn repeat_of(arm: &str) -> usize {
+    arm.rsplit_once("/r")
+        .and_then(|(_, k)| k.parse::<usize>().ok())
+        .unwrap_or(0)
+}
+
+/// One of our rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OurRow {
+    pub model: String,
+    pub domain: String,
+    /// Native correct / items, per repeat.
+    pub native: [Option<(u64, u64)>; REPEATS],
+    /// Serial retained / Native correct, per repeat.
+    pub retained: [Option<(u64, u64)>; REPEATS],
+    /// Parents whose Native outputs agree across every repeat, of the parents with all.
+    pub agree: (u64, u64),
+    /// The largest spread (max − min) of Native's chosen-option probability across repeats.
+    pub probability_spread: Option<f64>,
+}
+
+pub fn our_rows(rows: &[MetricRow], trajectories: &[Trajectory]) -> Vec<OurRow> {
+    let index = MetricIndex::new(rows);
+    let mut out: BTreeMap<(String, String), OurRow> = BTreeMap::new();
+    for g in index.paired_groups() {
+        let Some((native, _)) = g.comparison.split_once(" vs ") else {
+            continue;
+        };
+        let k = repeat_of(native);
+        if k >= REPEATS {
+            continue;
+        }
+        let row = out
+            .entry((g.model.clone(), g.domain.clone()))
+            .or_insert_with(|| OurRow {
+                model: g.model.clone(),
+                domain: paper_domain(&g.domain).to_string(),
+                ..OurRow::default()
+            });
+        let ratio = |m: &str| {
+            index
+                .get(&g, None, m)
+                .and_then(|r| Some((r.numerator?, r.denominator?)))
+        };
+        row.native[k] = ratio("native_em");
+        row.retained[k] = ratio("scr");
+    }
+    // Native's choices and chosen probabilities per parent and repeat.
+    type Choices = [Option<(String, Option<f64>)>; REPEATS];
+    let mut choices: BTreeMap<(String, String, String), Choices> = BTreeMap::new();
+    for t in trajectories {
+        if t.arm.split('/').next() != Some("Native") {
+            continue;
+        }
+        let k = repeat_of(&t.arm);
+        if k >= REPEATS {
+            continue;
+        }
+        let p = t.steps.first().and_then(|s| s.chosen_probability);
+        choices
+            .entry((
+                t.model.clone(),
+                t.domain.as_str().to_string(),
+                t.item_id.clone(),
+            ))
+            .or_default()[k] = Some((t.output.clone(), p));
+    }
+    for ((model, domain, _), c) in choices {
+        let Some(row) = out.get_mut(&(model, domain)) else {
+            continue;
+        };
+        if c.iter().any(Option::is_none) {
+            continue;
+        }
+        let c: Vec<&(String, Option<f64>)> = c.iter().flatten().collect();
+        row.agree.1 += 1;
+        row.agree.0 += u64::from(c.iter().all(|x| x.0 == c[0].0));
+        let ps: Vec<f64> = c.iter().filter_map(|x| x.1).collect();
+        if ps.len() == REPEATS {
+            let spread = ps.iter().copied().fold(f64::MIN, f64::max)
+                - ps.iter().copied().fold(f64::MAX, f64::min);
+            row.probability_spread = Some(row.probability_spread.map_or(spread, |s| s.max(spread)));
+        }
+    }
+    let mut rows: Vec<OurRow> = out.into_values().collect();
+    rows.sort_by(|a, b| {
+        (&a.model, a.domain != "math", &a.domain).cmp(&(&b.model, b.domain != "math", &b.domain))
+    });
+    rows
+}
+
+fn count(c: Option<(u64, u64)>) -> String {
+    c.map_or(UNDEFINED.to_string(), |(k, n)| format!("{k}/{n}"))
+}
+
+fn header() -> Vec<String> {
+    [
+        "Domain",
+        "Native correct",
+        "Serial 0",
+        "Serial 1",
+        "Serial 2",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+pub fn layout(ours: &[OurRow]) -> Doc {
+    let mut doc =
+        Doc::new("Table D2: Across three repeats, Native choices agree but Serial successes vary");
+    doc.p("Counts are retained/Native correct.");
+    let mut models: Vec<&str> = ours.iter().map(|r| r.model.as_str()).collect();
+    models.dedup();
+    for model in models {
+        let rows: Vec<&OurRow> = ours.iter().filter(|r| r.model == model).collect();
+        doc.h(2, format!("This run: {model}"));
+        doc.table(Table {
+            text_columns: 1,
+            header: header(),
+            rows: rows
+                .iter()
+                .map(|r| {
+                    let mut cells = vec![r.domain.clone(), count(r.native[0])];
+                    cells.extend(r.retained.iter().map(|c| count(*c)));
+                    cells
+                })
+                .collect(),
+            notes: rows
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}: Native correct per repeat {}; Native choices agree across the three \
+                         repeats on {}/{} parents; the largest spread of Native's chosen-option \
+                         probability across repeats is {}.",
+                        r.domain,
+                        r.native.map(count).join(", "),
+                        r.agree.0,
+                        r.agree.1,
+                        r.probability_spread
+                            .map_or(UNDEFINED.to_string(), |s| format!("{s:.2e}"))
+                    )
+                })
+                .collect(),
+        });
+    }
+    doc.h(2, format!("The paper (Table D2, {PAPER_MODEL})"));
+    doc.table(Table {
+        text_columns: 1,
+        header: header(),
+        rows: PAPER
+            .iter()
+            .map(|(d, native, serial)| {
+                let mut cells = vec![d.to_string(), count(Some(*native))];
+                cells.extend(serial.iter().map(|c| count(Some(*c))));
+                cells
+            })
+            .collect(),
+        notes: vec!["36 parents per domain.".into()],
+    });
+    doc
+}
+
+pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
+    let run = run_of(runs, "repeats")?;
+    let (_, trajectories) = run.records()?;
+    Ok(layout(&our_rows(&run.metric_rows()?, &trajectories)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::exhibits::testing::paired_rows;
+
+    #[test]
+    fn repeats_are_read_from_labels() {
+        assert_eq!(repeat_of("Native/code"), 0);
+        assert_eq!(repeat_of("Serial/Full/code/r2"), 2);
+        assert_eq!(repeat_of("Native/string"), 0);
+    }
+
+    #[test]
+    fn the_layout_has_the_papers_columns_and_rows() {
+        let mut rows = Vec::new();
+        for (k, joint) in [[3, 1, 0, 4], [2, 2, 1, 3], [3, 1, 0, 4]]
+            .iter()
+            .enumerate()
+        {
+            let suffix = if k == 0 {
+                String::new()
+            } else {
+                format!("/r{k}")
+            };
+            rows.extend(
+                paired_rows("m", "arithmetic", *joint, (0.0, 1.0))
+                    .into_iter()
+                    .map(|r| MetricRow {
+                        comparison: format!("Native/code{suffix} vs Serial/Full/code{suffix}"),
+                        ..r
+                    }),
+            );
+        }
+        let md = layout(&our_rows(&rows, &[])).markdown();
+        for want in [
+            "| Domain | Native correct | Serial 0 | Serial 1 | Serial 2 |",
+            "| math | 4/8 | 3/4 | 2/4 | 3/4 |",
+            "| math | 35/36 | 12/35 | 13/35 | 12/35 |",
+            "Native correct per repeat 4/8, 4/8, 4/8",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}
