@@ -602,6 +602,13 @@ fn every_panel_config_validates() {
                     == c2s_records::Decoding::Greedy { max_new_tokens: 8 }));
                 assert_eq!(cfg.stats.contrasts.len(), 6);
             }
+            // D.11: "twelve raw/indexed binding contrasts have separate families".
+            Some("nested-binding") => {
+                assert_eq!(cfg.arms.len(), 4);
+                assert_eq!(cfg.stats.families[0].comparisons.len(), 2);
+                assert_eq!(cfg.stats.paper_families[0].tests, 12);
+                assert_eq!(cfg.stats.contrasts.len(), 4);
+            }
             // A.4: "Its control uses only the candidates and withholds the problem."
             Some("native-control") => {
                 let labels: Vec<String> = cfg.arms.iter().map(|a| a.label()).collect();
@@ -628,6 +635,7 @@ fn every_panel_config_validates() {
             "independent-384",
             "matched-contracts",
             "native-control",
+            "nested-binding",
             "option-orders",
             "padded",
             "padded-tokens",

@@ -553,7 +553,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
         1,
         "{stderr}"
     );
-    let exhibits: [(&str, &[&str]); 17] = [
+    let exhibits: [(&str, &[&str]); 18] = [
         (
             "table1",
             &["| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |"],
@@ -632,6 +632,14 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             &[
                 "| Early | 10 / 2 | 15/32 | 15/31 | 4/32 | 3/21 |",
                 "correct | simulated@",
+            ],
+        ),
+        (
+            "tableD10",
+            &[
+                "| Model | Domain | Evidence | Literal | Opaque | Difference [95% CI] | Holm p |",
+                "| math | indexed |",
+                "| Qwen3.5-27B | lexical | raw | 37/48 | 11/48 | 54.2 [41.7, 66.7] | 3.30e-7 |",
             ],
         ),
         (

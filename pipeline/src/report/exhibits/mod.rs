@@ -5,7 +5,8 @@
 //! One module per exhibit (or per pair of exhibits read from one panel): Table 1
 //! ([`table1`]), Tables 2 and B2 ([`semantic`]), Table 3 ([`table3`]), Table 4
 //! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Table D2 ([`repeats`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5 and D6
-//! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Figure 7's numbers
+//! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Table D10
+//! ([`nested_binding`]), Figure 7's numbers
 //! ([`matched_contracts`]), Figure 14's numbers ([`independence`]) and the candidate-only Native control ([`native_control`]). Every other
 //! exhibit's status is in the README's exhibit table.
 
@@ -13,6 +14,7 @@ pub mod fresh_plan;
 pub mod independence;
 pub mod matched_contracts;
 pub mod native_control;
+pub mod nested_binding;
 pub mod padded;
 pub mod prompt_variants;
 pub mod repeats;
@@ -80,6 +82,9 @@ pub enum Exhibit {
     /// Table D9: Indexed against byte- and token-matched Padded copying.
     #[value(name = "tableD9")]
     TableD9,
+    /// Table D10: the nested binding probe, literal against opaque names (D.11).
+    #[value(name = "tableD10")]
+    TableD10,
     /// Figure 7's numbers: code against character output under Raw / Indexed / Direct evidence
     /// (B.6, the 864-request panel).
     #[value(name = "figure7")]
@@ -95,7 +100,7 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 17] = [
+    pub const ALL: [Exhibit; 18] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
@@ -110,6 +115,7 @@ impl Exhibit {
         Exhibit::TableD6,
         Exhibit::TableD8,
         Exhibit::TableD9,
+        Exhibit::TableD10,
         Exhibit::Figure7,
         Exhibit::Figure14,
         Exhibit::NativeControl,
@@ -131,6 +137,7 @@ impl Exhibit {
             Exhibit::TableD6 => "tableD6",
             Exhibit::TableD8 => "tableD8",
             Exhibit::TableD9 => "tableD9",
+            Exhibit::TableD10 => "tableD10",
             Exhibit::Figure7 => "figure7",
             Exhibit::Figure14 => "figure14",
             Exhibit::NativeControl => "native-control",
@@ -150,6 +157,7 @@ impl Exhibit {
             Exhibit::TableD5 | Exhibit::TableD6 => &["support-union"],
             Exhibit::TableD8 => &["twelve-character"],
             Exhibit::TableD9 => &["padded", "padded-tokens"],
+            Exhibit::TableD10 => &["nested-binding"],
             Exhibit::Figure7 => &["matched-contracts"],
             Exhibit::Figure14 => &["independent-384", "teacher-forced"],
             Exhibit::NativeControl => &["native-control"],
@@ -173,6 +181,7 @@ impl Exhibit {
             Exhibit::TableD6 => support::table_d6(runs, against),
             Exhibit::TableD8 => twelve_character::document(runs, against),
             Exhibit::TableD9 => padded::document(runs, against),
+            Exhibit::TableD10 => nested_binding::document(runs, against),
             Exhibit::Figure7 => matched_contracts::document(runs),
             Exhibit::Figure14 => independence::document(runs),
             Exhibit::NativeControl => native_control::document(runs),

@@ -169,7 +169,7 @@ pub fn our_rows(
         .collect()
 }
 
-fn difference_cell(d: Option<(f64, Option<f64>, Option<f64>)>) -> String {
+pub(super) fn difference_cell(d: Option<(f64, Option<f64>, Option<f64>)>) -> String {
     let f = |x: f64| {
         let v = 100.0 * x;
         if v < 0.0 {
