@@ -75,8 +75,11 @@ pub const PAPER_D3: [D3Row; 6] = [
     ),
 ];
 
+/// A printed value with its interval.
+pub type Printed = (f64, f64, f64);
+
 /// Table D4 as printed: domain, mean [CI], worst [CI].
-pub const PAPER_D4: [(&str, (f64, f64, f64), (f64, f64, f64)); 2] = [
+pub const PAPER_D4: [(&str, Printed, Printed); 2] = [
     ("Arithmetic", (16.2, 12.1, 20.6), (7.4, 3.1, 11.7)),
     ("Lexical", (48.6, 40.3, 56.9), (40.0, 30.5, 49.5)),
 ];
@@ -182,8 +185,9 @@ pub fn d3_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurD3Row> {
 pub fn template_outcomes(
     trajectories: &[Trajectory],
 ) -> BTreeMap<(String, String), Vec<TemplateOutcomes>> {
-    let mut parents: BTreeMap<(String, String, String), (u32, [(bool, bool); 3], [bool; 3])> =
-        BTreeMap::new();
+    // (model, domain, parent) → (length, (Native, Serial) correct per template).
+    type Parent = (String, String, String);
+    let mut parents: BTreeMap<Parent, (u32, [(bool, bool); 3])> = BTreeMap::new();
     for t in trajectories {
         let kind = t.arm.split('/').next().unwrap_or("");
         let native = match kind {
@@ -198,16 +202,15 @@ pub fn template_outcomes(
                 t.domain.as_str().to_string(),
                 t.item_id.clone(),
             ))
-            .or_insert((t.length as u32, [(false, false); 3], [false; 3]));
+            .or_insert((t.length as u32, [(false, false); 3]));
         if native {
             e.1[v].0 = t.correct;
         } else {
             e.1[v].1 = t.correct;
-            e.2[v] = true;
         }
     }
     let mut out: BTreeMap<(String, String), Vec<TemplateOutcomes>> = BTreeMap::new();
-    for ((model, domain, item), (length, outcomes, _)) in parents {
+    for ((model, domain, item), (length, outcomes)) in parents {
         out.entry((model, domain))
             .or_default()
             .push(TemplateOutcomes {

@@ -21,7 +21,9 @@ pub const REPEATS: usize = 3;
 pub const PAPER_MODEL: &str = "Jev";
 
 /// Table D2 as printed: domain, Native correct (k, n), Serial k retained / Native correct.
-pub const PAPER: [(&str, (u64, u64), [(u64, u64); REPEATS]); 2] = [
+pub type PaperRow = (&'static str, (u64, u64), [(u64, u64); REPEATS]);
+
+pub const PAPER: [PaperRow; 2] = [
     ("math", (35, 36), [(12, 35), (13, 35), (12, 35)]),
     ("lexical", (36, 36), [(0, 36), (1, 36), (1, 36)]),
 ];
