@@ -32,6 +32,7 @@ pub mod independence;
 pub mod intervals;
 pub mod joint;
 pub mod metrics;
+pub mod projection;
 pub mod templates;
 
 pub use bootstrap::{
@@ -74,5 +75,8 @@ pub use metrics::{
     paired_metrics_counts, paired_sample, sort_rows, ConfidenceCounts, FamilyScope, HolmFamily,
     MetricRow, PairedCounts, PairedStratum, StatsConfig, CI_BOOTSTRAP, CI_CLOPPER_PEARSON,
     METRIC_ORDER,
+};
+pub use projection::{
+    mean_scores, position_scores, project, stratified_mean, MeanEstimate, PositionScores,
 };
 pub use templates::{template_scr, TemplateOutcomes, TemplateScr};

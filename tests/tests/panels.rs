@@ -553,7 +553,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
         1,
         "{stderr}"
     );
-    let exhibits: [(&str, &[&str]); 18] = [
+    let exhibits: [(&str, &[&str]); 19] = [
         (
             "table1",
             &["| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |"],
@@ -593,6 +593,13 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
                 "· arithmetic · Independent/Full/code",
                 "· lexical · TeacherForced/Full/code",
                 "| Target length | n | Position-rate product [CI] |",
+            ],
+        ),
+        (
+            "projection",
+            &[
+                "| Model | Domain | Items | TV [95% CI] | JS, bits [95% CI] |",
+                "| simulated@000000000000 | lexical | 2 |",
             ],
         ),
         (

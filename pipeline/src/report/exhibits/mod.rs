@@ -7,7 +7,8 @@
 //! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Table D2 ([`repeats`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5 and D6
 //! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Table D10
 //! ([`nested_binding`]), Figure 7's numbers
-//! ([`matched_contracts`]), Figure 14's numbers ([`independence`]) and the candidate-only Native control ([`native_control`]). Every other
+//! ([`matched_contracts`]), Figure 14's numbers ([`independence`]), the Native-to-position
+//! projection ([`projection`]) and the candidate-only Native control ([`native_control`]). Every other
 //! exhibit's status is in the README's exhibit table.
 
 pub mod fresh_plan;
@@ -16,6 +17,7 @@ pub mod matched_contracts;
 pub mod native_control;
 pub mod nested_binding;
 pub mod padded;
+pub mod projection;
 pub mod prompt_variants;
 pub mod repeats;
 pub mod semantic;
@@ -93,6 +95,9 @@ pub enum Exhibit {
     /// Independent on 384 items per domain and TeacherForced on 60 (D.10).
     #[value(name = "figure14")]
     Figure14,
+    /// The Native-to-position projection (A.6, B.7): TV/JS and unsupported mass.
+    #[value(name = "projection")]
+    Projection,
     /// The candidate-only Native control (A.4): Native and NativeControl EM beside chance.
     #[value(name = "native-control")]
     NativeControl,
@@ -100,7 +105,7 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 18] = [
+    pub const ALL: [Exhibit; 19] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
@@ -118,6 +123,7 @@ impl Exhibit {
         Exhibit::TableD10,
         Exhibit::Figure7,
         Exhibit::Figure14,
+        Exhibit::Projection,
         Exhibit::NativeControl,
     ];
 
@@ -140,6 +146,7 @@ impl Exhibit {
             Exhibit::TableD10 => "tableD10",
             Exhibit::Figure7 => "figure7",
             Exhibit::Figure14 => "figure14",
+            Exhibit::Projection => "projection",
             Exhibit::NativeControl => "native-control",
         }
     }
@@ -160,6 +167,7 @@ impl Exhibit {
             Exhibit::TableD10 => &["nested-binding"],
             Exhibit::Figure7 => &["matched-contracts"],
             Exhibit::Figure14 => &["independent-384", "teacher-forced"],
+            Exhibit::Projection => &["independent-384"],
             Exhibit::NativeControl => &["native-control"],
         }
     }
@@ -184,6 +192,7 @@ impl Exhibit {
             Exhibit::TableD10 => nested_binding::document(runs, against),
             Exhibit::Figure7 => matched_contracts::document(runs),
             Exhibit::Figure14 => independence::document(runs),
+            Exhibit::Projection => projection::document(runs),
             Exhibit::NativeControl => native_control::document(runs),
         }
     }
