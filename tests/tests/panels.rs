@@ -553,7 +553,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
         1,
         "{stderr}"
     );
-    let exhibits: [(&str, &[&str]); 19] = [
+    let exhibits: [(&str, &[&str]); 22] = [
         (
             "table1",
             &["| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |"],
@@ -654,6 +654,29 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             &[
                 "| Model | Domain | Evidence | Code | Character | Character − code, pp [95% CI] | sign p |",
                 "| lexical | direct | 98.3 / 100.0 | 85.0 / 96.7 |",
+            ],
+        ),
+        (
+            "tableC1",
+            &[
+                "| Model | Mode | Trajectory | Mean turn | Final | Valid format |",
+                "| simulated@000000000000 | Rollout |",
+                "| Jev | HistoryRecompute | 27.1 | 75.3 | 53.1 | 100.0 |",
+            ],
+        ),
+        (
+            "tableC2",
+            &[
+                "| Model | Endpoint | Difference [95% CI] | Component 95% CI |",
+                "| simulated@000000000000 | mean field |",
+                "| StartLux | final | 12.5 [7.3, 17.7] | [6.2, 19.6] |",
+            ],
+        ),
+        (
+            "tableC3",
+            &[
+                "| Model | Mode | Failed | Any recovery | Final recovery |",
+                "| StartLux | Oracle | 67 | 56 | 40 |",
             ],
         ),
         (

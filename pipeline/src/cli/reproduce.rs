@@ -3,8 +3,8 @@
 //! exhibit in the paper's layout with the paper's numbers beside ours. `all` writes every
 //! exhibit, each panel run once however many exhibits read it.
 //!
-//! Each panel runs from `config/panels/NAME.toml` (relative to the current directory, the
-//! repository root) with `[model] path` set to `--model`, as a child `choice2seq run`, into
+//! Each panel runs from its config (`config/panels/NAME.toml`, Appendix C's from
+//! `config/dialogue.toml`; relative to the current directory, the repository root) with `[model] path` set to `--model`, as a child `choice2seq run`, into
 //! `RUNS/NAME`. A run directory whose manifest says `completed` is reused as it is; any other
 //! is resumed. The derived configs are kept in `RUNS/configs/`.
 
@@ -38,8 +38,8 @@ fn parse_targets(s: &str) -> Result<Targets, String> {
 /// Reproduce one exhibit of the paper, or all of them.
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
-    /// The exhibit (table1, table2, table3, table4, tableB1, tableB2, tableD1, tableD5,
-    /// tableD6, tableD8, tableD9, figure7, figure14, native-control) or `all`.
+    /// The exhibit (table1, table2, table3, table4, tableB1, tableB2, tableC1–C3, tableD1–D6,
+    /// tableD8–D10, figure7, figure14, projection, native-control) or `all`.
     #[arg(value_parser = parse_targets)]
     pub exhibit: Targets,
     /// The model every panel runs (GGUF file or Hugging Face directory).
@@ -134,7 +134,7 @@ fn is_complete(run_dir: &Path) -> anyhow::Result<bool> {
 
 /// The panel's config with this model (and limit and draws), written under `runs/configs/`.
 fn derive_config(panel: &str, args: &ReproduceArgs, runs: &Path) -> anyhow::Result<PathBuf> {
-    let source = PathBuf::from(format!("config/panels/{panel}.toml"));
+    let source = Exhibit::panel_config(panel);
     let text = std::fs::read_to_string(&source).with_context(|| {
         format!(
             "reading {} (run reproduce from the repository root)",

@@ -11,6 +11,7 @@
 //! projection ([`projection`]) and the candidate-only Native control ([`native_control`]). Every other
 //! exhibit's status is in the README's exhibit table.
 
+pub mod dialogue;
 pub mod fresh_plan;
 pub mod independence;
 pub mod matched_contracts;
@@ -60,6 +61,15 @@ pub enum Exhibit {
     /// Table B1: Native against whole-answer generation (64 new tokens): joint, lost, gained.
     #[value(name = "tableB1")]
     TableB1,
+    /// Table C1: dialogue endpoints of the Joint arm per prior-state mode (Appendix C).
+    #[value(name = "tableC1")]
+    TableC1,
+    /// Table C2: Oracle − Rollout differences with dialogue and component intervals.
+    #[value(name = "tableC2")]
+    TableC2,
+    /// Table C3: failed trajectories and their recoveries.
+    #[value(name = "tableC3")]
+    TableC3,
     /// Table D1: SCR on the population Native-correct under every row (D.1).
     #[value(name = "tableD1")]
     TableD1,
@@ -105,10 +115,13 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 19] = [
+    pub const ALL: [Exhibit; 22] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
+        Exhibit::TableC1,
+        Exhibit::TableC2,
+        Exhibit::TableC3,
         Exhibit::Table3,
         Exhibit::Table4,
         Exhibit::TableB1,
@@ -135,6 +148,9 @@ impl Exhibit {
             Exhibit::Table3 => "table3",
             Exhibit::Table4 => "table4",
             Exhibit::TableB1 => "tableB1",
+            Exhibit::TableC1 => "tableC1",
+            Exhibit::TableC2 => "tableC2",
+            Exhibit::TableC3 => "tableC3",
             Exhibit::TableD1 => "tableD1",
             Exhibit::TableD2 => "tableD2",
             Exhibit::TableD3 => "tableD3",
@@ -151,12 +167,22 @@ impl Exhibit {
         }
     }
 
-    /// The panels (`config/panels/NAME.toml`) the exhibit is computed from.
+    /// The config of a panel: `config/panels/NAME.toml`, except Appendix C's dialogue run
+    /// (`config/dialogue.toml`, the README's dialogue command).
+    pub fn panel_config(panel: &str) -> PathBuf {
+        match panel {
+            "dialogue" => PathBuf::from("config/dialogue.toml"),
+            p => PathBuf::from(format!("config/panels/{p}.toml")),
+        }
+    }
+
+    /// The panels the exhibit is computed from ([`Exhibit::panel_config`]).
     pub fn panels(self) -> &'static [&'static str] {
         match self {
             Exhibit::Table1 | Exhibit::TableD1 => &["table1-code", "table1-direct"],
             Exhibit::Table2 | Exhibit::TableB2 => &["semantic-bridge"],
             Exhibit::Table3 => &["table3"],
+            Exhibit::TableC1 | Exhibit::TableC2 | Exhibit::TableC3 => &["dialogue"],
             Exhibit::Table4 => &["fresh-plan"],
             Exhibit::TableB1 => &["whole-answer"],
             Exhibit::TableD2 => &["repeats"],
@@ -180,6 +206,9 @@ impl Exhibit {
             Exhibit::TableB2 => semantic::table_b2(runs, against),
             Exhibit::Table3 => table3::document(runs, against),
             Exhibit::TableD1 => table_d1::document(runs, against),
+            Exhibit::TableC1 => dialogue::table_c1(runs, against),
+            Exhibit::TableC2 => dialogue::table_c2(runs),
+            Exhibit::TableC3 => dialogue::table_c3(runs),
             Exhibit::Table4 => fresh_plan::document(runs, against),
             Exhibit::TableB1 => whole_answer::document(runs),
             Exhibit::TableD2 => repeats::document(runs),
