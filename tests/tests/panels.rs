@@ -553,7 +553,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
         1,
         "{stderr}"
     );
-    let exhibits: [(&str, &[&str]); 22] = [
+    let exhibits: [(&str, &[&str]); 24] = [
         (
             "table1",
             &["| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |"],
@@ -677,6 +677,23 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             &[
                 "| Model | Mode | Failed | Any recovery | Final recovery |",
                 "| StartLux | Oracle | 67 | 56 | 40 |",
+            ],
+        ),
+        (
+            "tableC4",
+            &[
+                "| Model | Arm | Mean turn | Final state | Trajectory |",
+                "| simulated@000000000000 | Serial |",
+                "| Jev | Joint | 76.0 [71.0, 80.7] | 55.2 [44.8, 64.6] | 33.3 [24.0, 42.7] |",
+                "Serial − Joint mean turn, sign-flip p",
+            ],
+        ),
+        (
+            "tableC5",
+            &[
+                "| Model | Arm | Retained turns | Retention [95% CI] | Valid | Calls | Input tokens |",
+                "| simulated@000000000000 | Joint | reference | reference |",
+                "| Qwen3.5-27B | Serial | 395/426 | 93.3 [90.6, 95.8] | 99.4 | 1716 | 1084404 |",
             ],
         ),
         (

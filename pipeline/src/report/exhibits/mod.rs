@@ -70,6 +70,12 @@ pub enum Exhibit {
     /// Table C3: failed trajectories and their recoveries.
     #[value(name = "tableC3")]
     TableC3,
+    /// Table C4: every arm under the sign tests' mode, with the Serial − Joint sign tests.
+    #[value(name = "tableC4")]
+    TableC4,
+    /// Table C5: retention against Joint, validity, calls and input tokens.
+    #[value(name = "tableC5")]
+    TableC5,
     /// Table D1: SCR on the population Native-correct under every row (D.1).
     #[value(name = "tableD1")]
     TableD1,
@@ -115,13 +121,15 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 22] = [
+    pub const ALL: [Exhibit; 24] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
         Exhibit::TableC1,
         Exhibit::TableC2,
         Exhibit::TableC3,
+        Exhibit::TableC4,
+        Exhibit::TableC5,
         Exhibit::Table3,
         Exhibit::Table4,
         Exhibit::TableB1,
@@ -151,6 +159,8 @@ impl Exhibit {
             Exhibit::TableC1 => "tableC1",
             Exhibit::TableC2 => "tableC2",
             Exhibit::TableC3 => "tableC3",
+            Exhibit::TableC4 => "tableC4",
+            Exhibit::TableC5 => "tableC5",
             Exhibit::TableD1 => "tableD1",
             Exhibit::TableD2 => "tableD2",
             Exhibit::TableD3 => "tableD3",
@@ -182,7 +192,11 @@ impl Exhibit {
             Exhibit::Table1 | Exhibit::TableD1 => &["table1-code", "table1-direct"],
             Exhibit::Table2 | Exhibit::TableB2 => &["semantic-bridge"],
             Exhibit::Table3 => &["table3"],
-            Exhibit::TableC1 | Exhibit::TableC2 | Exhibit::TableC3 => &["dialogue"],
+            Exhibit::TableC1
+            | Exhibit::TableC2
+            | Exhibit::TableC3
+            | Exhibit::TableC4
+            | Exhibit::TableC5 => &["dialogue"],
             Exhibit::Table4 => &["fresh-plan"],
             Exhibit::TableB1 => &["whole-answer"],
             Exhibit::TableD2 => &["repeats"],
@@ -209,6 +223,8 @@ impl Exhibit {
             Exhibit::TableC1 => dialogue::table_c1(runs, against),
             Exhibit::TableC2 => dialogue::table_c2(runs),
             Exhibit::TableC3 => dialogue::table_c3(runs),
+            Exhibit::TableC4 => dialogue::table_c4(runs),
+            Exhibit::TableC5 => dialogue::table_c5(runs),
             Exhibit::Table4 => fresh_plan::document(runs, against),
             Exhibit::TableB1 => whole_answer::document(runs),
             Exhibit::TableD2 => repeats::document(runs),
