@@ -162,6 +162,25 @@ pub fn sign_flip_p(units: &[&UnitCounts]) -> Option<f64> {
     Some(sign_flip_p_integer(&v))
 }
 
+/// `draws` bootstrap means of the values in `strata`: each draw resamples every stratum (in
+/// the given order) with replacement, as many values as it holds, from one
+/// `ChaCha8Rng::seed_from_u64(seed)` stream, and averages over all values.
+pub(crate) fn stratified_mean_draws(strata: &[&[f64]], draws: u32, seed: u64) -> Vec<f64> {
+    let n: usize = strata.iter().map(|s| s.len()).sum();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut values = Vec::with_capacity(draws as usize);
+    for _ in 0..draws {
+        let mut sum = 0.0;
+        for ds in strata {
+            for _ in 0..ds.len() {
+                sum += ds[rng.random_range(0..ds.len())];
+            }
+        }
+        values.push(sum / n as f64);
+    }
+    values
+}
+
 /// Estimate a contrast over `units`: mean difference, stratified unit-bootstrap percentile
 /// interval (`draws` draws, `seed`, `level`) and the exact sign-flip p-value.
 ///
@@ -202,17 +221,8 @@ pub fn unit_contrast(
     for (u, d) in complete.iter().zip(&diffs) {
         strata.entry(u.stratum.as_str()).or_default().push(*d);
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut values = Vec::with_capacity(draws as usize);
-    for _ in 0..draws {
-        let mut sum = 0.0;
-        for ds in strata.values() {
-            for _ in 0..ds.len() {
-                sum += ds[rng.random_range(0..ds.len())];
-            }
-        }
-        values.push(sum / n as f64);
-    }
+    let strata: Vec<&[f64]> = strata.values().map(Vec::as_slice).collect();
+    let mut values = stratified_mean_draws(&strata, draws, seed);
     let ci = percentile_interval(&mut values, level);
     Ok(ContrastEstimate {
         units: n as u64,

@@ -15,10 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::contrasts::stratified_mean_draws;
 use crate::error::StatsError;
 use crate::intervals::{check_level, percentile_interval};
 
@@ -158,17 +157,8 @@ pub fn stratified_mean(
     for (s, v) in values {
         strata.entry(*s).or_default().push(*v);
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut draws_values = Vec::with_capacity(draws as usize);
-    for _ in 0..draws {
-        let mut sum = 0.0;
-        for vs in strata.values() {
-            for _ in 0..vs.len() {
-                sum += vs[rng.random_range(0..vs.len())];
-            }
-        }
-        draws_values.push(sum / n as f64);
-    }
+    let strata: Vec<&[f64]> = strata.values().map(Vec::as_slice).collect();
+    let mut draws_values = stratified_mean_draws(&strata, draws, seed);
     let ci = percentile_interval(&mut draws_values, level);
     Ok(MeanEstimate {
         items: n as u64,

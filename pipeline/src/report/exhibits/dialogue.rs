@@ -28,7 +28,7 @@
 use c2s_records::{DialogueArm, PriorMode};
 use c2s_stats::dialogue::{ContrastKind, DialogueSummary, Stat};
 
-use super::{compared_models, pp_diff, run_of, PanelRun};
+use super::{differences, pp_diff, printed_interval, run_of, signed1, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
 
@@ -180,13 +180,9 @@ pub fn arm_name(arm: DialogueArm) -> &'static str {
     }
 }
 
-fn printed(p: Printed) -> String {
-    format!("{} [{}, {}]", signed(p.0), signed(p.1), signed(p.2))
-}
-
 fn stat_cell(s: &Stat) -> String {
     s.value.map_or(UNDEFINED.to_string(), |v| {
-        format!("{} {}", signed(100.0 * v), ci(s.dialogue_ci.as_ref()))
+        format!("{} {}", signed1(100.0 * v), ci(s.dialogue_ci.as_ref()))
     })
 }
 
@@ -253,7 +249,7 @@ pub fn c4_layout(s: &DialogueSummary) -> Doc {
             .iter()
             .map(|(m, a, v)| {
                 let mut row = vec![m.to_string(), a.to_string()];
-                row.extend(v.map(printed));
+                row.extend(v.map(printed_interval));
                 row
             })
             .collect(),
@@ -324,7 +320,7 @@ pub fn c5_layout(s: &DialogueSummary) -> Doc {
             .iter()
             .map(|(m, a, r, valid, calls, tokens)| {
                 let (turns, ret) = match r {
-                    Some(((k, n), p)) => (format!("{k}/{n}"), printed(*p)),
+                    Some(((k, n), p)) => (format!("{k}/{n}"), printed_interval(*p)),
                     None => ("reference".to_string(), "reference".to_string()),
                 };
                 vec![
@@ -347,23 +343,15 @@ fn pct(v: Option<f64>) -> String {
     v.map_or(UNDEFINED.to_string(), |x| format!("{:.1}", 100.0 * x))
 }
 
-fn signed(v: f64) -> String {
-    if v < 0.0 {
-        format!("−{:.1}", -v)
-    } else {
-        format!("{v:.1}")
-    }
-}
-
 fn ci(i: Option<&c2s_stats::Interval>) -> String {
     i.map_or(UNDEFINED.to_string(), |i| {
-        format!("[{}, {}]", signed(100.0 * i.low), signed(100.0 * i.high))
+        format!("[{}, {}]", signed1(100.0 * i.low), signed1(100.0 * i.high))
     })
 }
 
 fn difference(s: &Stat) -> (String, String) {
     let d = s.value.map_or(UNDEFINED.to_string(), |v| {
-        format!("{} {}", signed(100.0 * v), ci(s.dialogue_ci.as_ref()))
+        format!("{} {}", signed1(100.0 * v), ci(s.dialogue_ci.as_ref()))
     });
     (d, ci(s.component_ci.as_ref()))
 }
@@ -427,15 +415,12 @@ pub fn c1_layout(s: &DialogueSummary, against: &str) -> Doc {
             .collect(),
         notes: vec![],
     });
-    let printed: Vec<&str> = PAPER_C1.iter().map(|p| p.0).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let mut diff = Table {
-        text_columns: 3,
-        header: [
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER_C1.iter().map(|p| p.0),
+        against,
+        3,
+        &[
             "Model",
             "Mode",
             "Paper row",
@@ -443,11 +428,8 @@ pub fn c1_layout(s: &DialogueSummary, against: &str) -> Doc {
             "Δ Mean turn",
             "Δ Final",
             "Δ Valid format",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
+        ],
+    );
     for r in &joint {
         let mode = mode_name(r.spec.mode);
         for (m, _, v) in PAPER_C1
@@ -516,8 +498,8 @@ pub fn c2_layout(s: &DialogueSummary) -> Doc {
                 vec![
                     m.to_string(),
                     e.to_string(),
-                    format!("{} [{}, {}]", signed(*d), signed(*lo), signed(*hi)),
-                    format!("[{}, {}]", signed(*clo), signed(*chi)),
+                    format!("{} [{}, {}]", signed1(*d), signed1(*lo), signed1(*hi)),
+                    format!("[{}, {}]", signed1(*clo), signed1(*chi)),
                 ]
             })
             .collect(),

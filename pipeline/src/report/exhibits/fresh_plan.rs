@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 
-use super::{compared_models, paper_domain, pp_diff, run_of, PanelRun};
+use super::{differences, paper_domain, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 
 /// The Serial copy arms of the panel: raw and indexed evidence.
@@ -149,26 +149,20 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             .collect(),
         notes: vec!["Each model–domain pair contains 30 plans.".into()],
     });
-    let printed: Vec<&str> = PAPER.iter().map(|p| p.model).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let mut diff = Table {
-        text_columns: 3,
-        header: [
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER.iter().map(|p| p.model),
+        against,
+        3,
+        &[
             "Model",
             "Domain",
             "Paper row",
             "Δ Raw",
             "Δ Indexed",
             "Δ Gold EM",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
+        ],
+    );
     for r in ours {
         for p in PAPER
             .iter()

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use c2s_records::Trajectory;
 use c2s_stats::ContrastRow;
 
-use super::{paper_domain, pp_diff, run_of, PanelRun};
+use super::{paper_domain, percent_interval, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{p_value, UNDEFINED};
 
@@ -91,20 +91,8 @@ fn difference_cell(c: Option<&ContrastRow>) -> (String, String) {
     let Some(c) = c else {
         return (UNDEFINED.to_string(), UNDEFINED.to_string());
     };
-    let f = |x: f64| {
-        let v = 100.0 * x;
-        if v < 0.0 {
-            format!("−{:.1}", -v)
-        } else {
-            format!("{v:.1}")
-        }
-    };
     let e = &c.estimate;
-    let d = match (e.difference, e.ci_low, e.ci_high) {
-        (Some(d), Some(lo), Some(hi)) => format!("{} [{}, {}]", f(d), f(lo), f(hi)),
-        (Some(d), _, _) => f(d),
-        _ => UNDEFINED.to_string(),
-    };
+    let d = percent_interval(e.difference.map(|d| (d, e.ci_low, e.ci_high)));
     (d, p_value(e.sign_p))
 }
 

@@ -308,6 +308,64 @@ pub fn pp_diff(ours: Option<f64>, paper: f64) -> String {
     }
 }
 
+/// One decimal with a true minus sign and no plus (`−1.2`, `3.4`), as the paper prints.
+pub fn signed1(v: f64) -> String {
+    if v < 0.0 {
+        format!("−{:.1}", -v)
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// A printed value with its interval, `v [lo, hi]`.
+pub fn printed_interval((v, lo, hi): (f64, f64, f64)) -> String {
+    format!("{} [{}, {}]", signed1(v), signed1(lo), signed1(hi))
+}
+
+/// A fraction's estimate with its optional interval, in percent (`54.2 [43.8, 64.6]`).
+pub fn percent_interval(d: Option<(f64, Option<f64>, Option<f64>)>) -> String {
+    match d {
+        None => UNDEFINED.to_string(),
+        Some((d, Some(lo), Some(hi))) => printed_interval((100.0 * d, 100.0 * lo, 100.0 * hi)),
+        Some((d, _, _)) => signed1(100.0 * d),
+    }
+}
+
+/// The distinct values of `items` in first-seen order (the models of our rows).
+pub fn distinct<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for m in items {
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// Opens an exhibit's differences section: the heading "This run minus the paper (MODELS)"
+/// for the paper models compared ([`compared_models`] of the printed rows' models) and an
+/// empty table with `header`, its first `text_columns` columns text.
+pub fn differences<'a>(
+    doc: &mut Doc,
+    printed: impl IntoIterator<Item = &'a str>,
+    against: &str,
+    text_columns: usize,
+    header: &[&str],
+) -> (Vec<&'a str>, super::doc::Table) {
+    let printed: Vec<&str> = printed.into_iter().collect();
+    let models = compared_models(&printed, against);
+    doc.h(
+        2,
+        format!("This run minus the paper ({})", models.join(", ")),
+    );
+    let table = super::doc::Table {
+        text_columns,
+        header: header.iter().map(|h| h.to_string()).collect(),
+        ..super::doc::Table::default()
+    };
+    (models, table)
+}
+
 /// Write `doc` as `out/NAME.md` and `out/NAME.html`; returns both paths.
 pub fn write(doc: &Doc, out: &Path, name: &str) -> anyhow::Result<(PathBuf, PathBuf)> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
@@ -321,12 +379,7 @@ pub fn write(doc: &Doc, out: &Path, name: &str) -> anyhow::Result<(PathBuf, Path
 /// The paper models an exhibit's differences are taken against: `against` where the exhibit
 /// prints a row of it, else every model it prints (in the exhibit's order).
 pub fn compared_models<'a>(printed: &[&'a str], against: &str) -> Vec<&'a str> {
-    let mut models: Vec<&str> = Vec::new();
-    for m in printed {
-        if !models.contains(m) {
-            models.push(m);
-        }
-    }
+    let models = distinct(printed.iter().copied());
     if let Some(m) = models.iter().find(|m| **m == against) {
         return vec![m];
     }

@@ -10,8 +10,8 @@
 
 use c2s_stats::{ContrastRow, MetricRow};
 
-use super::padded::{difference_cell, sig3};
-use super::{compared_models, paper_domain, pp_diff, run_of, PanelRun};
+use super::padded::sig3;
+use super::{differences, paper_domain, percent_interval, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::MetricIndex;
 
@@ -147,7 +147,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
                     r.evidence.clone(),
                     format!("{}/{}", r.literal.0, r.literal.1),
                     format!("{}/{}", r.opaque.0, r.opaque.1),
-                    difference_cell(r.difference),
+                    percent_interval(r.difference),
                     sig3(r.holm_p),
                 ]
             })
@@ -171,7 +171,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
                     e.to_string(),
                     format!("{lit}/{PAPER_PARENTS}"),
                     format!("{opq}/{PAPER_PARENTS}"),
-                    difference_cell(Some((
+                    percent_interval(Some((
                         diff.0 / 100.0,
                         Some(diff.1 / 100.0),
                         Some(diff.2 / 100.0),
@@ -184,15 +184,12 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             "Each domain has 48 parents; indexed readout is correct under both bindings.".into(),
         ],
     });
-    let printed: Vec<&str> = PAPER.iter().map(|p| p.0).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let mut diff = Table {
-        text_columns: 4,
-        header: [
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER.iter().map(|p| p.0),
+        against,
+        4,
+        &[
             "Model",
             "Domain",
             "Evidence",
@@ -200,11 +197,8 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             "Δ Literal",
             "Δ Opaque",
             "Δ Difference",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
+        ],
+    );
     for r in ours {
         for p in PAPER
             .iter()

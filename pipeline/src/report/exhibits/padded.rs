@@ -12,7 +12,7 @@
 
 use c2s_stats::{ContrastRow, MetricRow};
 
-use super::{compared_models, paper_domain, PanelRun};
+use super::{differences, paper_domain, percent_interval, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
 
@@ -169,22 +169,6 @@ pub fn our_rows(
         .collect()
 }
 
-pub(super) fn difference_cell(d: Option<(f64, Option<f64>, Option<f64>)>) -> String {
-    let f = |x: f64| {
-        let v = 100.0 * x;
-        if v < 0.0 {
-            format!("−{:.1}", -v)
-        } else {
-            format!("{v:.1}")
-        }
-    };
-    match d {
-        None => UNDEFINED.to_string(),
-        Some((d, Some(lo), Some(hi))) => format!("{} [{}, {}]", f(d), f(lo), f(hi)),
-        Some((d, _, _)) => f(d),
-    }
-}
-
 fn header() -> Vec<String> {
     [
         "Model",
@@ -220,7 +204,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
                     r.matched.to_string(),
                     format!("{}/{}", r.indexed.0, r.indexed.1),
                     format!("{}/{}", r.padded.0, r.padded.1),
-                    difference_cell(r.difference),
+                    percent_interval(r.difference),
                     sig3(r.holm_p),
                 ]
             })
@@ -250,15 +234,12 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             .collect(),
         notes: vec!["Each model/domain has 48 parents.".into()],
     });
-    let printed: Vec<&str> = PAPER.iter().map(|p| p.model).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let mut diff = Table {
-        text_columns: 4,
-        header: [
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER.iter().map(|p| p.model),
+        against,
+        4,
+        &[
             "Model",
             "Domain",
             "Match",
@@ -266,11 +247,8 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             "Δ Indexed",
             "Δ Padded",
             "Δ Difference",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
+        ],
+    );
     for r in ours {
         for p in PAPER
             .iter()

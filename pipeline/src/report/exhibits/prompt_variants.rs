@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use c2s_records::Trajectory;
 use c2s_stats::{ContrastRow, Estimate, MetricRow, StatsConfig, TemplateOutcomes};
 
-use super::{paper_domain, pp_diff, run_of, PanelRun};
+use super::{distinct, paper_domain, pp_diff, printed_interval, run_of, signed1, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{pct, ratio, scr_cell, MetricIndex, UNDEFINED};
 
@@ -92,18 +92,6 @@ fn variant_of(arm: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn signed(v: f64) -> String {
-    if v < 0.0 {
-        format!("−{:.1}", -v)
-    } else {
-        format!("{v:.1}")
-    }
-}
-
-fn interval((v, lo, hi): (f64, f64, f64)) -> String {
-    format!("{} [{}, {}]", signed(v), signed(lo), signed(hi))
-}
-
 /// One of our Table D3 rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurD3Row {
@@ -138,8 +126,10 @@ pub fn d3_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurD3Row> {
             });
             let change = contrast.map_or(UNDEFINED.to_string(), |c| {
                 match (c.estimate.difference, c.estimate.ci_low, c.estimate.ci_high) {
-                    (Some(d), Some(lo), Some(hi)) => interval((100.0 * d, 100.0 * lo, 100.0 * hi)),
-                    (Some(d), _, _) => signed(100.0 * d),
+                    (Some(d), Some(lo), Some(hi)) => {
+                        printed_interval((100.0 * d, 100.0 * lo, 100.0 * hi))
+                    }
+                    (Some(d), _, _) => signed1(100.0 * d),
                     _ => UNDEFINED.to_string(),
                 }
             });
@@ -251,8 +241,8 @@ fn estimate_cell(e: Option<Estimate>) -> String {
             value: Some(v),
             interval: Some(i),
             ..
-        }) => interval((100.0 * v, 100.0 * i.low, 100.0 * i.high)),
-        Some(Estimate { value: Some(v), .. }) => signed(100.0 * v),
+        }) => printed_interval((100.0 * v, 100.0 * i.low, 100.0 * i.high)),
+        Some(Estimate { value: Some(v), .. }) => signed1(100.0 * v),
         _ => UNDEFINED.to_string(),
     }
 }
@@ -278,8 +268,7 @@ pub fn d3_layout(ours: &[OurD3Row]) -> Doc {
         "SCR uses template-specific Native successes. Changes from v1 have paired 95% intervals \
          and four-test Holm correction.",
     );
-    let mut models: Vec<&str> = ours.iter().map(|r| r.model.as_str()).collect();
-    models.dedup();
+    let models = distinct(ours.iter().map(|r| r.model.as_str()));
     for model in models {
         doc.h(2, format!("This run: {model}"));
         doc.table(Table {
@@ -315,7 +304,7 @@ pub fn d3_layout(ours: &[OurD3Row]) -> Doc {
             .iter()
             .map(|(d, v, em, (k, n), scr, change)| {
                 let (c, p) = match change {
-                    Some((c, p)) => (interval(*c), p.to_string()),
+                    Some((c, p)) => (printed_interval(*c), p.to_string()),
                     None => ("reference".to_string(), "N/A".to_string()),
                 };
                 vec![
@@ -323,7 +312,7 @@ pub fn d3_layout(ours: &[OurD3Row]) -> Doc {
                     v.to_string(),
                     format!("{em:.1}"),
                     format!("{k}/{n}"),
-                    interval(*scr),
+                    printed_interval(*scr),
                     c,
                     p,
                 ]
@@ -372,8 +361,7 @@ pub fn d4_layout(ours: &[OurD4Row]) -> Doc {
         "lexical" => "Lexical".to_string(),
         other => other.to_string(),
     };
-    let mut models: Vec<&str> = ours.iter().map(|r| r.model.as_str()).collect();
-    models.dedup();
+    let models = distinct(ours.iter().map(|r| r.model.as_str()));
     for model in models {
         doc.h(2, format!("This run: {model}"));
         doc.table(Table {
@@ -403,7 +391,7 @@ pub fn d4_layout(ours: &[OurD4Row]) -> Doc {
         header,
         rows: PAPER_D4
             .iter()
-            .map(|(d, m, w)| vec![d.to_string(), interval(*m), interval(*w)])
+            .map(|(d, m, w)| vec![d.to_string(), printed_interval(*m), printed_interval(*w)])
             .collect(),
         notes: vec![],
     });

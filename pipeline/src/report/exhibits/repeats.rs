@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use c2s_records::Trajectory;
 use c2s_stats::MetricRow;
 
-use super::{paper_domain, run_of, PanelRun};
+use super::{distinct, paper_domain, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
 
@@ -140,8 +140,7 @@ pub fn layout(ours: &[OurRow]) -> Doc {
     let mut doc =
         Doc::new("Table D2: Across three repeats, Native choices agree but Serial successes vary");
     doc.p("Counts are retained/Native correct.");
-    let mut models: Vec<&str> = ours.iter().map(|r| r.model.as_str()).collect();
-    models.dedup();
+    let models = distinct(ours.iter().map(|r| r.model.as_str()));
     for model in models {
         let rows: Vec<&OurRow> = ours.iter().filter(|r| r.model == model).collect();
         doc.h(2, format!("This run: {model}"));

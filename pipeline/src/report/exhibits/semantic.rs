@@ -12,7 +12,7 @@
 
 use c2s_stats::MetricRow;
 
-use super::{compared_models, pp_diff, run_of, PanelRun};
+use super::{differences, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{count, pct, ratio, scr_cell, MetricIndex, UNDEFINED};
 
@@ -215,7 +215,7 @@ pub fn table2_layout(ours: &[OurRow], against: &str) -> Doc {
             .collect(),
         notes: vec![],
     });
-    differences(&mut doc, &named, against, "Table 2");
+    difference_rows(&mut doc, &named, against, "Table 2");
     doc
 }
 
@@ -277,32 +277,26 @@ pub fn table_b2_layout(ours: &[OurRow], against: &str) -> Doc {
         notes: vec![],
     });
     let all: Vec<&OurRow> = ours.iter().collect();
-    differences(&mut doc, &all, against, "Table B2");
+    difference_rows(&mut doc, &all, against, "Table B2");
     doc
 }
 
 /// Ours minus each compared paper model's row of the same representation.
-fn differences(doc: &mut Doc, ours: &[&OurRow], against: &str, exhibit: &str) {
-    let printed: Vec<&str> = PAPER.iter().map(|p| p.model).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let mut table = Table {
-        text_columns: 3,
-        header: [
+fn difference_rows(doc: &mut Doc, ours: &[&OurRow], against: &str, exhibit: &str) {
+    let (models, mut table) = differences(
+        doc,
+        PAPER.iter().map(|p| p.model),
+        against,
+        3,
+        &[
             "Model",
             "Representation",
             "Paper row",
             "Δ Native EM",
             "Δ Serial EM",
             "Δ SCR",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
+        ],
+    );
     for r in ours {
         for m in &models {
             let Some(p) = PAPER

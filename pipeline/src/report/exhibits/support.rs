@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use c2s_records::{Membership, Trajectory};
 use c2s_stats::MetricRow;
 
-use super::{compared_models, paper_domain, pp_diff, run_of, PanelRun};
+use super::{differences, paper_domain, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
 
@@ -184,15 +184,12 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
             .collect(),
         notes: vec!["384 items per domain.".into()],
     });
-    let printed: Vec<&str> = PAPER_D5.iter().map(|p| p.0).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let mut diff = Table {
-        text_columns: 3,
-        header: [
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER_D5.iter().map(|p| p.0),
+        against,
+        3,
+        &[
             "Model",
             "Domain",
             "Paper row",
@@ -200,11 +197,8 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
             "Δ Recovered",
             "Δ Lost",
             "Δ Both correct",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
+        ],
+    );
     for r in ours {
         for (m, d, c) in PAPER_D5
             .iter()
@@ -281,15 +275,12 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
             .collect(),
         notes: vec!["384 items per domain.".into()],
     });
-    let printed: Vec<&str> = PAPER_D6.iter().map(|p| p.0).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let mut diff = Table {
-        text_columns: 3,
-        header: [
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER_D6.iter().map(|p| p.0),
+        against,
+        3,
+        &[
             "Model",
             "Domain",
             "Paper row",
@@ -297,11 +288,8 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
             "Δ Union calls / item",
             "Δ Full member",
             "Δ Union member",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
+        ],
+    );
     for r in ours {
         for (m, d, c, p) in PAPER_D6
             .iter()

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use c2s_records::{Domain, Trajectory};
 
-use super::{pp_diff, run_of, PanelRun};
+use super::{distinct, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
 
@@ -179,8 +179,7 @@ pub fn layout(ours: &[OurRow]) -> Doc {
         "Correct counts are content EM; valid trajectories are arithmetic/lexical percentages; \
          calls are per item.",
     );
-    let mut models: Vec<&str> = ours.iter().map(|r| r.model.as_str()).collect();
-    models.dedup();
+    let models = distinct(ours.iter().map(|r| r.model.as_str()));
     for model in models {
         doc.h(2, format!("This run: {model}"));
         doc.table(Table {

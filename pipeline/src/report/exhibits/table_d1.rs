@@ -16,7 +16,7 @@ use c2s_records::{PairedOutcome, Trajectory};
 use c2s_stats::MetricRow;
 
 use super::table1::Interface;
-use super::{compared_models, paper_domain, pp_diff, PanelRun};
+use super::{differences, paper_domain, pp_diff, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{ratio, scr_cell, MetricIndex, UNDEFINED};
 
@@ -260,19 +260,13 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             .collect(),
         notes: vec!["Jev under the code interface, Qwen3.5-27B under the direct one.".into()],
     });
-    let printed: Vec<&str> = PAPER.iter().map(|p| p.model).collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER.iter().map(|p| p.model),
+        against,
+        3,
+        &["Model", "Domain", "Paper row", "Δ Coverage", "Δ SCR"],
     );
-    let mut diff = Table {
-        text_columns: 3,
-        header: ["Model", "Domain", "Paper row", "Δ Coverage", "Δ SCR"]
-            .map(String::from)
-            .to_vec(),
-        ..Table::default()
-    };
     for r in ours {
         for p in PAPER
             .iter()

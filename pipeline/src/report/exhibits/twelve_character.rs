@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use c2s_stats::CellRow;
 
-use super::{compared_models, pp_diff, run_of, PanelRun};
+use super::{compared_models, distinct, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 
 /// A row of Table D8 as printed: branch, choices / queries, and per paper model (correct,
@@ -69,8 +69,7 @@ fn scr_count(c: &CellRow) -> String {
 }
 
 pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> Doc {
-    let mut models: Vec<&str> = cells.keys().map(|(m, _)| m.as_str()).collect();
-    models.dedup();
+    let models = distinct(cells.keys().map(|(m, _)| m.as_str()));
     let mut doc = Doc::new(
         "Table D8: Correctness depends on branch location and queried depth despite a fixed \
          eight-candidate set",

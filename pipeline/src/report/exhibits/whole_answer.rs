@@ -9,7 +9,7 @@
 
 use c2s_stats::MetricRow;
 
-use super::{paper_domain, pp_diff, run_of, PanelRun};
+use super::{distinct, paper_domain, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{pct, Group, MetricIndex, UNDEFINED};
 
@@ -96,8 +96,7 @@ pub fn layout(ours: &[OurRow]) -> Doc {
         "Joint, lost and gained counts compare independent Native and whole-generation \
          outcomes.",
     );
-    let mut models: Vec<&str> = ours.iter().map(|r| r.model.as_str()).collect();
-    models.dedup();
+    let models = distinct(ours.iter().map(|r| r.model.as_str()));
     for model in models {
         let rows: Vec<&OurRow> = ours.iter().filter(|r| r.model == model).collect();
         doc.h(2, format!("This run: {model}"));
