@@ -22,8 +22,10 @@
 //!   counts." Columns: Model, Arm, Retained turns, Retention [95% CI], Valid, Calls, Input
 //!   tokens, under the same mode.
 //!
-//! Tables C1–C3 print the Joint arm's rows (one per model and mode); ours are the run's Joint
-//! rows, the arm whose requests carry every field.
+//! Tables C1–C3 print one row per model and prior-state mode, from C.1's prior-state panel, a
+//! separate run from C4's (Jev's C1 HistoryRecompute row is 27.1 / 75.3 / 53.1, its C4 Joint
+//! row 33.3 / 76.0 / 55.2); ours are this run's Joint rows per mode, the arm whose requests
+//! carry every field.
 
 use c2s_records::{DialogueArm, PriorMode};
 use c2s_stats::dialogue::{ContrastKind, DialogueSummary, Stat};
@@ -220,8 +222,11 @@ pub fn c4_layout(s: &DialogueSummary) -> Doc {
             )
         })
         .collect();
-    notes
-        .push("\"Two Serial-minus-Joint sign tests share Holm correction\" (99,999 draws).".into());
+    notes.push(format!(
+        "\"Two Serial-minus-Joint sign tests share Holm correction\" ({} draws here; \
+             the paper's 99,999).",
+        s.options.sign_draws
+    ));
     doc.table(Table {
         text_columns: 2,
         header: header.clone(),

@@ -31,7 +31,9 @@ pub const PAPER_D5: [(&str, &str, [u64; 4]); 6] = [
     ("Jev", "math", [84, 192, 8, 100]),
     ("Jev", "lexical", [285, 91, 0, 8]),
     ("StartLux", "math", [274, 103, 3, 4]),
-    ("StartLux", "lexical", [366, 1, 7, 10]),
+    // "3661710": 366/17/1/0, not 366/1/7/10 (both add to 384): Table D6 gives StartLux
+    // lexical Full outputs 1.0% candidate membership, so Full is correct on at most 4 items.
+    ("StartLux", "lexical", [366, 17, 1, 0]),
     ("Qwen3.5-27B", "math", [244, 105, 14, 21]),
     ("Qwen3.5-27B", "lexical", [166, 87, 30, 101]),
 ];
@@ -350,6 +352,14 @@ mod tests {
         for (m, d, c, _) in PAPER_D6 {
             assert_eq!(c[0], 2112, "{m} {d}");
             assert_eq!(c[1] + c[2], c[0], "{m} {d}");
+        }
+        // A correct output is a candidate: each arm's correct share stays within its
+        // candidate membership (Full: lost + both correct; Union: recovered + both correct).
+        for (m, d, c) in PAPER_D5 {
+            let (_, _, _, member) = PAPER_D6.iter().find(|p| p.0 == m && p.1 == d).unwrap();
+            let share = |k: u64| 100.0 * k as f64 / PAPER_ITEMS as f64;
+            assert!(share(c[2] + c[3]) <= member[0], "{m} {d} Full");
+            assert!(share(c[1] + c[3]) <= member[1], "{m} {d} Union");
         }
     }
 
