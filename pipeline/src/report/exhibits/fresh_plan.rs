@@ -189,8 +189,8 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    let (_, trajectories) = run_of(runs, "fresh-plan")?.records()?;
-    Ok(layout(&our_rows(&trajectories), against))
+    let run = run_of(runs, "fresh-plan")?.load()?;
+    Ok(layout(&our_rows(&run.trajectories), against))
 }
 
 #[cfg(test)]

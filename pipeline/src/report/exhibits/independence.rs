@@ -104,13 +104,14 @@ pub fn layout(panels: &[(&str, Vec<c2s_stats::MetricRow>)], level: f64) -> Doc {
     }
     doc
 }
+
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let mut panels = Vec::new();
     let mut level = 0.95;
     for run in runs {
-        let cfg = crate::cli::stats::runs_stats_config(std::slice::from_ref(&run.run_dir))?;
-        level = cfg.level;
-        panels.push((run.panel, run.metric_rows()?));
+        let loaded = run.load()?;
+        level = loaded.stats.level;
+        panels.push((run.panel, loaded.metric_rows()?));
     }
     Ok(layout(&panels, level))
 }

@@ -205,10 +205,9 @@ pub fn layout(cells: &Cells, contrasts: &[ContrastRow]) -> Doc {
 }
 
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let run = run_of(runs, "matched-contracts")?;
-    let (_, trajectories) = run.records()?;
+    let run = run_of(runs, "matched-contracts")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    Ok(layout(&cells(&trajectories), &contrasts))
+    Ok(layout(&cells(&run.trajectories), &contrasts))
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use c2s_records::{PairedOutcome, Trajectory};
-use c2s_stats::MetricRow;
+use c2s_stats::{CellRow, ContrastRow, MetricRow, StatsConfig};
 use clap::ValueEnum;
 
 use super::doc::Doc;
@@ -251,29 +251,43 @@ pub struct PanelRun {
 }
 
 impl PanelRun {
-    /// The run's metric rows, recomputed with the statistics settings it was run with.
+    /// The run's records and the statistics settings it was run with, read once: an exhibit
+    /// computes its metric rows, contrasts and its own tables from this.
+    pub fn load(&self) -> anyhow::Result<LoadedRun> {
+        let stats = crate::cli::stats::runs_stats_config(std::slice::from_ref(&self.run_dir))?;
+        let (outcomes, trajectories) = crate::cli::stats::read_run(&self.run_dir)?;
+        Ok(LoadedRun {
+            run_dir: self.run_dir.clone(),
+            stats,
+            outcomes,
+            trajectories,
+        })
+    }
+}
+
+/// One panel run's records in memory.
+pub struct LoadedRun {
+    pub run_dir: PathBuf,
+    pub stats: StatsConfig,
+    pub outcomes: Vec<PairedOutcome>,
+    pub trajectories: Vec<Trajectory>,
+}
+
+impl LoadedRun {
+    /// The run's metric rows, recomputed with its statistics settings.
     pub fn metric_rows(&self) -> anyhow::Result<Vec<MetricRow>> {
-        let dirs = [self.run_dir.clone()];
-        let cfg = crate::cli::stats::runs_stats_config(&dirs)?;
-        crate::cli::stats::recompute_runs(&dirs, &cfg, 0)
+        crate::cli::stats::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
             .with_context(|| format!("metrics of {}", self.run_dir.display()))
     }
 
-    /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`),
-    /// computed with the statistics settings it was run with.
-    pub fn contrast_tables(
-        &self,
-    ) -> anyhow::Result<(Vec<c2s_stats::ContrastRow>, Vec<c2s_stats::CellRow>)> {
-        let dirs = [self.run_dir.clone()];
-        let cfg = crate::cli::stats::runs_stats_config(&dirs)?;
-        let (_, trajectories) = self.records()?;
-        crate::cli::contrasts::tables_of(&dirs, &trajectories, &cfg)
-            .with_context(|| format!("contrasts of {}", self.run_dir.display()))
-    }
-
-    /// The run's paired outcomes and trajectories.
-    pub fn records(&self) -> anyhow::Result<(Vec<PairedOutcome>, Vec<Trajectory>)> {
-        crate::cli::stats::read_run(&self.run_dir)
+    /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`).
+    pub fn contrast_tables(&self) -> anyhow::Result<(Vec<ContrastRow>, Vec<CellRow>)> {
+        crate::cli::contrasts::tables_of(
+            std::slice::from_ref(&self.run_dir),
+            &self.trajectories,
+            &self.stats,
+        )
+        .with_context(|| format!("contrasts of {}", self.run_dir.display()))
     }
 }
 
@@ -314,6 +328,15 @@ pub fn signed1(v: f64) -> String {
         format!("−{:.1}", -v)
     } else {
         format!("{v:.1}")
+    }
+}
+
+/// A signed difference with two decimals and a true minus sign (`+0.50`, `−2.50`).
+pub fn signed2(d: f64) -> String {
+    if d < 0.0 {
+        format!("−{:.2}", -d)
+    } else {
+        format!("+{d:.2}")
     }
 }
 

@@ -105,10 +105,8 @@ pub fn layout(counts: &BTreeMap<(String, String), Counts>, level: f64) -> Doc {
 }
 
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let run = run_of(runs, "native-control")?;
-    let level = crate::cli::stats::runs_stats_config(std::slice::from_ref(&run.run_dir))?.level;
-    let (_, trajectories) = run.records()?;
-    Ok(layout(&counts(&trajectories), level))
+    let run = run_of(runs, "native-control")?.load()?;
+    Ok(layout(&counts(&run.trajectories), run.stats.level))
 }
 
 #[cfg(test)]

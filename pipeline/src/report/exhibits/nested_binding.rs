@@ -224,7 +224,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    let run = run_of(runs, "nested-binding")?;
+    let run = run_of(runs, "nested-binding")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
     Ok(layout(&our_rows(&run.metric_rows()?, &contrasts), against))
 }

@@ -279,6 +279,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
         let Some(run) = runs.iter().find(|r| r.panel == panel) else {
             continue;
         };
+        let run = run.load()?;
         let (contrasts, _) = run.contrast_tables()?;
         ours.extend(our_rows(matched, &run.metric_rows()?, &contrasts));
     }

@@ -162,12 +162,10 @@ pub fn layout(ours: &[OurRow], level: f64) -> Doc {
 }
 
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let run = run_of(runs, "independent-384")?;
-    let stats = crate::cli::stats::runs_stats_config(std::slice::from_ref(&run.run_dir))?;
-    let (_, trajectories) = run.records()?;
+    let run = run_of(runs, "independent-384")?.load()?;
     Ok(layout(
-        &our_rows(&item_scores(&trajectories), &stats)?,
-        stats.level,
+        &our_rows(&item_scores(&run.trajectories), &run.stats)?,
+        run.stats.level,
     ))
 }
 

@@ -420,16 +420,14 @@ pub fn d4_layout(ours: &[OurD4Row]) -> Doc {
 }
 
 pub fn table_d3(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let run = run_of(runs, "prompt-variants-direct")?;
+    let run = run_of(runs, "prompt-variants-direct")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
     Ok(d3_layout(&d3_rows(&run.metric_rows()?, &contrasts)))
 }
 
 pub fn table_d4(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let run = run_of(runs, "prompt-variants-direct")?;
-    let stats = crate::cli::stats::runs_stats_config(std::slice::from_ref(&run.run_dir))?;
-    let (_, trajectories) = run.records()?;
-    Ok(d4_layout(&d4_rows(&trajectories, &stats)?))
+    let run = run_of(runs, "prompt-variants-direct")?.load()?;
+    Ok(d4_layout(&d4_rows(&run.trajectories, &run.stats)?))
 }
 
 #[cfg(test)]

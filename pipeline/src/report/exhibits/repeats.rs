@@ -192,8 +192,8 @@ pub fn layout(ours: &[OurRow]) -> Doc {
 
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "repeats")?;
-    let (_, trajectories) = run.records()?;
-    Ok(layout(&our_rows(&run.metric_rows()?, &trajectories)))
+    let run = run.load()?;
+    Ok(layout(&our_rows(&run.metric_rows()?, &run.trajectories)))
 }
 
 #[cfg(test)]

@@ -322,12 +322,12 @@ fn difference_rows(doc: &mut Doc, ours: &[&OurRow], against: &str, exhibit: &str
 }
 
 pub fn table2(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    let rows = run_of(runs, "semantic-bridge")?.metric_rows()?;
+    let rows = run_of(runs, "semantic-bridge")?.load()?.metric_rows()?;
     Ok(table2_layout(&our_rows(&rows), against))
 }
 
 pub fn table_b2(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    let rows = run_of(runs, "semantic-bridge")?.metric_rows()?;
+    let rows = run_of(runs, "semantic-bridge")?.load()?.metric_rows()?;
     Ok(table_b2_layout(&our_rows(&rows), against))
 }
 

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use c2s_records::{Membership, Trajectory};
 use c2s_stats::MetricRow;
 
-use super::{differences, paper_domain, pp_diff, run_of, PanelRun};
+use super::{differences, paper_domain, pp_diff, run_of, signed2, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
 
@@ -301,12 +301,7 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
                 if n == 0 {
                     return UNDEFINED.to_string();
                 }
-                let x = calls as f64 / n as f64 - paper as f64 / PAPER_ITEMS as f64;
-                if x < 0.0 {
-                    format!("−{:.2}", -x)
-                } else {
-                    format!("+{x:.2}")
-                }
+                signed2(calls as f64 / n as f64 - paper as f64 / PAPER_ITEMS as f64)
             };
             diff.rows.push(vec![
                 r.model.clone(),
@@ -329,13 +324,13 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
 }
 
 pub fn table_d5(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    let rows = run_of(runs, "support-union")?.metric_rows()?;
+    let rows = run_of(runs, "support-union")?.load()?.metric_rows()?;
     Ok(d5_layout(&d5_rows(&rows), against))
 }
 
 pub fn table_d6(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    let (_, trajectories) = run_of(runs, "support-union")?.records()?;
-    Ok(d6_layout(&d6_rows(&trajectories), against))
+    let run = run_of(runs, "support-union")?.load()?;
+    Ok(d6_layout(&d6_rows(&run.trajectories), against))
 }
 
 #[cfg(test)]

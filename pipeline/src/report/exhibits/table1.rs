@@ -350,7 +350,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let mut ours = Vec::new();
     for run in runs {
         ours.extend(our_rows(
-            &run.metric_rows()?,
+            &run.load()?.metric_rows()?,
             Interface::of_panel(run.panel)?,
         ));
     }

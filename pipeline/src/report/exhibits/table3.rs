@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use c2s_records::{Domain, Trajectory};
 
-use super::{distinct, pp_diff, run_of, PanelRun};
+use super::{distinct, pp_diff, run_of, signed2, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
 
@@ -157,15 +157,6 @@ fn percent(v: Option<f64>) -> String {
     }
 }
 
-/// A signed difference with two decimals and a true minus sign.
-fn signed2(d: f64) -> String {
-    if d < 0.0 {
-        format!("−{:.2}", -d)
-    } else {
-        format!("+{d:.2}")
-    }
-}
-
 fn header() -> Vec<String> {
     ["Interface", "Arithmetic", "Lexical", "Valid", "Calls"]
         .map(String::from)
@@ -274,8 +265,8 @@ pub fn layout(ours: &[OurRow]) -> Doc {
 }
 
 pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Doc> {
-    let (_, trajectories) = run_of(runs, "table3")?.records()?;
-    Ok(layout(&our_rows(&trajectories)))
+    let run = run_of(runs, "table3")?.load()?;
+    Ok(layout(&our_rows(&run.trajectories)))
 }
 
 #[cfg(test)]

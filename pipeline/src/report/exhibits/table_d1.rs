@@ -291,13 +291,12 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let mut panels = Vec::new();
     for run in runs {
-        let (outcomes, trajectories) = run.records()?;
-        let stats = crate::cli::stats::runs_stats_config(std::slice::from_ref(&run.run_dir))?;
+        let loaded = run.load()?;
         panels.push(PanelRecords {
             interface: Interface::of_panel(run.panel)?.label(),
-            outcomes,
-            trajectories,
-            stats,
+            outcomes: loaded.outcomes,
+            trajectories: loaded.trajectories,
+            stats: loaded.stats,
         });
     }
     Ok(layout(&our_rows(&panels)?, against))

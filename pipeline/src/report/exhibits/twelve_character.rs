@@ -177,7 +177,9 @@ pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> Doc
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    let (_, cells) = run_of(runs, "twelve-character")?.contrast_tables()?;
+    let (_, cells) = run_of(runs, "twelve-character")?
+        .load()?
+        .contrast_tables()?;
     Ok(layout(&our_cells(&cells), against))
 }
 

@@ -182,7 +182,7 @@ pub fn layout(ours: &[OurRow]) -> Doc {
 }
 
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let rows = run_of(runs, "whole-answer")?.metric_rows()?;
+    let rows = run_of(runs, "whole-answer")?.load()?.metric_rows()?;
     Ok(layout(&our_rows(&rows)))
 }
 
