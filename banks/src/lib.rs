@@ -1,4 +1,4 @@
-//! Frozen item banks (SPEC §3, paper A.2–A.3): the arithmetic generator with its column
+//! Frozen item banks (paper A.2–A.3): the arithmetic generator with its column
 //! carry simulator, the lexical generator over WordNet 3.0 and wordfreq, the pairing of
 //! arithmetic and lexical items by K vector, and bank files with provenance.
 

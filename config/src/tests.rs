@@ -1,4 +1,6 @@
 use super::*;
+use c2s_records::{RequestLayout, Support};
+use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
     std::path::PathBuf::from(
@@ -47,11 +49,22 @@ fn examples_and_reference_parse() {
         let text = if model.exists() {
             text
         } else {
-            text.replace("[model]", "[model]\nengine = \"simulated\"")
+            on_simulated_engine(&text)
         };
         let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{e}"));
         assert!(!cfg.arms.is_empty());
     }
+}
+
+/// `text` with `[model] engine = "simulated"`, for a checkout without the model file (a
+/// textual edit would also hit `[model]` in comments and a config's own `engine` key).
+fn on_simulated_engine(text: &str) -> String {
+    let mut value: toml::Value = toml::from_str(text).unwrap();
+    value["model"]
+        .as_table_mut()
+        .unwrap()
+        .insert("engine".into(), "simulated".into());
+    toml::to_string(&value).unwrap()
 }
 
 #[test]
@@ -97,6 +110,25 @@ fn bad_values_name_the_field() {
     assert!(e.message.contains("Trie"), "{e}");
     let e = error_of(&MINIMAL.replace("engine = \"simulated\"", "engine = \"prefix\""));
     assert_eq!(e.field, "model.path");
+    // An unknown engine names its key, its line and the engines there are.
+    let e = error_of(&MINIMAL.replace("engine = \"simulated\"", "engine = \"vllm\""));
+    assert_eq!(e.field, "model.engine");
+    assert_eq!(
+        e.line,
+        MINIMAL
+            .lines()
+            .position(|l| l.starts_with("engine"))
+            .map(|n| n + 1)
+    );
+    for name in [
+        "`vllm`",
+        "`prefix`",
+        "`mistralrs`",
+        "`openai`",
+        "`simulated`",
+    ] {
+        assert!(e.message.contains(name), "{e}");
+    }
     let kafka = "\n[output.kafka]\nbrokers = \"127.0.0.1:9092\"\noutcomes_topic = \"o\"\nmetrics_topic = \"m\"\n";
     assert!(parse_text(&format!("{MINIMAL}{kafka}")).is_ok());
     let e = error_of(&format!("{MINIMAL}{}", kafka.replace("\"o\"", "\" \"")));
@@ -154,7 +186,7 @@ fn default_holm_family_is_the_papers_primary_family() {
         vec![FamilyEntry {
             name: "primary".into(),
             comparisons: vec!["Native/code vs Serial/Full/code".into()],
-            scope: "global".into(),
+            scope: FamilyScope::Global,
         }]
     );
     // A run without the primary comparison has no default family.
@@ -398,10 +430,11 @@ fn every_panel_config_validates() {
         let text = if model.exists() {
             text
         } else if needs_tokenizer {
-            text.replace("[model]", "[model]\nengine = \"simulated\"")
+            on_simulated_engine(&text)
                 .replace("evidence = \"padded-tokens\"", "evidence = \"padded\"")
+                .replace("/padded-tokens/", "/padded/")
         } else {
-            text.replace("[model]", "[model]\nengine = \"simulated\"")
+            on_simulated_engine(&text)
         };
         let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{e}"));
         names.push(path.file_stem().unwrap().to_string_lossy().to_string());
@@ -732,8 +765,8 @@ fn openai_engine_settings_are_checked() {
     let cfg = parse_text(&remote("", ok_server, generated)).unwrap();
     let o = cfg.model.openai.unwrap();
     assert_eq!(
-        (o.scoring.as_str(), o.concurrency, o.max_retries),
-        ("echo", 4, 4)
+        (o.scoring, o.concurrency, o.max_retries),
+        (OpenAiScoring::Echo, 4, 4)
     );
     // A scored arm needs the served model's tokenizer and template.
     let e = parse_text(&remote("", ok_server, native)).unwrap_err();
@@ -873,155 +906,6 @@ fn alphabet_and_also_query_parse_and_are_checked() {
     assert_eq!(e.field, "arms[2]", "{e}");
 }
 
-/// The shipped coverage configs validate and read their catalogues.
-#[test]
-fn coverage_configs_parse_and_load_their_catalogues() {
-    for (f, labels) in [
-        ("coverage-smoke.toml", 77),
-        ("coverage-banking77.toml", 77),
-        ("coverage-clinc150.toml", 150),
-        ("coverage-dbpedia219.toml", 219),
-    ] {
-        let path = root().join("config").join(f);
-        let text = std::fs::read_to_string(&path)
-            .unwrap()
-            .replace("[model]", "[model]\nengine = \"simulated\"");
-        let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{f}: {e}"));
-        assert!(cfg.arms.is_empty());
-        let c = cfg.coverage.expect("a [coverage] section");
-        assert_eq!(c.loaded.len(), 1);
-        assert_eq!(c.loaded[0].labels.len(), labels, "{f}");
-        assert!(c.none.contains(&true) && c.none.contains(&false));
-    }
-}
-
-/// Coverage cases are selected by id only; item selectors are refused.
-#[test]
-fn coverage_refuses_item_selectors() {
-    let text = r#"
-[model]
-engine = "simulated"
-[[sources]]
-kind = "jsonl"
-path = "data/banks/coverage-banking77.jsonl"
-select = { lengths = [3] }
-[coverage]
-catalogues = ["data/banks/coverage-banking77.catalogue.json"]
-"#;
-    let e = parse_in(text, Path::new("x.toml"), &root()).unwrap_err();
-    assert_eq!(e.field, "sources[0].select");
-}
-
-/// Sizes below 2 and repeated sizes are refused, naming `coverage.ks`.
-#[test]
-fn coverage_refuses_bad_sizes() {
-    for ks in ["[1]", "[4, 4]", "[76, \"all_but_reference\"]"] {
-        let text = format!(
-            r#"
-[model]
-engine = "simulated"
-[[sources]]
-kind = "jsonl"
-path = "data/banks/coverage-banking77.jsonl"
-[coverage]
-catalogues = ["data/banks/coverage-banking77.catalogue.json"]
-ks = {ks}
-"#
-        );
-        let e = parse_in(&text, Path::new("x.toml"), &root()).unwrap_err();
-        assert_eq!(e.field, "coverage.ks", "{ks}");
-    }
-}
-
-/// A repeated name variant or none choice would make two identical requests per case.
-#[test]
-fn coverage_refuses_repeated_variants() {
-    for extra in ["names = [\"natural\", \"natural\"]", "none = [true, true]"] {
-        let text = format!(
-            r#"
-[model]
-engine = "simulated"
-[[sources]]
-kind = "jsonl"
-path = "data/banks/coverage-banking77.jsonl"
-[coverage]
-catalogues = ["data/banks/coverage-banking77.catalogue.json"]
-{extra}
-"#
-        );
-        let e = parse_in(&text, Path::new("x.toml"), &root()).unwrap_err();
-        assert!(
-            e.field == "coverage.names" || e.field == "coverage.none",
-            "{e}"
-        );
-    }
-}
-
-/// The shipped dialogue configs validate; the main ones hold C.2's 3 arms × C.1's 3 modes
-/// and the 114-id test panel (96 prefixes + 12 paraphrases + 6 value permutations).
-#[test]
-fn dialogue_configs_parse_with_every_arm_and_mode() {
-    for (f, contract, ids) in [
-        ("dialogue.toml", "scored", 114),
-        ("dialogue-generated.toml", "generated", 114),
-        ("dialogue-smoke.toml", "scored", 2),
-    ] {
-        let path = root().join("config").join(f);
-        let text = std::fs::read_to_string(&path)
-            .unwrap()
-            .replace("[model]", "[model]\nengine = \"simulated\"");
-        let cfg = parse_in(&text, &path, &root()).unwrap_or_else(|e| panic!("{f}: {e}"));
-        assert!(cfg.arms.is_empty() && cfg.coverage.is_none());
-        let d = cfg.dialogue.expect("a [dialogue] section");
-        assert_eq!(d.specs().len(), 9, "{f}");
-        assert_eq!(d.contract, contract);
-        assert_eq!(
-            d.sign_test_draws,
-            if f.contains("smoke") { 999 } else { 99_999 }
-        );
-        let selected = match &cfg.sources[0] {
-            crate::SourceConfig::Jsonl {
-                select: Some(sel), ..
-            } => sel.ids.as_ref().map(Vec::len),
-            _ => None,
-        };
-        assert_eq!(selected, Some(ids), "{f}");
-    }
-}
-
-/// Dialogues are selected by id only, and a [dialogue] run has no [[arms]] or [coverage].
-#[test]
-fn dialogue_refuses_item_selectors_and_arms() {
-    let base = r#"
-[model]
-engine = "simulated"
-[[sources]]
-kind = "jsonl"
-path = "data/banks/dialogue-synthetic.jsonl"
-"#;
-    let e = parse_text(&format!(
-        "{}\n[dialogue]\n",
-        base.replace(".jsonl\"", ".jsonl\"\nselect = { lengths = [3] }")
-    ))
-    .unwrap_err();
-    assert_eq!(e.field, "sources[0].select", "{e}");
-    let e = parse_text(&format!("{base}\n[dialogue]\nmodes = []\n")).unwrap_err();
-    assert_eq!(e.field, "dialogue.modes", "{e}");
-    let e = parse_text(&format!(
-        "{base}\n[dialogue]\narms = [\"joint\", \"batch\"]\n"
-    ))
-    .unwrap_err();
-    assert_eq!(e.field, "dialogue.arms", "{e}");
-    assert!(e.to_string().contains("`batch`"), "{e}");
-    // Without sign_test_mode, a run without HistoryRecompute tests under its first mode.
-    let cfg = parse_text(&format!(
-        "{base}\n[dialogue]\nmodes = [\"rollout\", \"oracle\"]\n"
-    ))
-    .unwrap();
-    let d = cfg.dialogue.unwrap();
-    assert_eq!(d.sign_test_mode(), c2s_records::PriorMode::Rollout);
-}
-
 /// D.9's token control matches "the pinned tokenizer's full rendered Indexed request": an arm
 /// asking for it on an engine without a tokenizer is refused before any work, naming the field.
 #[test]
@@ -1047,4 +931,5 @@ fn padded_tokens_need_the_model_tokenizer() {
     assert!(e.message.contains("padded-tokens"), "{e}");
 }
 
+mod runs;
 mod security;

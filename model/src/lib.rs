@@ -1,4 +1,4 @@
-//! The inference layer of choice2seq (SPEC §2.4): engines that score prompts over their legal
+//! The inference layer of choice2seq: engines that score prompts over their legal
 //! options or generate greedily, and the batching service that feeds them.
 //!
 //! | piece | module |

@@ -1,4 +1,4 @@
-//! The dataflow stages of the Choice2Seq pipeline (SPEC §2), one file each:
+//! The dataflow stages of the Choice2Seq pipeline, one file each:
 //!
 //! | stage | file |
 //! |---|---|

@@ -1,4 +1,4 @@
-//! Stage 6b, incremental paired statistics, computed from counts (issue 11).
+//! Stage 6b, incremental paired statistics, computed from counts.
 //!
 //! 1. **Keys** (every worker): each paired outcome and each trajectory becomes the
 //!    [`StatsKey`]s of the cells it counts in (joint cell per length, position pattern,

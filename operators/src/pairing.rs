@@ -7,7 +7,7 @@
 //! routed by id at validation and never leave it), so once the input frontier has passed a
 //! time no trajectory of that time can still come, and what was kept for it is dropped. In a
 //! continuous run the operator therefore holds only the epochs still in processing, not the
-//! history (issue 11).
+//! history.
 
 use std::collections::{BTreeMap, HashMap};
 

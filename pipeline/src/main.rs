@@ -1,13 +1,10 @@
 //! `choice2seq`: the command line of the Choice2Seq pipeline.
 
-mod cli;
-mod report;
-mod run;
-mod serve;
-
 use std::process::ExitCode;
 
 use clap::Parser;
+
+use choice2seq::cli;
 
 /// Chat templates are code inside model files: the bytes each render allocates are counted
 /// against its budget (`c2s_model::tokenizer::render_budget`).

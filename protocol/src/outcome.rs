@@ -1,4 +1,4 @@
-//! Trajectory outcomes (SPEC §6): exact match, validity, fidelity, membership, stopping
+//! Trajectory outcomes: exact match, validity, fidelity, membership, stopping
 //! categories, confidence composites and costs, computed from step records.
 
 use c2s_records::{

@@ -91,7 +91,7 @@ pub fn shows_codes(spec: &ArmSpec) -> bool {
 /// position per item ("Sixty parents per domain and twelve symbolic bases each supply a target
 /// and one preselected position", B.5).
 pub fn is_readout(spec: &ArmSpec) -> bool {
-    spec.template.is_some() && spec.arm.is_copy()
+    spec.is_readout()
 }
 
 /// D.11's Batch: a copy arm whose L position questions are bundled into one request.
@@ -117,7 +117,7 @@ pub fn batch_answer_prefix(codes: &[String], position: u32) -> String {
 
 /// A.4's whole-answer readout: one complete string, chosen among the candidates.
 pub fn asks_whole(spec: &ArmSpec) -> bool {
-    spec.arm == Arm::PrefixIntervention && spec.readout == InterventionReadout::Whole
+    spec.asks_whole()
 }
 
 /// Whether a generated response loses its outer whitespace before it is matched.

@@ -1,4 +1,4 @@
-//! Strict response scoring (SPEC §5, paper A.7, E.2, E.6).
+//! Strict response scoring (paper A.7, E.2, E.6).
 //!
 //! Scored answers: the choice is the argmax of the probabilities over the legal options, ties
 //! broken by display order. Generated answers: after removing outer whitespace only (natural

@@ -1,4 +1,4 @@
-//! Candidate geometry along the gold path (SPEC §3, paper A.2).
+//! Candidate geometry along the gold path (paper A.2).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Items: one problem, its gold target and eight equal-length candidates (SPEC §3).
+//! Items: one problem, its gold target and eight equal-length candidates.
 
 use serde::{Deserialize, Serialize};
 

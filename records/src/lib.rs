@@ -7,15 +7,16 @@ pub mod coverage;
 pub mod dialogue;
 pub mod geometry;
 pub mod item;
+pub mod metric;
 pub mod plan;
 pub mod request;
 pub mod trajectory;
 pub mod validate;
 
 pub use arm::{
-    Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, FillRule, InterventionReadout,
-    LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions, RequestLayout, Support,
-    SupportSet, Template,
+    validate_spec, Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, FillRule,
+    InterventionReadout, LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions,
+    RequestLayout, Support, SupportSet, Template,
 };
 pub use coverage::{
     parse_case, CandidateSets, CoverageCase, CoverageCatalogue, CoverageLabel, CoverageSize,
@@ -33,6 +34,7 @@ pub use item::{
     Placement, SemanticMeta, Structure, SymbolicMeta, SymbolicPanel, BINARY, DIGITS, ETAOIN,
     LETTERS, NO_YES,
 };
+pub use metric::{comparison_label, FamilyScope, MetricRow};
 pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
 pub use request::{
     Answer, Decoding, FinishReason, OptionLogprobs, Request, RequestOption, Response,

@@ -1,4 +1,4 @@
-//! Model requests and responses (SPEC §5). A request is rebuilt from state at every step: it
+//! Model requests and responses. A request is rebuilt from state at every step: it
 //! carries the full rendered prompt, the displayed options and the decoding budget.
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,7 @@ pub enum Decoding {
     Greedy { max_new_tokens: u32 },
 }
 
-/// Greedy budgets of SPEC §5.
+/// Greedy budgets of generated answers.
 pub const BUDGET_CHARACTER: u32 = 8;
 pub const BUDGET_STRING: u32 = 32;
 pub const BUDGET_DIALOGUE: u32 = 256;

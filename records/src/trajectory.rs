@@ -1,4 +1,4 @@
-//! Per-step records, trajectories and paired outcomes (SPEC §5–§6).
+//! Per-step records, trajectories and paired outcomes.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +12,7 @@ pub const INVALID_MARKER: char = '#';
 /// The END option of the stopping track.
 pub const END: &str = "END";
 
-/// Classification of one response against the value it should have produced (SPEC §5).
+/// Classification of one response against the value it should have produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ResponseClass {
     /// Exactly the required value.
@@ -241,7 +241,7 @@ pub struct Trajectory {
     pub steps: Vec<StepRecord>,
 }
 
-/// A paired Native/Serial outcome of one item (SPEC §6).
+/// A paired Native/Serial outcome of one item.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PairedOutcome {
     pub item_id: String,

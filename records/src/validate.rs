@@ -82,7 +82,7 @@ pub struct ItemPolicy {
 }
 
 impl Default for ItemPolicy {
-    /// The main panels use L = 3..8 (SPEC §3).
+    /// The main panels use L = 3..8.
     fn default() -> Self {
         ItemPolicy {
             min_length: 3,

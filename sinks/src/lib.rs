@@ -1,6 +1,7 @@
-//! Rolling Parquet sinks and the run manifest (SPEC §7).
+//! Rolling Parquet sinks and the run manifest.
 //!
-//! A run directory holds five Parquet datasets, each a directory of rolling part files
+//! A run directory holds the Parquet datasets below (which of them depends on the run's kind:
+//! items, candidate coverage or dialogue), each a directory of rolling part files
 //! `part-w<worker>-<seq:06>.parquet` (every part a complete Parquet file, zstd-compressed),
 //! and `manifest.json`:
 //!

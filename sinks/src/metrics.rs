@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
-use c2s_stats::MetricRow;
+use c2s_records::MetricRow;
 
 use crate::columns::{self as col, field, next, Cols};
 use crate::error::RowError;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
+use c2s_records::comparison_label;
 use c2s_records::{Domain, PairedOutcome};
-use c2s_stats::comparison_label;
 
 use crate::columns::{self as col, field, next, Cols};
 use crate::error::RowError;
@@ -21,7 +21,7 @@ pub struct OutcomeRow {
     pub model: String,
     pub native_arm: String,
     pub serial_arm: String,
-    /// `<native_arm> vs <serial_arm>` (as `c2s_stats::comparison_label`).
+    /// `<native_arm> vs <serial_arm>` (as `c2s_records::comparison_label`).
     pub comparison: String,
     pub native_correct: bool,
     pub serial_correct: bool,

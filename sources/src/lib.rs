@@ -1,4 +1,4 @@
-//! Item sources: bank files (JSONL, Parquet) and Kafka topics (SPEC §2, stage 1).
+//! Item sources: bank files (JSONL, Parquet) and Kafka topics (stage 1).
 //!
 //! Sources deliver *raw text records*; validation (`c2s_records::parse_item`) happens
 //! downstream so that every source is checked by the same rules. A source never loses a

@@ -6,7 +6,7 @@
 //! with replacement gives code counts that are Multinomial(n, observed counts / n), so a draw
 //! is one multinomial draw per stratum over the observed counts; the statistic is recomputed
 //! from those count arrays. A draw costs O(strata × codes), whatever the number of items:
-//! the live statistics keep counts only (issue 11), and a snapshot's cost does not grow with
+//! the live statistics keep counts only, and a snapshot's cost does not grow with
 //! the history. [`bootstrap_per_item`] is the direct per-item resampling, kept as the
 //! reference the count path is tested against (same distribution, different random numbers).
 //!

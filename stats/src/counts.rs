@@ -1,4 +1,4 @@
-//! The sufficient statistics of a snapshot (issue 11): every metric of `metrics/` is a function
+//! The sufficient statistics of a snapshot: every metric of `metrics/` is a function
 //! of counts, so the live stage and `choice2seq stats` keep counts, not items.
 //!
 //! - Paired metrics: the joint table (4 cells) per (model, domain, comparison, length). The

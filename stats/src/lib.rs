@@ -1,4 +1,4 @@
-//! Paired statistics of choice2seq (SPEC §6; paper §3.1, §3.4, A.1, A.6, D.10, D.15): joint
+//! Paired statistics of choice2seq (paper §3.1, §3.4, A.1, A.6, D.10, D.15): joint
 //! tables and SCR, exact intervals and tests, the length-stratified whole-item bootstrap, the
 //! independence reference, confidence calibration, and the metric rows of a snapshot.
 //!

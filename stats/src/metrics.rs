@@ -39,97 +39,14 @@ use crate::independence::{
 use crate::intervals::{check_level, clopper_pearson, DEFAULT_LEVEL};
 use crate::joint::{JointCell, Ratio};
 
+// The metric row, the Holm scope and the comparison label are record vocabulary (the sinks
+// write them, the config names them); statistics computes them.
+pub use c2s_records::{comparison_label, FamilyScope, MetricRow};
+
 /// `ci_method` of bootstrap intervals.
 pub const CI_BOOTSTRAP: &str = "bootstrap_percentile";
 /// `ci_method` of exact binomial intervals.
 pub const CI_CLOPPER_PEARSON: &str = "clopper_pearson";
-
-/// One row of the `metrics/` dataset.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetricRow {
-    pub snapshot: u64,
-    pub model: String,
-    pub domain: String,
-    /// `None` = all lengths.
-    pub length: Option<u32>,
-    /// E.g. `Native/code vs Serial/Full/code`; an arm label for single-arm metrics.
-    pub comparison: String,
-    /// snake_case metric name.
-    pub metric: String,
-    pub value: Option<f64>,
-    pub numerator: Option<u64>,
-    pub denominator: Option<u64>,
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    /// `bootstrap_percentile` or `clopper_pearson`.
-    pub ci_method: Option<String>,
-}
-
-impl MetricRow {
-    /// A row of `metric` with no value, counts or interval yet.
-    pub fn empty(
-        snapshot: u64,
-        model: &str,
-        domain: &str,
-        length: Option<u32>,
-        comparison: &str,
-        metric: &str,
-    ) -> MetricRow {
-        MetricRow {
-            snapshot,
-            model: model.to_string(),
-            domain: domain.to_string(),
-            length,
-            comparison: comparison.to_string(),
-            metric: metric.to_string(),
-            value: None,
-            numerator: None,
-            denominator: None,
-            ci_low: None,
-            ci_high: None,
-            ci_method: None,
-        }
-    }
-}
-
-/// Which tests share a Holm family beyond their comparison labels.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FamilyScope {
-    /// One family per (model, domain).
-    #[default]
-    PerModelDomain,
-    /// One family per model, across domains.
-    PerModel,
-    /// One family per domain, across models.
-    PerDomain,
-    /// One family over every model and domain (e.g. the paper's primary Native/Serial tests).
-    Global,
-}
-
-impl FamilyScope {
-    pub const ALL: [FamilyScope; 4] = [
-        FamilyScope::PerModelDomain,
-        FamilyScope::PerModel,
-        FamilyScope::PerDomain,
-        FamilyScope::Global,
-    ];
-
-    /// Config and manifest name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FamilyScope::PerModelDomain => "per_model_domain",
-            FamilyScope::PerModel => "per_model",
-            FamilyScope::PerDomain => "per_domain",
-            FamilyScope::Global => "global",
-        }
-    }
-
-    /// The scope named `name`; `None` for any other string (never a silent default).
-    pub fn parse(name: &str) -> Option<FamilyScope> {
-        FamilyScope::ALL.into_iter().find(|s| s.as_str() == name)
-    }
-}
 
 /// A declared Holm family: the McNemar tests of the listed comparisons, within `scope`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -254,11 +171,6 @@ impl StatsConfig {
             threads: self.threads,
         }
     }
-}
-
-/// The comparison label of a Native/Serial pairing.
-pub fn comparison_label(native_arm: &str, serial_arm: &str) -> String {
-    format!("{native_arm} vs {serial_arm}")
 }
 
 /// Metric names in output order; rows are sorted by (model, domain, comparison, length with

@@ -3,6 +3,8 @@
 
 use std::ffi::OsString;
 
+use std::path::Path;
+
 use super::*;
 
 const SECRET: &str = "s3cr3t-Pa55word-that-must-not-leak";

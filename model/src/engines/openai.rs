@@ -14,10 +14,21 @@
 //!   the arm's token budget, or `/completions` with our rendering when the request continues
 //!   an assistant prefix (PrefixContinue) or `generation_endpoint = "completions"`.
 //! - Every call retries on 429, 5xx, timeouts and connection errors with exponential backoff
-//!   (bounded); a call that still fails is that job's error (a rejected trajectory, run again
-//!   on resume).
+//!   (backon's blocking retry: from `retry_backoff`, doubled per retry, at most 30 s, no
+//!   jitter, `max_retries` retries, a warning each); a call that still fails is that job's
+//!   error (a rejected trajectory, run again on resume).
+//! - Request and response bodies are the serde structs of the `wire` module (what is sent, and
+//!   only the fields read); an answer that lacks a field the engine needs, or sends it with the
+//!   wrong type, is an error naming the URL and the field.
 //!
 //! [`probe`] learns what the server serves and whether it can score, before any work.
+
+mod client;
+mod wire;
+
+#[cfg(test)]
+use client::CallError;
+use client::Client;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -182,149 +193,6 @@ impl ServerInfo {
     }
 }
 
-/// An HTTP client with the settings' timeout, key and retry policy.
-struct Client {
-    http: reqwest::blocking::Client,
-    settings: OpenAiSettings,
-    api_key: Option<String>,
-}
-
-/// A failed call: retryable or not, with a message that names the server and the cause.
-enum CallError {
-    Retry(String),
-    Fatal(String),
-}
-
-impl Client {
-    fn new(settings: &OpenAiSettings) -> Result<Client, EngineError> {
-        let api_key = match &settings.api_key_env {
-            None => None,
-            Some(var) => Some(std::env::var(var).map_err(|_| {
-                EngineError::Model(format!(
-                    "the API key variable `{var}` named by [model.openai] api_key_env is not set"
-                ))
-            })?),
-        };
-        let http = reqwest::blocking::Client::builder()
-            .timeout(settings.timeout)
-            .danger_accept_invalid_certs(settings.insecure_skip_verify)
-            .build()
-            .map_err(|e| EngineError::Model(format!("HTTP client: {e}")))?;
-        Ok(Client {
-            http,
-            settings: settings.clone(),
-            api_key,
-        })
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.settings.base_url.trim_end_matches('/'))
-    }
-
-    /// One attempt: the JSON body and the `server` header.
-    fn attempt(
-        &self,
-        url: &str,
-        body: Option<&Value>,
-    ) -> Result<(Value, Option<String>), CallError> {
-        let mut req = match body {
-            Some(b) => self.http.post(url).json(b),
-            None => self.http.get(url),
-        };
-        if let Some(k) = &self.api_key {
-            req = req.bearer_auth(k);
-        }
-        let resp = req.send().map_err(|e| {
-            // The causes too: a refused TLS certificate is only named by them.
-            let mut shown = e.to_string();
-            let mut cause = std::error::Error::source(&e);
-            while let Some(c) = cause {
-                shown = format!("{shown}: {c}");
-                cause = c.source();
-            }
-            let what = if e.is_timeout() {
-                format!("timed out after {:?}", self.settings.timeout)
-            } else if e.is_connect() {
-                format!("cannot connect: {shown}")
-            } else {
-                shown
-            };
-            CallError::Retry(format!("{url}: {what}"))
-        })?;
-        let status = resp.status();
-        let server = resp
-            .headers()
-            .get(reqwest::header::SERVER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let text = read_body(resp, url, self.settings.max_response_bytes)?;
-        if status.is_success() {
-            let value = serde_json::from_str(&text).map_err(|e| {
-                CallError::Fatal(format!(
-                    "{url}: the response is not JSON ({e}): {text:.200}"
-                ))
-            })?;
-            return Ok((value, server));
-        }
-        let detail = format!("{url}: HTTP {status}: {text:.300}");
-        if status.as_u16() == 429 || status.is_server_error() {
-            return Err(CallError::Retry(detail));
-        }
-        if status.as_u16() == 401 || status.as_u16() == 403 {
-            let hint = match &self.settings.api_key_env {
-                Some(v) => format!("check the key in ${v}"),
-                None => "the server wants an API key: set [model.openai] api_key_env".into(),
-            };
-            return Err(CallError::Fatal(format!("{detail} ({hint})")));
-        }
-        Err(CallError::Fatal(detail))
-    }
-
-    /// A call with bounded retries and exponential backoff.
-    fn call(&self, path: &str, body: Option<&Value>) -> Result<(Value, Option<String>), String> {
-        let url = self.url(path);
-        let mut backoff = self.settings.retry_backoff;
-        let mut attempt = 0;
-        loop {
-            match self.attempt(&url, body) {
-                Ok(v) => return Ok(v),
-                Err(CallError::Fatal(m)) => return Err(m),
-                Err(CallError::Retry(m)) => {
-                    if attempt >= self.settings.max_retries {
-                        return Err(format!("{m} (after {} attempts)", attempt + 1));
-                    }
-                    tracing::warn!("{m}; retrying in {backoff:?}");
-                    std::thread::sleep(backoff.min(Duration::from_secs(30)));
-                    backoff = backoff.saturating_mul(2).min(Duration::from_secs(30));
-                    attempt += 1;
-                }
-            }
-        }
-    }
-}
-
-/// A response body read up to `cap` bytes: a longer one (announced or found while reading) is
-/// an error naming the URL and the cap, read no further.
-fn read_body(resp: reqwest::blocking::Response, url: &str, cap: u64) -> Result<String, CallError> {
-    use std::io::Read as _;
-    let over = |what: String| {
-        CallError::Fatal(format!(
-            "{url}: the response body {what}, over [model.openai] max_response_bytes = {cap}"
-        ))
-    };
-    if let Some(len) = resp.content_length().filter(|&len| len > cap) {
-        return Err(over(format!("has {len} bytes")));
-    }
-    let mut body = Vec::new();
-    resp.take(cap.saturating_add(1))
-        .read_to_end(&mut body)
-        .map_err(|e| CallError::Retry(format!("{url}: reading the response: {e}")))?;
-    if body.len() as u64 > cap {
-        return Err(over("is longer".into()));
-    }
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
 /// Ask the server what it serves and whether it returns prompt log-probabilities. An
 /// unreachable server, a rejected key or a model the server does not serve is an error.
 pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
@@ -335,15 +203,16 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
         );
     }
     let client = Client::new(settings)?;
-    let (models, server) = client
-        .call("models", None)
+    let models = client
+        .get::<wire::ModelList>("models")
         .map_err(|e| EngineError::Model(format!("listing the served models: {e}")))?;
-    let listed: Vec<&Value> = models["data"].as_array().into_iter().flatten().collect();
-    let ids: Vec<&str> = listed.iter().filter_map(|m| m["id"].as_str()).collect();
-    let mut model_entry = listed
+    let server = models.server;
+    let listed = models.body.data;
+    let ids: Vec<&str> = listed.iter().filter_map(wire::ModelEntry::id).collect();
+    let model_entry = listed
         .iter()
-        .find(|m| m["id"].as_str() == Some(settings.model.as_str()))
-        .map(|m| (*m).clone());
+        .find(|m| m.id() == Some(settings.model.as_str()))
+        .cloned();
     if model_entry.is_none() && !ids.is_empty() {
         return Err(EngineError::Model(format!(
             "{} serves {}, not `{}`",
@@ -352,16 +221,8 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
             settings.model
         )));
     }
-    // Only the entry's stable fields identify the model: vLLM, for one, returns a fresh
-    // `created` and a new random permission id at every call.
-    if let Some(Value::Object(m)) = &mut model_entry {
-        m.retain(|k, _| {
-            matches!(
-                k.as_str(),
-                "id" | "object" | "owned_by" | "root" | "parent" | "max_model_len"
-            )
-        });
-    }
+    // Only the entry's stable fields identify the model.
+    let model_entry = model_entry.map(wire::ModelEntry::stable);
     // vLLM and SGLang answer GET /version beside /v1; others do not (that is no error).
     let root = settings
         .base_url
@@ -374,8 +235,8 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
         ..settings.clone()
     })
     .ok()
-    .and_then(|c| c.call("version", None).ok())
-    .map(|(v, _)| v);
+    .and_then(|c| c.get::<Value>("version").ok())
+    .map(|answer| answer.body);
     // Ask for what the configured scoring method reads: prompt log-probabilities (echo) or
     // the first generated token's top log-probabilities.
     let echo = settings.scoring == ScoringMethod::Echo;
@@ -383,30 +244,31 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
         ScoringMethod::Echo => 1,
         ScoringMethod::TopLogprobs(n) => n,
     };
-    let body = json!({
-        "model": settings.model,
-        "prompt": "The capital of France is",
-        "max_tokens": 1,
-        "temperature": 0.0,
-        "echo": echo,
-        "logprobs": count,
-    });
+    let body = wire::CompletionRequest {
+        model: &settings.model,
+        prompt: "The capital of France is",
+        max_tokens: 1,
+        temperature: 0.0,
+        echo: Some(echo),
+        logprobs: Some(count),
+    };
     let what = if echo {
         "prompt log-probabilities (/completions with echo and logprobs)"
     } else {
         "top log-probabilities (/completions with logprobs)"
     };
-    let (prompt_logprobs, scoring_problem) = match client.call("completions", Some(&body)) {
+    let answer = client.post::<wire::CompletionResponse>("completions", &body);
+    let (prompt_logprobs, scoring_problem) = match answer {
         Err(e) => (false, Some(format!("asking for {what} failed: {e}"))),
-        Ok((v, _)) => {
-            let lp = &v["choices"][0]["logprobs"];
+        Ok(answer) => {
+            let v = &answer.body;
             let ok = if echo {
-                let n = lp["token_logprobs"].as_array().map_or(0, Vec::len);
-                n >= 2 && lp["token_logprobs"][1].is_number()
+                // The first prompt token has none; the second must.
+                v.logprobs()
+                    .and_then(|lp| lp.token_logprobs.as_ref())
+                    .is_some_and(|t| t.len() >= 2 && t[1].is_some())
             } else {
-                lp["top_logprobs"][0]
-                    .as_object()
-                    .is_some_and(|m| !m.is_empty())
+                v.first_top_logprobs().is_some_and(|m| !m.is_empty())
             };
             if ok {
                 (true, None)
@@ -514,34 +376,33 @@ impl OpenAiEngine {
     ) -> Result<(f64, Vec<f64>, u64), EngineError> {
         let tok = self.tokenizer("scoring")?;
         let option_text = tok.decode(option_tokens)?;
-        let body = json!({
-            "model": self.info.model,
-            "prompt": format!("{prompt_text}{option_text}"),
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "echo": true,
-            "logprobs": 1,
-        });
-        let (v, _) = self
+        let prompt = format!("{prompt_text}{option_text}");
+        let body = wire::CompletionRequest {
+            model: &self.info.model,
+            prompt: &prompt,
+            max_tokens: 1,
+            temperature: 0.0,
+            echo: Some(true),
+            logprobs: Some(1),
+        };
+        let answer = self
             .client
-            .call("completions", Some(&body))
+            .post::<wire::CompletionResponse>("completions", &body)
             .map_err(EngineError::Request)?;
-        let choice = &v["choices"][0];
-        let logprobs = choice["logprobs"]["token_logprobs"]
-            .as_array()
+        let choice_logprobs = answer.body.logprobs();
+        let logprobs = choice_logprobs
+            .and_then(|lp| lp.token_logprobs.as_deref())
             .ok_or_else(|| {
-                EngineError::Request("the server returned no prompt log-probabilities".into())
+                answer.missing("prompt log-probabilities (choices[0].logprobs.token_logprobs)")
             })?;
-        let tokens: Vec<&str> = choice["logprobs"]["tokens"]
-            .as_array()
-            .map(|t| t.iter().map(|x| x.as_str().unwrap_or("")).collect())
-            .unwrap_or_default();
-        let server_prompt = v["usage"]["prompt_tokens"].as_u64().ok_or_else(|| {
-            EngineError::Request("the server reported no usage.prompt_tokens".into())
-        })?;
-        let generated = v["usage"]["completion_tokens"].as_u64().ok_or_else(|| {
-            EngineError::Request("the server reported no usage.completion_tokens".into())
-        })?;
+        let tokens: &[String] = choice_logprobs.map_or(&[], |lp| &lp.tokens);
+        let usage = answer.body.usage.unwrap_or_default();
+        let server_prompt = usage
+            .prompt_tokens
+            .ok_or_else(|| answer.missing("usage.prompt_tokens"))?;
+        let generated = usage
+            .completion_tokens
+            .ok_or_else(|| answer.missing("usage.completion_tokens"))?;
         // max_tokens is 1: at most one generated entry follows the prompt's.
         let generated = generated.min(1) as usize;
         self.same_tokenization(
@@ -560,8 +421,11 @@ impl OpenAiEngine {
         let mut sum = 0.0;
         let mut per_token = Vec::with_capacity(k);
         for lp in &logprobs[end - k..end] {
-            let lp = lp.as_f64().ok_or_else(|| {
-                EngineError::Request("a null log-probability inside the option".into())
+            let lp = lp.ok_or_else(|| {
+                EngineError::Request(format!(
+                    "{}: a null log-probability inside the option (choices[0].logprobs.token_logprobs)",
+                    answer.url
+                ))
             })?;
             sum += lp;
             per_token.push(lp);
@@ -613,29 +477,31 @@ impl OpenAiEngine {
         options: &[String],
         n: u32,
     ) -> Result<Option<(Vec<f64>, u64)>, EngineError> {
-        let body = json!({
-            "model": self.info.model,
-            "prompt": prompt_text,
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "logprobs": n,
-        });
-        let (v, _) = self
+        let body = wire::CompletionRequest {
+            model: &self.info.model,
+            prompt: prompt_text,
+            max_tokens: 1,
+            temperature: 0.0,
+            echo: None,
+            logprobs: Some(n),
+        };
+        let answer = self
             .client
-            .call("completions", Some(&body))
+            .post::<wire::CompletionResponse>("completions", &body)
             .map_err(EngineError::Request)?;
-        let server_prompt = v["usage"]["prompt_tokens"].as_u64().ok_or_else(|| {
-            EngineError::Request("the server reported no usage.prompt_tokens".into())
-        })?;
+        let server_prompt = answer
+            .body
+            .usage
+            .and_then(|u| u.prompt_tokens)
+            .ok_or_else(|| answer.missing("usage.prompt_tokens"))?;
         self.same_tokenization(server_prompt, prompt_tokens, prompt_text)?;
-        let top = &v["choices"][0]["logprobs"]["top_logprobs"][0];
-        let Some(top) = top.as_object() else {
+        let Some(top) = answer.body.first_top_logprobs() else {
             return Ok(None);
         };
         let mut out = Vec::with_capacity(options.len());
         for o in options {
-            match top.get(o).and_then(Value::as_f64) {
-                Some(lp) => out.push(lp),
+            match top.get(o) {
+                Some(&lp) => out.push(lp),
                 None => return Ok(None),
             }
         }
@@ -646,55 +512,57 @@ impl OpenAiEngine {
         let started = Instant::now();
         let via_completions = job.prompt.assistant_prefix.is_some()
             || self.client.settings.generation_endpoint == GenerationEndpoint::Completions;
-        let (v, text) = if via_completions {
+        // The text, finish reason and usage of the first choice.
+        let (text, finish, usage) = if via_completions {
             let prompt = self.render(&job.prompt)?;
-            let body = json!({
-                "model": self.info.model,
-                "prompt": prompt,
-                "max_tokens": job.max_new_tokens,
-                "temperature": 0.0,
-            });
-            let (v, _) = self
+            let body = wire::CompletionRequest {
+                model: &self.info.model,
+                prompt: &prompt,
+                max_tokens: job.max_new_tokens,
+                temperature: 0.0,
+                echo: None,
+                logprobs: None,
+            };
+            let answer = self
                 .client
-                .call("completions", Some(&body))
+                .post::<wire::CompletionResponse>("completions", &body)
                 .map_err(EngineError::Request)?;
-            let text = v["choices"][0]["text"].as_str().map(str::to_string);
-            (v, text)
+            let choice = answer.body.choices.first();
+            let text = choice
+                .and_then(|c| c.text.clone())
+                .ok_or_else(|| answer.no_text("choices[0].text"))?;
+            let finish = choice.and_then(|c| c.finish_reason.clone());
+            (text, finish, answer.body.usage)
         } else {
-            let msgs: Vec<Value> = job
-                .prompt
-                .messages()
-                .into_iter()
-                .map(|m| json!({"role": m.role, "content": m.content}))
-                .collect();
-            let mut body = json!({
-                "model": self.info.model,
-                "messages": msgs,
-                "max_tokens": job.max_new_tokens,
-                "temperature": 0.0,
-            });
-            if let Some(kwargs) = &self.client.settings.chat_template_kwargs {
-                body["chat_template_kwargs"] = kwargs.clone();
-            }
-            let (v, _) = self
+            let messages = job.prompt.messages();
+            let body = wire::ChatRequest {
+                model: &self.info.model,
+                messages: messages
+                    .iter()
+                    .map(|m| wire::ChatMessage {
+                        role: &m.role,
+                        content: &m.content,
+                    })
+                    .collect(),
+                max_tokens: job.max_new_tokens,
+                temperature: 0.0,
+                chat_template_kwargs: self.client.settings.chat_template_kwargs.as_ref(),
+            };
+            let answer = self
                 .client
-                .call("chat/completions", Some(&body))
+                .post::<wire::ChatResponse>("chat/completions", &body)
                 .map_err(EngineError::Request)?;
-            let text = v["choices"][0]["message"]["content"]
-                .as_str()
-                .map(str::to_string);
-            (v, text)
+            let choice = answer.body.choices.first();
+            let text = choice
+                .and_then(|c| c.message.as_ref()?.content.clone())
+                .ok_or_else(|| answer.no_text("choices[0].message.content"))?;
+            let finish = choice.and_then(|c| c.finish_reason.clone());
+            (text, finish, answer.body.usage)
         };
-        let text = text.ok_or_else(|| {
-            EngineError::Request(format!(
-                "the server returned no text: {:.300}",
-                v.to_string()
-            ))
-        })?;
-        let finish = v["choices"][0]["finish_reason"].as_str().unwrap_or("stop");
-        let truncated = finish == "length";
-        let prompt_tokens = v["usage"]["prompt_tokens"].as_u64().unwrap_or(0) as u32;
-        let completion_tokens = v["usage"]["completion_tokens"].as_u64().unwrap_or(0) as u32;
+        let truncated = finish.as_deref() == Some("length");
+        let usage = usage.unwrap_or_default();
+        let prompt_tokens = usage.prompt_tokens.unwrap_or(0) as u32;
+        let completion_tokens = usage.completion_tokens.unwrap_or(0) as u32;
         let tokens = match &self.tokenizer {
             Some(t) => t.encode(&text).unwrap_or_default(),
             None => Vec::new(),
@@ -905,5 +773,7 @@ impl Engine for OpenAiEngine {
     }
 }
 
+#[cfg(test)]
+mod client_tests;
 #[cfg(test)]
 mod tests;

@@ -60,7 +60,7 @@ pub struct InferenceBench {
     model: PathBuf,
     /// Engine: `prefix` or `mistralrs`.
     #[arg(long, default_value = "prefix")]
-    engine: String,
+    engine: c2s_config::EngineKind,
     /// Items per domain from the dev banks (the panel has twice as many).
     #[arg(long, default_value_t = 24)]
     per_domain: usize,
@@ -200,7 +200,7 @@ pub(super) fn prepare(bench: &InferenceBench) -> anyhow::Result<BenchWork> {
              [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
              [stats]\nbootstrap_draws = 199\n",
             model = model.display().to_string(),
-            engine = bench.engine,
+            engine = bench.engine.as_str(),
             layout = bench.layout,
             batching = bench.batching,
             panel = panel.display().to_string(),
@@ -257,7 +257,7 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     row("(b) batched, prefix reuse, dedup", &b);
     println!();
     println!("wall s includes model loading; engine prompt tok/s = computed tokens / seconds in forward passes");
-    if bench.engine == "prefix" {
+    if bench.engine == c2s_config::EngineKind::Prefix {
         print_f32_limit(&bench.model, &b)?;
     }
     let Some(a) = a else {

@@ -23,7 +23,7 @@ pub struct EngineCheck {
     pub model: PathBuf,
     /// Engine: `prefix` or `mistralrs`.
     #[arg(long, default_value = "mistralrs")]
-    pub engine: String,
+    pub engine: c2s_config::EngineKind,
     /// mistral.rs mode: `reference` or `native` (default: native in a cuda build).
     #[arg(long)]
     pub mode: Option<String>,
@@ -71,13 +71,13 @@ fn panel(banks: &Path, per_domain: usize) -> anyhow::Result<Vec<Request>> {
 
 fn load(check: &EngineCheck) -> anyhow::Result<Box<dyn Engine>> {
     let path = &check.model;
-    Ok(match check.engine.as_str() {
-        "prefix" => Box::new(
+    Ok(match check.engine {
+        c2s_config::EngineKind::Prefix => Box::new(
             c2s_model::PrefixEngine::load(path, Default::default())
                 .with_context(|| format!("loading {}", path.display()))?,
         ),
         #[cfg(feature = "mistralrs")]
-        "mistralrs" => {
+        c2s_config::EngineKind::Mistralrs => {
             let mut settings = c2s_model::MistralRsSettings::default();
             if let Some(m) = &check.mode {
                 settings.mode = c2s_model::MistralRsMode::parse(m)
@@ -91,7 +91,7 @@ fn load(check: &EngineCheck) -> anyhow::Result<Box<dyn Engine>> {
                     .with_context(|| format!("loading {} with mistral.rs", path.display()))?,
             )
         }
-        other => anyhow::bail!("unknown engine `{other}` (prefix or mistralrs)"),
+        other => anyhow::bail!("`bench engine` runs the prefix or mistralrs engine, not `{other}`"),
     })
 }
 

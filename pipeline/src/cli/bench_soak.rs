@@ -1,6 +1,6 @@
 //! `choice2seq bench soak`: a continuous Kafka run with the simulated engine fed N items (the
 //! dev and test banks cycled under fresh ids), printing items/s and the run's RSS every
-//! `--every` items, to show whether memory levels off in an endless stream (issue 11).
+//! `--every` items, to show whether memory levels off in an endless stream.
 //!
 //! The run is the real binary (`choice2seq run`, Native + Serial/Full, a Kafka source with
 //! `continuous = true`) against a real broker (tansu, in-memory storage); progress is the

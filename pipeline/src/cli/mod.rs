@@ -14,9 +14,29 @@ mod reproduce;
 mod run;
 pub mod stats;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+
+/// The arguments every offline reader of run directories shares (`stats`, `contrasts`,
+/// `coverage`, `dialogue`).
+#[derive(Debug, Args)]
+pub struct RunDirArgs {
+    /// Run directories; several (e.g. one per model over the same items) are read together
+    /// and share their Holm families.
+    #[arg(required = true)]
+    pub run_dirs: Vec<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Bootstrap draws (default: the run's [stats] setting).
+    #[arg(long)]
+    pub draws: Option<u32>,
+    /// Bootstrap seed (default: the run's [stats] setting).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
 
 /// Choice2Seq: does a model that selects the right answer among eight candidates also
 /// construct it one character at a time?
@@ -37,7 +57,8 @@ pub enum Command {
     Bank(bank::BankCommand),
     /// Run (or resume) the pipeline on a config: items in, paired outcomes and metrics out.
     Run(run::RunArgs),
-    /// Recompute every metric of a run offline from outcomes/ and trajectories/.
+    /// Recompute every metric of a run offline from outcomes/ and trajectories/ (each run
+    /// directory needs both).
     Stats(stats::StatsArgs),
     /// The unit contrasts and cells a run declares ([[stats.contrasts]], [[stats.cells]]),
     /// with unit-bootstrap intervals and exact sign-flip tests.

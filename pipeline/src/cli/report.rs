@@ -12,10 +12,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use super::coverage::{is_coverage_run, summary_of};
-use super::stats::{read_runs, runs_stats_config, snapshot_of};
 use crate::report::coverage::{write_coverage_report, CoverageReportInput};
 use crate::report::{write_report, ReportInput, ReportOutput};
+use crate::rundir::coverage::{is_coverage_run, summary_of};
+use crate::rundir::paired::{read_runs, runs_stats_config, snapshot_of};
 use c2s_sinks::{read_manifest, read_rejects};
 
 #[derive(Debug, Args)]
@@ -90,7 +90,7 @@ fn coverage_report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         .run_dirs
         .iter()
         .map(|d| {
-            let audit = crate::cli::coverage::token_audit(d).map_err(|e| format!("{e:#}"));
+            let audit = crate::rundir::token_audit(d).map_err(|e| format!("{e:#}"));
             (d.display().to_string(), audit)
         })
         .collect();
@@ -116,7 +116,7 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let dialogue: Vec<&PathBuf> = args
         .run_dirs
         .iter()
-        .filter(|d| super::dialogue::is_dialogue_run(d))
+        .filter(|d| crate::rundir::is_dialogue_run(d))
         .collect();
     if !dialogue.is_empty() {
         anyhow::bail!(
@@ -151,7 +151,7 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
     let out = args.out.clone().unwrap_or_else(|| run_dir.join("report"));
-    let (contrasts, cells) = crate::cli::contrasts::tables_of(&args.run_dirs, &trajectories, &cfg)?;
+    let (contrasts, cells) = crate::rundir::tables_of(&args.run_dirs, &trajectories, &cfg)?;
     let written = write_report(
         &ReportInput {
             run_dir,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{ArgAction, Args};
 
-use crate::run::{run, RunOptions};
+use crate::run::{run, RunOptions, Topology};
 
 /// Run (or resume) the pipeline described by a TOML config.
 #[derive(Debug, Args)]
@@ -45,22 +45,15 @@ pub struct RunArgs {
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let mut timely_args = vec![
-        "-w".to_string(),
-        args.workers.to_string(),
-        "-n".to_string(),
-        args.processes.to_string(),
-        "-p".to_string(),
-        args.process.to_string(),
-    ];
-    if let Some(h) = &args.hostfile {
-        timely_args.push("-h".into());
-        timely_args.push(h.display().to_string());
-    }
     run(RunOptions {
         config: args.config,
         run_dir: args.run_dir,
-        timely_args,
+        topology: Topology {
+            workers: args.workers,
+            processes: args.processes,
+            process: args.process,
+            hostfile: args.hostfile,
+        },
         quiet: args.quiet,
         serve: args.serve,
         serve_linger: args.serve_linger,

@@ -18,7 +18,7 @@ use c2s_sinks::Manifest;
 use c2s_stats::coverage::{CoverageScore, CoverageSummary, Rate, Subset, ThresholdRow};
 use c2s_stats::Estimate;
 
-use crate::cli::coverage::{RunPlan, TokenAudit};
+use crate::rundir::{RunPlan, TokenAudit};
 
 use super::doc::{Doc, Table};
 use super::figures::{

@@ -340,7 +340,7 @@ pub fn per_length(index: &MetricIndex<'_>, g: &Group, level: f64) -> Table {
     let mut notes = interval_notes(level);
     notes.push(
         "“all” pools every length; “equal-length” weighs each length equally (the \
-         alternative mixture of SPEC §6)."
+         alternative mixture)."
             .to_string(),
     );
     Table {

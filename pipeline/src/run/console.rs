@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use c2s_config::RunKind;
 use c2s_operators::live_stats::LiveTable;
 
-use super::Shared;
+use super::shared::Shared;
 
 /// Progress display of worker 0.
 pub struct Console {
@@ -134,12 +135,10 @@ pub fn summary(shared: &Shared, elapsed: f64) {
     }
     let dir = shared.run_dir.display();
     println!("outputs (Parquet, readable while a run goes on):");
-    let datasets: &[&str] = if shared.cfg.coverage.is_some() {
-        &["decisions", "requests", "rejects"]
-    } else if shared.cfg.dialogue.is_some() {
-        &["dialogue_turns", "requests", "rejects"]
-    } else {
-        &["trajectories", "outcomes", "metrics", "requests", "rejects"]
+    let datasets: &[&str] = match shared.cfg.kind() {
+        RunKind::Coverage(_) => &["decisions", "requests", "rejects"],
+        RunKind::Dialogue(_) => &["dialogue_turns", "requests", "rejects"],
+        RunKind::Items => &["trajectories", "outcomes", "metrics", "requests", "rejects"],
     };
     for d in datasets {
         println!("  {dir}/{d}/*.parquet");
@@ -150,11 +149,9 @@ pub fn summary(shared: &Shared, elapsed: f64) {
 /// What the completed-unit counter counts: trajectories, coverage decisions, or dialogue
 /// runs (a dialogue under one arm and mode).
 fn unit(shared: &Shared) -> &'static str {
-    if shared.cfg.coverage.is_some() {
-        "decisions"
-    } else if shared.cfg.dialogue.is_some() {
-        "dialogue runs"
-    } else {
-        "trajectories"
+    match shared.cfg.kind() {
+        RunKind::Coverage(_) => "decisions",
+        RunKind::Dialogue(_) => "dialogue runs",
+        RunKind::Items => "trajectories",
     }
 }

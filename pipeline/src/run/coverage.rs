@@ -1,6 +1,6 @@
 //! The dataflow of a candidate-coverage run (`[coverage]`): cases instead of items, scored
 //! decisions instead of trajectories. Feeding, backpressure, Kafka offset commits, resume and
-//! the Parquet sinks are the main pipeline's (see [`super::dataflow`]).
+//! the Parquet sinks are the main pipeline's (see [`super::worker`]).
 //!
 //! Before the dataflow starts, worker 0 writes the plan audit, `coverage_plan_audit.json`
 //! ([`c2s_protocol::coverage_audit`]): every request of every case of the file sources
@@ -9,55 +9,45 @@
 //! advance; the file then says so.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
-use timely::container::CapacityContainerBuilder;
 use timely::dataflow::operators::{Concat, Input, Probe};
-use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
 
-use c2s_config::{RunConfig, SourceConfig};
+use c2s_config::{CoverageSection, RunConfig, SourceConfig};
 use c2s_operators::coverage::{decide, validate_cases, DecisionPlan};
-use c2s_operators::messages::Incoming;
 use c2s_operators::sink_op::sink;
 use c2s_protocol::coverage_audit::{plan_audit, PlanAudit, PlanSettings, PLAN_AUDIT_FILE};
 use c2s_records::{parse_case, CoverageCase};
 
-use super::dataflow::{drive, sink_requests_and_rejects};
-use super::outputs::{decision_sink, reject_sink, request_sink};
-use super::Shared;
+use super::outputs::decision_sink;
+use super::shared::Shared;
+use super::worker::{finish, sink_requests_and_rejects, WorkerParts, PART_CHECK};
 
-pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<()> {
+/// One worker of a coverage run: its `decisions/` dataset and stages.
+pub fn coverage_worker_main(
+    worker: &mut Worker,
+    shared: &Arc<Shared>,
+    section: &CoverageSection,
+) -> anyhow::Result<()> {
     let cfg = &shared.cfg;
-    let Some(section) = cfg.coverage.as_ref() else {
-        anyhow::bail!("not a coverage run");
-    };
     let index = worker.index();
     if index == 0 {
         write_plan_audit(cfg, &shared.run_dir)?;
     }
-    let service = super::engine::start_service(
-        cfg,
-        &shared.identity,
-        shared.template_time,
-        shared.tally.clone(),
-    )
-    .context("starting the engine")?;
-    service.preload(shared.resume.answers.iter().cloned());
-    let part_check = Duration::from_millis(200);
-    let model = service.identity().label();
-    let dir = &shared.run_dir;
-    let decisions_out = decision_sink(dir, index, cfg, &shared.resume)?;
-    let requests_out = request_sink(dir, index, cfg, &shared.resume, model)?;
-    let rejects_out = reject_sink(dir, index, cfg, &shared.resume, shared.counters.clone())?;
-    let mut input: InputHandle<u64, CapacityContainerBuilder<Vec<Incoming>>> = InputHandle::new();
-    let probe: ProbeHandle<u64> = ProbeHandle::new();
-    let processed: ProbeHandle<u64> = ProbeHandle::new();
+    let WorkerParts {
+        service,
+        mut input,
+        durable,
+        processed,
+        requests_out,
+        rejects_out,
+    } = WorkerParts::start(worker, shared)?;
+    let decisions_out = decision_sink(&shared.run_dir, index, cfg, &shared.resume)?;
     let catalogues = Arc::new(section.loaded.clone());
     let plan = DecisionPlan {
         ks: section.ks.clone(),
-        names: section.name_variants(),
+        names: section.names.clone(),
         none: section.none.clone(),
         full_set: section.full_set,
         scoring: section.scoring,
@@ -82,28 +72,26 @@ pub fn coverage_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow
             out.decisions,
             decisions_out,
             "decisions",
-            part_check,
+            PART_CHECK,
             writes.clone(),
         );
         let d23 = sink_requests_and_rejects(
             (out.exchanges, requests_out),
             (all_rejects, rejects_out),
-            part_check,
+            PART_CHECK,
             &writes,
         );
-        d1.concat(d23).probe_with(&probe);
+        d1.concat(d23).probe_with(&durable);
     });
     let per_case = plan_size(shared);
-    drive(worker, shared, input, &probe, &processed, move |s| {
-        s.counters
-            .trajectories
-            .load(std::sync::atomic::Ordering::Relaxed)
-            / per_case
-    })?;
-    if let Ok(mut all) = shared.engine_stats.lock() {
-        all.push(service.stats());
-    }
-    Ok(())
+    finish(
+        worker,
+        shared,
+        service,
+        input,
+        (&durable, &processed),
+        per_case,
+    )
 }
 
 /// Decisions per test case when every size of `ks` is in the bank (progress only).
@@ -185,7 +173,7 @@ pub fn audit_plan(cfg: &RunConfig) -> anyhow::Result<Option<PlanAudit>> {
     let Some(cases) = planned_cases(cfg)? else {
         return Ok(None);
     };
-    let names = section.name_variants();
+    let names = section.names.clone();
     Ok(Some(plan_audit(
         &cases,
         &section.loaded,

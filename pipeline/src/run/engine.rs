@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use c2s_config::RunConfig;
+use c2s_config::{EngineKind, RunConfig};
 use c2s_model::{
     Engine, InferenceService, ModelIdentity, PrefixEngine, PrefixEngineConfig, ServiceConfig,
     SimulatedEngine, TemplateTime,
@@ -21,8 +21,8 @@ pub fn load_engine(
     template_time: TemplateTime,
 ) -> anyhow::Result<Box<dyn Engine>> {
     let path = &cfg.model.path;
-    Ok(match cfg.model.engine.as_str() {
-        "prefix" => Box::new(
+    Ok(match cfg.model.engine {
+        EngineKind::Prefix => Box::new(
             PrefixEngine::load_with_identity(
                 path,
                 PrefixEngineConfig {
@@ -36,7 +36,7 @@ pub fn load_engine(
             .with_context(|| format!("loading {}", path.display()))?,
         ),
         #[cfg(feature = "mistralrs")]
-        "mistralrs" => Box::new(
+        EngineKind::Mistralrs => Box::new(
             c2s_model::MistralRsEngine::load_with(
                 path,
                 &c2s_model::MistralRsSettings {
@@ -48,7 +48,7 @@ pub fn load_engine(
             .with_context(|| format!("loading {} with mistral.rs", path.display()))?,
         ),
         #[cfg(feature = "openai")]
-        "openai" => {
+        EngineKind::Openai => {
             let settings = openai_settings(cfg)?;
             // The server was probed once, before the workers started (run::model_identity).
             let info = c2s_model::ServerInfo::from_identity(identity)
@@ -60,8 +60,11 @@ pub fn load_engine(
                 Some(identity.clone()),
             )?)
         }
-        "simulated" => Box::new(SimulatedEngine::new(cfg.run.option_seed)),
-        other => anyhow::bail!("unknown engine `{other}`"),
+        EngineKind::Simulated => Box::new(SimulatedEngine::new(cfg.run.option_seed)),
+        #[allow(unreachable_patterns)] // every engine is compiled in by default
+        other => anyhow::bail!(
+            "engine `{other}` is not compiled into this binary (build with its cargo feature)"
+        ),
     })
 }
 
@@ -71,16 +74,16 @@ pub fn load_engine(
 pub fn mistralrs_settings(cfg: &RunConfig) -> c2s_model::MistralRsSettings {
     let m = &cfg.model.mistralrs;
     c2s_model::MistralRsSettings {
-        mode: m
-            .mode
-            .as_deref()
-            .and_then(c2s_model::MistralRsMode::parse)
-            .unwrap_or_else(c2s_model::MistralRsMode::default_for_build),
+        mode: match m.mode {
+            Some(c2s_config::MistralRsMode::Reference) => c2s_model::MistralRsMode::Reference,
+            Some(c2s_config::MistralRsMode::Native) => c2s_model::MistralRsMode::Native,
+            None => c2s_model::MistralRsMode::default_for_build(),
+        },
         paged_attention: m.paged_attention,
         kv_cache_tokens: m.kv_cache_tokens,
         max_sequences: m.max_sequences,
         prefix_cache: m.prefix_cache,
-        dtype: m.dtype.clone(),
+        dtype: m.dtype.as_str().to_string(),
         template_time: None,
     }
 }
@@ -101,12 +104,17 @@ pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSetti
         concurrency: o.concurrency,
         max_retries: o.max_retries,
         retry_backoff: Duration::from_millis(o.retry_backoff_ms),
-        generation_endpoint: c2s_model::GenerationEndpoint::parse(&o.generation_endpoint)
-            .unwrap_or(c2s_model::GenerationEndpoint::Chat),
-        scoring: if o.scoring == "top_logprobs" {
-            c2s_model::ScoringMethod::TopLogprobs(o.top_logprobs)
-        } else {
-            c2s_model::ScoringMethod::Echo
+        generation_endpoint: match o.generation_endpoint {
+            c2s_config::GenerationEndpoint::Chat => c2s_model::GenerationEndpoint::Chat,
+            c2s_config::GenerationEndpoint::Completions => {
+                c2s_model::GenerationEndpoint::Completions
+            }
+        },
+        scoring: match o.scoring {
+            c2s_config::OpenAiScoring::Echo => c2s_model::ScoringMethod::Echo,
+            c2s_config::OpenAiScoring::TopLogprobs => {
+                c2s_model::ScoringMethod::TopLogprobs(o.top_logprobs)
+            }
         },
         chat_template_kwargs: o.chat_template_kwargs.clone(),
         max_response_bytes: o.max_response_bytes,
@@ -199,12 +207,7 @@ pub fn run_tokenizer(
     cfg: &RunConfig,
     template_time: TemplateTime,
 ) -> anyhow::Result<Option<c2s_model::tokenizer::ModelTokenizer>> {
-    let renders_here = match cfg.model.engine.as_str() {
-        "simulated" => false,
-        "openai" => !cfg.model.path.as_os_str().is_empty(),
-        _ => true,
-    };
-    if !renders_here {
+    if !cfg.model.reads_model_path() {
         return Ok(None);
     }
     Ok(Some(pinned_tokenizer(cfg, template_time)?))
@@ -254,22 +257,17 @@ pub fn check_chat_template(
 /// naming the tensor.
 pub fn check_model_config(cfg: &RunConfig) -> anyhow::Result<()> {
     let path = &cfg.model.path;
-    // Every engine that reads local model files: the served (`openai`) engine reads only the
-    // tokenizer and chat template at `[model] path`, when it names one.
-    let reads_files = match cfg.model.engine.as_str() {
-        "simulated" => false,
-        "openai" => !path.as_os_str().is_empty(),
-        _ => true,
-    };
-    if reads_files {
+    // The served (`openai`) engine reads only the tokenizer and chat template at `[model]
+    // path`, when it names one.
+    if cfg.model.reads_model_path() {
         c2s_model::check_model_files(path)?;
     }
-    match cfg.model.engine.as_str() {
-        "prefix" => {
+    match cfg.model.engine {
+        EngineKind::Prefix => {
             c2s_model::engines::prefix::transformer::Transformer::check_config(path)?;
         }
         #[cfg(feature = "mistralrs")]
-        "mistralrs" if path.is_dir() => {
+        EngineKind::Mistralrs if path.is_dir() => {
             c2s_model::engines::mistralrs::hf_config_for_mistralrs(path)?;
         }
         _ => {}

@@ -2,25 +2,33 @@
 //! or resume the run directory, start timely workers (each with its own engine), feed items
 //! with backpressure, commit Kafka offsets behind durable outputs, stop gracefully on Ctrl-C.
 
+//!
+//! Layout: `shared` (the state every worker shares), `worker` (the driving loop and the sinks
+//! every protocol ends in), one file per protocol's stages (`items`, `coverage`, `dialogue`),
+//! `engine` (the configured engine), `feed` (the sources), `outputs` (sinks, resume, the
+//! manifest), `status` (exit status), `console` (progress). Imports run one way: the protocols
+//! use `worker`, `shared` and `outputs`; nothing below imports this file.
+
 mod console;
 mod coverage;
-mod dataflow;
 mod dialogue;
 pub mod engine;
 mod feed;
+mod items;
 mod outputs;
+mod shared;
 mod status;
+mod worker;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
 
 use anyhow::Context;
 
-use c2s_config::RunConfig;
+use c2s_config::{RunConfig, RunKind};
 use c2s_model::service::ServiceStats;
 use c2s_model::{AnswerTally, ModelIdentity};
 use c2s_operators::live_stats::LiveTable;
@@ -29,14 +37,15 @@ use c2s_operators::Counters;
 
 pub use feed::PartitionProgress;
 pub use outputs::ResumeState;
+pub use shared::{Shared, StopCause};
 
 /// Options of `choice2seq run`.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub config: PathBuf,
     pub run_dir: Option<PathBuf>,
-    /// Arguments for timely (`-w`, `-n`, `-p`, `-h`).
-    pub timely_args: Vec<String>,
+    /// How many timely workers and processes, and which process this is.
+    pub topology: Topology,
     /// No progress bars (logs and the final summary only).
     pub quiet: bool,
     /// `--serve ADDR`: the live monitor's address (overrides the config's `[serve]`).
@@ -45,42 +54,13 @@ pub struct RunOptions {
     pub serve_linger: Option<f64>,
 }
 
-/// State shared by every worker of this process.
-pub struct Shared {
-    pub cfg: RunConfig,
-    /// The model's identity, computed once before the workers start.
-    pub identity: ModelIdentity,
-    pub run_dir: PathBuf,
-    pub resume: ResumeState,
-    pub runtime: tokio::runtime::Handle,
-    pub counters: Arc<Counters>,
-    pub live: Arc<Mutex<LiveTable>>,
-    /// Set by Ctrl-C, SIGTERM or [`status::StopCause`]: stop feeding, finish what is in
-    /// flight, close parts.
-    pub stop: Arc<AtomicBool>,
-    /// Why the run stopped before its sources ended (the first cause).
-    pub stop_cause: Mutex<Option<status::StopCause>>,
-    /// Whether the sinks can write (feeding pauses while one cannot).
-    pub writes: Arc<WriteHealth>,
-    /// What the engine answered and failed, over every worker of this process.
-    pub tally: Arc<AnswerTally>,
-    pub quiet: bool,
-    pub total_items: Option<u64>,
-    /// Each worker's inference counters, added when the worker ends.
-    pub engine_stats: Mutex<Vec<ServiceStats>>,
-    /// The model's tokenizer when an arm needs D.9's token-matched padding.
-    pub tokens: Option<c2s_protocol::TokenCounterRef>,
-    /// What chat templates' `strftime_now` reports: the run's first start, as recorded in
-    /// the manifest (a resumed run renders the prompts it rendered before).
-    pub template_time: c2s_model::TemplateTime,
-    /// A live monitor serves this run (`--serve`): the workers publish what it reads.
-    pub serving: bool,
-    /// Items done (what the progress bar shows), published by the workers when serving.
-    pub items_done: AtomicU64,
-    /// When the first worker began feeding (the model is loaded).
-    pub feeding_since: OnceLock<Instant>,
-    /// Each Kafka partition's offsets, published by its feeder when serving.
-    pub kafka: Mutex<BTreeMap<(String, i32), PartitionProgress>>,
+/// One timely worker of this process: the stages of the run's protocol.
+fn worker_main(worker: &mut timely::worker::Worker, shared: &Arc<Shared>) -> anyhow::Result<()> {
+    match shared.cfg.kind() {
+        RunKind::Coverage(section) => coverage::coverage_worker_main(worker, shared, section),
+        RunKind::Dialogue(section) => dialogue::dialogue_worker_main(worker, shared, section),
+        RunKind::Items => items::item_worker_main(worker, shared),
+    }
 }
 
 /// What a finished run measured.
@@ -102,20 +82,21 @@ pub fn model_identity(
     cfg: &RunConfig,
     template_time: c2s_model::TemplateTime,
 ) -> anyhow::Result<ModelIdentity> {
-    let engine = match cfg.model.engine.as_str() {
-        "simulated" => {
+    let engine = match cfg.model.engine {
+        c2s_config::EngineKind::Simulated => {
             return Ok(
                 c2s_model::Engine::identity(&c2s_model::SimulatedEngine::new(cfg.run.option_seed))
                     .clone(),
             )
         }
         #[cfg(feature = "openai")]
-        "openai" => return remote_identity(cfg, template_time),
-        "prefix" => c2s_model::PREFIX_ENGINE.to_string(),
+        c2s_config::EngineKind::Openai => return remote_identity(cfg, template_time),
+        c2s_config::EngineKind::Prefix => c2s_model::PREFIX_ENGINE.to_string(),
         #[cfg(feature = "mistralrs")]
-        "mistralrs" => engine::mistralrs_settings(cfg).engine_name(),
+        c2s_config::EngineKind::Mistralrs => engine::mistralrs_settings(cfg).engine_name(),
+        #[allow(unreachable_patterns)] // every engine is compiled in by default
         other => anyhow::bail!(
-            "engine `{other}` is not compiled into this binary (build with the `mistralrs` feature)"
+            "engine `{other}` is not compiled into this binary (build with its cargo feature)"
         ),
     };
     let tok = c2s_model::load_tokenizer(&cfg.model.path)
@@ -145,7 +126,7 @@ fn remote_identity(
     if cfg
         .dialogue
         .as_ref()
-        .is_some_and(|d| d.contract == "scored")
+        .is_some_and(|d| d.contract == c2s_records::DialogueContract::Scored)
     {
         scored.push("[dialogue] scored fields".into());
     }
@@ -196,10 +177,10 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| cfg.output.dir.clone())
         .unwrap_or_else(|| PathBuf::from("runs").join(&cfg.run.name));
-    let timely_config = match timely_config(&opts.timely_args) {
+    let timely_config = match opts.topology.timely_config() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: timely arguments: {e}");
+            eprintln!("error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -373,7 +354,7 @@ pub fn execute(
     let started = std::time::Instant::now();
     let worker_shared = shared.clone();
     let guards = timely::execute(timely_config, move |worker| {
-        dataflow::worker_main(worker, &worker_shared)
+        worker_main(worker, &worker_shared)
     })
     .map_err(|e| anyhow::anyhow!("starting timely: {e}"))?;
     let mut failures = Vec::new();
@@ -465,7 +446,7 @@ async fn stop_on_signals(shared: Arc<Shared>) {
         return;
     };
     let (signal, _) = next_signal(&mut interrupt, &mut terminate).await;
-    shared.stop_because(status::StopCause::Signal(signal));
+    shared.stop_because(StopCause::Signal(signal));
     let (again, code) = next_signal(&mut interrupt, &mut terminate).await;
     eprintln!("aborted by {again}; closed parts are intact, resume with the same command");
     std::process::exit(code);
@@ -511,6 +492,67 @@ async fn next_signal(
 }
 
 /// Timely's configuration from its own arguments (`-w`, `-n`, `-p`, `-h`).
-fn timely_config(args: &[String]) -> Result<timely::Config, String> {
-    timely::Config::from_args(args.iter().cloned())
+/// The timely topology of a run: worker threads per process, processes, this process's
+/// index, and the processes' addresses (`-w`, `-n`, `-p`, `-h` of `choice2seq run`).
+#[derive(Debug, Clone, Default)]
+pub struct Topology {
+    pub workers: usize,
+    pub processes: usize,
+    pub process: usize,
+    /// One `host:port` per line, a line per process; without it processes listen on
+    /// `localhost:2101`, `localhost:2102`, … (timely's own default).
+    pub hostfile: Option<PathBuf>,
+}
+
+impl Topology {
+    /// The timely configuration, built as timely's own argument parser builds it.
+    fn timely_config(&self) -> Result<timely::Config, String> {
+        use timely::CommunicationConfig;
+        let communication = if self.processes > 1 {
+            if self.process >= self.processes {
+                return Err(format!(
+                    "process index {} is not below the {} processes",
+                    self.process, self.processes
+                ));
+            }
+            let addresses: Vec<String> = match &self.hostfile {
+                Some(file) => {
+                    let text = std::fs::read_to_string(file)
+                        .map_err(|e| format!("hostfile {}: {e}", file.display()))?;
+                    let lines: Vec<String> = text
+                        .lines()
+                        .take(self.processes)
+                        .map(str::to_string)
+                        .collect();
+                    if lines.len() < self.processes {
+                        return Err(format!(
+                            "hostfile {}: {} addresses for {} processes",
+                            file.display(),
+                            lines.len(),
+                            self.processes
+                        ));
+                    }
+                    lines
+                }
+                None => (0..self.processes)
+                    .map(|i| format!("localhost:{}", 2101 + i))
+                    .collect(),
+            };
+            CommunicationConfig::Cluster {
+                threads: self.workers.max(1),
+                process: self.process,
+                addresses,
+                report: false,
+                zerocopy: false,
+            }
+        } else if self.workers > 1 {
+            CommunicationConfig::Process(self.workers)
+        } else {
+            CommunicationConfig::Thread
+        };
+        Ok(timely::Config {
+            communication,
+            worker: timely::WorkerConfig::default(),
+        })
+    }
 }

@@ -21,7 +21,7 @@ use c2s_sinks::{
     OutcomeRow, PartConfig, PartWriter, RejectRow, RequestRow, Row, SourceFile, TrajectoryRow,
 };
 use c2s_sources::{create_topic_with, KafkaPublisher};
-use c2s_stats::{comparison_label, FamilyScope, HolmFamily, MetricRow, StatsConfig, StatsCounts};
+use c2s_stats::{comparison_label, MetricRow, StatsCounts};
 
 /// What identifies a recorded reject: source, location, item id, reason.
 pub type RejectKey = (String, String, Option<String>, String);
@@ -74,7 +74,7 @@ impl ResumeState {
             .collect();
         // Outcomes and trajectories are read once: their keys (what the sinks and the
         // statistics skip) and their counts (what the statistics start from).
-        let (outcomes, trajectories) = crate::cli::stats::read_run(run_dir)?;
+        let (outcomes, trajectories) = crate::rundir::read_run(run_dir)?;
         let trajectory_keys: Arc<BTreeSet<(String, String)>> = Arc::new(
             trajectories
                 .iter()
@@ -119,7 +119,7 @@ impl ResumeState {
                     .map(|d| d.request_id)
                     .collect(),
             ),
-            complete_dialogue_runs: Arc::new(crate::cli::dialogue::complete_runs(
+            complete_dialogue_runs: Arc::new(crate::rundir::complete_runs(
                 &c2s_sinks::read_field_turns(&run_dir.join("dialogue_turns"))?,
             )),
             attempt: c2s_sinks::now_ms(),
@@ -348,31 +348,6 @@ pub fn finish_manifest(run_dir: &Path, status: c2s_sinks::RunStatus) -> anyhow::
         c2s_sinks::write_manifest(run_dir, &m)?;
     }
     Ok(())
-}
-
-/// The statistics settings of a config.
-pub fn stats_config(cfg: &RunConfig) -> StatsConfig {
-    StatsConfig {
-        bootstrap_draws: cfg.stats.bootstrap_draws,
-        seed: cfg.stats.seed,
-        level: cfg.stats.level,
-        families: cfg
-            .stats
-            .families
-            .iter()
-            .map(|f| HolmFamily {
-                name: f.name.clone(),
-                comparisons: f.comparisons.clone(),
-                // `c2s_config::parse` rejects any other scope (exit 2 before any work), so a
-                // config that reached here names a known one.
-                scope: FamilyScope::parse(&f.scope).unwrap_or_else(|| {
-                    unreachable!("config validation rejects unknown scope `{}`", f.scope)
-                }),
-            })
-            .collect(),
-        threads: 0,
-        calibration: cfg.stats.calibration,
-    }
 }
 
 fn part_config(cfg: &RunConfig) -> PartConfig {

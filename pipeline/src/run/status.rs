@@ -11,61 +11,11 @@
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
+use c2s_config::RunKind;
 use c2s_model::TallyCounts;
 use c2s_sinks::{RunState, RunStatus};
 
-use super::Shared;
-
-/// Why a run stopped before its sources ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StopCause {
-    /// Ctrl-C (`SIGINT`) or `SIGTERM`.
-    Signal(&'static str),
-    /// The run's first requests all failed with one error.
-    IdenticalFailures { message: String, count: u64 },
-    /// An output could not be written within `[output] max_write_wait_seconds`.
-    OutputsUnwritable(String),
-}
-
-impl Shared {
-    /// Stop the run (as Ctrl-C does: no new items, the items in flight finish) for `cause`;
-    /// the first cause is the one reported.
-    pub fn stop_because(&self, cause: StopCause) {
-        let mut first = self.stop_cause.lock().unwrap_or_else(|p| p.into_inner());
-        if first.is_none() {
-            match &cause {
-                StopCause::Signal(signal) => eprintln!(
-                    "\nstopping ({signal}): no new items; finishing the items in flight and \
-                     closing parts ({signal} again to abort)"
-                ),
-                StopCause::IdenticalFailures { message, count } => eprintln!(
-                    "\nstopping: the first {count} model requests all failed with: {message}"
-                ),
-                StopCause::OutputsUnwritable(e) => {
-                    eprintln!("\nstopping: outputs cannot be written: {e}")
-                }
-            }
-            *first = Some(cause);
-        }
-        self.stop.store(true, Ordering::SeqCst);
-    }
-
-    /// Called by every worker's driving loop: stop when the model has failed every request
-    /// from the start with the same error, or when a sink gave up writing.
-    pub fn watch_health(&self) {
-        let limit = self.cfg.run.stop_after_identical_failures;
-        if limit > 0 {
-            if let Some((message, count)) = self.tally.leading() {
-                if count >= limit {
-                    self.stop_because(StopCause::IdenticalFailures { message, count });
-                }
-            }
-        }
-        if let Some(e) = self.writes.given_up() {
-            self.stop_because(StopCause::OutputsUnwritable(e));
-        }
-    }
-}
+use super::shared::{Shared, StopCause};
 
 /// How the run ended, decided from what it counted.
 pub struct Outcome {
@@ -196,11 +146,9 @@ pub fn banner(status: &RunStatus, counts: &TallyCounts) -> Vec<String> {
 }
 
 fn unit_one(shared: &Shared) -> &'static str {
-    if shared.cfg.coverage.is_some() {
-        "decision"
-    } else if shared.cfg.dialogue.is_some() {
-        "dialogue run"
-    } else {
-        "trajectory"
+    match shared.cfg.kind() {
+        RunKind::Coverage(_) => "decision",
+        RunKind::Dialogue(_) => "dialogue run",
+        RunKind::Items => "trajectory",
     }
 }

@@ -13,6 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use c2s_config::RunKind;
 use c2s_model::service::{ServiceLoad, LATENCY_BUCKETS_SECONDS};
 use c2s_operators::live_stats::SnapshotObserver;
 use c2s_sinks::{RunState, RunStatus};
@@ -113,12 +114,10 @@ impl LiveMonitor {
     }
 
     fn kind(&self) -> (&'static str, &'static str) {
-        if self.shared.cfg.coverage.is_some() {
-            ("coverage", "decision")
-        } else if self.shared.cfg.dialogue.is_some() {
-            ("dialogue", "dialogue_run")
-        } else {
-            ("items", "trajectory")
+        match self.shared.cfg.kind() {
+            RunKind::Coverage(_) => ("coverage", "decision"),
+            RunKind::Dialogue(_) => ("dialogue", "dialogue_run"),
+            RunKind::Items => ("items", "trajectory"),
         }
     }
 

@@ -23,7 +23,8 @@ use super::figures::{figures, reliability_panels, FigureSvg, ReliabilityPanels};
 use super::metrics::{snapshot_gauges, Families, Num};
 use super::state::{headline, paired_table};
 use super::Backend;
-use crate::cli::{coverage, dialogue, stats};
+use crate::cli;
+use crate::rundir::{coverage, dialogue, paired as stats};
 
 /// Serve the live page over run directories.
 #[derive(Debug, Args)]
@@ -137,12 +138,12 @@ fn read(dirs: &[PathBuf], kind: RunKind, number: u64) -> anyhow::Result<Reading>
             } else {
                 String::new()
             };
-            reading.summary_text = Some(partial + &coverage::text(&c.summary));
+            reading.summary_text = Some(partial + &cli::coverage::text(&c.summary));
         }
         RunKind::Dialogue => {
             let s = dialogue::summary_of(dirs, None, None)?;
             reading.json = serde_json::to_string(&s)?;
-            reading.summary_text = Some(dialogue::summary_text(&s));
+            reading.summary_text = Some(cli::dialogue::summary_text(&s));
         }
     }
     reading.seconds = started.elapsed().as_secs_f64();

@@ -5,12 +5,12 @@ use std::fs::File;
 use std::path::Path;
 
 use arrow::record_batch::RecordBatch;
+use c2s_records::MetricRow;
 use c2s_records::{
     Answer, Confidence, Contract, Decoding, Domain, FinishReason, Membership, PairedOutcome,
     Request, RequestOption, Response, ResponseClass, StepRecord, StopCategory, StopOutcome,
     Trajectory,
 };
-use c2s_stats::MetricRow;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 pub fn request(item: &str, step: u32, contract: Contract, decoding: Decoding) -> Request {

@@ -7,9 +7,16 @@ use std::sync::Arc;
 
 use super::*;
 
-/// Read one HTTP request (head and any body) from `stream`.
-fn read_request(stream: &mut impl Read) {
+/// Read one HTTP request (head and any body) from `stream`: its path and its body.
+pub(super) fn read_request(stream: &mut impl Read) -> (String, String) {
     let mut reader = BufReader::new(stream);
+    let mut request_line = String::new();
+    let _ = reader.read_line(&mut request_line);
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
     let mut length = 0usize;
     loop {
         let mut line = String::new();
@@ -23,6 +30,7 @@ fn read_request(stream: &mut impl Read) {
     }
     let mut body = vec![0u8; length];
     let _ = reader.read_exact(&mut body);
+    (path, String::from_utf8_lossy(&body).into_owned())
 }
 
 /// A server on loopback answering each connection with `respond` (which writes the whole

@@ -24,6 +24,7 @@ use crate::tokenizer::ModelTokenizer;
 
 pub mod cache;
 mod continuous;
+mod forward;
 mod gguf_config;
 pub mod hf_config;
 pub mod kernels;

@@ -5,7 +5,7 @@ use c2s_stats::coverage::CoverageSummary;
 
 use super::super::doc::Table;
 use super::{opt, rate_cell, signed4, signed6, strings};
-use crate::cli::coverage::{RunPlan, TokenAudit};
+use crate::rundir::{RunPlan, TokenAudit};
 
 /// Probability sums per model.
 pub fn prob_sums_table(s: &CoverageSummary) -> Table {

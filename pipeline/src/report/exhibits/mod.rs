@@ -254,8 +254,8 @@ impl PanelRun {
     /// The run's records and the statistics settings it was run with, read once: an exhibit
     /// computes its metric rows, contrasts and its own tables from this.
     pub fn load(&self) -> anyhow::Result<LoadedRun> {
-        let stats = crate::cli::stats::runs_stats_config(std::slice::from_ref(&self.run_dir))?;
-        let (outcomes, trajectories) = crate::cli::stats::read_run(&self.run_dir)?;
+        let stats = crate::rundir::runs_stats_config(std::slice::from_ref(&self.run_dir))?;
+        let (outcomes, trajectories) = crate::rundir::read_run(&self.run_dir)?;
         Ok(LoadedRun {
             run_dir: self.run_dir.clone(),
             stats,
@@ -276,13 +276,13 @@ pub struct LoadedRun {
 impl LoadedRun {
     /// The run's metric rows, recomputed with its statistics settings.
     pub fn metric_rows(&self) -> anyhow::Result<Vec<MetricRow>> {
-        crate::cli::stats::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
+        crate::rundir::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
             .with_context(|| format!("metrics of {}", self.run_dir.display()))
     }
 
     /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`).
     pub fn contrast_tables(&self) -> anyhow::Result<(Vec<ContrastRow>, Vec<CellRow>)> {
-        crate::cli::contrasts::tables_of(
+        crate::rundir::tables_of(
             std::slice::from_ref(&self.run_dir),
             &self.trajectories,
             &self.stats,

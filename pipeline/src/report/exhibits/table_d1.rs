@@ -175,7 +175,7 @@ pub fn our_rows(panels: &[PanelRecords]) -> anyhow::Result<Vec<OurRow>> {
             let metrics: Vec<MetricRow> = if kept.is_empty() {
                 Vec::new()
             } else {
-                crate::cli::stats::snapshot_of(&kept, &trajectories, &panel.stats, 0)?
+                crate::rundir::snapshot_of(&kept, &trajectories, &panel.stats, 0)?
             };
             let index = MetricIndex::new(&metrics);
             let group = index.paired_groups().into_iter().next();

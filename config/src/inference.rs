@@ -1,0 +1,63 @@
+//! `[inference]`: batching and flow control.
+
+use serde::{Deserialize, Serialize};
+
+/// `[inference]`: batching and flow control.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InferenceSection {
+    /// Most requests per engine batch.
+    pub max_batch: usize,
+    /// Most distinct requests queued or computing (backpressure).
+    pub max_in_flight: usize,
+    /// Milliseconds the engine waits to fill a batch.
+    pub linger_ms: u64,
+    /// Most items whose trajectories are in progress at once.
+    pub max_active_items: usize,
+    /// Answer identical requests once per run (off only for baseline measurements).
+    pub dedup: bool,
+    /// How the batching service drives an engine that can batch continuously.
+    pub batching: Batching,
+}
+
+/// `[inference] batching`: how requests reach an engine that batches continuously (the
+/// prefix engine, mistral.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Batching {
+    /// Each request joins as it comes and leaves once answered (the default).
+    #[default]
+    Continuous,
+    /// A batch at a time: what is queued runs together and the next batch waits for the
+    /// whole batch (the baseline of measurements).
+    Batch,
+}
+
+impl Default for InferenceSection {
+    fn default() -> Self {
+        InferenceSection {
+            max_batch: 32,
+            max_in_flight: 256,
+            linger_ms: 2,
+            max_active_items: 64,
+            dedup: true,
+            batching: Batching::Continuous,
+        }
+    }
+}
+
+impl InferenceSection {
+    /// Every bound is at least 1; errors are (field, message).
+    pub(crate) fn check(&self) -> Result<(), (String, String)> {
+        for (field, v) in [
+            ("max_batch", self.max_batch),
+            ("max_in_flight", self.max_in_flight),
+            ("max_active_items", self.max_active_items),
+        ] {
+            if v == 0 {
+                return Err((format!("inference.{field}"), "must be at least 1".into()));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,311 @@
+//! The client against scripted servers on loopback: the bytes each request sends, the
+//! retries (which errors, how many, the delays, the final message) and the errors that name a
+//! missing or malformed field.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use backon::BackoffBuilder;
+
+use super::*;
+
+/// One request as the server saw it: the path and the body.
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A server on loopback answering each request `(path, body)` with `respond`'s status and
+/// JSON body; returns its base URL and the requests it saw.
+fn serve(respond: impl Fn(&str, &str) -> (u16, String) + Send + 'static) -> (String, Seen) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+    let seen: Seen = Arc::default();
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let (path, body) = super::tests::read_request(&mut stream);
+            let (status, answer) = respond(&path, &body);
+            log.lock().expect("log").push((path, body));
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+fn settings(base_url: &str, max_retries: u32) -> OpenAiSettings {
+    OpenAiSettings {
+        base_url: base_url.to_string(),
+        model: "m".into(),
+        max_retries,
+        retry_backoff: Duration::from_millis(1),
+        timeout: Duration::from_secs(30),
+        ..OpenAiSettings::default()
+    }
+}
+
+fn info(base_url: &str) -> ServerInfo {
+    ServerInfo {
+        base_url: base_url.to_string(),
+        model: "m".into(),
+        model_entry: None,
+        server: None,
+        version: None,
+        prompt_logprobs: true,
+        scoring_problem: None,
+        insecure_skip_verify: false,
+    }
+}
+
+fn bodies(seen: &Seen, path: &str) -> Vec<String> {
+    let seen = seen.lock().expect("log");
+    seen.iter()
+        .filter(|(p, _)| p == path)
+        .map(|(_, b)| b.clone())
+        .collect()
+}
+
+#[test]
+fn the_delays_are_the_former_ones() {
+    // The loop before backon: `retry_backoff`, doubled per retry, every delay at most 30 s.
+    for (first, retries) in [(500u64, 8u32), (7000, 4), (45_000, 2), (0, 3), (250, 0)] {
+        let s = OpenAiSettings {
+            retry_backoff: Duration::from_millis(first),
+            max_retries: retries,
+            ..OpenAiSettings::default()
+        };
+        let client = Client::new(&s).expect("client");
+        let mut former = Vec::new();
+        let mut backoff = s.retry_backoff;
+        for _ in 0..retries {
+            former.push(backoff.min(Duration::from_secs(30)));
+            backoff = backoff.saturating_mul(2).min(Duration::from_secs(30));
+        }
+        let delays: Vec<Duration> = client.backoff().build().collect();
+        assert_eq!(
+            delays, former,
+            "retry_backoff {first} ms, {retries} retries"
+        );
+    }
+}
+
+#[test]
+fn statuses_429_and_5xx_are_retried_until_an_answer() {
+    let calls = Arc::new(Mutex::new(0));
+    let count = Arc::clone(&calls);
+    let (url, seen) = serve(move |_, _| {
+        let mut n = count.lock().expect("count");
+        *n += 1;
+        match *n {
+            1 => (429, r#"{"error":{"message":"slow down"}}"#.into()),
+            2 => (503, "busy".into()),
+            _ => (200, r#"{"data":[{"id":"m"}]}"#.into()),
+        }
+    });
+    let client = Client::new(&settings(&url, 4)).expect("client");
+    let answer = client.get::<wire::ModelList>("models").expect("answered");
+    assert_eq!(answer.body.data[0].id(), Some("m"));
+    assert_eq!(bodies(&seen, "/v1/models").len(), 3);
+}
+
+#[test]
+fn the_last_retryable_error_counts_the_attempts() {
+    let (url, seen) = serve(|_, _| (500, "boom".into()));
+    let client = Client::new(&settings(&url, 2)).expect("client");
+    let err = client
+        .get::<wire::ModelList>("models")
+        .err()
+        .expect("fails");
+    assert_eq!(
+        err,
+        format!("{url}/models: HTTP 500 Internal Server Error: boom (after 3 attempts)")
+    );
+    assert_eq!(bodies(&seen, "/v1/models").len(), 3);
+    // No retries: one attempt.
+    let client = Client::new(&settings(&url, 0)).expect("client");
+    let err = client
+        .get::<wire::ModelList>("models")
+        .err()
+        .expect("fails");
+    assert!(err.ends_with("boom (after 1 attempts)"), "{err}");
+}
+
+#[test]
+fn a_client_error_is_not_retried() {
+    let (url, seen) = serve(|_, _| (400, r#"{"error":{"message":"bad"}}"#.into()));
+    let client = Client::new(&settings(&url, 3)).expect("client");
+    let err = client
+        .get::<wire::ModelList>("models")
+        .err()
+        .expect("fails");
+    assert_eq!(
+        err,
+        format!(r#"{url}/models: HTTP 400 Bad Request: {{"error":{{"message":"bad"}}}}"#)
+    );
+    assert_eq!(bodies(&seen, "/v1/models").len(), 1);
+}
+
+#[test]
+fn a_connection_error_is_retried() {
+    // A port nothing listens on (bound, then closed).
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("a loopback port")
+        .local_addr()
+        .expect("address")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let client = Client::new(&settings(&url, 1)).expect("client");
+    let err = client
+        .get::<wire::ModelList>("models")
+        .err()
+        .expect("fails");
+    assert!(
+        err.starts_with(&format!("{url}/models: cannot connect")),
+        "{err}"
+    );
+    assert!(err.ends_with("(after 2 attempts)"), "{err}");
+}
+
+#[test]
+fn the_probe_sends_the_former_request() {
+    let (url, seen) = serve(|path, _| {
+        match path {
+        "/v1/models" => (200, r#"{"object":"list","data":[{"id":"m","object":"model","created":5,"owned_by":"x"}]}"#.into()),
+        "/v1/completions" => (200, r#"{"choices":[{"text":" Paris","logprobs":{"tokens":["The"," capital"],"token_logprobs":[null,-1.5],"top_logprobs":null}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}"#.into()),
+        _ => (404, r#"{"detail":"Not Found"}"#.into()),
+    }
+    });
+    let info = probe(&settings(&url, 0)).expect("probed");
+    assert!(info.prompt_logprobs, "{:?}", info.scoring_problem);
+    assert_eq!(
+        info.model_entry,
+        Some(json!({"id": "m", "object": "model", "owned_by": "x"}))
+    );
+    assert_eq!(info.version, None);
+    assert_eq!(
+        bodies(&seen, "/v1/completions"),
+        [
+            r#"{"model":"m","prompt":"The capital of France is","max_tokens":1,"temperature":0.0,"echo":true,"logprobs":1}"#
+        ]
+    );
+    assert_eq!(bodies(&seen, "/v1/models"), [""]);
+    // Top log-probabilities: `echo` false, `logprobs` n.
+    let top = OpenAiSettings {
+        scoring: ScoringMethod::TopLogprobs(20),
+        ..settings(&url, 0)
+    };
+    let info = probe(&top).expect("probed");
+    assert!(!info.prompt_logprobs);
+    assert_eq!(
+        info.scoring_problem.as_deref(),
+        Some("the server returned no top log-probabilities (/completions with logprobs)")
+    );
+    assert_eq!(
+        bodies(&seen, "/v1/completions")[1],
+        r#"{"model":"m","prompt":"The capital of France is","max_tokens":1,"temperature":0.0,"echo":false,"logprobs":20}"#
+    );
+}
+
+#[test]
+fn a_model_the_server_does_not_serve_is_refused() {
+    let (url, _) = serve(|_, _| (200, r#"{"data":[{"id":"a"},{"id":"b"}]}"#.into()));
+    let err = probe(&settings(&url, 0)).unwrap_err().to_string();
+    assert!(err.contains("serves a, b, not `m`"), "{err}");
+}
+
+#[test]
+fn chat_generation_sends_the_former_request() {
+    let (url, seen) = serve(|_, _| {
+        (
+            200,
+            r#"{"choices":[{"message":{"role":"assistant","content":"Paris."},"finish_reason":"length"}],"usage":{"prompt_tokens":12,"completion_tokens":3}}"#.into(),
+        )
+    });
+    let s = OpenAiSettings {
+        chat_template_kwargs: Some(json!({"enable_thinking": false})),
+        ..settings(&url, 0)
+    };
+    let mut engine = OpenAiEngine::new(&s, info(&url), None, None).expect("engine");
+    let job = GenerateJob {
+        prompt: PromptSpec {
+            system: Some("Be brief.".into()),
+            user: "The capital of France?".into(),
+            assistant_prefix: None,
+        },
+        max_new_tokens: 16,
+    };
+    let out = engine.generate(std::slice::from_ref(&job));
+    let out = out[0].as_ref().expect("generated");
+    assert_eq!(out.text, "Paris.");
+    assert!(out.truncated);
+    assert_eq!((out.prompt_tokens, out.completion_tokens), (12, 3));
+    assert_eq!(
+        bodies(&seen, "/v1/chat/completions"),
+        [
+            r#"{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"The capital of France?"}],"max_tokens":16,"temperature":0.0,"chat_template_kwargs":{"enable_thinking":false}}"#
+        ]
+    );
+}
+
+#[test]
+fn an_answer_without_text_names_the_url_and_field() {
+    let (url, _) = serve(|_, _| {
+        (
+            200,
+            r#"{"choices":[{"message":{"role":"assistant","content":null}}]}"#.into(),
+        )
+    });
+    let mut engine = OpenAiEngine::new(&settings(&url, 0), info(&url), None, None).expect("engine");
+    let job = GenerateJob {
+        prompt: PromptSpec {
+            system: None,
+            user: "Q?".into(),
+            assistant_prefix: None,
+        },
+        max_new_tokens: 4,
+    };
+    let err = engine.generate(&[job])[0].clone().unwrap_err().to_string();
+    assert!(err.contains(&format!("{url}/chat/completions")), "{err}");
+    assert!(
+        err.contains("no text (choices[0].message.content)"),
+        "{err}"
+    );
+    assert!(err.contains(r#""content":null"#), "{err}");
+}
+
+#[test]
+fn a_missing_or_malformed_field_is_named_with_the_url() {
+    let (url, seen) = serve(|_, body| {
+        let answer = if body.contains("missing") {
+            r#"{"choices":[{"text":" A"}]}"#
+        } else {
+            r#"{"choices":[{"text":" A"}],"usage":{"prompt_tokens":"12","completion_tokens":1}}"#
+        };
+        (200, answer.into())
+    });
+    let engine = OpenAiEngine::new(&settings(&url, 0), info(&url), None, None).expect("engine");
+    let options = [" A".to_string()];
+    let err = engine
+        .top_logprobs("missing", 1, &options, 5)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!("request: {url}/completions: the server reported no usage.prompt_tokens")
+    );
+    let err = engine
+        .top_logprobs("malformed", 1, &options, 5)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("{url}/completions")), "{err}");
+    assert!(err.contains(r#""prompt_tokens":"12""#), "{err}");
+    assert!(err.contains("invalid type"), "{err}");
+    // The top-log-probability request itself.
+    assert_eq!(
+        bodies(&seen, "/v1/completions")[0],
+        r#"{"model":"m","prompt":"missing","max_tokens":1,"temperature":0.0,"logprobs":5}"#
+    );
+}

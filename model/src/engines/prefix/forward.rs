@@ -1,0 +1,374 @@
+//! The forward pass of [`Transformer`] over a ragged batch: the rows of many sequences (each
+//! continuing its own cached prefix) go through the linear layers as one matrix, and attention
+//! runs per sequence and head over its own keys and values. Every matrix product goes to the
+//! `gemm` kernels (`kernels.rs`); the element-wise steps (norms, RoPE, softmax, SiLU) run in
+//! parallel over rows with rayon. The model's structure and loading are in `transformer.rs`.
+
+use gemm::Parallelism;
+use rayon::prelude::*;
+
+use super::kernels::{gemm_into, parallel, KernelFamily, View};
+use super::transformer::{LayerKv, Matrix, RopeStyle, SeqInput, SeqOutput, Transformer};
+use crate::error::EngineError;
+
+/// `out (rows × w.cols) = [out +] x (rows × w.rows) · w`, on every thread.
+fn matmul(
+    kernels: KernelFamily,
+    x: &[f32],
+    rows: usize,
+    w: &Matrix,
+    out: &mut [f32],
+    accumulate: bool,
+) {
+    gemm_into(
+        kernels,
+        out,
+        accumulate,
+        View::dense(x, rows, w.rows),
+        View::dense(&w.data, w.rows, w.cols),
+        1.0,
+        parallel(),
+    );
+}
+
+/// RMS norm of each `width`-wide row of `x` into `out`, in parallel over rows.
+fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
+    let width = weight.len();
+    out.par_chunks_mut(width)
+        .zip(x.par_chunks(width))
+        .for_each(|(o, r)| {
+            let ms = r.iter().map(|v| v * v).sum::<f32>() / width as f32;
+            let scale = 1.0 / (ms + eps).sqrt();
+            for ((o, v), w) in o.iter_mut().zip(r).zip(weight) {
+                *o = v * scale * w;
+            }
+        });
+}
+
+/// Rotate the pairs of one head's vector by the angles of its position: interleaved pairs
+/// (2i, 2i+1) (llama.cpp's llama layout) or the halves (i, i + d/2) (`rotate_half`).
+fn rope(h: &mut [f32], cos: &[f32], sin: &[f32], style: RopeStyle) {
+    match style {
+        RopeStyle::Interleaved => {
+            for (i, pair) in h.chunks_exact_mut(2).enumerate() {
+                let (x0, x1) = (pair[0], pair[1]);
+                pair[0] = x0 * cos[i] - x1 * sin[i];
+                pair[1] = x0 * sin[i] + x1 * cos[i];
+            }
+        }
+        RopeStyle::Halves => {
+            let (lo, hi) = h.split_at_mut(h.len() / 2);
+            for (i, (x0, x1)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                let (a, b) = (*x0, *x1);
+                *x0 = a * cos[i] - b * sin[i];
+                *x1 = a * sin[i] + b * cos[i];
+            }
+        }
+    }
+}
+
+/// RMS norm of one vector in place (Qwen3's per-head query/key norms).
+fn rms_norm_in_place(x: &mut [f32], weight: &[f32], eps: f32) {
+    let ms = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
+    let scale = 1.0 / (ms + eps).sqrt();
+    for (v, w) in x.iter_mut().zip(weight) {
+        *v = *v * scale * w;
+    }
+}
+
+impl Transformer {
+    /// Run a ragged batch. Every sequence continues its own prefix; the linear layers see all
+    /// new rows at once.
+    pub fn forward(&self, seqs: &[SeqInput<'_>]) -> Result<Vec<SeqOutput>, EngineError> {
+        let c = &self.config;
+        let kv_width = c.kv_width();
+        for s in seqs {
+            if s.prefix_len + s.tokens.len() > c.context {
+                return Err(EngineError::Model(format!(
+                    "sequence of {} tokens exceeds the model context of {}",
+                    s.prefix_len + s.tokens.len(),
+                    c.context
+                )));
+            }
+            let have = s.prefix.map(|p| p.len()).unwrap_or(0);
+            if s.prefix_len > 0 && have != c.n_layers {
+                return Err(EngineError::Compute(format!(
+                    "prefix of {} positions has {have} layers, the model {}",
+                    s.prefix_len, c.n_layers
+                )));
+            }
+            if let Some(p) = s.prefix.filter(|_| s.prefix_len > 0) {
+                if p.iter()
+                    .any(|l| l.k.len() != s.prefix_len * kv_width || l.v.len() != l.k.len())
+                {
+                    return Err(EngineError::Compute(format!(
+                        "prefix keys/values do not hold {} positions",
+                        s.prefix_len
+                    )));
+                }
+            }
+            for &r in s.logit_rows {
+                if r >= s.tokens.len() {
+                    return Err(EngineError::Compute(format!(
+                        "logit row {r} outside {} new tokens",
+                        s.tokens.len()
+                    )));
+                }
+            }
+            if let Some(&t) = s.tokens.iter().find(|&&t| t as usize >= c.vocab) {
+                return Err(EngineError::Compute(format!(
+                    "token id {t} outside the vocabulary of {}",
+                    c.vocab
+                )));
+            }
+        }
+        let total: usize = seqs.iter().map(|s| s.tokens.len()).sum();
+        let hidden = c.hidden;
+        let q_width = c.n_heads * c.head_dim;
+        let qkv_width = q_width + 2 * kv_width;
+        let half = c.head_dim / 2;
+        // Batch row of each sequence's first new token, and each row's position.
+        let mut starts = Vec::with_capacity(seqs.len());
+        let mut positions = Vec::with_capacity(total);
+        for s in seqs {
+            starts.push(positions.len());
+            positions.extend(s.prefix_len..s.prefix_len + s.tokens.len());
+        }
+        let mut x = vec![0f32; total * hidden];
+        for (row, &t) in x
+            .chunks_exact_mut(hidden)
+            .zip(seqs.iter().flat_map(|s| s.tokens.iter()))
+        {
+            let t = t as usize;
+            row.copy_from_slice(&self.embed[t * hidden..(t + 1) * hidden]);
+        }
+        let mut h = vec![0f32; total * hidden];
+        let mut qkv = vec![0f32; total * qkv_width];
+        let mut attn = vec![0f32; total * q_width];
+        let mut gu = vec![0f32; total * 2 * c.ffn];
+        let mut act = vec![0f32; total * c.ffn];
+        let mut kv_out: Vec<Vec<LayerKv>> = vec![Vec::with_capacity(c.n_layers); seqs.len()];
+        let scale = 1.0 / (c.head_dim as f32).sqrt();
+        let group = c.n_heads / c.n_kv_heads;
+        for (li, layer) in self.layers.iter().enumerate() {
+            rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
+            matmul(self.kernels, &h, total, &layer.wqkv, &mut qkv, false);
+            // Per row: the biases (Qwen2), the per-head query/key norms (Qwen3), then RoPE on
+            // the query and key heads at the row's position.
+            let style = c.arch.rope_style();
+            qkv.par_chunks_mut(qkv_width)
+                .zip(positions.par_iter())
+                .for_each(|(row, &pos)| {
+                    if let Some(b) = &layer.qkv_bias {
+                        for (x, b) in row.iter_mut().zip(b) {
+                            *x += b;
+                        }
+                    }
+                    let (q, rest) = row.split_at_mut(q_width);
+                    let k = &mut rest[..kv_width];
+                    if let (Some(qn), Some(kn)) = (&layer.q_norm, &layer.k_norm) {
+                        for head in q.chunks_exact_mut(c.head_dim) {
+                            rms_norm_in_place(head, qn, c.rms_eps);
+                        }
+                        for head in k.chunks_exact_mut(c.head_dim) {
+                            rms_norm_in_place(head, kn, c.rms_eps);
+                        }
+                    }
+                    let cos = &self.cos[pos * half..(pos + 1) * half];
+                    let sin = &self.sin[pos * half..(pos + 1) * half];
+                    for head in q.chunks_exact_mut(c.head_dim) {
+                        rope(head, cos, sin, style);
+                    }
+                    for head in k.chunks_exact_mut(c.head_dim) {
+                        rope(head, cos, sin, style);
+                    }
+                });
+            // Each sequence's keys and values: its prefix, then its new rows.
+            let layer_kv: Vec<LayerKv> = seqs
+                .par_iter()
+                .zip(starts.par_iter())
+                .map(|(s, &start)| {
+                    let n = s.tokens.len();
+                    let prefix = s.prefix.filter(|_| s.prefix_len > 0).map(|p| &p[li]);
+                    let cap = (s.prefix_len + n) * kv_width;
+                    let mut k = Vec::with_capacity(cap);
+                    let mut v = Vec::with_capacity(cap);
+                    if let Some(p) = prefix {
+                        k.extend_from_slice(&p.k);
+                        v.extend_from_slice(&p.v);
+                    }
+                    for row in
+                        qkv[start * qkv_width..(start + n) * qkv_width].chunks_exact(qkv_width)
+                    {
+                        k.extend_from_slice(&row[q_width..q_width + kv_width]);
+                        v.extend_from_slice(&row[q_width + kv_width..]);
+                    }
+                    LayerKv { k, v }
+                })
+                .collect();
+            // Attention per (sequence, query head), in parallel: scores = q·Kᵀ, causal softmax,
+            // output = P·V, written to the head's columns of the sequence's rows.
+            let tasks: Vec<(usize, usize)> = (0..seqs.len())
+                .flat_map(|si| (0..c.n_heads).map(move |hq| (si, hq)))
+                .filter(|&(si, _)| !seqs[si].tokens.is_empty())
+                .collect();
+            let head_outputs: Vec<Vec<f32>> = tasks
+                .par_iter()
+                .map(|&(si, hq)| {
+                    let s = &seqs[si];
+                    self.attend_head(
+                        &qkv[starts[si] * qkv_width..],
+                        qkv_width,
+                        &layer_kv[si],
+                        s.prefix_len,
+                        s.tokens.len(),
+                        hq,
+                        hq / group,
+                        scale,
+                    )
+                })
+                .collect();
+            for (&(si, hq), out) in tasks.iter().zip(&head_outputs) {
+                let d = c.head_dim;
+                for (i, o) in out.chunks_exact(d).enumerate() {
+                    let row = starts[si] + i;
+                    attn[row * q_width + hq * d..row * q_width + (hq + 1) * d].copy_from_slice(o);
+                }
+            }
+            for (si, kv) in layer_kv.into_iter().enumerate() {
+                kv_out[si].push(kv);
+            }
+            // Residual connections are fused into the products (out += …).
+            matmul(self.kernels, &attn, total, &layer.wo, &mut x, true);
+            rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
+            matmul(self.kernels, &h, total, &layer.wgu, &mut gu, false);
+            let ffn = c.ffn;
+            act.par_chunks_mut(ffn)
+                .zip(gu.par_chunks(2 * ffn))
+                .for_each(|(a, g)| {
+                    for ((a, &gate), &up) in a.iter_mut().zip(&g[..ffn]).zip(&g[ffn..]) {
+                        *a = gate / (1.0 + (-gate).exp()) * up;
+                    }
+                });
+            matmul(self.kernels, &act, total, &layer.wdown, &mut x, true);
+        }
+        // Output head only for the requested rows.
+        let mut wanted = Vec::new();
+        for (s, &start) in seqs.iter().zip(&starts) {
+            wanted.extend(s.logit_rows.iter().map(|&r| start + r));
+        }
+        let mut logits_rows: Vec<Vec<f32>> = Vec::new();
+        if !wanted.is_empty() {
+            let n = wanted.len();
+            let mut sel = vec![0f32; n * hidden];
+            for (dst, &r) in sel.chunks_exact_mut(hidden).zip(&wanted) {
+                dst.copy_from_slice(&x[r * hidden..(r + 1) * hidden]);
+            }
+            let mut normed = vec![0f32; n * hidden];
+            rms_norm(&sel, &self.output_norm, c.rms_eps, &mut normed);
+            let mut logits = vec![0f32; n * c.vocab];
+            matmul(self.kernels, &normed, n, &self.head, &mut logits, false);
+            logits_rows = logits.chunks_exact(c.vocab).map(<[f32]>::to_vec).collect();
+        }
+        let mut outputs = Vec::with_capacity(seqs.len());
+        let mut rows = logits_rows.into_iter();
+        for (s, kv) in seqs.iter().zip(kv_out) {
+            let kv = if s.tokens.is_empty() {
+                s.prefix
+                    .filter(|_| s.prefix_len > 0)
+                    .map(<[LayerKv]>::to_vec)
+                    .unwrap_or_default()
+            } else {
+                kv
+            };
+            let logits = (0..s.logit_rows.len())
+                .filter_map(|_| rows.next())
+                .collect();
+            outputs.push(SeqOutput { kv, logits });
+        }
+        Ok(outputs)
+    }
+
+    /// Attention of one query head over one sequence: `q` starts at the sequence's first new
+    /// row (row stride `q_stride`), `kv` holds `prefix_len + n` positions. Returns the head's
+    /// output, `(n, head_dim)` row-major.
+    #[allow(clippy::too_many_arguments)]
+    fn attend_head(
+        &self,
+        q: &[f32],
+        q_stride: usize,
+        kv: &LayerKv,
+        prefix_len: usize,
+        n: usize,
+        hq: usize,
+        g: usize,
+        scale: f32,
+    ) -> Vec<f32> {
+        let c = &self.config;
+        let d = c.head_dim;
+        let kv_width = c.kv_width();
+        let t = prefix_len + n;
+        assert!(
+            kv.k.len() == t * kv_width && kv.v.len() == t * kv_width,
+            "attention: keys and values of {t} positions"
+        );
+        // This head's columns: queries of the new rows, keys and values of every position.
+        let queries = View {
+            data: q,
+            offset: hq * d,
+            rows: n,
+            cols: d,
+            row_stride: q_stride,
+            col_stride: 1,
+        };
+        let keys = View {
+            data: &kv.k,
+            offset: g * d,
+            rows: t,
+            cols: d,
+            row_stride: kv_width,
+            col_stride: 1,
+        };
+        let values = View {
+            data: &kv.v,
+            ..keys
+        };
+        let mut scores = vec![0f32; n * t];
+        gemm_into(
+            self.kernels,
+            &mut scores,
+            false,
+            queries,
+            keys.t(),
+            scale,
+            Parallelism::None,
+        );
+        // Causal softmax: row i (position prefix_len + i) sees positions 0..=prefix_len + i.
+        for (i, row) in scores.chunks_exact_mut(t).enumerate() {
+            let visible = prefix_len + i + 1;
+            let (seen, masked) = row.split_at_mut(visible);
+            let max = seen.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+            let mut sum = 0f32;
+            for v in seen.iter_mut() {
+                *v = (*v - max).exp();
+                sum += *v;
+            }
+            let inv = 1.0 / sum;
+            for v in seen.iter_mut() {
+                *v *= inv;
+            }
+            masked.fill(0.0);
+        }
+        let mut out = vec![0f32; n * d];
+        gemm_into(
+            self.kernels,
+            &mut out,
+            false,
+            View::dense(&scores, n, t),
+            values,
+            1.0,
+            Parallelism::None,
+        );
+        out
+    }
+}

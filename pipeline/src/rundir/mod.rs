@@ -1,0 +1,24 @@
+//! One home for run directories: what a finished (or running) run directory holds, read back.
+//! A run directory is `manifest.json` plus Parquet datasets (`c2s_sinks`); the readers here
+//! turn them into records and recomputed statistics for every protocol, and serve the CLI's
+//! offline commands (`stats`, `contrasts`, `dialogue`, `coverage`), the report, the exhibits,
+//! resume (`run/outputs.rs`) and the live monitor. The CLI modules only parse arguments and
+//! print.
+
+pub mod contrasts;
+pub mod coverage;
+pub mod dialogue;
+pub mod paired;
+
+pub use contrasts::{declared, tables_of};
+pub use coverage::{
+    incompleteness, is_coverage_run, read_plan, read_run_decisions, recorded_stats,
+    run_coverage_config, summary_json, token_audit, Collection, RecordedStats, RunPlan, TokenAudit,
+};
+pub use dialogue::{
+    complete_runs, is_dialogue_run, latest_attempts, read_all_field_turns, run_dialogue_options,
+};
+pub use paired::{
+    read_run, read_runs, recompute_runs, run_stats_config, runs_stats_config, snapshot_of,
+    stats_config_of,
+};

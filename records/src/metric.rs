@@ -1,0 +1,96 @@
+//! The `metrics/` dataset's row, the scope of a Holm family and the label of a paired
+//! comparison: what statistics computes, the sinks write and the config names.
+
+use serde::{Deserialize, Serialize};
+
+/// One row of the `metrics/` dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRow {
+    pub snapshot: u64,
+    pub model: String,
+    pub domain: String,
+    /// `None` = all lengths.
+    pub length: Option<u32>,
+    /// E.g. `Native/code vs Serial/Full/code`; an arm label for single-arm metrics.
+    pub comparison: String,
+    /// snake_case metric name.
+    pub metric: String,
+    pub value: Option<f64>,
+    pub numerator: Option<u64>,
+    pub denominator: Option<u64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// `bootstrap_percentile` or `clopper_pearson`.
+    pub ci_method: Option<String>,
+}
+
+impl MetricRow {
+    /// A row of `metric` with no value, counts or interval yet.
+    pub fn empty(
+        snapshot: u64,
+        model: &str,
+        domain: &str,
+        length: Option<u32>,
+        comparison: &str,
+        metric: &str,
+    ) -> MetricRow {
+        MetricRow {
+            snapshot,
+            model: model.to_string(),
+            domain: domain.to_string(),
+            length,
+            comparison: comparison.to_string(),
+            metric: metric.to_string(),
+            value: None,
+            numerator: None,
+            denominator: None,
+            ci_low: None,
+            ci_high: None,
+            ci_method: None,
+        }
+    }
+}
+
+/// Which tests share a Holm family beyond their comparison labels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FamilyScope {
+    /// One family per (model, domain).
+    #[default]
+    PerModelDomain,
+    /// One family per model, across domains.
+    PerModel,
+    /// One family per domain, across models.
+    PerDomain,
+    /// One family over every model and domain (e.g. the paper's primary Native/Serial tests).
+    Global,
+}
+
+impl FamilyScope {
+    pub const ALL: [FamilyScope; 4] = [
+        FamilyScope::PerModelDomain,
+        FamilyScope::PerModel,
+        FamilyScope::PerDomain,
+        FamilyScope::Global,
+    ];
+
+    /// Config and manifest name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FamilyScope::PerModelDomain => "per_model_domain",
+            FamilyScope::PerModel => "per_model",
+            FamilyScope::PerDomain => "per_domain",
+            FamilyScope::Global => "global",
+        }
+    }
+
+    /// The scope named `name`; `None` for any other string (never a silent default).
+    pub fn parse(name: &str) -> Option<FamilyScope> {
+        FamilyScope::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// The comparison label of a Native/Serial pairing.
+pub fn comparison_label(native_arm: &str, serial_arm: &str) -> String {
+    format!("{native_arm} vs {serial_arm}")
+}
