@@ -195,6 +195,75 @@ fn prefix_engine_equals_transformers_on_every_architecture_and_rope_type() {
     );
 }
 
+/// A running generation's cache extended in place (`forward_extending`, one token per step
+/// as the engine decodes) gives bit-identical logits and keys/values to continuing a copied
+/// shared prefix (`forward`): the attention sees the same contiguous rows either way.
+#[test]
+fn extending_an_owned_cache_equals_continuing_a_shared_prefix() {
+    use c2s_model::engines::prefix::transformer::LayerKv;
+    let r = reference();
+    for (name, m) in &r.models {
+        let model = Transformer::load(&fixtures().join(name)).unwrap();
+        let tokens = &m.cases[0].tokens;
+        let split = tokens.len() / 2;
+        let first: Vec<usize> = vec![split - 1];
+        let prefilled = model
+            .forward(&[SeqInput {
+                prefix: None,
+                prefix_len: 0,
+                tokens: &tokens[..split],
+                logit_rows: &first,
+            }])
+            .unwrap()
+            .remove(0);
+        let mut shared: Vec<LayerKv> = prefilled.kv.clone();
+        let mut owned: Vec<LayerKv> = prefilled.kv;
+        let one = [0usize];
+        for (pos, t) in tokens.iter().enumerate().skip(split) {
+            let step = std::slice::from_ref(t);
+            let copied = model
+                .forward(&[SeqInput {
+                    prefix: Some(&shared),
+                    prefix_len: pos,
+                    tokens: step,
+                    logit_rows: &one,
+                }])
+                .unwrap()
+                .remove(0);
+            let extended = model
+                .forward_extending(
+                    &[SeqInput {
+                        prefix: None,
+                        prefix_len: pos,
+                        tokens: step,
+                        logit_rows: &one,
+                    }],
+                    vec![owned],
+                )
+                .unwrap()
+                .remove(0);
+            assert_eq!(copied.logits, extended.logits, "{name}, position {pos}");
+            for (a, b) in copied.kv.iter().zip(&extended.kv) {
+                assert_eq!((&a.k, &a.v), (&b.k, &b.v), "{name}, position {pos}");
+            }
+            shared = copied.kv;
+            owned = extended.kv;
+        }
+        // A shared prefix is refused on the extending path (its cache would be copied).
+        assert!(model
+            .forward_extending(
+                &[SeqInput {
+                    prefix: Some(&shared),
+                    prefix_len: tokens.len(),
+                    tokens: &tokens[..1],
+                    logit_rows: &one,
+                }],
+                vec![owned],
+            )
+            .is_err());
+    }
+}
+
 #[cfg(feature = "mistralrs")]
 #[test]
 fn mistralrs_native_equals_transformers_where_it_runs_the_model() {

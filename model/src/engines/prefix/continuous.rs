@@ -148,14 +148,20 @@ impl PrefixEngine {
                 .iter()
                 .zip(&last)
                 .map(|(&i, tok)| SeqInput {
-                    prefix: Some(run.live[i].kv.as_slice()),
+                    prefix: None,
                     prefix_len: run.live[i].len,
                     tokens: tok,
                     logit_rows: &rows,
                 })
                 .collect();
+            // Each generation lends its cache to the step, which appends the token's row in
+            // place and hands it back (no copy of the cache per token).
+            let caches: Vec<Vec<LayerKv>> = active
+                .iter()
+                .map(|&i| std::mem::take(&mut run.live[i].kv))
+                .collect();
             let t0 = Instant::now();
-            let out = self.model.forward(&seqs);
+            let out = self.model.forward_extending(&seqs, caches);
             self.stats.forwards += 1;
             self.stats.forward_seconds += t0.elapsed().as_secs_f64();
             drop(seqs);

@@ -78,11 +78,41 @@ fn rms_norm_in_place(x: &mut [f32], weight: &[f32], eps: f32) {
 
 impl Transformer {
     /// Run a ragged batch. Every sequence continues its own prefix; the linear layers see all
-    /// new rows at once.
+    /// new rows at once. A sequence's output keys and values are its prefix's, copied, then its
+    /// new rows' (the prefix stays with its owner, e.g. the prefix cache).
     pub fn forward(&self, seqs: &[SeqInput<'_>]) -> Result<Vec<SeqOutput>, EngineError> {
+        self.run(seqs, (0..seqs.len()).map(|_| None).collect())
+    }
+
+    /// Run a ragged batch of sequences that own their keys and values (running generations):
+    /// `caches[i]` is sequence i's prefix (its `prefix` is `None`, its `prefix_len` the cache's
+    /// positions). Each cache is extended in place by the new rows and returned as the output's
+    /// `kv`, so a generated token appends its row instead of copying the whole cache again. The
+    /// attention sees the same contiguous keys and values as [`Transformer::forward`], so the
+    /// results are identical.
+    pub fn forward_extending(
+        &self,
+        seqs: &[SeqInput<'_>],
+        caches: Vec<Vec<LayerKv>>,
+    ) -> Result<Vec<SeqOutput>, EngineError> {
+        if caches.len() != seqs.len() || seqs.iter().any(|s| s.prefix.is_some()) {
+            return Err(EngineError::Compute(
+                "forward_extending: one owned cache per sequence, and no shared prefix".into(),
+            ));
+        }
+        self.run(seqs, caches.into_iter().map(Some).collect())
+    }
+
+    /// The forward pass; `owned[i]`, when present, is sequence i's prefix, extended in place.
+    fn run(
+        &self,
+        seqs: &[SeqInput<'_>],
+        mut owned: Vec<Option<Vec<LayerKv>>>,
+    ) -> Result<Vec<SeqOutput>, EngineError> {
         let c = &self.config;
         let kv_width = c.kv_width();
-        for s in seqs {
+        for (s, own) in seqs.iter().zip(&owned) {
+            let prefix = s.prefix.or(own.as_deref());
             if s.prefix_len + s.tokens.len() > c.context {
                 return Err(EngineError::Model(format!(
                     "sequence of {} tokens exceeds the model context of {}",
@@ -90,14 +120,14 @@ impl Transformer {
                     c.context
                 )));
             }
-            let have = s.prefix.map(|p| p.len()).unwrap_or(0);
+            let have = prefix.map(|p| p.len()).unwrap_or(0);
             if s.prefix_len > 0 && have != c.n_layers {
                 return Err(EngineError::Compute(format!(
                     "prefix of {} positions has {have} layers, the model {}",
                     s.prefix_len, c.n_layers
                 )));
             }
-            if let Some(p) = s.prefix.filter(|_| s.prefix_len > 0) {
+            if let Some(p) = prefix.filter(|_| s.prefix_len > 0) {
                 if p.iter()
                     .any(|l| l.k.len() != s.prefix_len * kv_width || l.v.len() != l.k.len())
                 {
@@ -183,20 +213,30 @@ impl Transformer {
                         rope(head, cos, sin, style);
                     }
                 });
-            // Each sequence's keys and values: its prefix, then its new rows.
+            // Each sequence's keys and values: its prefix (an owned cache's layer, taken; a
+            // shared prefix's, copied), then its new rows.
             let layer_kv: Vec<LayerKv> = seqs
                 .par_iter()
                 .zip(starts.par_iter())
-                .map(|(s, &start)| {
+                .zip(owned.par_iter_mut())
+                .map(|((s, &start), own)| {
                     let n = s.tokens.len();
-                    let prefix = s.prefix.filter(|_| s.prefix_len > 0).map(|p| &p[li]);
-                    let cap = (s.prefix_len + n) * kv_width;
-                    let mut k = Vec::with_capacity(cap);
-                    let mut v = Vec::with_capacity(cap);
-                    if let Some(p) = prefix {
-                        k.extend_from_slice(&p.k);
-                        v.extend_from_slice(&p.v);
-                    }
+                    let (mut k, mut v) = match own {
+                        Some(cache) => {
+                            let LayerKv { k, v } = std::mem::take(&mut cache[li]);
+                            (k, v)
+                        }
+                        None => {
+                            let cap = (s.prefix_len + n) * kv_width;
+                            let mut k = Vec::with_capacity(cap);
+                            let mut v = Vec::with_capacity(cap);
+                            if let Some(p) = s.prefix.filter(|_| s.prefix_len > 0) {
+                                k.extend_from_slice(&p[li].k);
+                                v.extend_from_slice(&p[li].v);
+                            }
+                            (k, v)
+                        }
+                    };
                     for row in
                         qkv[start * qkv_width..(start + n) * qkv_width].chunks_exact(qkv_width)
                     {
@@ -272,8 +312,8 @@ impl Transformer {
         }
         let mut outputs = Vec::with_capacity(seqs.len());
         let mut rows = logits_rows.into_iter();
-        for (s, kv) in seqs.iter().zip(kv_out) {
-            let kv = if s.tokens.is_empty() {
+        for ((s, kv), own) in seqs.iter().zip(kv_out).zip(&owned) {
+            let kv = if s.tokens.is_empty() && own.is_none() {
                 s.prefix
                     .filter(|_| s.prefix_len > 0)
                     .map(<[LayerKv]>::to_vec)
