@@ -12,6 +12,8 @@
 //!   bootstraps.
 //! - [`independence`]: the independence reference Π_t c_t.
 //! - [`calibration`]: Brier, ECE, AUROC, AP and their baselines.
+//! - [`calibration_intervals`]: the same with item-bootstrap intervals, and each score's
+//!   paired AUROC/AP difference from the negative-length ranking (Tables D12, D14).
 //! - [`contrasts`]: unit contrasts (mean within-unit differences, unit bootstrap, exact
 //!   sign-flip test) of the symbolic panels.
 //! - [`counts`]: the sufficient statistics of a snapshot, updated by signed differences.
@@ -22,6 +24,7 @@
 
 pub mod bootstrap;
 pub mod calibration;
+pub mod calibration_intervals;
 pub mod contrasts;
 pub mod counts;
 pub mod coverage;
@@ -46,6 +49,11 @@ pub use calibration::{
     prevalence_baseline, reliability, reliability_counts, score_counts, score_counts_weighted,
     CalibrationReport, ConfidenceKey, PrevalenceBaseline, Ranking, Reliability, ReliabilityBin,
     ScoreCount, ScoreKind, ECE_BINS,
+};
+pub use calibration_intervals::{
+    calibration_intervals, precision_at_coverage, reliability_intervals, screening_intervals,
+    BinInterval, CalibrationIntervals, ScoreIntervals, ScoredItem, MAX_STRATUM_ITEMS,
+    SCREENING_RANKERS,
 };
 pub use contrasts::{
     contrast_tables, sign_flip_p, unit_contrast, CellRow, CellSpec, ContrastEstimate, ContrastRow,

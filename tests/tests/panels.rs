@@ -553,7 +553,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
         1,
         "{stderr}"
     );
-    let exhibits: [(&str, &[&str]); 24] = [
+    let exhibits: [(&str, &[&str]); 47] = [
         (
             "table1",
             &["| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |"],
@@ -718,6 +718,176 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             &[
                 "| Domain | Mean [95% CI] | Worst [95% CI] |",
                 "| Lexical | 48.6 [40.3, 56.9] | 40.0 [30.5, 49.5] |",
+            ],
+        ),
+        (
+            "tableD7",
+            &[
+                "| Domain | Length | Items | Mean U | Forced | Min size | Median | Max |",
+                "| math | 3 to 8 | 384 | 1+4/L | L−2 | 8 | 8 | 8 |",
+                "| math | 8 | 64 | 1.50 | 6.0 | 8 | 8 | 8 |",
+                "| lexical | 8 | 64 | 5.80 | 0.0 | 201,600 | 1,128,960 | 2,370,816 |",
+            ],
+        ),
+        (
+            "tableD12",
+            &[
+                "| Model | Population / mixture | AUROC difference | AP difference |",
+                "| Jev | Arithmetic | 0.068 [0.051, 0.086] | 0.175 [0.135, 0.216] |",
+            ],
+        ),
+        (
+            "figure17",
+            &[
+                "| Model | Domain | Evidence | Template | O0 | O1 | O2 |",
+                "| Qwen3-8B | (a) | Arithmetic | Indexed | T0 | 72.9* | 60.4* | 70.8* |",
+            ],
+        ),
+        (
+            "figure18",
+            &[
+                "| Model | Domain / evidence | Contrast | Change in character − code gap, pp [95% CI] | Holm p |",
+                "| Qwen3.5-27B | Arithmetic / indexed | T2 − T0 | * | −53.5 |",
+            ],
+        ),
+        (
+            "figure19",
+            &[
+                "· lexical · Geom.",
+                "| Composed score | Items | Correct | Mean score | Observed correctness [CI] |",
+            ],
+        ),
+        (
+            "figure21",
+            &[
+                "| Ranker | 10% coverage | 25% coverage | 50% coverage | 75% coverage | 100% coverage |",
+                "| Minimum top choice |",
+            ],
+        ),
+        (
+            "tableD13",
+            &[
+                "| Model | Population | Mixture | Native EM | Serial EM | SCR |",
+                "| Original lexical | Equal length |",
+            ],
+        ),
+        (
+            "tableD14",
+            &[
+                "| Model | Population | Mixture | Score | Brier | ECE | AUROC | AP |",
+                "| Jev | Original | Equal | Product | 0.019 [0.009, 0.030] |",
+            ],
+        ),
+        (
+            "tableD15",
+            &[
+                "| Model / interface | Task | Items | Joint counts | SCR (%) | ∆ | Gain rate (%) |",
+                "/ code | math |",
+                "/ direct | lexical |",
+                "| binary fields |",
+                "| StartLux | named fields | 128 | 51/15/40/22 | 77.3 | +6.2 | 64.5 |",
+            ],
+        ),
+        (
+            "figure2",
+            &[
+                "## (a, b) math",
+                "## (c, d) lexical",
+                "| Model / interface | Length | Items | Native EM [95% CI] | SCR count | SCR [95% CI] |",
+                "(code) | 3 |",
+                "(direct) | 3 |",
+            ],
+        ),
+        (
+            "figure4",
+            &[
+                "| Model | Domain | Control | Raw | Indexed | Indexed gold EM |",
+                "| Jev | math | Independent | 13/30 | 30/30 | marker, not printed |",
+            ],
+        ),
+        (
+            "figure5",
+            &[
+                "| Model | Endpoint | Bases | Letter − digit, pp [95% CI] | Sign-flip p | Holm p |",
+                "| Model | Evidence | Domain | Opaque | Remapped | Aligned | Conflicting | Units | Extra conflict loss, pp [95% CI] | Holm p |",
+            ],
+        ),
+        (
+            "figure6",
+            &["| Model | Parents | Raw | Indexed | Direct |", "## (a) Arithmetic"],
+        ),
+        (
+            "figure11",
+            &[
+                "| Model | Domain | Items | Native | Full Serial | Position union | Union − Full, pp [95% CI] | Holm p |",
+                "| Jev | math | 384 | not printed | 28.1 | 76.0 | 47.9 | * |",
+            ],
+        ),
+        (
+            "figure13",
+            &[
+                "| Jev | Early | 15/32 | 11/32 | 1/32 | 1/32 |",
+                "| Late − early | Jev | −21.9 | yes * |",
+            ],
+        ),
+        (
+            "figure15",
+            &[
+                "| Model | Domain | Controller | Raw | Indexed |",
+                "| Jev | math | Serial | 29/48 | 48/48 |",
+            ],
+        ),
+        (
+            "figure16",
+            &[
+                "| Model | Domain | Correct target / raw | Correct target / indexed | Wrong target / raw | Wrong target / indexed |",
+                "| Jev | math | 28/48 | 48/48 | 34/48 | 48/48 |",
+            ],
+        ),
+        (
+            "figure8",
+            &[
+                "# Figure 8 (numbers): Oracle − Rollout",
+                "| Model | Endpoint | Difference [95% CI] | Component 95% CI |",
+            ],
+        ),
+        (
+            "figure9",
+            &[
+                "# Figure 9 (numbers): Serial − Joint",
+                "Serial − Joint mean turn, sign-flip p",
+            ],
+        ),
+        (
+            "figure10",
+            &[
+                "| Model | Domain | Setting | Retained / Native correct | SCR [95% CI] | Serial EM | Serial EM change [95% CI] |",
+                "| Jev | math | Reference | 12/35 | 34.3 | not printed | not printed |",
+            ],
+        ),
+        (
+            "figure12",
+            &[
+                "| Model | Domain | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
+                "| simulated@000000000000 | lexical |",
+                "| Qwen3.5-27B | math | 96 | 37.5 | 32.3 | 32.3 | 14.6 |",
+            ],
+        ),
+        (
+            "tableD16",
+            &[
+                "| Model | Controller | Items | Output counts | Recombinations |",
+                "| TrieFill |",
+                "| Qwen3.5-27B | UnionCall | 96 | 41/14/22/1/0/18 | 19 |",
+            ],
+        ),
+        (
+            "tableD17",
+            &[
+                "| Task | Interface | Requests | Cap | Max | Truncated |",
+                "| math | Position |",
+                "| lexical | WholeGenerate |",
+                "| lexical | PrefixContinue | 528 | 32 | 32 | 4 |",
             ],
         ),
         (

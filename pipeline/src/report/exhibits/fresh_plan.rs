@@ -5,6 +5,11 @@
 //! Columns as printed: Model, Domain, Raw, Indexed, Gold EM (counts of 30). Ours come from
 //! `config/panels/fresh-plan.toml`: SelfPlanSpell under Serial control with raw and with
 //! indexed evidence, each copying the model's own fresh Native choice.
+//!
+//! Figure 4 ([`figure4`]): "Indexing improves fidelity to selected plans without guaranteeing
+//! task correctness. Each panel uses 30 fresh plans per domain/model." It adds the Independent
+//! control: raw → indexed fidelity per model, domain and control, printed as counts of 30, with
+//! the indexed gold EM drawn as a marker (not printed).
 
 use std::collections::BTreeMap;
 
@@ -80,10 +85,15 @@ pub struct OurRow {
 }
 
 pub fn our_rows(trajectories: &[Trajectory]) -> Vec<OurRow> {
+    rows_of(trajectories, RAW_ARM, INDEXED_ARM)
+}
+
+/// Rows of the raw and indexed arms `raw_arm`, `indexed_arm` (one control).
+fn rows_of(trajectories: &[Trajectory], raw_arm: &str, indexed_arm: &str) -> Vec<OurRow> {
     let mut rows: BTreeMap<(String, usize, String), OurRow> = BTreeMap::new();
     for t in trajectories {
-        let raw = t.arm == RAW_ARM;
-        if !raw && t.arm != INDEXED_ARM {
+        let raw = t.arm == raw_arm;
+        if !raw && t.arm != indexed_arm {
             continue;
         }
         let domain = paper_domain(t.domain.as_str()).to_string();
@@ -193,9 +203,192 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     Ok(layout(&our_rows(&run.trajectories), against))
 }
 
+/// Figure 4's controls, in its order, with the arm-label suffix of each.
+pub const CONTROLS: [(&str, &str); 2] = [("Independent", "independent"), ("Serial", "serial")];
+
+/// Figure 4 as printed: model, domain, control, raw and indexed fidelity of 30. Its Serial bars
+/// are Table 4's Raw and Indexed columns.
+pub const PAPER_FIGURE4: [(&str, &str, &str, [u64; 2]); 8] = [
+    ("Jev", "math", "Independent", [13, 30]),
+    ("Jev", "math", "Serial", [17, 30]),
+    ("StartLux", "math", "Independent", [2, 23]),
+    ("StartLux", "math", "Serial", [8, 25]),
+    ("Jev", "lexical", "Independent", [3, 24]),
+    ("Jev", "lexical", "Serial", [4, 29]),
+    ("StartLux", "lexical", "Independent", [0, 29]),
+    ("StartLux", "lexical", "Serial", [1, 29]),
+];
+
+/// Our Figure 4 rows: (control, row) per model and domain, Independent first.
+pub fn figure4_rows(trajectories: &[Trajectory]) -> Vec<(&'static str, OurRow)> {
+    let mut out = Vec::new();
+    for (control, suffix) in CONTROLS {
+        let raw = format!("SelfPlanSpell/Full/code/raw/{suffix}");
+        let indexed = format!("SelfPlanSpell/Full/code/indexed/{suffix}");
+        out.extend(
+            rows_of(trajectories, &raw, &indexed)
+                .into_iter()
+                .map(|r| (control, r)),
+        );
+    }
+    out.sort_by(|a, b| {
+        (&a.1.model, a.1.domain != "math", &a.1.domain, a.0).cmp(&(
+            &b.1.model,
+            b.1.domain != "math",
+            &b.1.domain,
+            b.0,
+        ))
+    });
+    out
+}
+
+pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> Doc {
+    let mut doc =
+        Doc::new("Figure 4: Plan fidelity under Independent and Serial control (numbers)");
+    doc.p(
+        "Indexing improves fidelity to selected plans without guaranteeing task correctness. \
+         Each panel uses 30 fresh plans per domain/model: raw → indexed fidelity per control, \
+         and the indexed outputs' gold EM.",
+    );
+    let header: Vec<String> = [
+        "Model",
+        "Domain",
+        "Control",
+        "Raw",
+        "Indexed",
+        "Indexed gold EM",
+    ]
+    .map(String::from)
+    .to_vec();
+    doc.h(2, "This run");
+    doc.table(Table {
+        text_columns: 3,
+        header: header.clone(),
+        rows: ours
+            .iter()
+            .map(|(control, r)| {
+                let mut cells = vec![r.model.clone(), r.domain.clone(), control.to_string()];
+                cells.extend(r.counts.iter().map(Count::cell));
+                cells
+            })
+            .collect(),
+        notes: vec![
+            "SelfPlanSpell/Full/code/{raw,indexed}/{independent,serial}: fidelity to the \
+             model's own fresh Native choice; gold EM of the indexed arm."
+                .into(),
+        ],
+    });
+    doc.h(2, "The paper (Figure 4)");
+    doc.table(Table {
+        text_columns: 3,
+        header,
+        rows: PAPER_FIGURE4
+            .iter()
+            .map(|(model, domain, control, [raw, indexed])| {
+                vec![
+                    model.to_string(),
+                    domain.to_string(),
+                    control.to_string(),
+                    format!("{raw}/{PAPER_PLANS}"),
+                    format!("{indexed}/{PAPER_PLANS}"),
+                    "marker, not printed".to_string(),
+                ]
+            })
+            .collect(),
+        notes: vec!["The Serial rows' gold EM is Table 4's.".into()],
+    });
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER_FIGURE4.iter().map(|p| p.0),
+        against,
+        4,
+        &[
+            "Model",
+            "Domain",
+            "Control",
+            "Paper row",
+            "Δ Raw",
+            "Δ Indexed",
+        ],
+    );
+    for (control, r) in ours {
+        for (model, _, _, counts) in PAPER_FIGURE4
+            .iter()
+            .filter(|p| models.contains(&p.0) && p.1 == r.domain && p.2 == *control)
+        {
+            let mut cells = vec![
+                r.model.clone(),
+                r.domain.clone(),
+                control.to_string(),
+                format!("{model} {} {control}", r.domain),
+            ];
+            for (ours, paper) in r.counts.iter().zip(counts) {
+                cells.push(pp_diff(
+                    ours.rate(),
+                    100.0 * *paper as f64 / PAPER_PLANS as f64,
+                ));
+            }
+            diff.rows.push(cells);
+        }
+    }
+    diff.notes
+        .push("Percentage points (ours over our plans, the paper's over 30).".into());
+    doc.table(diff);
+    doc
+}
+
+pub fn figure4(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+    let run = run_of(runs, "fresh-plan")?.load()?;
+    Ok(figure4_layout(&figure4_rows(&run.trajectories), against))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Figure 4's Serial bars are Table 4's Raw and Indexed columns.
+    #[test]
+    fn figure4s_serial_bars_are_table4s() {
+        for p in PAPER {
+            let bar = PAPER_FIGURE4
+                .iter()
+                .find(|f| f.0 == p.model && f.1 == p.domain && f.2 == "Serial")
+                .expect("a Serial bar per Table 4 row");
+            assert_eq!(bar.3, [p.counts[0], p.counts[1]]);
+        }
+    }
+
+    #[test]
+    fn figure4_has_both_controls_and_the_papers_bars() {
+        let trajectory = |arm: &str, fidelity: bool, correct: bool| -> Trajectory {
+            serde_json::from_value(serde_json::json!({
+                "item_id": "i", "domain": "arithmetic", "length": 3, "model": "m", "arm": arm,
+                "support": "Full", "output": "123", "correct": correct, "valid": true,
+                "fidelity": fidelity, "membership": "Gold", "aborted": false, "calls": 3,
+                "fills": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0,
+                "steps": [], "position_correct": [],
+            }))
+            .expect("a test trajectory")
+        };
+        let ts = vec![
+            trajectory("SelfPlanSpell/Full/code/raw/independent", false, false),
+            trajectory("SelfPlanSpell/Full/code/indexed/independent", true, true),
+            trajectory("SelfPlanSpell/Full/code/raw/serial", true, true),
+            trajectory("SelfPlanSpell/Full/code/indexed/serial", true, false),
+        ];
+        let rows = figure4_rows(&ts);
+        assert_eq!(rows.len(), 2);
+        let md = figure4_layout(&rows, "Jev").markdown();
+        for want in [
+            "| Model | Domain | Control | Raw | Indexed | Indexed gold EM |",
+            "| m | math | Independent | 0/1 | 1/1 | 1/1 |",
+            "| m | math | Serial | 1/1 | 1/1 | 0/1 |",
+            "| StartLux | lexical | Independent | 0/30 | 29/30 | marker, not printed |",
+            "| m | math | Independent | Jev math Independent | −43.3 | +0.0 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
 
     #[test]
     fn the_layout_has_the_papers_columns_rows_and_differences() {

@@ -2,15 +2,29 @@
 //! beside ours (`choice2seq reproduce EXHIBIT`). An exhibit names the panels it needs
 //! (`config/panels/*.toml`) and writes its table from their run directories.
 //!
-//! One module per exhibit (or per pair of exhibits read from one panel): Table 1
+//! One module per exhibit (or per group of exhibits read from one panel): Table 1
 //! ([`table1`]), Tables 2 and B2 ([`semantic`]), Table 3 ([`table3`]), Table 4
-//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Table D1 ([`table_d1`]), Table D2 ([`repeats`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5 and D6
-//! ([`support`]), Table D8 ([`twelve_character`]), Table D9 ([`padded`]), Table D10
-//! ([`nested_binding`]), Figure 7's numbers
-//! ([`matched_contracts`]), Figure 14's numbers ([`independence`]), the Native-to-position
-//! projection ([`projection`]) and the candidate-only Native control ([`native_control`]). Every other
-//! exhibit's status is in the README's exhibit table.
+//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Tables C1–C5 ([`dialogue`]), Table D1
+//! ([`table_d1`]), Table D2 ([`repeats`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5
+//! and D6 ([`support`]), Table D7 ([`table_d7`], from the banks), Table D8
+//! ([`twelve_character`]), Table D9 ([`padded`]), Table D10 ([`nested_binding`]), Tables D12
+//! and D14 ([`calibration`]), Table D13 ([`cohorts`]), Table D15 ([`table_d15`]), Table D16
+//! ([`table_d16`]), Table D17 ([`table_d17`]); the numbers of Figure 2 ([`by_length`]),
+//! Figure 4 ([`fresh_plan`]), Figures 5 and 6 ([`binding`]), Figure 7
+//! ([`matched_contracts`]), Figures 8 and 9 ([`dialogue`], Tables C2 and C4's differences),
+//! Figure 10 ([`robustness`]), Figure 11 ([`union_gain`]), Figure 12
+//! ([`support_controllers`]), Figure 13 ([`branch_factors`]), Figure 14 ([`independence`]),
+//! Figures 15 and 16 ([`copy_fidelity`]), Figures 17 and 18 ([`readout_grid`]), Figures 19
+//! and 21 ([`calibration`]); the Native-to-position projection ([`projection`]) and the
+//! candidate-only Native control ([`native_control`]). Every other exhibit's status is in the
+//! README's exhibit table.
 
+pub mod binding;
+pub mod branch_factors;
+pub mod by_length;
+pub mod calibration;
+pub mod cohorts;
+pub mod copy_fidelity;
 pub mod dialogue;
 pub mod fresh_plan;
 pub mod independence;
@@ -20,13 +34,21 @@ pub mod nested_binding;
 pub mod padded;
 pub mod projection;
 pub mod prompt_variants;
+pub mod readout_grid;
 pub mod repeats;
+pub mod robustness;
 pub mod semantic;
 pub mod support;
+pub mod support_controllers;
 pub mod table1;
 pub mod table3;
 pub mod table_d1;
+pub mod table_d15;
+pub mod table_d16;
+pub mod table_d17;
+pub mod table_d7;
 pub mod twelve_character;
+pub mod union_gain;
 pub mod whole_answer;
 
 use std::path::{Path, PathBuf};
@@ -94,6 +116,10 @@ pub enum Exhibit {
     /// Table D6: calls, forced positions and candidate membership under Full and UnionFill.
     #[value(name = "tableD6")]
     TableD6,
+    /// Table D7: position-wise union sizes and Cartesian output spaces of the banks (no model
+    /// call).
+    #[value(name = "tableD7")]
+    TableD7,
     /// Table D8: twelve-character reversal cells, correct and SCR counts.
     #[value(name = "tableD8")]
     TableD8,
@@ -103,14 +129,93 @@ pub enum Exhibit {
     /// Table D10: the nested binding probe, literal against opaque names (D.11).
     #[value(name = "tableD10")]
     TableD10,
+    /// Table D12: Product's AUROC and AP minus the negative-length ranking's, with paired item
+    /// intervals (D.15).
+    #[value(name = "tableD12")]
+    TableD12,
+    /// Table D13: the original lexical population under equal-length weights (D.15).
+    #[value(name = "tableD13")]
+    TableD13,
+    /// Table D14: lexical Brier, ECE, AUROC and AP of the three confidence scores (D.14).
+    #[value(name = "tableD14")]
+    TableD14,
+    /// Table D15: joint counts, SCR, SCR − Serial EM and the gain rate of Table 1's rows and
+    /// the semantic bridge's.
+    #[value(name = "tableD15")]
+    TableD15,
+    /// Table D16: the lexical output resource audit of Full, TrieCall, TrieFill and
+    /// UnionCall (membership classes and recombinations).
+    #[value(name = "tableD16")]
+    TableD16,
+    /// Table D17: generation budgets, observed maxima and truncations of Table 3's panel.
+    #[value(name = "tableD17")]
+    TableD17,
+    /// Figure 2's numbers: Native accuracy and SCR per target length for each model and
+    /// interface of Table 1.
+    #[value(name = "figure2")]
+    Figure2,
+    /// Figure 4's numbers: raw and indexed fidelity to fresh own plans under Independent and
+    /// Serial control, and the indexed gold EM (A.5, B.1).
+    #[value(name = "figure4")]
+    Figure4,
+    /// Figure 5's numbers: (a) letter − digit Serial EM on matched COPY/REVERSE bases; (b) the
+    /// extra option-name conflict loss (B.4, B.5).
+    #[value(name = "figure5")]
+    Figure5,
+    /// Figure 6's numbers: accuracy at the queried position under Raw / Indexed / Direct
+    /// evidence (B.5).
+    #[value(name = "figure6")]
+    Figure6,
     /// Figure 7's numbers: code against character output under Raw / Indexed / Direct evidence
     /// (B.6, the 864-request panel).
     #[value(name = "figure7")]
     Figure7,
+    /// Figure 8's numbers: Oracle − Rollout per endpoint (Table C2's differences).
+    #[value(name = "figure8")]
+    Figure8,
+    /// Figure 9's numbers: Serial − Joint per endpoint (Table C4's differences).
+    #[value(name = "figure9")]
+    Figure9,
+    /// Figure 10's numbers: SCR and Serial EM change per natural-task setting (reference,
+    /// option orders, prompt variants, repeats; D.2, D.3).
+    #[value(name = "figure10")]
+    Figure10,
+    /// Figure 11's numbers: Native, Full and position-union Serial EM and the Union − Full
+    /// paired gain (D.5).
+    #[value(name = "figure11")]
+    Figure11,
+    /// Figure 12's numbers: Serial EM under TrieFill, TrieCall, UnionCall and Full beside
+    /// Native (D.5).
+    #[value(name = "figure12")]
+    Figure12,
+    /// Figure 13's numbers: twelve-character reversal factor effects (D.7).
+    #[value(name = "figure13")]
+    Figure13,
     /// Figure 14's numbers: string EM against the independence reference per length,
     /// Independent on 384 items per domain and TeacherForced on 60 (D.10).
     #[value(name = "figure14")]
     Figure14,
+    /// Figure 15's numbers: complete copy fidelity under Independent / Serial / Batch and the
+    /// indexing gain (D.11).
+    #[value(name = "figure15")]
+    Figure15,
+    /// Figure 16's numbers: fidelity to correct and incorrect supplied targets (D.12).
+    #[value(name = "figure16")]
+    Figure16,
+    /// Figure 17's numbers: character − code accuracy per template and option order (D.13).
+    #[value(name = "figure17")]
+    Figure17,
+    /// Figure 18's numbers: template interactions of the character − code gap (D.13).
+    #[value(name = "figure18")]
+    Figure18,
+    /// Figure 19's numbers: reliability bins of the three confidence scores with intervals
+    /// (D.14).
+    #[value(name = "figure19")]
+    Figure19,
+    /// Figure 21's numbers: screening precision at selected coverage for the three scores and
+    /// the length ranking (D.15).
+    #[value(name = "figure21")]
+    Figure21,
     /// The Native-to-position projection (A.6, B.7): TV/JS and unsupported mass.
     #[value(name = "projection")]
     Projection,
@@ -121,7 +226,7 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 24] = [
+    pub const ALL: [Exhibit; 47] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
@@ -139,11 +244,34 @@ impl Exhibit {
         Exhibit::TableD4,
         Exhibit::TableD5,
         Exhibit::TableD6,
+        Exhibit::TableD7,
         Exhibit::TableD8,
         Exhibit::TableD9,
         Exhibit::TableD10,
+        Exhibit::TableD12,
+        Exhibit::TableD13,
+        Exhibit::TableD14,
+        Exhibit::TableD15,
+        Exhibit::TableD16,
+        Exhibit::TableD17,
+        Exhibit::Figure2,
+        Exhibit::Figure4,
+        Exhibit::Figure5,
+        Exhibit::Figure6,
         Exhibit::Figure7,
+        Exhibit::Figure8,
+        Exhibit::Figure9,
+        Exhibit::Figure10,
+        Exhibit::Figure11,
+        Exhibit::Figure12,
+        Exhibit::Figure13,
         Exhibit::Figure14,
+        Exhibit::Figure15,
+        Exhibit::Figure16,
+        Exhibit::Figure17,
+        Exhibit::Figure18,
+        Exhibit::Figure19,
+        Exhibit::Figure21,
         Exhibit::Projection,
         Exhibit::NativeControl,
     ];
@@ -167,10 +295,33 @@ impl Exhibit {
             Exhibit::TableD4 => "tableD4",
             Exhibit::TableD5 => "tableD5",
             Exhibit::TableD6 => "tableD6",
+            Exhibit::TableD7 => "tableD7",
             Exhibit::TableD8 => "tableD8",
             Exhibit::TableD9 => "tableD9",
             Exhibit::TableD10 => "tableD10",
+            Exhibit::TableD12 => "tableD12",
+            Exhibit::TableD13 => "tableD13",
+            Exhibit::TableD14 => "tableD14",
+            Exhibit::TableD15 => "tableD15",
+            Exhibit::TableD16 => "tableD16",
+            Exhibit::TableD17 => "tableD17",
             Exhibit::Figure7 => "figure7",
+            Exhibit::Figure2 => "figure2",
+            Exhibit::Figure4 => "figure4",
+            Exhibit::Figure5 => "figure5",
+            Exhibit::Figure6 => "figure6",
+            Exhibit::Figure8 => "figure8",
+            Exhibit::Figure9 => "figure9",
+            Exhibit::Figure10 => "figure10",
+            Exhibit::Figure11 => "figure11",
+            Exhibit::Figure13 => "figure13",
+            Exhibit::Figure15 => "figure15",
+            Exhibit::Figure16 => "figure16",
+            Exhibit::Figure17 => "figure17",
+            Exhibit::Figure18 => "figure18",
+            Exhibit::Figure19 => "figure19",
+            Exhibit::Figure21 => "figure21",
+            Exhibit::Figure12 => "figure12",
             Exhibit::Figure14 => "figure14",
             Exhibit::Projection => "projection",
             Exhibit::NativeControl => "native-control",
@@ -189,20 +340,40 @@ impl Exhibit {
     /// The panels the exhibit is computed from ([`Exhibit::panel_config`]).
     pub fn panels(self) -> &'static [&'static str] {
         match self {
-            Exhibit::Table1 | Exhibit::TableD1 => &["table1-code", "table1-direct"],
+            Exhibit::Table1 | Exhibit::TableD1 | Exhibit::Figure2 => {
+                &["table1-code", "table1-direct"]
+            }
+            Exhibit::TableD12
+            | Exhibit::TableD13
+            | Exhibit::TableD14
+            | Exhibit::Figure19
+            | Exhibit::Figure21 => &["table1-code"],
             Exhibit::Table2 | Exhibit::TableB2 => &["semantic-bridge"],
-            Exhibit::Table3 => &["table3"],
+            Exhibit::Table3 | Exhibit::TableD17 => &["table3"],
+            // Computed from the banks themselves: no panel, no model call.
+            Exhibit::TableD7 => &[],
+            Exhibit::TableD15 => &["table1-code", "table1-direct", "semantic-bridge"],
+            Exhibit::TableD16 | Exhibit::Figure12 => &["support"],
             Exhibit::TableC1
             | Exhibit::TableC2
             | Exhibit::TableC3
             | Exhibit::TableC4
-            | Exhibit::TableC5 => &["dialogue"],
-            Exhibit::Table4 => &["fresh-plan"],
+            | Exhibit::TableC5
+            | Exhibit::Figure8
+            | Exhibit::Figure9 => &["dialogue"],
+            Exhibit::Table4 | Exhibit::Figure4 => &["fresh-plan"],
             Exhibit::TableB1 => &["whole-answer"],
             Exhibit::TableD2 => &["repeats"],
             Exhibit::TableD3 | Exhibit::TableD4 => &["prompt-variants-direct"],
             Exhibit::TableD5 | Exhibit::TableD6 => &["support-union"],
-            Exhibit::TableD8 => &["twelve-character"],
+            Exhibit::TableD8 | Exhibit::Figure13 => &["twelve-character"],
+            Exhibit::Figure5 => &["copy-reverse", "binding"],
+            Exhibit::Figure6 => &["binding"],
+            Exhibit::Figure10 => &["prompt-variants", "option-orders", "repeats"],
+            Exhibit::Figure11 => &["support-union"],
+            Exhibit::Figure15 => &["copy"],
+            Exhibit::Figure16 => &["copy-incorrect"],
+            Exhibit::Figure17 | Exhibit::Figure18 => &["readout-grid"],
             Exhibit::TableD9 => &["padded", "padded-tokens"],
             Exhibit::TableD10 => &["nested-binding"],
             Exhibit::Figure7 => &["matched-contracts"],
@@ -232,10 +403,33 @@ impl Exhibit {
             Exhibit::TableD4 => prompt_variants::table_d4(runs),
             Exhibit::TableD5 => support::table_d5(runs, against),
             Exhibit::TableD6 => support::table_d6(runs, against),
+            Exhibit::TableD7 => table_d7::document(),
             Exhibit::TableD8 => twelve_character::document(runs, against),
             Exhibit::TableD9 => padded::document(runs, against),
             Exhibit::TableD10 => nested_binding::document(runs, against),
+            Exhibit::TableD12 => calibration::table_d12(runs),
+            Exhibit::TableD13 => cohorts::document(runs),
+            Exhibit::TableD14 => calibration::table_d14(runs),
+            Exhibit::TableD15 => table_d15::document(runs, against),
+            Exhibit::TableD16 => table_d16::document(runs),
+            Exhibit::TableD17 => table_d17::document(runs),
             Exhibit::Figure7 => matched_contracts::document(runs),
+            Exhibit::Figure2 => by_length::document(runs),
+            Exhibit::Figure4 => fresh_plan::figure4(runs, against),
+            Exhibit::Figure5 => binding::figure5(runs, against),
+            Exhibit::Figure6 => binding::figure6(runs, against),
+            Exhibit::Figure8 => dialogue::figure8(runs),
+            Exhibit::Figure9 => dialogue::figure9(runs),
+            Exhibit::Figure10 => robustness::figure10(runs, against),
+            Exhibit::Figure11 => union_gain::document(runs, against),
+            Exhibit::Figure13 => branch_factors::document(runs, against),
+            Exhibit::Figure15 => copy_fidelity::figure15(runs, against),
+            Exhibit::Figure16 => copy_fidelity::figure16(runs, against),
+            Exhibit::Figure17 => readout_grid::figure17(runs, against),
+            Exhibit::Figure18 => readout_grid::figure18(runs, against),
+            Exhibit::Figure19 => calibration::figure19(runs),
+            Exhibit::Figure21 => calibration::figure21(runs),
+            Exhibit::Figure12 => support_controllers::document(runs, against),
             Exhibit::Figure14 => independence::document(runs),
             Exhibit::Projection => projection::document(runs),
             Exhibit::NativeControl => native_control::document(runs),

@@ -1,0 +1,211 @@
+//! Table D13: "Equal-length weighting narrows the lexical SCR difference between cohorts.
+//! Accuracy and SCR (%) have 95% item bootstrap intervals. Equal length weights preserve each
+//! cohort's vocabulary and candidate difficulty." Columns: Population, Mixture, Native EM,
+//! Serial EM, SCR.
+//!
+//! The original lexical row is Table 1's code panel (`config/panels/table1-code.toml`, Native
+//! against Serial/Full/code on 384 lexical items) under D.15's equal-length mixture ("each
+//! length weight 1/6 and each item 1/(6 n_L)"): the run's `*_equal_length` metric rows. The
+//! paper's "New lexical" rows come from D.15's independent cohort of 2,347 targets, which the
+//! paper does not publish and this project does not build; they are printed as the paper's,
+//! with no row of ours.
+
+use c2s_stats::MetricRow;
+
+use super::{differences, pp_diff, run_of, PanelRun};
+use crate::report::doc::{Doc, Table};
+use crate::report::tables::{estimate, MetricIndex};
+
+type Printed = (f64, f64, f64);
+
+/// Table D13 as printed: population, mixture, Native EM, Serial EM, SCR (%).
+pub const PAPER: [(&str, &str, [Printed; 3]); 3] = [
+    (
+        "Original lexical",
+        "Equal length",
+        [(99.5, 98.7, 100.0), (2.1, 0.8, 3.6), (2.1, 0.8, 3.6)],
+    ),
+    (
+        "New lexical",
+        "Source",
+        [(99.2, 98.8, 99.5), (0.6, 0.3, 0.9), (0.6, 0.3, 0.9)],
+    ),
+    (
+        "New lexical",
+        "Equal length",
+        [(99.3, 98.9, 99.6), (2.2, 0.9, 3.6), (2.2, 0.9, 3.6)],
+    ),
+];
+
+/// The metrics of one row, in the table's column order.
+const METRICS: [&str; 3] = [
+    "native_em_equal_length",
+    "serial_em_equal_length",
+    "scr_equal_length",
+];
+
+/// One of our rows: a model's original lexical population under equal-length weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OurRow {
+    pub model: String,
+    pub cells: Vec<String>,
+    pub values: [Option<f64>; 3],
+}
+
+/// Our rows from the code panel's metric rows: its lexical paired groups.
+pub fn our_rows(rows: &[MetricRow]) -> Vec<OurRow> {
+    let index = MetricIndex::new(rows);
+    index
+        .paired_groups()
+        .into_iter()
+        .filter(|g| g.domain == "lexical")
+        .map(|g| OurRow {
+            model: g.model.clone(),
+            cells: METRICS
+                .iter()
+                .map(|m| estimate(index.get(&g, None, m), None))
+                .collect(),
+            values: METRICS.map(|m| index.value(&g, None, m)),
+        })
+        .collect()
+}
+
+fn header() -> Vec<String> {
+    [
+        "Model",
+        "Population",
+        "Mixture",
+        "Native EM",
+        "Serial EM",
+        "SCR",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+pub fn layout(ours: &[OurRow]) -> Doc {
+    let mut doc = Doc::new("Table D13: Lexical cohorts under equal-length weighting");
+    doc.p(
+        "Accuracy and SCR (%) have 95% item bootstrap intervals. Equal length weights \
+         preserve each cohort's vocabulary and candidate difficulty.",
+    );
+    doc.h(2, "This run");
+    doc.table(Table {
+        text_columns: 3,
+        header: header(),
+        rows: ours
+            .iter()
+            .map(|r| {
+                let mut row = vec![
+                    r.model.clone(),
+                    "Original lexical".to_string(),
+                    "Equal length".to_string(),
+                ];
+                row.extend(r.cells.iter().cloned());
+                row
+            })
+            .collect(),
+        notes: vec![
+            "Native against Serial/Full/code on the lexical items of table1-code, each length \
+             weighted equally."
+                .into(),
+        ],
+    });
+    doc.h(2, "The paper (Table D13, Jev)");
+    doc.table(Table {
+        text_columns: 3,
+        header: header(),
+        rows: PAPER
+            .iter()
+            .map(|(population, mixture, values)| {
+                let mut row = vec![
+                    "Jev".to_string(),
+                    population.to_string(),
+                    mixture.to_string(),
+                ];
+                row.extend(
+                    values
+                        .iter()
+                        .map(|(v, lo, hi)| format!("{v:.1} [{lo:.1}, {hi:.1}]")),
+                );
+                row
+            })
+            .collect(),
+        notes: vec![
+            "New lexical: D.15's independent cohort of 2,347 targets, not built here.".into(),
+        ],
+    });
+    let (_, mut diff) = differences(
+        &mut doc,
+        ["Jev"],
+        "Jev",
+        2,
+        &["Model", "Paper row", "Δ Native EM", "Δ Serial EM", "Δ SCR"],
+    );
+    let (_, _, printed) = PAPER[0];
+    for r in ours {
+        let mut row = vec![r.model.clone(), "Jev original lexical, equal".to_string()];
+        row.extend(r.values.iter().zip(printed).map(|(v, p)| pp_diff(*v, p.0)));
+        diff.rows.push(row);
+    }
+    doc.table(diff);
+    doc
+}
+
+pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
+    let run = run_of(runs, "table1-code")?.load()?;
+    Ok(layout(&our_rows(&run.metric_rows()?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(metric: &str, value: f64) -> MetricRow {
+        MetricRow {
+            value: Some(value),
+            ci_low: Some(value - 0.01),
+            ci_high: Some(value + 0.01),
+            ..MetricRow::empty(
+                0,
+                "m",
+                "lexical",
+                None,
+                "Native/code vs Serial/Full/code",
+                metric,
+            )
+        }
+    }
+
+    /// Table D13's original row is Table 1's Jev lexical row reweighted: the original
+    /// population holds 64 items per length, so the equal-length SCR equals Table 1's 2.1.
+    #[test]
+    fn the_original_row_matches_table1s_jev_lexical_row() {
+        let jev = super::super::table1::PAPER
+            .iter()
+            .find(|r| r.model == "Jev" && r.domain == "lexical")
+            .expect("Jev lexical");
+        assert_eq!(jev.scr.0, PAPER[0].2[2].0);
+    }
+
+    #[test]
+    fn the_layout_has_the_papers_columns_rows_and_differences() {
+        let rows = vec![
+            row("both", 0.1),
+            row("native_em_equal_length", 0.9),
+            row("serial_em_equal_length", 0.1),
+            row("scr_equal_length", 0.11),
+        ];
+        let ours = our_rows(&rows);
+        assert_eq!(ours.len(), 1);
+        let md = layout(&ours).markdown();
+        for want in [
+            "| Model | Population | Mixture | Native EM | Serial EM | SCR |",
+            "| m | Original lexical | Equal length | 90.0 [89.0, 91.0] | 10.0 [9.0, 11.0] | 11.0 [10.0, 12.0] |",
+            "| Jev | New lexical | Source | 99.2 [98.8, 99.5] | 0.6 [0.3, 0.9] | 0.6 [0.3, 0.9] |",
+            "| m | Jev original lexical, equal | −9.5 | +7.9 | +8.9 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}

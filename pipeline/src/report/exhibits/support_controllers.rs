@@ -1,0 +1,266 @@
+//! Figure 12's numbers: "Preserving complete candidate consistency restores much of lexical
+//! construction. Trie's valid outputs belong to Native's eight candidates; Call still queries
+//! singletons, while Fill supplies them. Jev's domain contrast shrinks, but all local
+//! conditions remain below Native (dashed reference). Panels use 384 Jev or 96 Qwen parents
+//! per domain; intervals resample whole items within length."
+//!
+//! Bars as printed: complete-string EM (%) of Trie / fill, Trie / call, Union / call and Full
+//! Serial per (model, domain), Native as the reference line. Ours come from the support panel
+//! (`config/panels/support.toml`: Native against every Serial controller on 384 items per
+//! domain), each controller's Serial EM from its paired comparison with Native, with the
+//! run's length-stratified item-bootstrap interval.
+
+use c2s_stats::MetricRow;
+
+use super::{differences, paper_domain, pp_diff, run_of, PanelRun};
+use crate::report::doc::{Doc, Table};
+use crate::report::tables::{estimate, MetricIndex, UNDEFINED};
+
+/// Figure 12's bars, in its order: (label, support of the Serial arm).
+pub const BARS: [(&str, &str); 4] = [
+    ("Trie / fill", "TrieFill"),
+    ("Trie / call", "TrieCall"),
+    ("Union / call", "UnionCall"),
+    ("Full Serial", "Full"),
+];
+
+/// One panel of Figure 12 as printed: complete-string EM (%) of the four bars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PaperPanel {
+    pub model: &'static str,
+    pub domain: &'static str,
+    pub items: u64,
+    pub em: [f64; 4],
+}
+
+/// Figure 12's four panels as printed.
+pub const PAPER: [PaperPanel; 4] = [
+    PaperPanel {
+        model: "Jev",
+        domain: "math",
+        items: 384,
+        em: [77.9, 79.4, 76.8, 28.1],
+    },
+    PaperPanel {
+        model: "Qwen3.5-27B",
+        domain: "math",
+        items: 96,
+        em: [37.5, 32.3, 32.3, 14.6],
+    },
+    PaperPanel {
+        model: "Jev",
+        domain: "lexical",
+        items: 384,
+        em: [81.8, 82.0, 24.0, 1.8],
+    },
+    PaperPanel {
+        model: "Qwen3.5-27B",
+        domain: "lexical",
+        items: 96,
+        em: [67.7, 65.6, 42.7, 28.1],
+    },
+];
+
+/// One (model, domain) of ours: Native's EM cell, then each bar's (EM, its cell).
+#[derive(Debug, Clone)]
+pub struct OurPanel {
+    pub model: String,
+    pub domain: String,
+    pub items: Option<u64>,
+    pub native: String,
+    pub bars: [(Option<f64>, String); 4],
+}
+
+/// The Serial support of a `Native/… vs Serial/SUPPORT/…` comparison.
+fn serial_support(comparison: &str) -> Option<&str> {
+    let (_, serial) = comparison.split_once(" vs ")?;
+    let mut parts = serial.split('/');
+    (parts.next() == Some("Serial")).then_some(())?;
+    parts.next()
+}
+
+/// Our panels from the support run's metric rows.
+pub fn our_panels(rows: &[MetricRow]) -> Vec<OurPanel> {
+    let index = MetricIndex::new(rows);
+    let mut out: Vec<OurPanel> = Vec::new();
+    for g in index.paired_groups() {
+        let Some(bar) = serial_support(&g.comparison)
+            .and_then(|s| BARS.iter().position(|(_, support)| *support == s))
+        else {
+            continue;
+        };
+        let domain = paper_domain(&g.domain).to_string();
+        let panel = match out
+            .iter()
+            .position(|p| p.model == g.model && p.domain == domain)
+        {
+            Some(i) => &mut out[i],
+            None => {
+                out.push(OurPanel {
+                    model: g.model.clone(),
+                    domain,
+                    items: index.get(&g, None, "both").and_then(|r| r.denominator),
+                    native: estimate(index.get(&g, None, "native_em"), None),
+                    bars: std::array::from_fn(|_| (None, UNDEFINED.to_string())),
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        panel.bars[bar] = (
+            index.value(&g, None, "serial_em"),
+            estimate(index.get(&g, None, "serial_em"), None),
+        );
+    }
+    out
+}
+
+fn header() -> Vec<String> {
+    let mut h = vec!["Model".to_string(), "Domain".into(), "Items".into()];
+    h.extend(BARS.iter().map(|(label, _)| label.to_string()));
+    h.push("Native".into());
+    h
+}
+
+/// Figure 12's numbers: ours, the paper's bars, and the differences.
+pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
+    let mut doc = Doc::new("Figure 12: Candidate-consistent controllers (numbers)");
+    doc.p(
+        "Complete-string EM (%) of Serial under four controllers. Trie's valid outputs belong \
+         to Native's eight candidates; Call still queries singletons, while Fill supplies \
+         them. Native is the reference.",
+    );
+    doc.h(2, "This run");
+    doc.table(Table {
+        text_columns: 2,
+        header: header(),
+        rows: ours
+            .iter()
+            .map(|p| {
+                let mut row = vec![
+                    p.model.clone(),
+                    p.domain.clone(),
+                    p.items
+                        .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string()),
+                ];
+                row.extend(p.bars.iter().map(|(_, cell)| cell.clone()));
+                row.push(p.native.clone());
+                row
+            })
+            .collect(),
+        notes: vec![
+            "Each controller's Serial EM with the run's length-stratified item-bootstrap \
+             interval; Native EM from the same run (support panel)."
+                .into(),
+        ],
+    });
+    doc.h(2, "The paper (Figure 12)");
+    doc.table(Table {
+        text_columns: 2,
+        header: header(),
+        rows: PAPER
+            .iter()
+            .map(|p| {
+                let mut row = vec![
+                    p.model.to_string(),
+                    p.domain.to_string(),
+                    p.items.to_string(),
+                ];
+                row.extend(p.em.iter().map(|v| format!("{v:.1}")));
+                row.push("dashed line, not printed".into());
+                row
+            })
+            .collect(),
+        notes: vec![],
+    });
+    let mut diff_header = vec!["Model", "Domain", "Paper panel"];
+    let labels: Vec<String> = BARS.iter().map(|(l, _)| format!("Δ {l}")).collect();
+    diff_header.extend(labels.iter().map(String::as_str));
+    let (models, mut diff) = differences(
+        &mut doc,
+        PAPER.iter().map(|p| p.model),
+        against,
+        3,
+        &diff_header,
+    );
+    for ours in ours {
+        for m in &models {
+            let paper = PAPER
+                .iter()
+                .find(|p| p.model == *m && p.domain == ours.domain);
+            let mut row = vec![ours.model.clone(), ours.domain.clone()];
+            match paper {
+                Some(p) => {
+                    row.push(format!("{} / {}", p.model, p.domain));
+                    row.extend(
+                        ours.bars
+                            .iter()
+                            .zip(p.em)
+                            .map(|((v, _), printed)| pp_diff(*v, printed)),
+                    );
+                }
+                None => {
+                    row.push(format!("{m}: no such panel"));
+                    row.extend(BARS.iter().map(|_| UNDEFINED.to_string()));
+                }
+            }
+            diff.rows.push(row);
+        }
+    }
+    diff.notes
+        .push("Percentage points, this run minus the paper's bar.".into());
+    doc.table(diff);
+    doc
+}
+
+/// Read the support panel's run and lay out the numbers.
+pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+    let run = run_of(runs, "support")?.load()?;
+    Ok(layout(&our_panels(&run.metric_rows()?), against))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::exhibits::testing::paired_rows;
+
+    fn comparison(rows: Vec<MetricRow>, serial: &str) -> Vec<MetricRow> {
+        rows.into_iter()
+            .map(|r| MetricRow {
+                comparison: format!("Native/code vs {serial}"),
+                ..r
+            })
+            .collect()
+    }
+
+    /// Each controller's bar is its comparison's Serial EM; controllers Figure 12 does not
+    /// draw (FullFill, UnionFill) are left out.
+    #[test]
+    fn the_layout_has_the_papers_bars_and_differences() {
+        let mut rows = comparison(
+            paired_rows("m", "lexical", [2, 2, 2, 2], (0.1, 0.9)),
+            "Serial/TrieFill/code",
+        );
+        rows.extend(comparison(
+            paired_rows("m", "lexical", [1, 3, 0, 4], (0.0, 0.5)),
+            "Serial/Full/code",
+        ));
+        rows.extend(comparison(
+            paired_rows("m", "lexical", [4, 0, 4, 0], (0.5, 1.0)),
+            "Serial/UnionFill/code",
+        ));
+        let ours = our_panels(&rows);
+        assert_eq!(ours.len(), 1);
+        assert_eq!(ours[0].bars[0].0, Some(0.5));
+        assert_eq!(ours[0].bars[3].0, Some(0.125));
+        assert_eq!(ours[0].bars[1].0, None);
+        let md = layout(&ours, "Jev").markdown();
+        for want in [
+            "| Model | Domain | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
+            "| m | lexical | 8 | 50.0 | – | – | 12.5 | 50.0 |",
+            "| Jev | lexical | 384 | 81.8 | 82.0 | 24.0 | 1.8 | dashed line, not printed |",
+            "| m | lexical | Jev / lexical | −31.8 | – | – | +10.7 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}

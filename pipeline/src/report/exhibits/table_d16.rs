@@ -1,0 +1,264 @@
+//! Table D16: "Most Full lexical outputs are absent from WordNet, while Trie completions stay
+//! within the candidates. Counts list gold / other candidate / malformed / other noun / other
+//! word / unindexed. No gold-synset alternatives were found. Recombinations are noncandidate
+//! strings compatible with every position-wise union; they can overlap the resource
+//! categories. This is an automated resource audit, not semantic adjudication."
+//!
+//! Columns as printed: Model, Controller, Items, Output counts, Recombinations; rows: the
+//! lexical Serial trajectories of Full, TrieCall, TrieFill and UnionCall from the support
+//! panel (`config/panels/support.toml`, 384 items per domain), counted from each trajectory's
+//! `membership` and `recombination`. Gold-synset lemmas (a class the paper found empty) and
+//! outputs classed without a WordNet index (`outside`) are counted in a note, not hidden in
+//! another class.
+
+use std::collections::BTreeMap;
+
+use c2s_records::{Domain, Membership, Trajectory};
+
+use super::{run_of, PanelRun};
+use crate::report::doc::{Doc, Table};
+
+/// The controllers Table D16 prints, in its order.
+pub const CONTROLLERS: [&str; 4] = ["Full", "TrieCall", "TrieFill", "UnionCall"];
+
+/// Output counts of one (model, controller) row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Audit {
+    pub items: u64,
+    /// Gold / other candidate / malformed / other noun / other word / unindexed.
+    pub counts: [u64; 6],
+    pub gold_synset_lemma: u64,
+    pub outside: u64,
+    pub recombinations: u64,
+}
+
+/// One row of Table D16 as printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaperRow {
+    pub model: &'static str,
+    pub controller: &'static str,
+    pub items: u64,
+    pub counts: [u64; 6],
+    pub recombinations: u64,
+}
+
+const fn row(
+    model: &'static str,
+    controller: &'static str,
+    items: u64,
+    counts: [u64; 6],
+    recombinations: u64,
+) -> PaperRow {
+    PaperRow {
+        model,
+        controller,
+        items,
+        counts,
+        recombinations,
+    }
+}
+
+/// Table D16 as printed.
+pub const PAPER: [PaperRow; 8] = [
+    row("Jev", "Full", 384, [7, 1, 0, 11, 0, 365], 22),
+    row("Jev", "TrieCall", 384, [315, 69, 0, 0, 0, 0], 0),
+    row("Jev", "TrieFill", 384, [314, 70, 0, 0, 0, 0], 0),
+    row("Jev", "UnionCall", 384, [92, 9, 0, 11, 1, 271], 283),
+    row("Qwen3.5-27B", "Full", 96, [27, 7, 0, 2, 1, 59], 2),
+    row("Qwen3.5-27B", "TrieCall", 96, [63, 28, 5, 0, 0, 0], 0),
+    row("Qwen3.5-27B", "TrieFill", 96, [65, 31, 0, 0, 0, 0], 0),
+    row("Qwen3.5-27B", "UnionCall", 96, [41, 14, 22, 1, 0, 18], 19),
+];
+
+/// The lexical Serial trajectories' audit per (model, controller).
+pub fn audits(trajectories: &[Trajectory]) -> BTreeMap<(String, &'static str), Audit> {
+    let mut out: BTreeMap<(String, &'static str), Audit> = BTreeMap::new();
+    for t in trajectories.iter().filter(|t| t.domain == Domain::Lexical) {
+        let mut parts = t.arm.split('/');
+        if parts.next() != Some("Serial") {
+            continue;
+        }
+        let Some(controller) = parts
+            .next()
+            .and_then(|c| CONTROLLERS.iter().find(|k| **k == c))
+        else {
+            continue;
+        };
+        let a = out.entry((t.model.clone(), controller)).or_default();
+        a.items += 1;
+        let class = match t.membership {
+            Membership::Gold => Some(0),
+            Membership::OtherCandidate => Some(1),
+            Membership::Malformed => Some(2),
+            Membership::IndexedNoun => Some(3),
+            Membership::IndexedWord => Some(4),
+            Membership::Unindexed => Some(5),
+            Membership::GoldSynsetLemma => {
+                a.gold_synset_lemma += 1;
+                None
+            }
+            Membership::Outside => {
+                a.outside += 1;
+                None
+            }
+        };
+        if let Some(i) = class {
+            a.counts[i] += 1;
+        }
+        a.recombinations += u64::from(t.recombination);
+    }
+    out
+}
+
+const HEADER: [&str; 5] = [
+    "Model",
+    "Controller",
+    "Items",
+    "Output counts",
+    "Recombinations",
+];
+
+fn counts_cell(c: &[u64; 6]) -> String {
+    c.map(|n| n.to_string()).join("/")
+}
+
+fn controller_rank(c: &str) -> usize {
+    CONTROLLERS
+        .iter()
+        .position(|k| *k == c)
+        .unwrap_or(CONTROLLERS.len())
+}
+
+/// Table D16's document: ours, the paper's rows, and each row's shares beside the paper's.
+pub fn layout(ours: &BTreeMap<(String, &'static str), Audit>) -> Doc {
+    let mut doc = Doc::new("Table D16: Lexical output resource audit");
+    doc.p(
+        "Counts list gold / other candidate / malformed / other noun / other word / \
+         unindexed. Recombinations are noncandidate strings compatible with every \
+         position-wise union; they can overlap the resource categories. This is an automated \
+         resource audit, not semantic adjudication.",
+    );
+    let mut rows: Vec<(&(String, &'static str), &Audit)> = ours.iter().collect();
+    rows.sort_by_key(|((m, c), _)| (m.clone(), controller_rank(c)));
+    let mut notes = vec![
+        "Lexical Serial trajectories of the support panel; classes from WordNet 3.0's indexes \
+         (Debian's wordnet-base)."
+            .to_string(),
+    ];
+    for ((m, c), a) in &rows {
+        if a.gold_synset_lemma > 0 || a.outside > 0 {
+            notes.push(format!(
+                "{m} {c}: {} gold-synset lemma(s) and {} output(s) classed without a WordNet \
+                 index are not in the six counts.",
+                a.gold_synset_lemma, a.outside
+            ));
+        }
+    }
+    doc.h(2, "This run");
+    doc.table(Table {
+        text_columns: 2,
+        header: HEADER.map(String::from).to_vec(),
+        rows: rows
+            .iter()
+            .map(|((m, c), a)| {
+                vec![
+                    m.clone(),
+                    c.to_string(),
+                    a.items.to_string(),
+                    counts_cell(&a.counts),
+                    a.recombinations.to_string(),
+                ]
+            })
+            .collect(),
+        notes,
+    });
+    doc.h(2, "The paper (Table D16)");
+    doc.table(Table {
+        text_columns: 2,
+        header: HEADER.map(String::from).to_vec(),
+        rows: PAPER
+            .iter()
+            .map(|p| {
+                vec![
+                    p.model.to_string(),
+                    p.controller.to_string(),
+                    p.items.to_string(),
+                    counts_cell(&p.counts),
+                    p.recombinations.to_string(),
+                ]
+            })
+            .collect(),
+        notes: vec!["No gold-synset alternatives were found.".into()],
+    });
+    doc
+}
+
+/// Read the support panel's run and lay out the table.
+pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
+    let run = run_of(runs, "support")?.load()?;
+    Ok(layout(&audits(&run.trajectories)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every printed row's counts add up to its items.
+    #[test]
+    fn the_papers_counts_partition_its_items() {
+        for p in PAPER {
+            assert_eq!(
+                p.counts.iter().sum::<u64>(),
+                p.items,
+                "{} {}",
+                p.model,
+                p.controller
+            );
+        }
+    }
+
+    fn trajectory(arm: &str, domain: Domain, membership: Membership, recomb: bool) -> Trajectory {
+        serde_json::from_value(serde_json::json!({
+            "item_id": "i", "domain": domain, "length": 3, "model": "m", "arm": arm,
+            "support": "Full", "output": "abc", "correct": false, "valid": true,
+            "membership": membership, "recombination": recomb, "aborted": false, "calls": 3,
+            "fills": 0, "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0,
+            "steps": [], "position_correct": [],
+        }))
+        .expect("a test trajectory")
+    }
+
+    /// Each lexical Serial trajectory lands in one class of its controller's row; a
+    /// recombination is counted beside its class; other arms and domains are not counted.
+    #[test]
+    fn audits_count_each_class_and_recombinations() {
+        use Membership::*;
+        let ts = vec![
+            trajectory("Serial/Full/code", Domain::Lexical, Gold, false),
+            trajectory("Serial/Full/code", Domain::Lexical, Unindexed, true),
+            trajectory("Serial/Full/code", Domain::Lexical, Unindexed, false),
+            trajectory("Serial/Full/code", Domain::Lexical, GoldSynsetLemma, false),
+            trajectory("Serial/UnionCall/code", Domain::Lexical, IndexedNoun, true),
+            trajectory("Serial/Full/code", Domain::Arithmetic, Outside, false),
+            trajectory("Native/code", Domain::Lexical, Gold, false),
+            trajectory("Serial/UnionFill/code", Domain::Lexical, Gold, false),
+        ];
+        let a = audits(&ts);
+        assert_eq!(a.len(), 2);
+        let full = a[&("m".to_string(), "Full")];
+        assert_eq!(full.items, 4);
+        assert_eq!(full.counts, [1, 0, 0, 0, 0, 2]);
+        assert_eq!(full.gold_synset_lemma, 1);
+        assert_eq!(full.recombinations, 1);
+        let md = layout(&a).markdown();
+        for want in [
+            "| Model | Controller | Items | Output counts | Recombinations |",
+            "| m | Full | 4 | 1/0/0/0/0/2 | 1 |",
+            "| m | UnionCall | 1 | 0/0/0/1/0/0 | 1 |",
+            "| Jev | UnionCall | 384 | 92/9/0/11/1/271 | 283 |",
+            "m Full: 1 gold-synset lemma(s)",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}
