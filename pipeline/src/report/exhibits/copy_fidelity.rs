@@ -43,9 +43,9 @@ use c2s_records::Trajectory;
 use c2s_stats::{ContrastRow, MetricRow};
 
 use super::padded::sig3;
-use super::{differences, paper_domain, percent_interval, pp_diff, run_of, PanelRun};
+use super::{differences, paper_domain, percent_interval, pp_diff, run_of, Count, PanelRun};
 use crate::report::doc::{Doc, Table};
-use crate::report::tables::{MetricIndex, UNDEFINED};
+use crate::report::tables::MetricIndex;
 
 /// Parents per model and domain in both figures.
 pub const PAPER_PARENTS: u64 = 48;
@@ -61,32 +61,6 @@ pub const CONTROLLERS: [(&str, &str); 3] = [
 const GOLD_COPY: &str = "GoldCopy/Full/code/";
 /// The prefix of the copy-incorrect panel's wrong-target arms (`…/EVIDENCE/serial`).
 const INCORRECT_COPY: &str = "IncorrectCopy/Full/code/";
-
-/// k of n.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Count {
-    pub k: u64,
-    pub n: u64,
-}
-
-impl Count {
-    fn add(&mut self, hit: bool) {
-        self.k += u64::from(hit);
-        self.n += 1;
-    }
-
-    fn rate(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.k as f64 / self.n as f64)
-    }
-
-    fn cell(&self) -> String {
-        if self.n == 0 {
-            UNDEFINED.to_string()
-        } else {
-            format!("{}/{}", self.k, self.n)
-        }
-    }
-}
 
 /// A printed count of the paper's 48 parents.
 fn printed(k: u64) -> Count {

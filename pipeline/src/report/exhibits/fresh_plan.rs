@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 
-use super::{differences, paper_domain, pp_diff, run_of, PanelRun};
+use super::{differences, paper_domain, pp_diff, run_of, Count, PanelRun};
 use crate::report::doc::{Doc, Table};
 
 /// The Serial copy arms of the panel: raw and indexed evidence.
@@ -55,26 +55,6 @@ pub const PAPER: [PaperRow; 4] = [
         counts: [1, 29, 28],
     },
 ];
-
-/// k of n.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Count {
-    pub k: u64,
-    pub n: u64,
-}
-
-impl Count {
-    fn add(&mut self, hit: bool) {
-        self.k += u64::from(hit);
-        self.n += 1;
-    }
-    fn rate(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.k as f64 / self.n as f64)
-    }
-    fn cell(&self) -> String {
-        format!("{}/{}", self.k, self.n)
-    }
-}
 
 /// One of our rows: raw fidelity, indexed fidelity, indexed gold EM.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -485,6 +485,34 @@ impl LoadedRun {
     }
 }
 
+/// k of n: a count with its denominator (fidelity, correct strings).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    pub k: u64,
+    pub n: u64,
+}
+
+impl Count {
+    pub fn add(&mut self, hit: bool) {
+        self.k += u64::from(hit);
+        self.n += 1;
+    }
+
+    /// k / n; `None` for n = 0.
+    pub fn rate(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.k as f64 / self.n as f64)
+    }
+
+    /// `k/n`, or "–" for n = 0.
+    pub fn cell(&self) -> String {
+        if self.n == 0 {
+            UNDEFINED.to_string()
+        } else {
+            format!("{}/{}", self.k, self.n)
+        }
+    }
+}
+
 /// The run of `panel` among an exhibit's runs.
 pub fn run_of<'a>(runs: &'a [PanelRun], panel: &str) -> anyhow::Result<&'a PanelRun> {
     runs.iter()
