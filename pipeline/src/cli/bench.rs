@@ -82,6 +82,14 @@ pub struct InferenceBench {
     /// How (b) drives the engine: `continuous` (the default) or `batch` (a batch at a time).
     #[arg(long, default_value = "continuous")]
     batching: String,
+    /// Run this config's panel instead of the fixed dev panel (e.g. `config/quickstart.toml`);
+    /// its `[inference]` batch size is replaced by `--max-batch`.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Replay (b)'s scored requests through another engine after it, on the same cores, and
+    /// print both speeds and their agreement (`llamacpp`: `scripts/fetch-llamacpp.sh`'s venv).
+    #[arg(long, value_enum)]
+    against: Option<super::bench_llamacpp::Reference>,
 }
 
 /// Peak resident set size (kB) since the last reset.
@@ -186,6 +194,17 @@ pub(super) fn prepare(bench: &InferenceBench) -> anyhow::Result<BenchWork> {
         .clone()
         .unwrap_or_else(|| tmp.path().to_path_buf());
     std::fs::create_dir_all(&work)?;
+    if let Some(config) = &bench.config {
+        println!(
+            "panel: {}'s sources and arms, through the pipeline (one worker)",
+            config.display()
+        );
+        return Ok(BenchWork {
+            _tmp: tmp,
+            work,
+            config: config.clone(),
+        });
+    }
     let panel = work.join("panel.jsonl");
     let (n_arith, n_lex) = write_panel(&bench.banks, bench.per_domain, &panel)?;
     let model = std::fs::canonicalize(&bench.model)
@@ -259,6 +278,24 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     println!("wall s includes model loading; engine prompt tok/s = computed tokens / seconds in forward passes");
     if bench.engine == c2s_config::EngineKind::Prefix {
         print_f32_limit(&bench.model, &b)?;
+    }
+    if let Some(super::bench_llamacpp::Reference::Llamacpp) = bench.against {
+        // The model (b) ran: the config's when one was given.
+        let model = match &bench.config {
+            Some(c) => c2s_config::load(c)
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .model
+                .path
+                .clone(),
+            None => bench.model.clone(),
+        };
+        super::bench_llamacpp::compare(
+            &model,
+            &work,
+            &b.run_dir,
+            b.report.elapsed,
+            b.report.engine.engine.computed_tokens,
+        )?;
     }
     let Some(a) = a else {
         return Ok(ExitCode::SUCCESS);

@@ -3,6 +3,7 @@
 mod bank;
 mod bench;
 mod bench_engine;
+mod bench_llamacpp;
 mod bench_serve;
 mod bench_soak;
 pub mod contrasts;
