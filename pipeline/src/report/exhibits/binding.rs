@@ -46,7 +46,7 @@ use c2s_records::Trajectory;
 use c2s_stats::{contrast_tables, CellRow, ContrastRow, ContrastSpec, MetricRow, Selector};
 
 use super::{
-    compared_models, distinct, paper_domain, percent_interval, run_of, LoadedRun, PanelRun,
+    compared_models, distinct, paper_domain, percent_interval, run_of, starred, LoadedRun, PanelRun,
 };
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{self, estimate, p_value, MetricIndex, UNDEFINED};
@@ -78,9 +78,6 @@ pub const LETTER_DIGIT: [(&str, &str); 2] = [
     ("Native EM", "letter - digit, Native EM"),
 ];
 
-/// "asterisks mark Holm p < 0.05".
-pub const HOLM_ALPHA: f64 = 0.05;
-
 /// Figure 5 (b)'s asterisks as printed: (model, domain, marked). The caption: "Extra conflict
 /// losses survive correction for StartLux arithmetic and Qwen3-8B lexical readout"; the
 /// figure's text holds exactly two asterisks.
@@ -103,12 +100,9 @@ fn opaque_pairing(evidence: &str) -> String {
     format!("{} vs {}", arm(evidence, 0), arm(evidence, 1))
 }
 
-/// A Holm p-value, with the figure's asterisk where it is below [`HOLM_ALPHA`].
+/// A Holm p-value, with the figure's asterisk where it is below [`super::HOLM_ALPHA`].
 fn holm_cell(p: Option<f64>) -> String {
-    match p {
-        Some(v) if v < HOLM_ALPHA => format!("{} *", p_value(p)),
-        _ => p_value(p),
-    }
+    starred(p_value(p), p)
 }
 
 /// A contrast's estimate with its interval, in percentage points.
@@ -209,12 +203,9 @@ pub struct ConflictRow {
 }
 
 impl ConflictRow {
-    /// Whether our Holm p is below [`HOLM_ALPHA`] (`None`: no p).
+    /// Whether our Holm p earns the asterisk (`None`: no p).
     fn marked(&self) -> Option<bool> {
-        self.contrast
-            .as_ref()
-            .and_then(|c| c.sign_p_holm)
-            .map(|p| p < HOLM_ALPHA)
+        super::holm_significant(self.contrast.as_ref().and_then(|c| c.sign_p_holm))
     }
 }
 

@@ -28,7 +28,7 @@ use c2s_stats::{CellRow, ContrastRow};
 
 use super::padded::sig3;
 use super::twelve_character::{PAPER, PAPER_MODELS};
-use super::{differences, distinct, percent_interval, pp_diff, run_of, signed1, PanelRun};
+use super::{differences, distinct, percent_interval, pp_diff, run_of, signed1, starred, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
 
@@ -49,9 +49,6 @@ pub const EFFECTS: [(&str, &str); 3] = [
     ("6 − 2 queries", "6 - 2 queries"),
     ("Late − early", "late - early"),
 ];
-
-/// The Holm level of the caption's "survive six-test Holm correction".
-pub const HOLM_LEVEL: f64 = 0.05;
 
 /// Sources per cell in the paper.
 pub const PAPER_SOURCES: u64 = 32;
@@ -219,10 +216,7 @@ pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> Doc 
                 models.iter().map(move |m| {
                     let c = contrast_of(m, effect);
                     let holm = c.and_then(|c| c.sign_p_holm);
-                    let mut holm_cell = sig3(holm);
-                    if holm.is_some_and(|p| p < HOLM_LEVEL) {
-                        holm_cell.push_str(" *");
-                    }
+                    let holm_cell = starred(sig3(holm), holm);
                     vec![
                         label.to_string(),
                         m.to_string(),

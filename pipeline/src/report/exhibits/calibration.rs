@@ -41,7 +41,7 @@ use c2s_stats::{
     calibration_intervals, BootstrapConfig, CalibrationIntervals, Estimate, ScoredItem,
 };
 
-use super::{differences, run_of, PanelRun};
+use super::{differences, percent_interval, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
 
@@ -519,11 +519,7 @@ pub fn figure19_layout(
 
 pub fn figure19(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "table1-code")?.load()?;
-    let cfg = BootstrapConfig {
-        draws: run.stats.bootstrap_draws,
-        seed: run.stats.seed,
-        threads: run.stats.threads,
-    };
+    let cfg = run.stats.bootstrap();
     figure19_layout(&run.trajectories, &cfg, run.stats.level)
 }
 
@@ -564,15 +560,12 @@ pub fn figure21_layout(
                 .zip(&precision)
                 .map(|(ranker, estimates)| {
                     let mut row = vec![ranker.to_string()];
-                    row.extend(estimates.iter().map(|e| match (e.value, e.interval) {
-                        (None, _) => UNDEFINED.to_string(),
-                        (Some(v), Some(i)) => format!(
-                            "{:.1} [{:.1}, {:.1}]",
-                            100.0 * v,
-                            100.0 * i.low,
-                            100.0 * i.high
-                        ),
-                        (Some(v), None) => format!("{:.1}", 100.0 * v),
+                    row.extend(estimates.iter().map(|e| {
+                        percent_interval(
+                            e.value.map(|v| {
+                                (v, e.interval.map(|i| i.low), e.interval.map(|i| i.high))
+                            }),
+                        )
                     }));
                     row
                 })
@@ -590,21 +583,13 @@ pub fn figure21_layout(
 
 pub fn figure21(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "table1-code")?.load()?;
-    let cfg = BootstrapConfig {
-        draws: run.stats.bootstrap_draws,
-        seed: run.stats.seed,
-        threads: run.stats.threads,
-    };
+    let cfg = run.stats.bootstrap();
     figure21_layout(&run.trajectories, &cfg, run.stats.level)
 }
 
 fn load(runs: &[PanelRun]) -> anyhow::Result<(Vec<Population>, f64)> {
     let run = run_of(runs, "table1-code")?.load()?;
-    let cfg = BootstrapConfig {
-        draws: run.stats.bootstrap_draws,
-        seed: run.stats.seed,
-        threads: run.stats.threads,
-    };
+    let cfg = run.stats.bootstrap();
     Ok((
         populations(&run.trajectories, &cfg, run.stats.level)?,
         run.stats.level,

@@ -485,6 +485,24 @@ impl LoadedRun {
     }
 }
 
+/// The level the paper's asterisks mark: "asterisks mark Holm p < 0.05 after correction".
+pub const HOLM_ALPHA: f64 = 0.05;
+
+/// Whether a Holm-corrected p earns the paper's asterisk (`None`: no p).
+pub fn holm_significant(holm_p: Option<f64>) -> Option<bool> {
+    holm_p.map(|p| p < HOLM_ALPHA)
+}
+
+/// A formatted p-value cell with the paper's asterisk (` *`) where `holm_p` is below
+/// [`HOLM_ALPHA`].
+pub fn starred(cell: String, holm_p: Option<f64>) -> String {
+    if holm_significant(holm_p) == Some(true) {
+        format!("{cell} *")
+    } else {
+        cell
+    }
+}
+
 /// k of n: a count with its denominator (fidelity, correct strings).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Count {

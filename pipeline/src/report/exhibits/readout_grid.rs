@@ -56,8 +56,6 @@ pub const EVIDENCE: [&str; 2] = ["indexed", "direct"];
 pub const TEMPLATES: [&str; 3] = ["T0", "T1", "T2"];
 /// Option orders O0–O2.
 pub const ORDERS: usize = 3;
-/// The asterisks' threshold on Holm p.
-pub const ALPHA: f64 = 0.05;
 pub const SETTINGS_FAMILY: &str = "D.13 settings";
 pub const INTERACTIONS_FAMILY: &str = "D.13 template interactions";
 
@@ -306,7 +304,7 @@ fn paper_cell((v, starred): PaperCell) -> String {
 }
 
 fn significant(holm_p: Option<f64>) -> Option<bool> {
-    holm_p.map(|p| p < ALPHA)
+    super::holm_significant(holm_p)
 }
 
 /// A fraction in percentage points with one decimal, a value that rounds to zero as `0.0`

@@ -14,7 +14,7 @@ use c2s_stats::MetricRow;
 use super::table1::Interface;
 use super::{differences, paper_domain, pp_diff, PanelRun};
 use crate::report::doc::{Doc, Table};
-use crate::report::tables::{pct, Group, MetricIndex, UNDEFINED};
+use crate::report::tables::{count, pct, Group, MetricIndex, UNDEFINED};
 
 /// Where a row comes from: one of Table 1's interfaces or the semantic bridge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,12 +262,7 @@ pub fn our_rows(rows: &[MetricRow], source: Source) -> Vec<OurRow> {
         .filter_map(|g: Group| {
             let task = source.task(&g.domain)?;
             let joint = ["both", "native_only", "serial_only", "neither"]
-                .map(|m| {
-                    index
-                        .get(&g, None, m)
-                        .and_then(|r| r.numerator)
-                        .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string())
-                })
+                .map(|m| count(index.get(&g, None, m)))
                 .join("/");
             Some(OurRow {
                 model: g.model.clone(),

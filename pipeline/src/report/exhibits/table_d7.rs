@@ -156,10 +156,7 @@ fn median_cell(m: f64) -> String {
 }
 
 fn domain_cell(d: Domain) -> &'static str {
-    match d {
-        Domain::Arithmetic => "math",
-        _ => d.as_str(),
-    }
+    super::paper_domain(d.as_str())
 }
 
 const HEADER: [&str; 8] = [

@@ -30,14 +30,13 @@ use c2s_records::PairedOutcome;
 use c2s_stats::{paired_em_difference, MetricRow, StatsConfig};
 
 use super::support::{FULL_ARM, PAPER_D5, PAPER_ITEMS, UNION_ARM};
-use super::{differences, paper_domain, percent_interval, pp_diff, run_of, signed1, PanelRun};
+use super::{
+    differences, paper_domain, percent_interval, pp_diff, run_of, signed1, starred, PanelRun,
+};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{estimate, p_value, Group, MetricIndex, UNDEFINED};
 
 pub const NATIVE_ARM: &str = "Native/code";
-
-/// The Holm level the figure's asterisks mark.
-pub const HOLM_LEVEL: f64 = 0.05;
 
 /// The figure's domains, in its panel order ((a, c) arithmetic, (b, d) lexical).
 pub const DOMAINS: [&str; 2] = ["math", "lexical"];
@@ -172,10 +171,7 @@ pub fn our_bars(rows: &[MetricRow], gains: &BTreeMap<(String, String), Interval>
 
 /// `p *` when p < 0.05, as the figure's asterisk.
 fn holm_cell(p: Option<f64>) -> String {
-    match p {
-        Some(v) if v < HOLM_LEVEL => format!("{} *", p_value(p)),
-        _ => p_value(p),
-    }
+    starred(p_value(p), p)
 }
 
 fn header(gain: &str, holm: &str) -> Vec<String> {
@@ -338,7 +334,10 @@ mod tests {
             .map(|(_, _, c)| mcnemar_exact(c[2], c[1]))
             .collect();
         let adjusted = holm(&p).expect("valid p-values");
-        assert!(adjusted.iter().all(|p| *p < HOLM_LEVEL), "{adjusted:?}");
+        assert!(
+            adjusted.iter().all(|p| *p < super::super::HOLM_ALPHA),
+            "{adjusted:?}"
+        );
         assert!(paper.iter().all(|p| p.holm_significant));
     }
 
