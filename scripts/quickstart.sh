@@ -7,7 +7,15 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$CHOICE2SEQ_ROOT"
 bash scripts/build-deps.sh
-bash scripts/fetch-model.sh
-bash scripts/fetch-sources.sh
+# The downloads need no build and the build needs no download: they run beside the compile.
+(
+  bash scripts/fetch-model.sh
+  bash scripts/fetch-sources.sh
+) &
+fetching=$!
 cargo build --release --locked --bins
+if ! wait "$fetching"; then
+  echo "installing the model or the bank sources failed (see above)" >&2
+  exit 1
+fi
 "$CHOICE2SEQ_BIN" run config/quickstart.toml --run-dir "${1:-runs/quickstart}"

@@ -33,6 +33,16 @@ pub enum Batching {
     Batch,
 }
 
+impl Batching {
+    /// The name as the config writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Batching::Continuous => "continuous",
+            Batching::Batch => "batch",
+        }
+    }
+}
+
 impl Default for InferenceSection {
     fn default() -> Self {
         InferenceSection {

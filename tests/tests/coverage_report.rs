@@ -220,7 +220,7 @@ fn coverage_run(dir: &Path, m: &Model) -> (PathBuf, Vec<Decision>) {
             "quantize_decimals": 2
         },
         "stats": {"bootstrap_draws": DRAWS, "seed": SEED, "level": 0.95},
-        "model": {"engine": "synthetic", "path": "none"}
+        "model": {"engine": "simulated", "path": "none"}
     });
     let manifest = Manifest::new(
         format!("coverage-{}", m.name),

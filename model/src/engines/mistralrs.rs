@@ -108,14 +108,6 @@ impl MistralRsMode {
             MistralRsMode::Reference
         }
     }
-
-    pub fn parse(name: &str) -> Option<MistralRsMode> {
-        match name {
-            "reference" => Some(MistralRsMode::Reference),
-            "native" => Some(MistralRsMode::Native),
-            _ => None,
-        }
-    }
 }
 
 /// Settings of [`MistralRsEngine`].

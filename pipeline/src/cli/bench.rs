@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Subcommand;
 
-use c2s_records::{Answer, ItemPolicy};
+use c2s_config::Batching;
+use c2s_records::{Answer, ItemPolicy, RequestLayout};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -77,11 +78,11 @@ pub struct InferenceBench {
     #[arg(long)]
     keep: Option<PathBuf>,
     /// Request layout: `paper` (state first, E.2/E.5; the default) or `state_last`.
-    #[arg(long, default_value = "paper")]
-    layout: String,
+    #[arg(long, default_value = "paper", value_parser = super::config_name::<RequestLayout>)]
+    layout: RequestLayout,
     /// How (b) drives the engine: `continuous` (the default) or `batch` (a batch at a time).
-    #[arg(long, default_value = "continuous")]
-    batching: String,
+    #[arg(long, default_value = "continuous", value_parser = super::config_name::<Batching>)]
+    batching: Batching,
     /// Run this config's panel instead of the fixed dev panel (e.g. `config/quickstart.toml`);
     /// its `[inference]` batch size is replaced by `--max-batch`.
     #[arg(long)]
@@ -220,18 +221,18 @@ pub(super) fn prepare(bench: &InferenceBench) -> anyhow::Result<BenchWork> {
              [stats]\nbootstrap_draws = 199\n",
             model = model.display().to_string(),
             engine = bench.engine.as_str(),
-            layout = bench.layout,
-            batching = bench.batching,
+            layout = bench.layout.as_str(),
+            batching = bench.batching.as_str(),
             panel = panel.display().to_string(),
         ),
     )?;
     println!(
         "panel: {} items ({n_arith} arithmetic + {n_lex} lexical dev), arms Native/code and Serial/Full/code, request layout {}, model {}, engine {}, {} batching, through the pipeline (one worker)",
         n_arith + n_lex,
-        bench.layout,
+        bench.layout.as_str(),
         bench.model.display(),
         bench.engine,
-        bench.batching
+        bench.batching.as_str()
     );
     Ok(BenchWork {
         _tmp: tmp,

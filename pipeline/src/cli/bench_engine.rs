@@ -25,8 +25,8 @@ pub struct EngineCheck {
     #[arg(long, default_value = "mistralrs")]
     pub engine: c2s_config::EngineKind,
     /// mistral.rs mode: `reference` or `native` (default: native in a cuda build).
-    #[arg(long)]
-    pub mode: Option<String>,
+    #[arg(long, value_parser = super::config_name::<c2s_config::MistralRsMode>)]
+    pub mode: Option<c2s_config::MistralRsMode>,
     /// Dev items per domain (two requests each).
     #[arg(long, default_value_t = 24)]
     pub per_domain: usize,
@@ -78,11 +78,10 @@ fn load(check: &EngineCheck) -> anyhow::Result<Box<dyn Engine>> {
         ),
         #[cfg(feature = "mistralrs")]
         c2s_config::EngineKind::Mistralrs => {
-            let mut settings = c2s_model::MistralRsSettings::default();
-            if let Some(m) = &check.mode {
-                settings.mode = c2s_model::MistralRsMode::parse(m)
-                    .ok_or_else(|| anyhow::anyhow!("unknown mistral.rs mode `{m}`"))?;
-            }
+            let mut settings = c2s_model::MistralRsSettings {
+                mode: crate::run::engine::mistralrs_mode(check.mode),
+                ..Default::default()
+            };
             if let Some(n) = check.prefix_cache {
                 settings.prefix_cache = n;
             }

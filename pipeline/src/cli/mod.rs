@@ -86,6 +86,15 @@ pub enum Command {
     Model(model::ModelCommand),
 }
 
+/// A flag's value named as a config names it: any choice that deserializes from its config
+/// name (`#[serde(rename_all = …)]`), so flags and configs take the same names and a flag
+/// needs no parser of its own (`value_parser = config_name::<T>`).
+pub(crate) fn config_name<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, String> {
+    use serde::de::IntoDeserializer;
+    T::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(name))
+        .map_err(|e| e.to_string())
+}
+
 pub fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "warn",

@@ -74,17 +74,23 @@ pub fn load_engine(
 pub fn mistralrs_settings(cfg: &RunConfig) -> c2s_model::MistralRsSettings {
     let m = &cfg.model.mistralrs;
     c2s_model::MistralRsSettings {
-        mode: match m.mode {
-            Some(c2s_config::MistralRsMode::Reference) => c2s_model::MistralRsMode::Reference,
-            Some(c2s_config::MistralRsMode::Native) => c2s_model::MistralRsMode::Native,
-            None => c2s_model::MistralRsMode::default_for_build(),
-        },
+        mode: mistralrs_mode(m.mode),
         paged_attention: m.paged_attention,
         kv_cache_tokens: m.kv_cache_tokens,
         max_sequences: m.max_sequences,
         prefix_cache: m.prefix_cache,
         dtype: m.dtype.as_str().to_string(),
         template_time: None,
+    }
+}
+
+/// The mistral.rs mode a config (or `bench engine --mode`) names, or the build's default.
+#[cfg(feature = "mistralrs")]
+pub fn mistralrs_mode(mode: Option<c2s_config::MistralRsMode>) -> c2s_model::MistralRsMode {
+    match mode {
+        Some(c2s_config::MistralRsMode::Reference) => c2s_model::MistralRsMode::Reference,
+        Some(c2s_config::MistralRsMode::Native) => c2s_model::MistralRsMode::Native,
+        None => c2s_model::MistralRsMode::default_for_build(),
     }
 }
 

@@ -270,7 +270,7 @@ pub fn execute(
             );
             return Ok(report(ExitCode::from(2)));
         }
-        if let Err(msg) = outputs::same_copy_plans(&serde_json::to_value(m)?, &cfg) {
+        if let Err(msg) = outputs::same_copy_plans(m, &cfg) {
             eprintln!(
                 "error: {}: cannot resume with other copy plans: {msg}; use a new --run-dir",
                 run_dir.display()

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
+use serde::Deserialize;
 
 use c2s_config::{KafkaSink, RunConfig, SourceConfig};
 use c2s_model::ModelIdentity;
@@ -276,13 +277,12 @@ pub const COPY_PLANS_ROLE: &str = "copy plans";
 
 /// A resumed run must copy the plans it started with: trajectories that copied two different
 /// plan files would mix in one run. `Err` names both hashes.
-pub fn same_copy_plans(recorded: &serde_json::Value, cfg: &RunConfig) -> Result<(), String> {
-    let before = recorded["sources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["role"] == COPY_PLANS_ROLE)
-        .and_then(|s| s["sha256"].as_str().map(str::to_string));
+pub fn same_copy_plans(recorded: &Manifest, cfg: &RunConfig) -> Result<(), String> {
+    let before = recorded
+        .sources
+        .iter()
+        .find(|s| s.role == COPY_PLANS_ROLE)
+        .map(|s| s.sha256.clone());
     let now = match &cfg.copy_plans {
         None => None,
         Some(p) => Some(
@@ -303,17 +303,22 @@ pub fn same_copy_plans(recorded: &serde_json::Value, cfg: &RunConfig) -> Result<
 }
 
 pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Result<(), String> {
-    let now = serde_json::to_value(identity).map_err(|e| e.to_string())?;
-    let differs: Vec<String> = ["file_sha256", "tokenizer", "chat_template_sha256", "engine"]
+    let recorded = ModelIdentity::deserialize(recorded)
+        .map_err(|e| format!("the recorded model does not read as a model identity: {e}"))?;
+    let fields: [(&str, &String, &String); 4] = [
+        ("file_sha256", &recorded.file_sha256, &identity.file_sha256),
+        ("tokenizer", &recorded.tokenizer, &identity.tokenizer),
+        (
+            "chat_template_sha256",
+            &recorded.chat_template_sha256,
+            &identity.chat_template_sha256,
+        ),
+        ("engine", &recorded.engine, &identity.engine),
+    ];
+    let differs: Vec<String> = fields
         .into_iter()
-        .filter(|k| recorded.get(*k) != now.get(*k))
-        .map(|k| {
-            format!(
-                "{k} was {} and is now {}",
-                recorded.get(k).unwrap_or(&serde_json::Value::Null),
-                now.get(k).unwrap_or(&serde_json::Value::Null)
-            )
-        })
+        .filter(|(_, was, now)| was != now)
+        .map(|(k, was, now)| format!("{k} was {was:?} and is now {now:?}"))
         .collect();
     if differs.is_empty() {
         Ok(())

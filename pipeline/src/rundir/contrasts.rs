@@ -3,11 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
-use c2s_config::{CellEntry, ContrastEntry, SelectorEntry};
+use c2s_config::SelectorEntry;
 use c2s_records::Trajectory;
-use c2s_sinks::read_manifest;
 use c2s_stats::{
     contrast_tables, CellRow, CellSpec, ContrastRow, ContrastSpec, Selector, StatsConfig,
 };
@@ -30,25 +27,10 @@ fn selector(
 /// `stats.contrasts` and `stats.cells`, read with the config crate's own types (so a manifest
 /// that does not hold them in that shape is an error, not a silent default).
 pub fn declared(run_dir: &Path) -> anyhow::Result<(Vec<ContrastSpec>, Vec<CellSpec>)> {
-    let manifest = read_manifest(run_dir)
-        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
-    let Some(m) = manifest else {
+    let Some(stats) = super::recorded_config(run_dir)?.stats else {
         return Ok((vec![], vec![]));
     };
-    let stats = &m.config["stats"];
-    let field = |name: &str| match &stats[name] {
-        serde_json::Value::Null => serde_json::Value::Array(vec![]),
-        v => v.clone(),
-    };
-    let entries: Vec<ContrastEntry> =
-        serde_json::from_value(field("contrasts")).with_context(|| {
-            format!(
-                "{}/manifest.json: config.stats.contrasts",
-                run_dir.display()
-            )
-        })?;
-    let cell_entries: Vec<CellEntry> = serde_json::from_value(field("cells"))
-        .with_context(|| format!("{}/manifest.json: config.stats.cells", run_dir.display()))?;
+    let (entries, cell_entries) = (stats.contrasts, stats.cells);
     let side = |v: &[SelectorEntry]| -> Vec<Selector> {
         v.iter()
             .map(|s| selector(&s.arm, &s.domain, &s.placement, &s.operation))

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use c2s_protocol::coverage_audit::{PlanAudit, PLAN_AUDIT_FILE};
 use c2s_records::{CoverageSplit, Decision, ScoringRule};
-use c2s_sinks::{read_decisions, read_manifest};
+use c2s_sinks::read_decisions;
 use c2s_stats::coverage::{coverage_summary, CoverageStatsConfig, CoverageSummary};
 
 /// The tokenization replay of one run directory's requests.
@@ -43,14 +43,16 @@ pub struct TokenAudit {
 
 /// Replay the tokenization of every request of `run_dir` with its manifest's model file.
 pub fn token_audit(run_dir: &Path) -> anyhow::Result<TokenAudit> {
-    let manifest = read_manifest(run_dir)
-        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?
+    let run = super::recorded(run_dir)?
         .with_context(|| format!("{} has no manifest.json", run_dir.display()))?;
-    let model_path = manifest.config["model"]["path"]
-        .as_str()
+    let manifest = &run.manifest;
+    let model_path = run
+        .config
+        .model
+        .as_ref()
+        .map(|m| m.path.display().to_string())
         .filter(|p| !p.is_empty())
-        .with_context(|| format!("{}: the run names no model file", run_dir.display()))?
-        .to_string();
+        .with_context(|| format!("{}: the run names no model file", run_dir.display()))?;
     let mut tok = c2s_model::load_tokenizer(Path::new(&model_path))
         .with_context(|| format!("reading the tokenizer of {model_path}"))?;
     // The date the run's templates saw (`strftime_now`), so the replay renders its prompts.
@@ -184,52 +186,26 @@ fn options_capped(
     Ok(false)
 }
 
-/// What a run's manifest recorded of its statistics settings: [stats] draws, seed and level,
-/// and the resolved config (for its protocol section); none without a manifest.
-pub struct RecordedStats {
-    pub draws: Option<u32>,
-    pub seed: Option<u64>,
-    pub level: Option<f64>,
-    pub config: serde_json::Value,
-}
-
-pub fn recorded_stats(run_dir: &Path) -> anyhow::Result<Option<RecordedStats>> {
-    let manifest = read_manifest(run_dir)
-        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
-    Ok(manifest.map(|m| {
-        let stats = &m.config["stats"];
-        RecordedStats {
-            draws: stats["bootstrap_draws"].as_u64().map(|d| d as u32),
-            seed: stats["seed"].as_u64(),
-            level: stats["level"].as_f64(),
-            config: m.config.clone(),
-        }
-    }))
-}
-
 /// The coverage statistics settings a run recorded: [stats] draws, seed and level, and
-/// [coverage] max_false_rejection and quantize_decimals.
+/// [coverage] max_false_rejection and quantize_decimals (the defaults without a manifest).
 pub fn run_coverage_config(run_dir: &Path) -> anyhow::Result<CoverageStatsConfig> {
     let mut cfg = CoverageStatsConfig::default();
-    let Some(r) = recorded_stats(run_dir)? else {
-        return Ok(cfg);
-    };
-    cfg.draws = r.draws.unwrap_or(cfg.draws);
-    cfg.seed = r.seed.unwrap_or(cfg.seed);
-    cfg.level = r.level.unwrap_or(cfg.level);
-    let cov = &r.config["coverage"];
-    if let Some(x) = cov["max_false_rejection"].as_f64() {
-        cfg.max_false_rejection = x;
+    let recorded = super::recorded_config(run_dir)?;
+    if let Some(stats) = &recorded.stats {
+        cfg.draws = stats.bootstrap_draws;
+        cfg.seed = stats.seed;
+        cfg.level = stats.level;
     }
-    if let Some(x) = cov["quantize_decimals"].as_u64() {
-        cfg.quantize_decimals = x as u32;
+    if let Some(cov) = &recorded.coverage {
+        cfg.max_false_rejection = cov.max_false_rejection;
+        cfg.quantize_decimals = cov.quantize_decimals;
     }
     Ok(cfg)
 }
 
 /// Whether a run directory holds a coverage run (its config has a [coverage] section).
 pub fn is_coverage_run(run_dir: &Path) -> bool {
-    matches!(read_manifest(run_dir), Ok(Some(m)) if !m.config["coverage"].is_null())
+    super::recorded_config(run_dir).is_ok_and(|c| c.coverage.is_some())
 }
 
 /// The decisions of one run directory: one per (model, case, spec). A resumed run asks a

@@ -7,39 +7,35 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use c2s_records::{DialogueArm, FieldTurn};
-use c2s_sinks::{read_field_turns, read_manifest};
+use c2s_sinks::read_field_turns;
 use c2s_stats::dialogue::{
     summarize_dialogues, DialogueStatsOptions, DialogueSummary, SignTestSpec,
 };
 
 /// Whether a run directory holds a dialogue run (its config has a [dialogue] section).
 pub fn is_dialogue_run(run_dir: &Path) -> bool {
-    matches!(read_manifest(run_dir), Ok(Some(m)) if !m.config["dialogue"].is_null())
+    super::recorded_config(run_dir).is_ok_and(|c| c.dialogue.is_some())
 }
 
 /// The statistics settings a run recorded: [stats] draws, seed and level; [dialogue]
-/// sign_test_draws and sign_test_mode.
+/// sign_test_draws and sign_test_mode (the defaults without a manifest).
 pub fn run_dialogue_options(run_dir: &Path) -> anyhow::Result<DialogueStatsOptions> {
     let mut o = DialogueStatsOptions::default();
-    let Some(r) = super::coverage::recorded_stats(run_dir)? else {
-        return Ok(o);
-    };
-    o.draws = r.draws.unwrap_or(o.draws);
-    o.seed = r.seed.unwrap_or(o.seed);
-    o.level = r.level.unwrap_or(o.level);
-    let d = &r.config["dialogue"];
-    if let Some(x) = d["sign_test_draws"].as_u64() {
-        o.sign_draws = x as u32;
+    let recorded = super::recorded_config(run_dir)?;
+    if let Some(stats) = &recorded.stats {
+        o.draws = stats.bootstrap_draws;
+        o.seed = stats.seed;
+        o.level = stats.level;
     }
-    if let Some(mode) = d["sign_test_mode"]
-        .as_str()
-        .and_then(c2s_records::PriorMode::parse)
-    {
-        o.sign_tests = vec![SignTestSpec {
-            compared: DialogueArm::Serial,
-            reference: DialogueArm::Joint,
-            mode,
-        }];
+    if let Some(d) = &recorded.dialogue {
+        o.sign_draws = d.sign_test_draws;
+        if let Some(mode) = d.sign_test_mode {
+            o.sign_tests = vec![SignTestSpec {
+                compared: DialogueArm::Serial,
+                reference: DialogueArm::Joint,
+                mode,
+            }];
+        }
     }
     Ok(o)
 }

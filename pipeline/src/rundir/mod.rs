@@ -9,11 +9,12 @@ pub mod contrasts;
 pub mod coverage;
 pub mod dialogue;
 pub mod paired;
+pub mod recorded;
 
 pub use contrasts::{declared, tables_of};
 pub use coverage::{
-    incompleteness, is_coverage_run, read_plan, read_run_decisions, recorded_stats,
-    run_coverage_config, summary_json, token_audit, Collection, RecordedStats, RunPlan, TokenAudit,
+    incompleteness, is_coverage_run, read_plan, read_run_decisions, run_coverage_config,
+    summary_json, token_audit, Collection, RunPlan, TokenAudit,
 };
 pub use dialogue::{
     complete_runs, is_dialogue_run, latest_attempts, read_all_field_turns, run_dialogue_options,
@@ -22,3 +23,4 @@ pub use paired::{
     read_run, read_runs, recompute_runs, run_stats_config, runs_stats_config, snapshot_of,
     stats_config_of,
 };
+pub use recorded::{recorded, recorded_config, RecordedConfig, RecordedRun};

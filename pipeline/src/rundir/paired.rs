@@ -8,24 +8,19 @@ use anyhow::Context;
 
 use c2s_config::StatsSection;
 use c2s_records::{PairedOutcome, Trajectory};
-use c2s_sinks::{read_manifest, read_paired_outcomes, read_trajectory_records};
+use c2s_sinks::{read_paired_outcomes, read_trajectory_records};
 use c2s_stats::{HolmFamily, MetricRow, StatsConfig, StatsCounts};
 
 /// The statistics settings a run was made with (from its manifest), or the defaults.
 pub fn run_stats_config(run_dir: &Path) -> anyhow::Result<(StatsConfig, Option<u64>)> {
-    let manifest = read_manifest(run_dir)
-        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
-    let Some(m) = manifest else {
+    let Some(run) = super::recorded(run_dir)? else {
         return Ok((StatsConfig::default(), None));
     };
-    let section = &m.config["stats"];
-    if section.is_null() {
-        return Ok((StatsConfig::default(), Some(m.updated_at_ms)));
-    }
-    // The manifest records the resolved config, so it reads back with the config's own type.
-    let stats: StatsSection = serde_json::from_value(section.clone())
-        .with_context(|| format!("{}/manifest.json: config.stats", run_dir.display()))?;
-    Ok((stats_config_of(&stats), Some(m.updated_at_ms)))
+    let stats = match &run.config.stats {
+        Some(stats) => stats_config_of(stats),
+        None => StatsConfig::default(),
+    };
+    Ok((stats, Some(run.manifest.updated_at_ms)))
 }
 
 /// The statistics settings of a config's `[stats]`.

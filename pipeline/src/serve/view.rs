@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
+use c2s_model::ModelIdentity;
 use c2s_sinks::{read_manifest, Manifest, RunState};
 use c2s_stats::{MetricRow, StatsConfig, StatsCounts};
 
@@ -274,21 +276,15 @@ impl Backend for DirectoryView {
 
     fn state(&self) -> Value {
         let r = self.reading();
-        let models: Vec<String> = r
+        // The model identities the runs recorded (a manifest whose model is not one is left
+        // out of both lists).
+        let identities: Vec<ModelIdentity> = r
             .manifests
             .iter()
-            .filter_map(|m| m.as_ref())
-            .map(|m| {
-                let name = m.model["name"].as_str().unwrap_or("?");
-                let sha = m.model["file_sha256"].as_str().unwrap_or("");
-                format!("{name}@{}", sha.get(..12).unwrap_or(sha))
-            })
+            .filter_map(|m| ModelIdentity::deserialize(&m.as_ref()?.model).ok())
             .collect();
-        let engines: Vec<&str> = r
-            .manifests
-            .iter()
-            .filter_map(|m| m.as_ref()?.model["engine"].as_str())
-            .collect();
+        let models: Vec<String> = identities.iter().map(ModelIdentity::label).collect();
+        let engines: Vec<&str> = identities.iter().map(|m| m.engine.as_str()).collect();
         let runs: Vec<&str> = r
             .manifests
             .iter()
