@@ -16,13 +16,12 @@ use timely::worker::Worker;
 
 use c2s_config::{CoverageSection, RunConfig, SourceConfig};
 use c2s_operators::coverage::{decide, validate_cases, DecisionPlan};
-use c2s_operators::sink_op::sink;
 use c2s_protocol::coverage_audit::{plan_audit, PlanAudit, PlanSettings, PLAN_AUDIT_FILE};
 use c2s_records::{parse_case, CoverageCase};
 
 use super::outputs::decision_sink;
 use super::shared::Shared;
-use super::worker::{finish, sink_requests_and_rejects, WorkerParts, PART_CHECK};
+use super::worker::{finish, sink_records, WorkerParts};
 
 /// One worker of a coverage run: its `decisions/` dataset and stages.
 pub fn coverage_worker_main(
@@ -65,23 +64,15 @@ pub fn coverage_worker_main(
             sh.runtime.clone(),
             sh.counters.clone(),
         );
-        out.decisions.clone().probe_with(&processed);
-        let all_rejects = rejects.concat(out.rejects).probe_with(&processed);
-        let writes = sh.writes.clone();
-        let d1 = sink(
-            out.decisions,
-            decisions_out,
-            "decisions",
-            PART_CHECK,
-            writes.clone(),
-        );
-        let d23 = sink_requests_and_rejects(
-            (out.exchanges, requests_out),
-            (all_rejects, rejects_out),
-            PART_CHECK,
-            &writes,
-        );
-        d1.concat(d23).probe_with(&durable);
+        sink_records(
+            (out.decisions, decisions_out, "decisions"),
+            out.exchanges,
+            rejects.concat(out.rejects),
+            (requests_out, rejects_out),
+            &processed,
+            &sh.writes,
+        )
+        .probe_with(&durable);
     });
     let per_case = plan_size(shared);
     finish(

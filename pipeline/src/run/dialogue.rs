@@ -9,11 +9,10 @@ use timely::worker::Worker;
 
 use c2s_config::DialogueSection;
 use c2s_operators::dialogue::{construct_fields, validate_dialogues};
-use c2s_operators::sink_op::sink;
 
 use super::outputs::field_turn_sink;
 use super::shared::Shared;
-use super::worker::{finish, sink_requests_and_rejects, WorkerParts, PART_CHECK};
+use super::worker::{finish, sink_records, WorkerParts};
 
 /// One worker of a dialogue run: its `dialogue_turns/` dataset and stages.
 pub fn dialogue_worker_main(
@@ -45,23 +44,15 @@ pub fn dialogue_worker_main(
             sh.runtime.clone(),
             sh.counters.clone(),
         );
-        out.turns.clone().probe_with(&processed);
-        let all_rejects = rejects.concat(out.rejects).probe_with(&processed);
-        let writes = sh.writes.clone();
-        let d1 = sink(
-            out.turns,
-            turns_out,
-            "dialogue_turns",
-            PART_CHECK,
-            writes.clone(),
-        );
-        let d23 = sink_requests_and_rejects(
-            (out.exchanges, requests_out),
-            (all_rejects, rejects_out),
-            PART_CHECK,
-            &writes,
-        );
-        d1.concat(d23).probe_with(&durable);
+        sink_records(
+            (out.turns, turns_out, "dialogue_turns"),
+            out.exchanges,
+            rejects.concat(out.rejects),
+            (requests_out, rejects_out),
+            &processed,
+            &sh.writes,
+        )
+        .probe_with(&durable);
     });
     finish(
         worker,

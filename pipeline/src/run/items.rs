@@ -18,7 +18,7 @@ use c2s_protocol::{ControllerConfig, LexiconRef};
 
 use super::outputs::{metric_sink, outcome_sink, trajectory_sink};
 use super::shared::Shared;
-use super::worker::{finish, sink_requests_and_rejects, WorkerParts, PART_CHECK};
+use super::worker::{finish, sink_records, WorkerParts, PART_CHECK};
 
 /// One worker of an item run: its datasets (trajectories, outcomes, metrics) and stages.
 pub fn item_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Result<()> {
@@ -88,32 +88,28 @@ pub fn item_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Re
             sh.resume.stats.clone(),
             sh.live.clone(),
         );
-        out.trajectories.clone().probe_with(&processed);
-        outcomes.clone().probe_with(&processed);
-        let all_rejects = rejects.concat(out.rejects).probe_with(&processed);
-        let writes = sh.writes.clone();
-        let d1 = sink(
-            out.trajectories,
-            trajectories_out,
-            "trajectories",
-            PART_CHECK,
-            writes.clone(),
+        let outcomes = outcomes.probe_with(&processed);
+        let writes = &sh.writes;
+        let written = sink_records(
+            (out.trajectories, trajectories_out, "trajectories"),
+            out.exchanges,
+            rejects.concat(out.rejects),
+            (requests_out, rejects_out),
+            &processed,
+            writes,
         );
-        let d23 = sink_requests_and_rejects(
-            (out.exchanges, requests_out),
-            (all_rejects, rejects_out),
-            PART_CHECK,
-            &writes,
-        );
-        let d4 = sink(
+        let outcomes_written = sink(
             outcomes,
             outcomes_out,
             "outcomes",
             PART_CHECK,
             writes.clone(),
         );
-        let d5 = sink(metrics, metrics_out, "metrics", PART_CHECK, writes);
-        d1.concat(d23).concat(d4).concat(d5).probe_with(&durable);
+        let metrics_written = sink(metrics, metrics_out, "metrics", PART_CHECK, writes.clone());
+        written
+            .concat(outcomes_written)
+            .concat(metrics_written)
+            .probe_with(&durable);
     });
     finish(
         worker,

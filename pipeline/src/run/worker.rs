@@ -1,10 +1,10 @@
 //! The skeleton every protocol's worker shares. [`WorkerParts::start`] gives a worker its
 //! engine's batching service, the `requests/` and `rejects/` sinks, the input the sources
 //! feed and the probes; the protocol (`items`, `coverage`, `dialogue`) builds its own stages
-//! and datasets in one dataflow and ends it with [`sink_requests_and_rejects`]; then
-//! [`WorkerParts::finish`] runs [`drive`] — feed the sources in epochs with backpressure,
-//! commit Kafka offsets of epochs whose outputs are durable, stop on Ctrl-C, drain — and adds
-//! the worker's engine counters to the run's.
+//! and datasets in one dataflow and ends it with [`sink_records`] (its records, the exchanges
+//! and the rejects to their datasets); then [`finish`] runs [`drive`] — feed the sources in
+//! epochs with backpressure, commit Kafka offsets of epochs whose outputs are durable, stop on
+//! Ctrl-C, drain — and adds the worker's engine counters to the run's.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use timely::container::CapacityContainerBuilder;
-use timely::dataflow::operators::Concat;
+use timely::dataflow::operators::{Concat, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle, StreamVec};
 use timely::worker::Worker;
 
 use c2s_operators::messages::{Exchange, Incoming, Reject};
-use c2s_operators::sink_op::{sink, WriteHealth};
+use c2s_operators::sink_op::{sink, RowSink, WriteHealth};
 use c2s_sinks::{RejectRow, RequestRow};
 
 use c2s_model::InferenceService;
@@ -217,25 +217,32 @@ fn commit_durable(
     Ok(())
 }
 
-/// The two sinks every dataflow ends in besides its own datasets: the model exchanges
-/// (`requests/`) and the rejects. The returned stream's frontier passes a time once both have
-/// written it.
-pub(super) fn sink_requests_and_rejects<'s>(
-    (exchanges, requests_out): (
-        StreamVec<'s, u64, Exchange>,
+/// The end every protocol's dataflow shares. Its records (`name`: `trajectories`,
+/// `decisions`, `dialogue_turns`) and all its rejects count as processed once they exist (the
+/// feeding window, [`WorkerParts::processed`]); then they and the model exchanges go to their
+/// datasets. The returned stream's frontier passes a time once those three sinks have written
+/// it: the protocol adds its other datasets' sinks and probes durability.
+pub(super) fn sink_records<'s, D: Clone + 'static, S: RowSink<D>>(
+    (records, records_out, name): (StreamVec<'s, u64, D>, S, &str),
+    exchanges: StreamVec<'s, u64, Exchange>,
+    rejects: StreamVec<'s, u64, Reject>,
+    (requests_out, rejects_out): (
         DatasetSink<Exchange, RequestRow>,
+        DatasetSink<Reject, RejectRow>,
     ),
-    (rejects, rejects_out): (StreamVec<'s, u64, Reject>, DatasetSink<Reject, RejectRow>),
-    part_check: Duration,
+    processed: &ProbeHandle<u64>,
     writes: &Arc<WriteHealth>,
 ) -> StreamVec<'s, u64, ()> {
+    let records = records.probe_with(processed);
+    let rejects = rejects.probe_with(processed);
+    let written = sink(records, records_out, name, PART_CHECK, writes.clone());
     let requests = sink(
         exchanges,
         requests_out,
         "requests",
-        part_check,
+        PART_CHECK,
         writes.clone(),
     );
-    let rejects = sink(rejects, rejects_out, "rejects", part_check, writes.clone());
-    requests.concat(rejects)
+    let rejects = sink(rejects, rejects_out, "rejects", PART_CHECK, writes.clone());
+    written.concat(requests).concat(rejects)
 }
