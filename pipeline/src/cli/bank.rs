@@ -297,61 +297,12 @@ fn incorrect_plans(
     mix: c2s_banks::plans::PlanMix,
     out: &std::path::Path,
 ) -> anyhow::Result<ExitCode> {
-    use c2s_banks::plans::{incorrect_plans, ObservedSelection};
-    use std::collections::BTreeMap;
-    let listed =
-        std::fs::read_to_string(panel).with_context(|| format!("reading {}", panel.display()))?;
-    let ids = c2s_config::read_id_list(&listed)
-        .map_err(|(line, m)| anyhow::anyhow!("{}:{line}: {m}", panel.display()))?;
-    let mut by_id = BTreeMap::new();
-    for bank in banks {
-        for item in read_bank(bank, &ItemPolicy::default())? {
-            by_id.insert(item.item_id.clone(), item);
-        }
-    }
-    let mut items = Vec::new();
-    for id in &ids {
-        let item = by_id
-            .get(id)
-            .with_context(|| format!("{}: item {id} is in none of the banks", panel.display()))?;
-        items.push(item.clone());
-    }
-    let mut observed = BTreeMap::new();
-    if let Some(run) = observed_run {
-        let dir = c2s_sinks::dataset_dir::<c2s_sinks::trajectories::TrajectoryRow>(run);
-        for t in c2s_sinks::read_trajectories(&dir)
-            .with_context(|| format!("reading trajectories of {}", run.display()))?
-        {
-            if t.arm == observed_arm {
-                if let Some(other) = observed
-                    .get(&t.item_id)
-                    .map(|o: &ObservedSelection| &o.source)
-                {
-                    anyhow::bail!(
-                        "{}: item {} has two `{observed_arm}` trajectories ({other} and model {}): one model per observed run",
-                        run.display(),
-                        t.item_id,
-                        t.model
-                    );
-                }
-                let source = format!("{} {} ({})", t.model, t.arm, run.display());
-                observed.insert(
-                    t.item_id.clone(),
-                    ObservedSelection {
-                        output: t.output,
-                        valid: t.valid,
-                        source,
-                    },
-                );
-            }
-        }
-        if observed.is_empty() {
-            anyhow::bail!(
-                "{} has no `{observed_arm}` trajectory to take observed selections from",
-                run.display()
-            );
-        }
-    }
+    use c2s_banks::plans::incorrect_plans;
+    let items = crate::rundir::plans::panel_items(panel, banks)?;
+    let observed = match observed_run {
+        Some(run) => crate::rundir::plans::observed_selections(run, observed_arm)?,
+        None => Default::default(),
+    };
     let plans = incorrect_plans(&items, &observed, seed, mix);
     std::fs::write(out, c2s_records::write_plan_file(&plans))
         .with_context(|| format!("writing {}", out.display()))?;

@@ -30,13 +30,8 @@ pub struct CoverageArgs {
     pub allow_incomplete: bool,
     /// Recompute every decision's probabilities from its stored token log-probabilities
     /// under another scoring rule: summed (the default), mean_per_token, first_token.
-    #[arg(long, value_parser = parse_rule)]
+    #[arg(long, value_parser = super::config_name::<ScoringRule>)]
     pub scoring: Option<ScoringRule>,
-}
-
-fn parse_rule(s: &str) -> Result<ScoringRule, String> {
-    ScoringRule::parse(s)
-        .ok_or_else(|| format!("unknown scoring rule `{s}` (summed, mean_per_token, first_token)"))
 }
 
 /// The replay as text.

@@ -1,14 +1,16 @@
 //! One home for run directories: what a finished (or running) run directory holds, read back.
 //! A run directory is `manifest.json` plus Parquet datasets (`c2s_sinks`); the readers here
 //! turn them into records and recomputed statistics for every protocol, and serve the CLI's
-//! offline commands (`stats`, `contrasts`, `dialogue`, `coverage`), the report, the exhibits,
-//! resume (`run/outputs.rs`) and the live monitor. The CLI modules only parse arguments and
+//! offline commands (`stats`, `contrasts`, `dialogue`, `coverage`, `bank incorrect-plans`'s
+//! observed selections), the report, the exhibits, resume (`run/outputs.rs`) and the live
+//! monitor. The CLI modules only parse arguments and
 //! print.
 
 pub mod contrasts;
 pub mod coverage;
 pub mod dialogue;
 pub mod paired;
+pub mod plans;
 pub mod recorded;
 
 pub use contrasts::{declared, tables_of};
