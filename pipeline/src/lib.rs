@@ -7,8 +7,10 @@
 //!   for each protocol (items, candidate coverage, dialogue).
 //! - [`report`]: report.md/report.html, figures, and the paper's exhibits.
 //! - [`serve`]: the live monitor.
+//! - [`bench`]: the benchmarks (`choice2seq bench`), which print measured figures.
 //! - [`cli`]: the command line (argument parsing and printing only).
 
+pub mod bench;
 pub mod cli;
 pub mod report;
 pub mod run;

@@ -1,11 +1,6 @@
 //! Command-line interface: argument parsing and dispatch to the subcommands.
 
 mod bank;
-mod bench;
-mod bench_engine;
-mod bench_llamacpp;
-mod bench_serve;
-mod bench_soak;
 pub mod contrasts;
 pub mod coverage;
 pub mod dialogue;
@@ -80,7 +75,7 @@ pub enum Command {
     View(crate::serve::view::ViewArgs),
     /// Benchmarks that print measured figures.
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(crate::bench::BenchCommand),
     /// Inspect a model (identity, tokenization) or export its tokenizer.
     #[command(subcommand)]
     Model(model::ModelCommand),
@@ -112,7 +107,7 @@ pub fn init_tracing(verbose: u8) {
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Bank(cmd) => bank::run(cmd),
-        Command::Bench(cmd) => bench::run(cmd),
+        Command::Bench(cmd) => crate::bench::run(cmd),
         Command::Model(cmd) => model::run(cmd),
         Command::Run(args) => run::execute(args),
         Command::Stats(args) => stats::execute(args),

@@ -25,7 +25,7 @@ pub struct EngineCheck {
     #[arg(long, default_value = "mistralrs")]
     pub engine: c2s_config::EngineKind,
     /// mistral.rs mode: `reference` or `native` (default: native in a cuda build).
-    #[arg(long, value_parser = super::config_name::<c2s_config::MistralRsMode>)]
+    #[arg(long, value_parser = crate::cli::config_name::<c2s_config::MistralRsMode>)]
     pub mode: Option<c2s_config::MistralRsMode>,
     /// Dev items per domain (two requests each).
     #[arg(long, default_value_t = 24)]

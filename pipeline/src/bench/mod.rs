@@ -1,9 +1,17 @@
-//! `choice2seq bench inference`: the inference benchmark of a fixed dev panel (Native and
+//! `choice2seq bench`: benchmarks that print measured figures (`engine.rs`, `serve.rs`,
+//! `soak.rs`; `llamacpp.rs` replays a run through llama.cpp for `--against`).
+//!
+//! `bench inference`: the inference benchmark of a fixed dev panel (Native and
 //! Serial/Full, both domains) through the pipeline's own path — `choice2seq run`'s dataflow
 //! with its inference stage — twice: (a) one request at a time with every prompt computed in
 //! full, against (b) the configured path: batching, prefix reuse and de-duplication. Prints a
 //! table with the b/a ratio, engine prompt tokens per second and peak RSS, and checks from the
 //! two runs' Parquet outputs that (b) answered exactly what (a) answered.
+
+mod engine;
+mod llamacpp;
+mod serve;
+mod soak;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -24,13 +32,13 @@ pub enum BenchCommand {
     Inference(InferenceBench),
     /// One engine on a fixed panel of real requests, batched, without the dataflow: requests/s,
     /// prompt tokens/s, and optionally every request's tokens and scores (the GPU check's input).
-    Engine(super::bench_engine::EngineCheck),
+    Engine(engine::EngineCheck),
     /// The live monitor's overhead: the same panel as `inference` (b), run with and without
     /// `--serve` alternately while a client polls `/metrics` and `/api/state`.
-    Serve(super::bench_serve::ServeBench),
+    Serve(serve::ServeBench),
     /// A continuous Kafka run fed N items with the simulated engine: items/s and RSS every
     /// 100,000 items.
-    Soak(super::bench_soak::SoakBench),
+    Soak(soak::SoakBench),
     /// Statistics: incremental joint-count updates (outcomes/s through the differential
     /// dataflow) and the time of a full metric snapshot.
     Stats {
@@ -46,10 +54,10 @@ pub enum BenchCommand {
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Inference(bench) => inference(bench),
-        BenchCommand::Engine(check) => super::bench_engine::run(check),
+        BenchCommand::Engine(check) => engine::run(check),
         BenchCommand::Stats { outcomes, draws } => stats(outcomes, draws),
-        BenchCommand::Soak(bench) => super::bench_soak::run(bench),
-        BenchCommand::Serve(bench) => super::bench_serve::run(bench),
+        BenchCommand::Soak(bench) => soak::run(bench),
+        BenchCommand::Serve(bench) => serve::run(bench),
     }
 }
 
@@ -78,10 +86,10 @@ pub struct InferenceBench {
     #[arg(long)]
     keep: Option<PathBuf>,
     /// Request layout: `paper` (state first, E.2/E.5; the default) or `state_last`.
-    #[arg(long, default_value = "paper", value_parser = super::config_name::<RequestLayout>)]
+    #[arg(long, default_value = "paper", value_parser = crate::cli::config_name::<RequestLayout>)]
     layout: RequestLayout,
     /// How (b) drives the engine: `continuous` (the default) or `batch` (a batch at a time).
-    #[arg(long, default_value = "continuous", value_parser = super::config_name::<Batching>)]
+    #[arg(long, default_value = "continuous", value_parser = crate::cli::config_name::<Batching>)]
     batching: Batching,
     /// Run this config's panel instead of the fixed dev panel (e.g. `config/quickstart.toml`);
     /// its `[inference]` batch size is replaced by `--max-batch`.
@@ -90,7 +98,7 @@ pub struct InferenceBench {
     /// Replay (b)'s scored requests through another engine after it, on the same cores, and
     /// print both speeds and their agreement (`llamacpp`: `scripts/fetch-llamacpp.sh`'s venv).
     #[arg(long, value_enum)]
-    against: Option<super::bench_llamacpp::Reference>,
+    against: Option<llamacpp::Reference>,
 }
 
 /// Peak resident set size (kB) since the last reset.
@@ -280,7 +288,7 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     if bench.engine == c2s_config::EngineKind::Prefix {
         print_f32_limit(&bench.model, &b)?;
     }
-    if let Some(super::bench_llamacpp::Reference::Llamacpp) = bench.against {
+    if let Some(llamacpp::Reference::Llamacpp) = bench.against {
         // The model (b) ran: the config's when one was given.
         let model = match &bench.config {
             Some(c) => c2s_config::load(c)
@@ -290,7 +298,7 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
                 .clone(),
             None => bench.model.clone(),
         };
-        super::bench_llamacpp::compare(
+        llamacpp::compare(
             &model,
             &work,
             &b.run_dir,

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::bench::{prepare, run_mode, BenchWork, InferenceBench};
+use super::{prepare, run_mode, BenchWork, InferenceBench};
 
 /// Settings of `bench serve`.
 #[derive(Debug, clap::Args)]
