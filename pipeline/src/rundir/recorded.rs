@@ -1,15 +1,15 @@
 //! A run directory's `manifest.json`, read back with types. The sinks crate stores the
 //! resolved config and the model identity as JSON (it knows neither type); they deserialize
 //! here with the config and model crates' own types, which serialized them (`run/outputs.rs`,
-//! `write_manifest_for`). Readers ask these fields, never JSON keys.
+//! `write_manifest_for`). Readers ask these fields, never JSON keys. (The model identity reads
+//! back with `c2s_model::ModelIdentity` where it is compared or shown: resume, the monitor.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use serde::Deserialize;
 
 use c2s_config::{CoverageSection, DialogueSection, ModelSection, StatsSection};
-use c2s_model::ModelIdentity;
 use c2s_sinks::{read_manifest, Manifest};
 
 /// The sections of a recorded config that readers of run directories use, each with its
@@ -17,9 +17,6 @@ use c2s_sinks::{read_manifest, Manifest};
 /// inference, …) are the config's business and not read back.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RecordedConfig {
-    /// The config file the run was started with.
-    #[serde(default)]
-    pub file: Option<PathBuf>,
     #[serde(default)]
     pub model: Option<ModelSection>,
     #[serde(default)]
@@ -45,14 +42,6 @@ impl RecordedConfig {
 pub struct RecordedRun {
     pub manifest: Manifest,
     pub config: RecordedConfig,
-}
-
-impl RecordedRun {
-    /// The model that answered, as the run recorded it; `None` when the manifest's `model` is
-    /// not a model identity (runs written by tools other than `choice2seq run`).
-    pub fn model(&self) -> Option<ModelIdentity> {
-        ModelIdentity::deserialize(&self.manifest.model).ok()
-    }
 }
 
 /// The manifest of `run_dir` with its config typed; `None` when there is no manifest (a run
@@ -98,7 +87,6 @@ mod tests {
             assert_eq!(stats.bootstrap_draws, cfg.stats.bootstrap_draws, "{name}");
             assert_eq!(stats.seed, cfg.stats.seed, "{name}");
             assert_eq!(back.model.unwrap().path, cfg.model.path, "{name}");
-            assert_eq!(back.file.as_deref(), Some(path.as_path()), "{name}");
         }
     }
 
