@@ -119,3 +119,33 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::View(args) => crate::serve::view::execute(args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::config_name;
+    use c2s_config::{Batching, MistralRsMode};
+    use c2s_records::{RequestLayout, ScoringRule};
+
+    /// Flags take the names configs take; an unknown name is refused with the names it could be.
+    #[test]
+    fn flags_take_the_config_names() {
+        assert_eq!(
+            config_name::<RequestLayout>("state_last"),
+            Ok(RequestLayout::StateLast)
+        );
+        assert_eq!(config_name::<Batching>("batch"), Ok(Batching::Batch));
+        assert_eq!(
+            config_name::<MistralRsMode>("native"),
+            Ok(MistralRsMode::Native)
+        );
+        assert_eq!(
+            config_name::<ScoringRule>("mean_per_token"),
+            Ok(ScoringRule::MeanPerToken)
+        );
+        let err = config_name::<RequestLayout>("state-last").unwrap_err();
+        assert!(
+            err.contains("state-last") && err.contains("state_last"),
+            "{err}"
+        );
+    }
+}
