@@ -8,6 +8,7 @@
 //! text, so a rendered chat prompt tokenizes exactly as the template means.
 
 pub mod gguf;
+pub mod pyjinja;
 pub mod render_budget;
 pub mod template;
 

@@ -11,10 +11,11 @@
 //! tokens map plus the caller's keyword arguments.
 //!
 //! [`ChatTemplate`] is that environment in minijinja:
-//! - Python's string, dict and list methods (`.startswith`, `.strip`, `.items()`) come from
-//!   minijinja-contrib's pycompat layer; dicts keep insertion order (minijinja's
-//!   `preserve_order`), `{% break %}`/`{% continue %}` are on (`loop_controls`);
-//! - `tojson` is [`python_json`], `raise_exception` fails the render with the template's
+//! - Jinja2's semantics where minijinja's differ (printing as Python's `str()`, tuples, Python's
+//!   string, dict and list methods, Jinja2's filters and tests, `tojson` as transformers'
+//!   `json.dumps`) come from [`pyjinja`](super::pyjinja); dicts keep insertion order
+//!   (minijinja's `preserve_order`), `{% break %}`/`{% continue %}` are on (`loop_controls`);
+//! - `raise_exception` fails the render with the template's
 //!   message, `strftime_now` formats one fixed [`TemplateTime`] (the run's start, recorded in
 //!   the run's manifest, so a resumed run renders the same prompts);
 //! - AssistantTracker's `{% generation %}…{% endgeneration %}` (SmolLM3) only marks the
@@ -36,7 +37,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use chrono::format::{Item, StrftimeItems};
-use minijinja::value::{Kwargs, Value};
+use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind};
 
 use super::render_budget::{Budgeted, RenderBudget};
@@ -62,9 +63,6 @@ pub const RENDER_MEMORY_BASE: usize = 16 << 20;
 
 /// What a compile or render may allocate per byte of its input (each is copied a few times).
 pub const RENDER_MEMORY_PER_INPUT_BYTE: usize = 64;
-
-/// The widest `tojson(indent=…)` (Python has no limit; templates use 2 or 4).
-const MAX_JSON_INDENT: usize = 64;
 
 /// The moment `strftime_now` reports: the local wall-clock time at which a run started (as
 /// transformers' `datetime.now()`, naive local time), with its UTC offset for the record.
@@ -165,8 +163,7 @@ impl ChatTemplate {
         env.set_recursion_limit(RENDER_RECURSION_LIMIT);
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-        env.add_filter("tojson", tojson);
+        super::pyjinja::install(&mut env);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", move |format: String| {
             time.strftime(&format)
@@ -179,7 +176,8 @@ impl ChatTemplate {
                 .saturating_add(source.len().saturating_mul(RENDER_MEMORY_PER_INPUT_BYTE));
             let _budget = RenderBudget::start(Budgeted::Compiling, budget);
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                env.add_template_owned("chat", without_generation_tags(source))
+                let source = super::pyjinja::rewrite::rewrite(&without_generation_tags(source));
+                env.add_template_owned("chat", source)
                     .map_err(|e| describe(&e))
             }))
             .unwrap_or_else(|p| {
@@ -216,29 +214,49 @@ impl ChatTemplate {
         add_generation_prompt: bool,
         kwargs: &TemplateKwargs,
     ) -> Result<(String, u64), EngineError> {
-        let tmpl = self
-            .env
-            .get_template("chat")
-            .map_err(|e| EngineError::Model(format!("chat template: {}", describe(&e))))?;
-        let mut ctx: BTreeMap<&str, Value> = BTreeMap::new();
+        let mut ctx: BTreeMap<String, Value> = BTreeMap::new();
         if let Some(t) = &self.bos_token {
-            ctx.insert("bos_token", Value::from(t.clone()));
+            ctx.insert("bos_token".into(), Value::from(t.clone()));
         }
         if let Some(t) = &self.eos_token {
-            ctx.insert("eos_token", Value::from(t.clone()));
+            ctx.insert("eos_token".into(), Value::from(t.clone()));
         }
         for (k, v) in kwargs {
-            ctx.insert(k.as_str(), v.clone());
+            ctx.insert(k.clone(), v.clone());
         }
-        ctx.insert("messages", Value::from_serialize(messages));
+        ctx.insert("messages".into(), Value::from_serialize(messages));
         // transformers passes these explicitly (as None when absent): `tools is none` holds.
-        ctx.insert("tools", Value::from(()));
-        ctx.insert("documents", Value::from(()));
-        ctx.insert("add_generation_prompt", Value::from(add_generation_prompt));
+        ctx.insert("tools".into(), Value::from(()));
+        ctx.insert("documents".into(), Value::from(()));
+        ctx.insert(
+            "add_generation_prompt".into(),
+            Value::from(add_generation_prompt),
+        );
         let input_bytes: usize = messages
             .iter()
             .map(|m| m.role.len() + m.content.len())
             .sum();
+        self.render_with(ctx, input_bytes)
+    }
+
+    /// Render with exactly the variables `vars` (no special tokens, messages or flags
+    /// added): the template as a plain Jinja template, as the differential probes use it.
+    pub fn render_vars(&self, vars: &TemplateKwargs) -> Result<String, EngineError> {
+        let input_bytes = serde_json::to_string(vars).map_or(0, |s| s.len());
+        self.render_with(vars.clone(), input_bytes)
+            .map(|(text, _)| text)
+    }
+
+    /// Render with the context `ctx` on the budget of `input_bytes` of input.
+    fn render_with(
+        &self,
+        ctx: BTreeMap<String, Value>,
+        input_bytes: usize,
+    ) -> Result<(String, u64), EngineError> {
+        let tmpl = self
+            .env
+            .get_template("chat")
+            .map_err(|e| EngineError::Model(format!("chat template: {}", describe(&e))))?;
         let budget = RENDER_MEMORY_BASE
             .saturating_add(input_bytes.saturating_mul(RENDER_MEMORY_PER_INPUT_BYTE));
         let mut out = BoundedOutput::default();
@@ -315,218 +333,6 @@ fn describe(e: &Error) -> String {
 /// `raise_exception(message)`: the template refuses its input.
 fn raise_exception(message: String) -> Result<Value, Error> {
     Err(Error::new(ErrorKind::InvalidOperation, message))
-}
-
-/// transformers' `tojson` filter: `json.dumps(x, ensure_ascii=False, indent=indent,
-/// separators=separators, sort_keys=sort_keys)`.
-fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
-    let indent: Option<Value> = kwargs.get("indent")?;
-    let separators: Option<Vec<String>> = kwargs.get("separators")?;
-    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
-    let ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
-    kwargs.assert_all_used()?;
-    let too_wide = |width: String| {
-        Error::new(
-            ErrorKind::InvalidOperation,
-            format!("tojson: an indent of {width} is wider than {MAX_JSON_INDENT}"),
-        )
-    };
-    let indent = match indent {
-        None => None,
-        Some(v) if v.is_none() => None,
-        Some(v) => Some(if let Some(s) = v.as_str() {
-            if s.len() > MAX_JSON_INDENT {
-                return Err(too_wide(format!("{} characters", s.len())));
-            }
-            s.to_string()
-        } else {
-            let n = i64::try_from(v.clone()).map_err(|_| {
-                Error::new(
-                    ErrorKind::InvalidOperation,
-                    format!("tojson: indent must be an integer or a string, not {v}"),
-                )
-            })?;
-            if n > MAX_JSON_INDENT as i64 {
-                return Err(too_wide(n.to_string()));
-            }
-            " ".repeat(n.max(0) as usize)
-        }),
-    };
-    let separators = match separators {
-        None => None,
-        Some(s) if s.len() == 2 => Some((s[0].clone(), s[1].clone())),
-        Some(s) => {
-            return Err(Error::new(
-                ErrorKind::InvalidOperation,
-                format!("tojson: separators must be a pair, not {} items", s.len()),
-            ))
-        }
-    };
-    let json = serde_json::to_value(&value).map_err(|e| {
-        Error::new(ErrorKind::InvalidOperation, "tojson: cannot serialize").with_source(e)
-    })?;
-    Ok(Value::from(python_json(
-        &json,
-        &PythonJsonOptions {
-            indent,
-            separators,
-            sort_keys: sort_keys.unwrap_or(false),
-            ensure_ascii: ensure_ascii.unwrap_or(false),
-        },
-    )))
-}
-
-/// The options of Python's `json.dumps` that chat templates pass.
-#[derive(Debug, Clone, Default)]
-pub struct PythonJsonOptions {
-    /// Each level's indentation (`indent=2` is two spaces); None: one line.
-    pub indent: Option<String>,
-    /// (item separator, key separator); None: `(", ", ": ")` on one line, `(",", ": ")` with
-    /// an indent.
-    pub separators: Option<(String, String)>,
-    pub sort_keys: bool,
-    /// Escape every non-ASCII character as `\uXXXX` (transformers passes False).
-    pub ensure_ascii: bool,
-}
-
-/// `json.dumps(value, …)` as CPython writes it.
-pub fn python_json(value: &serde_json::Value, opts: &PythonJsonOptions) -> String {
-    let (item_sep, key_sep) = opts.separators.clone().unwrap_or_else(|| {
-        if opts.indent.is_some() {
-            (",".into(), ": ".into())
-        } else {
-            (", ".into(), ": ".into())
-        }
-    });
-    let mut out = String::new();
-    write_json(value, opts, &item_sep, &key_sep, 0, &mut out);
-    out
-}
-
-fn write_json(
-    value: &serde_json::Value,
-    opts: &PythonJsonOptions,
-    item_sep: &str,
-    key_sep: &str,
-    depth: usize,
-    out: &mut String,
-) {
-    use serde_json::Value as J;
-    let newline = |out: &mut String, depth: usize| {
-        if let Some(ind) = &opts.indent {
-            out.push('\n');
-            for _ in 0..depth {
-                out.push_str(ind);
-            }
-        }
-    };
-    match value {
-        J::Null => out.push_str("null"),
-        J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        J::Number(n) => out.push_str(&python_number(n)),
-        J::String(s) => write_json_string(s, opts.ensure_ascii, out),
-        J::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                newline(out, depth + 1);
-                write_json(item, opts, item_sep, key_sep, depth + 1, out);
-            }
-            newline(out, depth);
-            out.push(']');
-        }
-        J::Object(map) => {
-            if map.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            let mut entries: Vec<(&String, &J)> = map.iter().collect();
-            if opts.sort_keys {
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-            }
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                newline(out, depth + 1);
-                write_json_string(k, opts.ensure_ascii, out);
-                out.push_str(key_sep);
-                write_json(v, opts, item_sep, key_sep, depth + 1, out);
-            }
-            newline(out, depth);
-            out.push('}');
-        }
-    }
-}
-
-/// Python's `repr` of a JSON number: integers as they are, floats with a fractional part or
-/// an exponent (`1.0`, `1e-05`, `1e+16`).
-fn python_number(n: &serde_json::Number) -> String {
-    if n.is_i64() || n.is_u64() {
-        return n.to_string();
-    }
-    let Some(x) = n.as_f64() else {
-        return n.to_string();
-    };
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "NaN".into()
-        } else if x > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    // Python's repr: the shortest round-tripping digits, positional for 1e-4 <= |x| < 1e16,
-    // else scientific with at least two exponent digits.
-    let abs = x.abs();
-    if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
-        let s = format!("{x:e}");
-        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        let s = format!("{x}");
-        if s.contains('.') {
-            s
-        } else {
-            format!("{s}.0")
-        }
-    }
-}
-
-/// A JSON string as CPython's encoder writes it (`"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`
-/// escaped, other control characters as `\u00XX`).
-fn write_json_string(s: &str, ensure_ascii: bool, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if ensure_ascii && !c.is_ascii() => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// `{% generation %}` / `{% endgeneration %}` (transformers' AssistantTracker) as a block
@@ -623,16 +429,6 @@ mod tests {
             render(src, &[("user", "x\ty")]).unwrap(),
             "{\"role\": \"user\", \"content\": \"x\\ty\"}\n{\n  \"b\": [\n    1,\n    2.5\n  ],\n  \"a\": \"é\\\"<>\"\n}\n{\"a\":null,\"b\":1}"
         );
-    }
-
-    #[test]
-    fn python_numbers() {
-        let n = |x: f64| python_number(&serde_json::Number::from_f64(x).unwrap());
-        assert_eq!(n(1.0), "1.0");
-        assert_eq!(n(0.0001), "0.0001");
-        assert_eq!(n(0.00001), "1e-05");
-        assert_eq!(n(1e16), "1e+16");
-        assert_eq!(n(-2.5), "-2.5");
     }
 
     #[test]

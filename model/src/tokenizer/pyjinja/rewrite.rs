@@ -1,0 +1,451 @@
+//! What minijinja's grammar decides differently from Jinja2, rewritten in the template's
+//! source before it compiles: the template is parsed (minijinja's own parser), and
+//! - the operators `%`, `~`, `+`, `*`, `/`, `//` and `**` become calls of Python's
+//!   operators ([`operators`](super::operators)): `'%s' % x` formats as Python formats,
+//!   `~` joins `str()`s, `Markup + str` escapes, `1 / 0` fails;
+//! - tuple literals `(1, 2)` (and a bare `a, b` value) become `__py_tuple(…)`, so they print
+//!   and compare as tuples;
+//! - string literals are decoded as Python decodes them (`\` before a newline continues
+//!   the line, `\x41`, `\101`, `\a`, `\v`), where minijinja's decoding differs.
+//!
+//! Jinja2 also normalizes every line ending of the source to `\n`. Assignment targets
+//! (`{% for k, v in … %}`, `{% set a, b = … %}`) are left as they are. A source that does
+//! not parse is returned unchanged, so the compiler reports its error.
+
+use minijinja::machinery::ast::{self, BinOpKind, CallArg, Expr, Stmt};
+use minijinja::machinery::{parse, Span, WhitespaceConfig};
+use minijinja::syntax::SyntaxConfig;
+
+/// One change to the source: text inserted at `at` after removing `remove` bytes.
+struct Edit {
+    at: usize,
+    remove: usize,
+    insert: String,
+    /// At one offset: closings (deepest first), then openings (outermost first), then the
+    /// replacement (an operator right after a closing, or a literal right after openings).
+    order: (u8, i64),
+}
+
+/// The source with Python's operators, tuples and string literals (above).
+pub fn rewrite(source: &str) -> String {
+    let source = source.replace("\r\n", "\n").replace('\r', "\n");
+    let ws = WhitespaceConfig {
+        keep_trailing_newline: false,
+        lstrip_blocks: true,
+        trim_blocks: true,
+    };
+    let Ok(ast) = parse(&source, "chat", SyntaxConfig::default(), ws) else {
+        return source;
+    };
+    let mut edits = Vec::new();
+    let mut walker = Walker {
+        source: &source,
+        edits: &mut edits,
+    };
+    walker.stmt(&ast, 0);
+    apply(&source, edits)
+}
+
+fn apply(source: &str, mut edits: Vec<Edit>) -> String {
+    edits.sort_by_key(|e| (e.at, e.order));
+    let mut out = String::with_capacity(source.len() + edits.len() * 12);
+    let mut pos = 0;
+    for e in edits {
+        if e.at < pos {
+            continue; // inside text already removed (cannot happen for well-formed spans)
+        }
+        out.push_str(&source[pos..e.at]);
+        out.push_str(&e.insert);
+        pos = e.at + e.remove;
+    }
+    out.push_str(&source[pos..]);
+    out
+}
+
+struct Walker<'s, 'e> {
+    source: &'s str,
+    edits: &'e mut Vec<Edit>,
+}
+
+impl Walker<'_, '_> {
+    fn open(&mut self, at: usize, text: &str, depth: i64) {
+        self.edits.push(Edit {
+            at,
+            remove: 0,
+            insert: text.into(),
+            order: (1, depth),
+        });
+    }
+
+    fn close(&mut self, at: usize, text: &str, depth: i64) {
+        self.edits.push(Edit {
+            at,
+            remove: 0,
+            insert: text.into(),
+            order: (0, -depth),
+        });
+    }
+
+    fn replace(&mut self, at: usize, remove: usize, text: &str) {
+        self.edits.push(Edit {
+            at,
+            remove,
+            insert: text.into(),
+            order: (2, 0),
+        });
+    }
+
+    fn stmts(&mut self, body: &[Stmt<'_>], depth: i64) {
+        for s in body {
+            self.stmt(s, depth);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt<'_>, depth: i64) {
+        match stmt {
+            Stmt::Template(t) => self.stmts(&t.children, depth),
+            Stmt::EmitExpr(e) => self.expr(&e.expr, depth),
+            Stmt::EmitRaw(_) | Stmt::Continue(_) | Stmt::Break(_) => {}
+            Stmt::ForLoop(f) => {
+                self.target(&f.target, depth);
+                self.expr(&f.iter, depth);
+                if let Some(e) = &f.filter_expr {
+                    self.expr(e, depth);
+                }
+                self.stmts(&f.body, depth);
+                self.stmts(&f.else_body, depth);
+            }
+            Stmt::IfCond(i) => {
+                self.expr(&i.expr, depth);
+                self.stmts(&i.true_body, depth);
+                self.stmts(&i.false_body, depth);
+            }
+            Stmt::WithBlock(w) => {
+                for (target, value) in &w.assignments {
+                    self.target(target, depth);
+                    self.expr(value, depth);
+                }
+                self.stmts(&w.body, depth);
+            }
+            Stmt::Set(s) => {
+                self.target(&s.target, depth);
+                self.expr(&s.expr, depth);
+            }
+            Stmt::SetBlock(s) => {
+                self.target(&s.target, depth);
+                if let Some(f) = &s.filter {
+                    self.expr(f, depth);
+                }
+                self.stmts(&s.body, depth);
+            }
+            Stmt::AutoEscape(a) => {
+                self.expr(&a.enabled, depth);
+                self.stmts(&a.body, depth);
+            }
+            Stmt::FilterBlock(f) => {
+                self.expr(&f.filter, depth);
+                self.stmts(&f.body, depth);
+            }
+            Stmt::Block(b) => self.stmts(&b.body, depth),
+            Stmt::Import(_) | Stmt::FromImport(_) | Stmt::Extends(_) | Stmt::Include(_) => {}
+            Stmt::Macro(m) => self.macro_decl(m, depth),
+            Stmt::CallBlock(c) => {
+                self.call(&c.call, depth);
+                self.macro_decl(&c.macro_decl, depth);
+            }
+            Stmt::Do(d) => self.call(&d.call, depth),
+        }
+    }
+
+    fn macro_decl(&mut self, m: &ast::Macro<'_>, depth: i64) {
+        for d in &m.defaults {
+            self.expr(d, depth);
+        }
+        self.stmts(&m.body, depth);
+    }
+
+    fn call(&mut self, c: &ast::Call<'_>, depth: i64) {
+        self.expr(&c.expr, depth);
+        self.args(&c.args, depth);
+    }
+
+    fn args(&mut self, args: &[CallArg<'_>], depth: i64) {
+        for a in args {
+            match a {
+                CallArg::Pos(e)
+                | CallArg::Kwarg(_, e)
+                | CallArg::PosSplat(e)
+                | CallArg::KwargSplat(e) => self.expr(e, depth),
+            }
+        }
+    }
+
+    /// An assignment target: only the values inside it (e.g. a subscript) are rewritten.
+    fn target(&mut self, e: &Expr<'_>, depth: i64) {
+        match e {
+            Expr::List(l) => {
+                for item in &l.items {
+                    self.target(item, depth);
+                }
+            }
+            Expr::Var(_) | Expr::GetAttr(_) => {}
+            other => self.expr(other, depth),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr<'_>, depth: i64) {
+        match e {
+            Expr::Var(_) => {}
+            Expr::Const(c) => self.string_literal(c.span(), &c.value),
+            Expr::Slice(s) => {
+                self.expr(&s.expr, depth);
+                for part in [&s.start, &s.stop, &s.step].into_iter().flatten() {
+                    self.expr(part, depth);
+                }
+            }
+            Expr::UnaryOp(u) => self.expr(&u.expr, depth),
+            Expr::BinOp(b) => self.binop(b.span(), b, depth),
+            Expr::Compare(c) => {
+                self.expr(&c.expr, depth);
+                for op in &c.ops {
+                    self.expr(&op.expr, depth);
+                }
+            }
+            Expr::IfExpr(i) => {
+                self.expr(&i.test_expr, depth);
+                self.expr(&i.true_expr, depth);
+                if let Some(f) = &i.false_expr {
+                    self.expr(f, depth);
+                }
+            }
+            Expr::Filter(f) => {
+                if let Some(e) = &f.expr {
+                    self.expr(e, depth);
+                }
+                self.args(&f.args, depth);
+            }
+            Expr::Test(t) => {
+                self.expr(&t.expr, depth);
+                self.args(&t.args, depth);
+            }
+            Expr::GetAttr(g) => self.expr(&g.expr, depth),
+            Expr::GetItem(g) => {
+                self.expr(&g.expr, depth);
+                self.expr(&g.subscript_expr, depth);
+            }
+            Expr::Call(c) => self.call(c, depth),
+            Expr::List(l) => self.list(l.span(), &l.items, depth),
+            Expr::Map(m) => {
+                for (k, v) in m.keys.iter().zip(&m.values) {
+                    self.expr(k, depth);
+                    self.expr(v, depth);
+                }
+            }
+        }
+    }
+
+    fn binop(&mut self, span: Span, b: &ast::BinOp<'_>, depth: i64) {
+        let (function, symbol) = match b.op {
+            BinOpKind::Rem => ("__py_mod", "%"),
+            BinOpKind::Concat => ("__py_concat", "~"),
+            BinOpKind::Add => ("__py_add", "+"),
+            BinOpKind::Mul => ("__py_mul", "*"),
+            BinOpKind::Div => ("__py_div", "/"),
+            BinOpKind::FloorDiv => ("__py_floordiv", "//"),
+            BinOpKind::Pow => ("__py_pow", "**"),
+            _ => {
+                self.expr(&b.left, depth);
+                self.expr(&b.right, depth);
+                return;
+            }
+        };
+        let (left_end, right_start) = (
+            span_of(&b.left).end_offset as usize,
+            span_of(&b.right).start_offset as usize,
+        );
+        // Between the operands there is only whitespace, parentheses and the operator.
+        let Some(gap) = self.source.get(left_end..right_start) else {
+            return;
+        };
+        let Some(at) = gap.find(symbol).map(|i| left_end + i) else {
+            return;
+        };
+        self.open(span.start_offset as usize, &format!("{function}("), depth);
+        self.replace(at, symbol.len(), ", ");
+        self.close(span.end_offset as usize, ")", depth);
+        self.expr(&b.left, depth + 1);
+        self.expr(&b.right, depth + 1);
+    }
+
+    fn list(&mut self, span: Span, items: &[Expr<'_>], depth: i64) {
+        // A bare tuple's span starts after its first item: start at that item.
+        let start = items.first().map_or(span.start_offset, |first| {
+            span_of(first).start_offset.min(span.start_offset)
+        }) as usize;
+        match self.source.as_bytes().get(start) {
+            Some(b'[') => {}
+            Some(b'(') => self.open(start, "__py_tuple", depth),
+            _ => {
+                self.open(start, "__py_tuple(", depth);
+                self.close(span.end_offset as usize, ")", depth);
+            }
+        }
+        for item in items {
+            self.expr(item, depth + 1);
+        }
+    }
+
+    /// A string literal whose Python decoding differs from minijinja's is replaced by a
+    /// literal of Python's value.
+    fn string_literal(&mut self, span: Span, value: &minijinja::Value) {
+        let Some(ours) = value.as_str() else {
+            return;
+        };
+        let (start, end) = (span.start_offset as usize, span.end_offset as usize);
+        let Some(raw) = self.source.get(start..end) else {
+            return;
+        };
+        if raw.len() < 2 || !raw.contains('\\') {
+            return;
+        }
+        let Some(python) = python_unescape(&raw[1..raw.len() - 1]) else {
+            return;
+        };
+        if python != ours {
+            self.replace(start, end - start, &quote(&python));
+        }
+    }
+}
+
+fn span_of(e: &Expr<'_>) -> Span {
+    match e {
+        Expr::Var(s) => s.span(),
+        Expr::Const(s) => s.span(),
+        Expr::Slice(s) => s.span(),
+        Expr::UnaryOp(s) => s.span(),
+        Expr::BinOp(s) => s.span(),
+        Expr::Compare(s) => s.span(),
+        Expr::IfExpr(s) => s.span(),
+        Expr::Filter(s) => s.span(),
+        Expr::Test(s) => s.span(),
+        Expr::GetAttr(s) => s.span(),
+        Expr::GetItem(s) => s.span(),
+        Expr::Call(s) => s.span(),
+        Expr::List(s) => s.span(),
+        Expr::Map(s) => s.span(),
+    }
+}
+
+/// Python's `unicode-escape` decoding of a literal's body, as Jinja2's lexer decodes it
+/// (`\N{name}` is left to minijinja: None).
+fn python_unescape(body: &str) -> Option<String> {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match e {
+            '\n' => {}
+            '\\' | '\'' | '"' => out.push(e),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '0'..='7' => {
+                let mut n = e.to_digit(8)?;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            n = n * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(n)?);
+            }
+            'x' | 'u' | 'U' => {
+                let len = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let hex: String = (0..len).filter_map(|_| chars.next()).collect();
+                if hex.len() != len {
+                    return None;
+                }
+                out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+            }
+            'N' => return None,
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// A minijinja string literal of `value` (only `\\`, `"` and control characters escaped).
+fn quote(value: &str) -> String {
+    let mut out = String::from("\"");
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operators_tuples_and_literals_are_rewritten() {
+        assert_eq!(rewrite("{{ '%s' % x }}"), "{{ __py_mod('%s' ,  x) }}");
+        assert_eq!(
+            rewrite("{{ a % b % c }}"),
+            "{{ __py_mod(__py_mod(a ,  b) ,  c) }}"
+        );
+        assert_eq!(
+            rewrite("{{ (a) ~ (b ~ c) }}"),
+            "{{ __py_concat((a) ,  (__py_concat(b ,  c))) }}"
+        );
+        assert_eq!(
+            rewrite("{{ (1, 2) }}{{ [1] }}{{ (1,) }}"),
+            "{{ __py_tuple(1, 2) }}{{ [1] }}{{ __py_tuple(1,) }}"
+        );
+        assert_eq!(
+            rewrite("{% set t = 1, 2 %}"),
+            "{% set t = __py_tuple(1, 2) %}"
+        );
+        assert_eq!(
+            rewrite("{% for k, v in d %}{% endfor %}"),
+            "{% for k, v in d %}{% endfor %}"
+        );
+        assert_eq!(rewrite("{{ 'a\\\nb' }}"), "{{ \"ab\" }}");
+        assert_eq!(rewrite("a\r\nb"), "a\nb");
+        assert_eq!(
+            rewrite("{{ 'a\\\nb' ~ x }}"),
+            "{{ __py_concat(\"ab\" ,  x) }}"
+        );
+        assert_eq!(rewrite("{{ 1 - 2 }}{% if %}"), "{{ 1 - 2 }}{% if %}");
+    }
+}
