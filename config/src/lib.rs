@@ -14,6 +14,7 @@ mod arms;
 mod coverage;
 mod dialogue;
 mod error;
+mod hub;
 mod inference;
 mod kafka;
 mod model;
@@ -30,6 +31,7 @@ pub use c2s_records::{comparison_label, FamilyScope};
 pub use coverage::CoverageSection;
 pub use dialogue::DialogueSection;
 pub use error::ConfigError;
+pub use hub::{HubModelRef, DEFAULT_REVISION, HF_PATH_PREFIX};
 pub use inference::{Batching, InferenceSection};
 pub use kafka::{
     is_secret_property, KafkaClientSettings, KafkaSaslMechanism, KafkaSecret,

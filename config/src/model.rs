@@ -135,9 +135,22 @@ pub struct ModelSection {
     /// `tokenizer.json`, `tokenizer_config.json`) for the prefix engine. With the `openai`
     /// engine: the served model's tokenizer and chat template (a GGUF or a directory with
     /// `tokenizer.json` and `tokenizer_config.json`), needed for scored contracts; may be left
-    /// out for generated contracts through chat completions.
+    /// out for generated contracts through chat completions. `hf:OWNER/NAME[/FILE.gguf][@REV]`
+    /// names a model on the Hugging Face Hub instead (read as `hf`, `hf_file`, `revision`).
+    /// A run sets it to the resolved snapshot in the Hub cache before any work.
     #[serde(default)]
     pub path: PathBuf,
+    /// A model on the Hugging Face Hub, `OWNER/NAME` (instead of `path`): downloaded into the
+    /// Hugging Face cache (`$HF_HOME/hub`) and loaded from its snapshot directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hf: Option<String>,
+    /// With `hf`: the branch, tag or commit (default `main`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// With `hf`: one GGUF file of the repository (its path in the repository); unset: the
+    /// repository is a Hugging Face safetensors directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hf_file: Option<String>,
     /// `prefix` (our batched forward with prefix reuse, the default), `mistralrs`, `openai`
     /// (a served model, `[model.openai]`), or `simulated` (a seeded test double, for tests
     /// only).
@@ -273,8 +286,9 @@ fn default_cache_mb() -> usize {
 
 impl ModelSection {
     /// Check the engine's own table and the model file (relative to `base`); errors are
-    /// (field, message).
-    pub(crate) fn check(&self, base: &Path) -> Result<(), (String, String)> {
+    /// (field, message). A `path = "hf:…"` is rewritten as `hf`, `hf_file` and `revision`.
+    pub(crate) fn check(&mut self, base: &Path) -> Result<(), (String, String)> {
+        self.check_hub()?;
         match (&self.openai, self.engine.is_remote()) {
             (None, true) => {
                 return Err((
@@ -294,11 +308,15 @@ impl ModelSection {
             (Some(o), true) => o.check()?,
             (None, false) => {}
         }
-        let no_path = self.path.as_os_str().is_empty();
+        let no_path = self.path.as_os_str().is_empty() && self.hf.is_none();
         if no_path && !self.engine.is_remote() && !self.engine.is_simulated() {
             return Err(("model.path".into(), "missing".into()));
         }
-        if !self.engine.is_simulated() && !no_path && !base.join(&self.path).exists() {
+        if !self.engine.is_simulated()
+            && self.hf.is_none()
+            && !no_path
+            && !base.join(&self.path).exists()
+        {
             return Err((
                 "model.path".into(),
                 format!(
@@ -321,7 +339,7 @@ impl ModelSection {
     /// chat template only. False for the simulated engine and for a served model without a
     /// path; where it is true, prompts are rendered (and tokens counted) in this process.
     pub fn reads_model_path(&self) -> bool {
-        !self.engine.is_simulated() && !self.path.as_os_str().is_empty()
+        !self.engine.is_simulated() && (!self.path.as_os_str().is_empty() || self.hf.is_some())
     }
 }
 

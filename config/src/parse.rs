@@ -155,7 +155,7 @@ pub fn parse_with_env(
         .check()
         .map_err(|(field, message)| at.error(None, field, message))?;
     let model_span = Some(raw.model.span());
-    let model = raw.model.into_inner();
+    let mut model = raw.model.into_inner();
     model
         .check(base)
         .map_err(|(field, message)| at.error(model_span.clone(), field, message))?;

@@ -27,6 +27,24 @@ pub struct ModelIdentity {
     /// A served model: base URL, served name, the server's model entry and version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<serde_json::Value>,
+    /// A model downloaded from the Hugging Face Hub: repository, revision and the commit it
+    /// resolved to (a resumed run must resolve to the same commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub: Option<HubIdentity>,
+}
+
+/// Where a model from the Hugging Face Hub came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HubIdentity {
+    /// `OWNER/NAME`.
+    pub repo: String,
+    /// The branch, tag or commit the config asked for.
+    pub revision: String,
+    /// The commit it resolved to.
+    pub commit: String,
+    /// The GGUF file of the repository; `None`: its safetensors directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl ModelIdentity {

@@ -76,6 +76,7 @@ pub fn model_identity(
         )),
         engine: engine.to_string(),
         remote: None,
+        hub: None,
     })
 }
 

@@ -8,6 +8,7 @@
 //! | model identity (hashes of weights, tokenizer, template) | [`identity`] |
 //! | model files checked before work (GGUF and safetensors headers) | [`model_files`] |
 //! | tokenizers (GGUF metadata or `tokenizer.json`) and chat templates | [`tokenizer`] |
+//! | models by Hugging Face Hub id, downloaded into the Hugging Face cache | `hub` |
 //! | engines, one module each | [`engines`] |
 //!
 //! The dataflow (`c2s-operators`) depends on [`Engine`] and [`InferenceService`] only; the
@@ -16,6 +17,8 @@
 pub mod engine;
 pub mod engines;
 pub mod error;
+#[cfg(feature = "hub")]
+pub mod hub;
 pub mod identity;
 pub mod model_files;
 pub mod service;
@@ -23,7 +26,8 @@ pub mod tokenizer;
 
 pub use engine::{
     log_softmax, normalize_logprobs, ContinuousEngine, Engine, EngineAnswer, EngineJob,
-    EngineStats, GenerateJob, GenerateOutput, ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
+    EngineStats, GenerateJob, GenerateOutput, HubIdentity, ModelIdentity, PromptSpec, ScoreJob,
+    ScoreOutput,
 };
 #[cfg(feature = "mistralrs")]
 pub use engines::mistralrs::{MistralRsEngine, MistralRsMode, MistralRsSettings, MISTRALRS_ENGINE};

@@ -184,6 +184,7 @@ impl ServerInfo {
             // The whole probe, capabilities included: the manifest records what the server
             // could do, and each worker's engine starts from it without asking again.
             remote: serde_json::to_value(self).ok(),
+            hub: None,
         }
     }
 

@@ -33,6 +33,7 @@ impl SimulatedEngine {
                 chat_template_sha256: "-".into(),
                 engine: "simulated (test double)".into(),
                 remote: None,
+                hub: None,
             },
             stats: EngineStats::default(),
         }

@@ -5,7 +5,7 @@
 //!
 //! Layout: `shared` (the state every worker shares), `worker` (the driving loop and the sinks
 //! every protocol ends in), one file per protocol's stages (`items`, `coverage`, `dialogue`),
-//! `engine` (the configured engine), `feed` (the sources), `outputs` (sinks, resume, the
+//! `engine` (the configured engine), `hub` (a model by Hugging Face Hub id), `feed` (the sources), `outputs` (sinks, resume, the
 //! manifest), `status` (exit status), `console` (progress). Imports run one way: the protocols
 //! use `worker`, `shared` and `outputs`; nothing below imports this file.
 
@@ -14,6 +14,7 @@ mod coverage;
 mod dialogue;
 pub mod engine;
 mod feed;
+pub mod hub;
 mod items;
 mod outputs;
 mod shared;
@@ -191,7 +192,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
 /// checks. `choice2seq run` and `choice2seq bench inference` both come here, so the benchmark
 /// measures the pipeline's own path.
 pub fn execute(
-    cfg: RunConfig,
+    mut cfg: RunConfig,
     run_dir: PathBuf,
     timely_config: timely::Config,
     quiet: bool,
@@ -227,8 +228,17 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     };
+    // A model by Hugging Face Hub id: downloaded (or found in the cache) here, before any
+    // work; `[model] path` becomes its snapshot.
+    let hub = match hub::resolve_hub_model(&mut cfg, quiet) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: model: {e:#}");
+            return Ok(report(ExitCode::from(2)));
+        }
+    };
     let identity = match model_identity(&cfg, template_time) {
-        Ok(i) => i,
+        Ok(i) => hub::with_hub(i, hub),
         Err(e) => {
             eprintln!("error: model: {e:#}");
             return Ok(report(ExitCode::from(2)));

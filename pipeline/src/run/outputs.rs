@@ -315,11 +315,14 @@ pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Res
         ),
         ("engine", &recorded.engine, &identity.engine),
     ];
-    let differs: Vec<String> = fields
+    let mut differs: Vec<String> = fields
         .into_iter()
         .filter(|(_, was, now)| was != now)
         .map(|(k, was, now)| format!("{k} was {was:?} and is now {now:?}"))
         .collect();
+    if let Err(hub) = super::hub::same_hub(recorded.hub.as_ref(), identity.hub.as_ref()) {
+        differs.push(hub);
+    }
     if differs.is_empty() {
         Ok(())
     } else {
@@ -327,13 +330,14 @@ pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Res
     }
 }
 
-/// Size of a model file, or of the files of a model directory.
+/// Size of a model file, or of the files of a model directory (following links: a Hub
+/// snapshot links its files to the cache's blobs).
 fn model_bytes(path: &Path) -> u64 {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => std::fs::read_dir(path)
             .map(|entries| {
                 entries
-                    .filter_map(|e| e.ok()?.metadata().ok())
+                    .filter_map(|e| std::fs::metadata(e.ok()?.path()).ok())
                     .filter(|m| m.is_file())
                     .map(|m| m.len())
                     .sum()
