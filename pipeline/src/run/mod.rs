@@ -6,8 +6,9 @@
 //! Layout: `shared` (the state every worker shares), `worker` (the driving loop and the sinks
 //! every protocol ends in), one file per protocol's stages (`items`, `coverage`, `dialogue`),
 //! `engine` (the configured engine), `feed` (the sources), `outputs` (sinks, resume, the
-//! manifest), `status` (exit status), `console` (progress). Imports run one way: the protocols
-//! use `worker`, `shared` and `outputs`; nothing below imports this file.
+//! manifest), `prompts` (the `prompts/` dataset: what the model saw), `status` (exit
+//! status), `console` (progress). Imports run one way: the protocols use `worker`, `shared`
+//! and `outputs`; nothing below imports this file.
 
 mod console;
 mod coverage;
@@ -16,6 +17,7 @@ pub mod engine;
 mod feed;
 mod items;
 mod outputs;
+pub mod prompts;
 mod shared;
 mod status;
 mod worker;
@@ -253,6 +255,8 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     }
+    let pinned = pinned.map(Arc::new);
+    let prompts = prompts::PromptRecorder::new(&cfg, pinned.clone());
     let tokens = match engine::token_counter(&cfg, pinned) {
         Ok(t) => t,
         Err(e) => {
@@ -328,6 +332,7 @@ pub fn execute(
         total_items,
         engine_stats: Mutex::new(Vec::new()),
         tokens,
+        prompts,
         template_time,
         serving: listener.is_some(),
         items_done: AtomicU64::new(0),

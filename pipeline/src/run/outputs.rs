@@ -1,6 +1,6 @@
 //! The run directory: what a resumed run already holds, the manifest, and the writers of the
-//! five datasets (adapters from dataflow records to `c2s-sinks` rows that also drop what a
-//! resumed run already wrote, so nothing is duplicated).
+//! datasets (adapters from dataflow records to `c2s-sinks` rows that also drop what a resumed
+//! run already wrote, so nothing is duplicated; `prompts/`'s writer is in `prompts`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -50,6 +50,8 @@ pub struct ResumeState {
     /// other run is written again in full, so that a Rollout or Serial run after a failed
     /// request is one consistent trajectory).
     pub complete_dialogue_runs: Arc<BTreeSet<DialogueRunKey>>,
+    /// `prompt_sha256` of every prompt in `prompts/` (a resumed run does not write them again).
+    pub prompt_keys: Arc<BTreeSet<String>>,
     /// This process's start (ms since the Unix epoch): the `attempt` of the rows it writes.
     pub attempt: u64,
     /// The statistics of what is already recorded: a resumed run's live metrics start from
@@ -123,6 +125,7 @@ impl ResumeState {
             complete_dialogue_runs: Arc::new(crate::rundir::complete_runs(
                 &c2s_sinks::read_field_turns(&run_dir.join("dialogue_turns"))?,
             )),
+            prompt_keys: Arc::new(c2s_sinks::read_prompt_keys(&run_dir.join("prompts"))?),
             attempt: c2s_sinks::now_ms(),
             next_snapshot: c2s_sinks::max_snapshot(&run_dir.join("metrics"))?
                 .map(|s| s + 1)
@@ -444,7 +447,7 @@ impl<D, R: Row> DatasetSink<D, R> {
     }
 }
 
-fn open<D, R: Row>(
+pub(super) fn open<D, R: Row>(
     run_dir: &Path,
     worker: usize,
     cfg: &RunConfig,
