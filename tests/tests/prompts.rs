@@ -1,8 +1,9 @@
 //! What the model saw, end to end with the default model: `choice2seq model render`, the
 //! `prompts/` dataset (every request's prompt reads back by `prompt_sha256`, equals `model
 //! render`'s text for the request's parts and has the engine's prompt token count; each
-//! prompt is written once, over two workers and after a resume), `choice2seq show`, and the
-//! live page's `/request/ID` over the run (`choice2seq view`).
+//! prompt is written once, over two workers and after a resume, and a resume writes what
+//! `prompts/` lacks), `choice2seq show`, and the live page's `/request/ID` over the run
+//! (`choice2seq view`).
 
 #[path = "serve/http.rs"]
 mod http;
@@ -264,6 +265,25 @@ fn every_request_prompt_reads_back_equals_model_render_and_show_prints_it() {
     assert_eq!(
         read_requests(&run_dir.join("requests")).unwrap().len(),
         requests.len()
+    );
+
+    // A run whose prompts/ lacks recorded requests' prompts (killed between the two datasets'
+    // parts, or begun before prompts/ existed) gets them back at its next resume.
+    std::fs::remove_dir_all(run_dir.join("prompts")).unwrap();
+    let out = run(&["run", &cfg_s, "--run-dir", &rd, "--quiet"]);
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "recorded the prompts of {} earlier requests",
+            prompts.len()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        prompts_by_key(&run_dir),
+        prompts,
+        "prompts/ written again in full"
     );
 }
 

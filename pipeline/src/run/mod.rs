@@ -207,7 +207,7 @@ pub fn execute(
     };
     // 2. The run directory: new, or resumed.
     std::fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
-    let resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
+    let mut resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
     // A model that cannot be read, or whose tokenizer cannot be built exactly, is a
     // configuration problem: exit 2 before any work.
     // A cluster shares one run directory (on a shared filesystem): one manifest, written by
@@ -296,6 +296,12 @@ pub fn execute(
     if process == 0 {
         outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume, template_time)
             .context("writing manifest.json")?;
+    }
+    if let Some(recorder) = &prompts {
+        let n = prompts::backfill(&run_dir, &cfg, recorder, &mut resume, process == 0)?;
+        if n > 0 {
+            eprintln!("recorded the prompts of {n} earlier requests that prompts/ lacked");
+        }
     }
     if resume.is_resume() {
         eprintln!(

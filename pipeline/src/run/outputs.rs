@@ -52,11 +52,25 @@ pub struct ResumeState {
     pub complete_dialogue_runs: Arc<BTreeSet<DialogueRunKey>>,
     /// `prompt_sha256` of every prompt in `prompts/` (a resumed run does not write them again).
     pub prompt_keys: Arc<BTreeSet<String>>,
+    /// The prompts of recorded requests that `prompts/` lacks (a run killed between the two
+    /// datasets' parts, or begun before `prompts/` existed): written at the start of the
+    /// resume (`prompts::backfill`).
+    pub unrecorded_prompts: Vec<UnrecordedPrompt>,
     /// This process's start (ms since the Unix epoch): the `attempt` of the rows it writes.
     pub attempt: u64,
     /// The statistics of what is already recorded: a resumed run's live metrics start from
     /// them, so its final snapshot equals `choice2seq stats` on the directory.
     pub stats: StatsSeed,
+}
+
+/// A recorded request's prompt that `prompts/` lacks.
+#[derive(Debug, Clone)]
+pub struct UnrecordedPrompt {
+    /// `prompt_sha256`.
+    pub key: String,
+    pub spec: c2s_model::PromptSpec,
+    /// The request was generated (not scored).
+    pub greedy: bool,
 }
 
 impl ResumeState {
@@ -97,6 +111,24 @@ impl ResumeState {
         );
         let counts = StatsCounts::from_records(&outcomes, &trajectories)
             .context("seeding the statistics from outcomes/ and trajectories/")?;
+        let prompt_keys = c2s_sinks::read_prompt_keys(&run_dir.join("prompts"))?;
+        let requests = read_requests(&run_dir.join("requests"))?;
+        let mut unrecorded = BTreeSet::new();
+        let unrecorded_prompts = requests
+            .iter()
+            .filter(|r| {
+                !prompt_keys.contains(&r.prompt_sha256) && unrecorded.insert(&r.prompt_sha256)
+            })
+            .map(|r| UnrecordedPrompt {
+                key: r.prompt_sha256.clone(),
+                spec: c2s_model::PromptSpec {
+                    system: r.system.clone(),
+                    user: r.user.clone(),
+                    assistant_prefix: r.assistant_prefix.clone(),
+                },
+                greedy: r.decoding.starts_with("greedy"),
+            })
+            .collect();
         Ok(ResumeState {
             stats: StatsSeed {
                 counts,
@@ -104,10 +136,7 @@ impl ResumeState {
                 trajectory_keys: trajectory_keys.clone(),
             },
             trajectory_keys,
-            request_ids: read_requests(&run_dir.join("requests"))?
-                .into_iter()
-                .map(|r| r.request_id)
-                .collect(),
+            request_ids: requests.into_iter().map(|r| r.request_id).collect(),
             answers,
             outcome_keys,
             reject_keys: read_rejects(&run_dir.join("rejects"))?
@@ -125,7 +154,8 @@ impl ResumeState {
             complete_dialogue_runs: Arc::new(crate::rundir::complete_runs(
                 &c2s_sinks::read_field_turns(&run_dir.join("dialogue_turns"))?,
             )),
-            prompt_keys: Arc::new(c2s_sinks::read_prompt_keys(&run_dir.join("prompts"))?),
+            prompt_keys: Arc::new(prompt_keys),
+            unrecorded_prompts,
             attempt: c2s_sinks::now_ms(),
             next_snapshot: c2s_sinks::max_snapshot(&run_dir.join("metrics"))?
                 .map(|s| s + 1)
@@ -358,7 +388,7 @@ pub fn finish_manifest(run_dir: &Path, status: c2s_sinks::RunStatus) -> anyhow::
     Ok(())
 }
 
-fn part_config(cfg: &RunConfig) -> PartConfig {
+pub(super) fn part_config(cfg: &RunConfig) -> PartConfig {
     PartConfig {
         part_rows: cfg.output.part_rows,
         part_seconds: cfg.output.part_seconds,

@@ -16,7 +16,10 @@
 //!
 //! **Once per run.** Prompt records go to the worker that owns their key
 //! (`route(prompt_sha256)`, across processes too), which writes a key once; keys already in
-//! `prompts/` (a resumed run, [`ResumeState::prompt_keys`]) are not written again.
+//! `prompts/` (a resumed run, [`ResumeState::prompt_keys`]) are not written again. A resume
+//! first writes the prompts of recorded requests that `prompts/` lacks ([`backfill`]: a kill
+//! between the two datasets' parts, or a run begun before `prompts/` existed), so every
+//! request row of a run finds its prompt.
 //!
 //! **What cannot be known.** The `openai` engine sends a generated request without an
 //! assistant prefix to `/chat/completions` when `[model.openai] generation_endpoint = "chat"`:
@@ -29,6 +32,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange as ExchangePact;
@@ -42,9 +46,9 @@ use c2s_model::PromptSpec;
 use c2s_operators::messages::{route, Exchange};
 use c2s_operators::sink_op::{sink, WriteHealth};
 use c2s_records::{Decoding, Request};
-use c2s_sinks::{PromptRow, Rendering};
+use c2s_sinks::{PartWriter, PromptRow, Rendering};
 
-use super::outputs::{open, DatasetSink, ResumeState};
+use super::outputs::{open, part_config, DatasetSink, ResumeState};
 use super::worker::PART_CHECK;
 
 /// A request's prompt on its way to the worker that owns its key.
@@ -92,7 +96,11 @@ impl PromptRecorder {
     /// chat template otherwise.
     pub fn rendering(&self, request: &Request) -> Rendering {
         let generated = matches!(request.decoding, Decoding::Greedy { .. });
-        if self.server_chat && generated && request.assistant_prefix.is_none() {
+        self.rendering_of(generated, request.assistant_prefix.is_some())
+    }
+
+    fn rendering_of(&self, generated: bool, assistant_prefix: bool) -> Rendering {
+        if self.server_chat && generated && !assistant_prefix {
             Rendering::Server
         } else {
             Rendering::ChatTemplate
@@ -185,4 +193,51 @@ pub(super) fn prompt_output(
         }
     })?;
     Ok(PromptOutput { sink, recorder })
+}
+
+/// Write the prompts of recorded requests that `prompts/` lacks (a run killed after a request
+/// part closed but before its prompts' part did, or begun before `prompts/` existed) as one
+/// part of worker 0, and count them as recorded, before the workers start. Process 0 writes
+/// (`write`); the other processes of a cluster only count them as recorded. Returns the
+/// prompts written.
+pub fn backfill(
+    run_dir: &Path,
+    cfg: &RunConfig,
+    recorder: &PromptRecorder,
+    resume: &mut ResumeState,
+    write: bool,
+) -> anyhow::Result<usize> {
+    let missing = std::mem::take(&mut resume.unrecorded_prompts);
+    if missing.is_empty() {
+        return Ok(0);
+    }
+    if !write {
+        let mut keys = (*resume.prompt_keys).clone();
+        keys.extend(missing.into_iter().map(|p| p.key));
+        resume.prompt_keys = Arc::new(keys);
+        return Ok(0);
+    }
+    let mut writer = PartWriter::<PromptRow>::open(run_dir, 0, part_config(cfg))
+        .with_context(|| format!("opening {}/prompts", run_dir.display()))?;
+    let mut keys = (*resume.prompt_keys).clone();
+    for p in missing {
+        let parts = PromptParts {
+            rendering: recorder.rendering_of(p.greedy, p.spec.assistant_prefix.is_some()),
+            key: p.key,
+            spec: p.spec,
+        };
+        match recorder.row(&parts) {
+            Ok(row) => {
+                keys.insert(row.prompt_sha256.clone());
+                writer.push(row);
+            }
+            Err(e) => tracing::warn!("prompts: prompt {} is not recorded: {e}", parts.key),
+        }
+    }
+    let written = writer.buffered();
+    writer
+        .finish()
+        .with_context(|| format!("writing {}/prompts", run_dir.display()))?;
+    resume.prompt_keys = Arc::new(keys);
+    Ok(written)
 }
