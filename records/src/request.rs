@@ -1,5 +1,6 @@
 //! Model requests and responses. A request is rebuilt from state at every step: it
-//! carries the full rendered prompt, the displayed options and the decoding budget.
+//! carries the prompt's messages (the engine renders them with the model's chat template),
+//! the displayed options and the decoding budget.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -95,7 +96,11 @@ impl Request {
         hex::encode(h.finalize())
     }
 
-    /// SHA-256 of the rendered prompt text alone.
+    /// SHA-256 (hex) of the prompt's parts: system message, user message and assistant
+    /// prefix (options, contract and decoding left out; see [`Request::prompt_key`]). It is not
+    /// a hash of the rendered text, but for one model (tokenizer, chat template) and one run
+    /// (the template time its manifest records) the parts determine that text: the run's
+    /// `prompts/` dataset keeps each rendered text once under this key.
     pub fn prompt_sha256(&self) -> String {
         let mut h = Sha256::new();
         h.update(self.system.as_deref().unwrap_or("").as_bytes());

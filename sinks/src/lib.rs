@@ -12,6 +12,7 @@
 //! | `outcomes/` | [`OutcomeRow`] | paired Native/Serial outcome of an item |
 //! | `metrics/` | [`MetricsRow`] | metric of a statistics snapshot |
 //! | `rejects/` | [`RejectRow`] | rejected input |
+//! | `prompts/` | [`PromptRow`] | distinct prompt of a run (its rendered text), written once |
 //! | `decisions/` | [`DecisionRow`] | scored request of a candidate-coverage case |
 //! | `dialogue_turns/` | [`FieldTurnRow`] | field of a user turn of a dialogue run |
 //!
@@ -31,6 +32,7 @@ pub mod manifest;
 pub mod metrics;
 pub mod outcomes;
 pub mod part;
+pub mod prompts;
 pub mod read;
 pub mod rejects;
 pub mod requests;
@@ -47,9 +49,10 @@ pub use manifest::{
 pub use metrics::MetricsRow;
 pub use outcomes::OutcomeRow;
 pub use part::{is_part_name, parse_part_file_name, part_file_name, PartConfig, PartWriter};
+pub use prompts::{find_prompt, read_prompt_keys, read_prompts, text_sha256, PromptRow, Rendering};
 pub use read::{
-    dataset_dir, list_parts, max_snapshot, read_decisions, read_field_turns, read_metrics,
-    read_outcome_keys, read_outcomes, read_paired_outcomes, read_part, read_rejects,
+    dataset_dir, find_request, list_parts, max_snapshot, read_decisions, read_field_turns,
+    read_metrics, read_outcome_keys, read_outcomes, read_paired_outcomes, read_part, read_rejects,
     read_request_answers, read_requests, read_rows, read_trajectories, read_trajectory_keys,
     read_trajectory_records,
 };

@@ -91,7 +91,7 @@ pub fn read_rows<R: Row>(dir: &Path) -> Result<Vec<R>, SinkError> {
 }
 
 /// Decodes a projected batch with `f`, attributing errors to `path`.
-fn for_each_batch(
+pub(crate) fn for_each_batch(
     dir: &Path,
     columns: &[&str],
     mut f: impl FnMut(&Path, &RecordBatch) -> Result<(), SinkError>,
@@ -104,7 +104,7 @@ fn for_each_batch(
     Ok(())
 }
 
-fn column_error(path: &Path) -> impl Fn(crate::error::RowError) -> SinkError + '_ {
+pub(crate) fn column_error(path: &Path) -> impl Fn(crate::error::RowError) -> SinkError + '_ {
     move |source| SinkError::Column {
         path: path.to_path_buf(),
         source,
@@ -182,6 +182,51 @@ pub fn read_outcome_keys(dir: &Path) -> Result<BTreeSet<(String, String)>, SinkE
 /// Every request row.
 pub fn read_requests(dir: &Path) -> Result<Vec<RequestRow>, SinkError> {
     read_rows(dir)
+}
+
+/// The first row of a dataset directory whose string column `key` is `value` and that
+/// `matches`: only `key` is read from each part until a part holds `value`, then that part's
+/// rows are decoded.
+pub(crate) fn find_row<R: Row>(
+    dir: &Path,
+    key: &str,
+    value: &str,
+    matches: impl Fn(&R) -> bool,
+) -> Result<Option<R>, SinkError> {
+    for path in list_parts(dir)? {
+        let mut holds = false;
+        for batch in read_batches(&path, Some(&[key][..]))? {
+            let c = Cols::new(&batch, R::schema());
+            if c.utf8(key)
+                .map_err(column_error(&path))?
+                .iter()
+                .any(|v| v == value)
+            {
+                holds = true;
+                break;
+            }
+        }
+        if holds {
+            if let Some(row) = read_part::<R>(&path)?.into_iter().find(|r| matches(r)) {
+                return Ok(Some(row));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The row of request `request_id`, if recorded (a failed attempt and a later answer of the
+/// same request are two rows: the first in file order is returned, an answered one first).
+pub fn find_request(dir: &Path, request_id: &str) -> Result<Option<RequestRow>, SinkError> {
+    let answered = find_row(dir, "request_id", request_id, |r: &RequestRow| {
+        r.request_id == request_id && r.error.is_none()
+    })?;
+    match answered {
+        Some(r) => Ok(Some(r)),
+        None => find_row(dir, "request_id", request_id, |r: &RequestRow| {
+            r.request_id == request_id
+        }),
+    }
 }
 
 /// Columns [`response_from_row`] needs (prompts are not read back).

@@ -27,7 +27,8 @@ pub struct RequestRow {
     pub model: String,
     /// [`Request::prompt_key`]: the de-duplication and resume key.
     pub prompt_key: String,
-    /// [`Request::prompt_sha256`]: hash of the rendered prompt text.
+    /// [`Request::prompt_sha256`]: hash of the prompt's parts (system, user, assistant
+    /// prefix); the key of the rendered text in `prompts/`.
     pub prompt_sha256: String,
     pub system: Option<String>,
     pub user: String,

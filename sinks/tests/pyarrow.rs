@@ -10,7 +10,8 @@ use std::process::Command;
 
 use c2s_records::ResponseClass;
 use c2s_sinks::{
-    MetricsRow, OutcomeRow, PartConfig, PartWriter, RejectRow, RequestRow, Row, TrajectoryRow,
+    MetricsRow, OutcomeRow, PartConfig, PartWriter, PromptRow, RejectRow, RequestRow, Row,
+    TrajectoryRow,
 };
 use common::*;
 
@@ -20,7 +21,7 @@ import pyarrow.dataset as ds
 
 run = sys.argv[1]
 out = {}
-for name in ["requests", "trajectories", "outcomes", "metrics", "rejects"]:
+for name in ["requests", "trajectories", "outcomes", "metrics", "rejects", "prompts"]:
     files = sorted(glob.glob(os.path.join(run, name, "*.parquet")))
     table = ds.dataset(files, format="parquet").to_table()
     out[name] = {"files": len(files), "rows": table.num_rows, "columns": table.column_names}
@@ -31,7 +32,8 @@ first = req[0]
 out["request0"] = {k: first[k] for k in ["probabilities", "option_codes", "validity", "truncated", "system", "step"]}
 met = ds.dataset(os.path.join(run, "metrics"), format="parquet").to_table()
 out["metric_types"] = {f.name: str(f.type) for f in met.schema}
-DATASETS = ["requests", "trajectories", "outcomes", "metrics", "rejects"]
+DATASETS = ["requests", "trajectories", "outcomes", "metrics", "rejects", "prompts"]
+out["prompt_types"] = {f.name: str(f.type) for f in ds.dataset(os.path.join(run, "prompts"), format="parquet").schema}
 try:
     import duckdb
     con = duckdb.connect()
@@ -146,6 +148,19 @@ fn pyarrow_reads_every_dataset() {
         1,
     );
 
+    write(
+        run.path(),
+        vec![
+            PromptRow::rendered(
+                s.prompt_sha256(),
+                "<|im_start|>user\nQ<|im_end|>\n".into(),
+                7,
+            ),
+            PromptRow::by_server(g.prompt_sha256()),
+        ],
+        2,
+    );
+
     let out = Command::new(std::env::var("C2S_PYTHON").unwrap_or_else(|_| "python3".into()))
         .arg("-c")
         .arg(SCRIPT)
@@ -175,6 +190,9 @@ fn pyarrow_reads_every_dataset() {
     check("outcomes", 10, 3, OutcomeRow::schema());
     check("metrics", 6, 3, MetricsRow::schema());
     check("rejects", 1, 1, RejectRow::schema());
+    check("prompts", 2, 2, PromptRow::schema());
+    assert_eq!(v["prompt_types"]["n_tokens"], "uint32");
+    assert_eq!(v["prompt_types"]["prompt"], "string");
     assert_eq!(v["metrics_dir_rows"], 6);
     assert_eq!(
         v["request0"],
@@ -191,6 +209,7 @@ fn pyarrow_reads_every_dataset() {
     assert_eq!(v["metric_types"]["snapshot"], "uint64");
     let counts = serde_json::json!({
         "requests": 3, "trajectories": 2, "outcomes": 10, "metrics": 6, "rejects": 1,
+        "prompts": 2,
     });
     for reader in ["duckdb", "polars"] {
         match v.get(reader) {

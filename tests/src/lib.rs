@@ -174,3 +174,19 @@ pub fn assert_live_final_equals_offline(run_dir: &std::path::Path) {
     );
     assert_eq!(live.len(), offline.len());
 }
+
+/// `prompts/` holds each distinct prompt of `requests/` exactly once, with its text.
+pub fn assert_every_prompt_once(run_dir: &std::path::Path) {
+    let prompts = c2s_sinks::read_prompts(&run_dir.join("prompts")).expect("reading prompts/");
+    let keys: std::collections::BTreeSet<&String> =
+        prompts.iter().map(|p| &p.prompt_sha256).collect();
+    assert_eq!(keys.len(), prompts.len(), "a prompt written twice");
+    assert!(
+        prompts.iter().all(|p| p.prompt.is_some()),
+        "a prompt without text"
+    );
+    let requests = c2s_sinks::read_requests(&run_dir.join("requests")).expect("reading requests/");
+    let wanted: std::collections::BTreeSet<&String> =
+        requests.iter().map(|r| &r.prompt_sha256).collect();
+    assert_eq!(keys, wanted, "prompts/ and the requests' prompts differ");
+}

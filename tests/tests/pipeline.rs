@@ -332,6 +332,7 @@ fn kill_9_then_resume_loses_and_repeats_nothing() {
     }
     let calls: u32 = trajectories.iter().map(|t| t.calls).sum();
     assert_eq!(after.len() as u32, calls);
+    c2s_e2e::assert_every_prompt_once(&run_dir);
     assert_eq!(read_outcomes(&run_dir.join("outcomes")).unwrap().len(), 8);
     // The resumed run's statistics were seeded from what the killed run recorded: its final
     // snapshot covers all 8 items and equals the offline recomputation.
@@ -530,6 +531,8 @@ fn two_processes_equal_one_process() {
         12
     );
     assert!(two.join("manifest.json").exists());
+    // A prompt goes to the process that owns its key: written once over both.
+    c2s_e2e::assert_every_prompt_once(&two);
     assert_eq!(
         c2s_e2e::live_final_snapshot(&one),
         c2s_e2e::live_final_snapshot(&two),

@@ -297,6 +297,13 @@ impl ModelTokenizer {
             .map_err(|e| EngineError::Tokenizer(e.to_string()))
     }
 
+    /// The vocabulary piece of token `id` as the vocabulary spells it (e.g. `Ġthe` for a
+    /// byte-level BPE token, `<|im_start|>` for a control token); `None` outside the
+    /// vocabulary.
+    pub fn token_piece(&self, id: u32) -> Option<String> {
+        self.tokenizer.id_to_token(id)
+    }
+
     pub fn vocab_size(&self) -> usize {
         self.tokenizer.get_vocab_size(true)
     }

@@ -8,6 +8,7 @@ mod model;
 mod report;
 mod reproduce;
 mod run;
+mod show;
 pub mod stats;
 
 use std::path::PathBuf;
@@ -76,7 +77,11 @@ pub enum Command {
     /// Benchmarks that print measured figures.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),
-    /// Inspect a model (identity, tokenization) or export its tokenizer.
+    /// Print one request of a run: the prompt the model read (prompts/), the options with
+    /// their token ids, the probabilities or generated text, and the answer.
+    Show(show::ShowArgs),
+    /// Inspect a model (identity, tokenization, the prompt text it is sent) or export its
+    /// tokenizer.
     #[command(subcommand)]
     Model(model::ModelCommand),
 }
@@ -88,6 +93,16 @@ pub(crate) fn config_name<T: serde::de::DeserializeOwned>(name: &str) -> Result<
     use serde::de::IntoDeserializer;
     T::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(name))
         .map_err(|e| e.to_string())
+}
+
+/// Write `text` to standard output; a closed pipe (`… | head`) ends the output quietly.
+pub(crate) fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 pub fn init_tracing(verbose: u8) {
@@ -111,6 +126,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Model(cmd) => model::run(cmd),
         Command::Run(args) => run::execute(args),
         Command::Stats(args) => stats::execute(args),
+        Command::Show(args) => show::execute(args),
         Command::Contrasts(args) => contrasts::execute(args),
         Command::Coverage(args) => coverage::execute(args),
         Command::Dialogue(args) => dialogue::execute(args),

@@ -1,6 +1,6 @@
 //! `choice2seq model`: what the pipeline reads from a model, for inspection and export.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -15,6 +15,25 @@ pub enum ModelCommand {
         /// Text to tokenize (special tokens such as `<|im_start|>` are recognized).
         #[arg(long)]
         text: Option<String>,
+    },
+    /// Print the exact prompt text the pipeline sends for these messages (the chat template
+    /// rendered with add_generation_prompt=true and enable_thinking=false, then the assistant
+    /// prefix), its token ids and its tokens.
+    Render {
+        /// GGUF file or local Hugging Face directory.
+        model: PathBuf,
+        /// The system message (none by default).
+        #[arg(long)]
+        system: Option<String>,
+        /// The user message.
+        #[arg(long)]
+        user: String,
+        /// Text placed after the assistant generation boundary.
+        #[arg(long)]
+        assistant_prefix: Option<String>,
+        /// Print one JSON object {prompt, token_ids, tokens} (tokens: vocabulary pieces).
+        #[arg(long)]
+        json: bool,
     },
     /// Write the model's tokenizer as a Hugging Face directory's `tokenizer.json` and
     /// `tokenizer_config.json` (chat template, BOS/EOS), e.g. to pair a GGUF's exact tokenizer
@@ -45,6 +64,21 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        ModelCommand::Render {
+            model,
+            system,
+            user,
+            assistant_prefix,
+            json,
+        } => render(
+            &model,
+            &c2s_model::PromptSpec {
+                system,
+                user,
+                assistant_prefix,
+            },
+            json,
+        ),
         ModelCommand::ExportTokenizer { model, out } => {
             let tok = match c2s_model::load_tokenizer(&model) {
                 Ok(t) => t,
@@ -72,4 +106,77 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A prompt as the pipeline renders and tokenizes it.
+#[derive(Debug, serde::Serialize)]
+pub struct RenderedPrompt {
+    pub prompt: String,
+    pub token_ids: Vec<u32>,
+    /// The vocabulary piece of each token.
+    pub tokens: Vec<String>,
+}
+
+/// Render `spec` with `tok` as the engines do ([`ModelTokenizer::render_prompt`]) and tokenize
+/// it.
+///
+/// [`ModelTokenizer::render_prompt`]: c2s_model::tokenizer::ModelTokenizer::render_prompt
+pub fn rendered_prompt(
+    tok: &c2s_model::tokenizer::ModelTokenizer,
+    spec: &c2s_model::PromptSpec,
+) -> Result<RenderedPrompt, c2s_model::EngineError> {
+    let prompt = tok.render_prompt(spec)?;
+    let token_ids = tok.encode(&prompt)?;
+    let tokens = token_ids
+        .iter()
+        .map(|&id| tok.token_piece(id).unwrap_or_default())
+        .collect();
+    Ok(RenderedPrompt {
+        prompt,
+        token_ids,
+        tokens,
+    })
+}
+
+/// `choice2seq model render`: exit 2 for a model that cannot be read, has no chat template or
+/// whose template cannot render the messages.
+fn render(model: &Path, spec: &c2s_model::PromptSpec, json: bool) -> anyhow::Result<ExitCode> {
+    let tok = match c2s_model::load_tokenizer(model) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", model.display());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if tok.chat_template().is_none() {
+        eprintln!(
+            "error: {}: the model has no chat template (the pipeline renders every prompt \
+             with one)",
+            model.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let r = match rendered_prompt(&tok, spec) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {}: {e}", model.display());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if json {
+        super::print_out(&(serde_json::to_string(&r)? + "\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    use std::fmt::Write;
+    let mut s = String::new();
+    writeln!(s, "prompt ({} bytes):", r.prompt.len())?;
+    writeln!(s, "{}", r.prompt)?;
+    writeln!(s, "{} tokens: {:?}", r.token_ids.len(), r.token_ids)?;
+    writeln!(s, "{:>5}  {:>7}  {:<24}  text", "index", "id", "token")?;
+    for (i, (&id, piece)) in r.token_ids.iter().zip(&r.tokens).enumerate() {
+        let text = tok.decode(&[id]).unwrap_or_default();
+        writeln!(s, "{i:>5}  {id:>7}  {:<24}  {text:?}", format!("{piece:?}"))?;
+    }
+    super::print_out(&s)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -143,6 +143,9 @@ pub fn summary(shared: &Shared, elapsed: f64) {
     for d in datasets {
         println!("  {dir}/{d}/*.parquet");
     }
+    if shared.prompts.is_some() {
+        println!("  {dir}/prompts/*.parquet   (the text of each prompt, once; key prompt_sha256)");
+    }
     println!("  {dir}/manifest.json");
 }
 

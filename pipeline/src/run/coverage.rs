@@ -41,6 +41,7 @@ pub fn coverage_worker_main(
         processed,
         requests_out,
         rejects_out,
+        prompts_out,
     } = WorkerParts::start(worker, shared)?;
     let decisions_out = decision_sink(&shared.run_dir, index, cfg, &shared.resume)?;
     let catalogues = Arc::new(section.loaded.clone());
@@ -68,7 +69,7 @@ pub fn coverage_worker_main(
             (out.decisions, decisions_out, "decisions"),
             out.exchanges,
             rejects.concat(out.rejects),
-            (requests_out, rejects_out),
+            (requests_out, rejects_out, prompts_out),
             &processed,
             &sh.writes,
         )

@@ -29,6 +29,7 @@ pub fn dialogue_worker_main(
         processed,
         requests_out,
         rejects_out,
+        prompts_out,
     } = WorkerParts::start(worker, shared)?;
     let turns_out = field_turn_sink(&shared.run_dir, index, cfg, &shared.resume)?;
     let specs = section.specs();
@@ -48,7 +49,7 @@ pub fn dialogue_worker_main(
             (out.turns, turns_out, "dialogue_turns"),
             out.exchanges,
             rejects.concat(out.rejects),
-            (requests_out, rejects_out),
+            (requests_out, rejects_out, prompts_out),
             &processed,
             &sh.writes,
         )

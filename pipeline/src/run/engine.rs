@@ -158,7 +158,7 @@ pub fn pinned_tokenizer(
 /// The config has refused such arms without a model path.
 pub fn token_counter(
     cfg: &RunConfig,
-    pinned: Option<c2s_model::tokenizer::ModelTokenizer>,
+    pinned: Option<Arc<c2s_model::tokenizer::ModelTokenizer>>,
 ) -> anyhow::Result<Option<c2s_protocol::TokenCounterRef>> {
     if !cfg
         .arms
@@ -174,7 +174,7 @@ pub fn token_counter(
 }
 
 /// [`token_counter`]'s counter.
-struct PinnedTokenizer(c2s_model::tokenizer::ModelTokenizer);
+struct PinnedTokenizer(Arc<c2s_model::tokenizer::ModelTokenizer>);
 
 impl c2s_protocol::PromptTokenCounter for PinnedTokenizer {
     fn prompt_tokens(&self, request: &Request) -> Result<u32, String> {

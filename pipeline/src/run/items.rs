@@ -31,6 +31,7 @@ pub fn item_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Re
         processed,
         requests_out,
         rejects_out,
+        prompts_out,
     } = WorkerParts::start(worker, shared)?;
     let dir = &shared.run_dir;
     let trajectories_out = trajectory_sink(dir, index, cfg, &shared.resume)?;
@@ -94,7 +95,7 @@ pub fn item_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Re
             (out.trajectories, trajectories_out, "trajectories"),
             out.exchanges,
             rejects.concat(out.rejects),
-            (requests_out, rejects_out),
+            (requests_out, rejects_out, prompts_out),
             &processed,
             writes,
         );

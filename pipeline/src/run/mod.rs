@@ -5,9 +5,10 @@
 //!
 //! Layout: `shared` (the state every worker shares), `worker` (the driving loop and the sinks
 //! every protocol ends in), one file per protocol's stages (`items`, `coverage`, `dialogue`),
-//! `engine` (the configured engine), `hub` (a model by Hugging Face Hub id), `feed` (the sources), `outputs` (sinks, resume, the
-//! manifest), `status` (exit status), `console` (progress). Imports run one way: the protocols
-//! use `worker`, `shared` and `outputs`; nothing below imports this file.
+//! `engine` (the configured engine), `hub` (a model by Hugging Face Hub id), `feed` (the
+//! sources), `outputs` (sinks, resume, the manifest), `prompts` (the `prompts/` dataset: what
+//! the model saw), `status` (exit status), `console` (progress). Imports run one way: the
+//! protocols use `worker`, `shared` and `outputs`; nothing below imports this file.
 
 mod console;
 mod coverage;
@@ -17,6 +18,7 @@ mod feed;
 pub mod hub;
 mod items;
 mod outputs;
+pub mod prompts;
 mod shared;
 mod status;
 mod worker;
@@ -206,7 +208,7 @@ pub fn execute(
     };
     // 2. The run directory: new, or resumed.
     std::fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
-    let resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
+    let mut resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
     // A model that cannot be read, or whose tokenizer cannot be built exactly, is a
     // configuration problem: exit 2 before any work.
     // A cluster shares one run directory (on a shared filesystem): one manifest, written by
@@ -263,6 +265,8 @@ pub fn execute(
             return Ok(report(ExitCode::from(2)));
         }
     }
+    let pinned = pinned.map(Arc::new);
+    let prompts = prompts::PromptRecorder::new(&cfg, pinned.clone());
     let tokens = match engine::token_counter(&cfg, pinned) {
         Ok(t) => t,
         Err(e) => {
@@ -303,6 +307,12 @@ pub fn execute(
         outputs::write_manifest_for(&run_dir, &cfg, &identity, &resume, template_time)
             .context("writing manifest.json")?;
     }
+    if let Some(recorder) = &prompts {
+        let n = prompts::backfill(&run_dir, &cfg, recorder, &mut resume, process == 0)?;
+        if n > 0 {
+            eprintln!("recorded the prompts of {n} earlier requests that prompts/ lacked");
+        }
+    }
     if resume.is_resume() {
         eprintln!(
             "resuming {}: {} trajectories, {} requests, {} outcomes already recorded",
@@ -338,6 +348,7 @@ pub fn execute(
         total_items,
         engine_stats: Mutex::new(Vec::new()),
         tokens,
+        prompts,
         template_time,
         serving: listener.is_some(),
         items_done: AtomicU64::new(0),

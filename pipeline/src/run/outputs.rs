@@ -1,6 +1,6 @@
 //! The run directory: what a resumed run already holds, the manifest, and the writers of the
-//! five datasets (adapters from dataflow records to `c2s-sinks` rows that also drop what a
-//! resumed run already wrote, so nothing is duplicated).
+//! datasets (adapters from dataflow records to `c2s-sinks` rows that also drop what a resumed
+//! run already wrote, so nothing is duplicated; `prompts/`'s writer is in `prompts`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -50,11 +50,27 @@ pub struct ResumeState {
     /// other run is written again in full, so that a Rollout or Serial run after a failed
     /// request is one consistent trajectory).
     pub complete_dialogue_runs: Arc<BTreeSet<DialogueRunKey>>,
+    /// `prompt_sha256` of every prompt in `prompts/` (a resumed run does not write them again).
+    pub prompt_keys: Arc<BTreeSet<String>>,
+    /// The prompts of recorded requests that `prompts/` lacks (a run killed between the two
+    /// datasets' parts, or begun before `prompts/` existed): written at the start of the
+    /// resume (`prompts::backfill`).
+    pub unrecorded_prompts: Vec<UnrecordedPrompt>,
     /// This process's start (ms since the Unix epoch): the `attempt` of the rows it writes.
     pub attempt: u64,
     /// The statistics of what is already recorded: a resumed run's live metrics start from
     /// them, so its final snapshot equals `choice2seq stats` on the directory.
     pub stats: StatsSeed,
+}
+
+/// A recorded request's prompt that `prompts/` lacks.
+#[derive(Debug, Clone)]
+pub struct UnrecordedPrompt {
+    /// `prompt_sha256`.
+    pub key: String,
+    pub spec: c2s_model::PromptSpec,
+    /// The request was generated (not scored).
+    pub greedy: bool,
 }
 
 impl ResumeState {
@@ -95,6 +111,24 @@ impl ResumeState {
         );
         let counts = StatsCounts::from_records(&outcomes, &trajectories)
             .context("seeding the statistics from outcomes/ and trajectories/")?;
+        let prompt_keys = c2s_sinks::read_prompt_keys(&run_dir.join("prompts"))?;
+        let requests = read_requests(&run_dir.join("requests"))?;
+        let mut unrecorded = BTreeSet::new();
+        let unrecorded_prompts = requests
+            .iter()
+            .filter(|r| {
+                !prompt_keys.contains(&r.prompt_sha256) && unrecorded.insert(&r.prompt_sha256)
+            })
+            .map(|r| UnrecordedPrompt {
+                key: r.prompt_sha256.clone(),
+                spec: c2s_model::PromptSpec {
+                    system: r.system.clone(),
+                    user: r.user.clone(),
+                    assistant_prefix: r.assistant_prefix.clone(),
+                },
+                greedy: r.decoding.starts_with("greedy"),
+            })
+            .collect();
         Ok(ResumeState {
             stats: StatsSeed {
                 counts,
@@ -102,10 +136,7 @@ impl ResumeState {
                 trajectory_keys: trajectory_keys.clone(),
             },
             trajectory_keys,
-            request_ids: read_requests(&run_dir.join("requests"))?
-                .into_iter()
-                .map(|r| r.request_id)
-                .collect(),
+            request_ids: requests.into_iter().map(|r| r.request_id).collect(),
             answers,
             outcome_keys,
             reject_keys: read_rejects(&run_dir.join("rejects"))?
@@ -123,6 +154,8 @@ impl ResumeState {
             complete_dialogue_runs: Arc::new(crate::rundir::complete_runs(
                 &c2s_sinks::read_field_turns(&run_dir.join("dialogue_turns"))?,
             )),
+            prompt_keys: Arc::new(prompt_keys),
+            unrecorded_prompts,
             attempt: c2s_sinks::now_ms(),
             next_snapshot: c2s_sinks::max_snapshot(&run_dir.join("metrics"))?
                 .map(|s| s + 1)
@@ -359,7 +392,7 @@ pub fn finish_manifest(run_dir: &Path, status: c2s_sinks::RunStatus) -> anyhow::
     Ok(())
 }
 
-fn part_config(cfg: &RunConfig) -> PartConfig {
+pub(super) fn part_config(cfg: &RunConfig) -> PartConfig {
     PartConfig {
         part_rows: cfg.output.part_rows,
         part_seconds: cfg.output.part_seconds,
@@ -448,7 +481,7 @@ impl<D, R: Row> DatasetSink<D, R> {
     }
 }
 
-fn open<D, R: Row>(
+pub(super) fn open<D, R: Row>(
     run_dir: &Path,
     worker: usize,
     cfg: &RunConfig,

@@ -41,6 +41,9 @@ pub struct Shared {
     pub total_items: Option<u64>,
     /// Each worker's inference counters, added when the worker ends.
     pub engine_stats: Mutex<Vec<ServiceStats>>,
+    /// How the `prompts/` dataset renders the run's prompts (`None`: the simulated engine
+    /// renders none).
+    pub prompts: Option<Arc<super::prompts::PromptRecorder>>,
     /// The model's tokenizer when an arm needs D.9's token-matched padding.
     pub tokens: Option<c2s_protocol::TokenCounterRef>,
     /// What chat templates' `strftime_now` reports: the run's first start, as recorded in

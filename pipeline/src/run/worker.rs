@@ -1,10 +1,11 @@
 //! The skeleton every protocol's worker shares. [`WorkerParts::start`] gives a worker its
-//! engine's batching service, the `requests/` and `rejects/` sinks, the input the sources
-//! feed and the probes; the protocol (`items`, `coverage`, `dialogue`) builds its own stages
-//! and datasets in one dataflow and ends it with [`sink_records`] (its records, the exchanges
-//! and the rejects to their datasets); then [`finish`] runs [`drive`] — feed the sources in
-//! epochs with backpressure, commit Kafka offsets of epochs whose outputs are durable, stop on
-//! Ctrl-C, drain — and adds the worker's engine counters to the run's.
+//! engine's batching service, the `requests/`, `rejects/` and `prompts/` sinks, the input the
+//! sources feed and the probes; the protocol (`items`, `coverage`, `dialogue`) builds its own
+//! stages and datasets in one dataflow and ends it with [`sink_records`] (its records, the
+//! exchanges, their prompts and the rejects to their datasets); then [`finish`] runs
+//! [`drive`] — feed the sources in epochs with backpressure, commit Kafka offsets of epochs
+//! whose outputs are durable, stop on Ctrl-C, drain — and adds the worker's engine counters
+//! to the run's.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -26,6 +27,7 @@ use c2s_model::InferenceService;
 use super::console::Console;
 use super::feed::Feeder;
 use super::outputs::{reject_sink, request_sink, DatasetSink};
+use super::prompts::{prompt_output, sink_prompts, PromptOutput};
 use super::shared::Shared;
 
 /// How often a sink checks whether its open part is due to roll.
@@ -46,6 +48,8 @@ pub(super) struct WorkerParts {
     pub processed: ProbeHandle<u64>,
     pub requests_out: DatasetSink<Exchange, RequestRow>,
     pub rejects_out: DatasetSink<Reject, RejectRow>,
+    /// The `prompts/` writer (`None` where no prompt is rendered: the simulated engine).
+    pub prompts_out: Option<PromptOutput>,
 }
 
 impl WorkerParts {
@@ -66,6 +70,16 @@ impl WorkerParts {
         Ok(WorkerParts {
             requests_out: request_sink(dir, index, cfg, &shared.resume, model)?,
             rejects_out: reject_sink(dir, index, cfg, &shared.resume, shared.counters.clone())?,
+            prompts_out: match &shared.prompts {
+                Some(recorder) => Some(prompt_output(
+                    dir,
+                    index,
+                    cfg,
+                    &shared.resume,
+                    recorder.clone(),
+                )?),
+                None => None,
+            },
             service,
             input: InputHandle::new(),
             durable: ProbeHandle::new(),
@@ -219,16 +233,18 @@ fn commit_durable(
 
 /// The end every protocol's dataflow shares. Its records (`name`: `trajectories`,
 /// `decisions`, `dialogue_turns`) and all its rejects count as processed once they exist (the
-/// feeding window, [`WorkerParts::processed`]); then they and the model exchanges go to their
-/// datasets. The returned stream's frontier passes a time once those three sinks have written
-/// it: the protocol adds its other datasets' sinks and probes durability.
+/// feeding window, [`WorkerParts::processed`]); then they, the model exchanges and the
+/// exchanges' prompts go to their datasets. The returned stream's frontier passes a time once
+/// those sinks have written it: the protocol adds its other datasets' sinks and probes
+/// durability.
 pub(super) fn sink_records<'s, D: Clone + 'static, S: RowSink<D>>(
     (records, records_out, name): (StreamVec<'s, u64, D>, S, &str),
     exchanges: StreamVec<'s, u64, Exchange>,
     rejects: StreamVec<'s, u64, Reject>,
-    (requests_out, rejects_out): (
+    (requests_out, rejects_out, prompts_out): (
         DatasetSink<Exchange, RequestRow>,
         DatasetSink<Reject, RejectRow>,
+        Option<PromptOutput>,
     ),
     processed: &ProbeHandle<u64>,
     writes: &Arc<WriteHealth>,
@@ -236,6 +252,7 @@ pub(super) fn sink_records<'s, D: Clone + 'static, S: RowSink<D>>(
     let records = records.probe_with(processed);
     let rejects = rejects.probe_with(processed);
     let written = sink(records, records_out, name, PART_CHECK, writes.clone());
+    let prompts = prompts_out.map(|out| sink_prompts(exchanges.clone(), out, writes));
     let requests = sink(
         exchanges,
         requests_out,
@@ -244,5 +261,9 @@ pub(super) fn sink_records<'s, D: Clone + 'static, S: RowSink<D>>(
         writes.clone(),
     );
     let rejects = sink(rejects, rejects_out, "rejects", PART_CHECK, writes.clone());
-    written.concat(requests).concat(rejects)
+    let written = written.concat(requests).concat(rejects);
+    match prompts {
+        Some(prompts) => written.concat(prompts),
+        None => written,
+    }
 }

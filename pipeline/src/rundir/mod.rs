@@ -2,8 +2,8 @@
 //! A run directory is `manifest.json` plus Parquet datasets (`c2s_sinks`); the readers here
 //! turn them into records and recomputed statistics for every protocol, and serve the CLI's
 //! offline commands (`stats`, `contrasts`, `dialogue`, `coverage`, `bank incorrect-plans`'s
-//! observed selections), the report, the exhibits, resume (`run/outputs.rs`) and the live
-//! monitor. The CLI modules only parse arguments and
+//! observed selections, `show`'s one request), the report, the exhibits, resume
+//! (`run/outputs.rs`) and the live monitor. The CLI modules only parse arguments and
 //! print.
 
 pub mod contrasts;
@@ -12,6 +12,7 @@ pub mod dialogue;
 pub mod paired;
 pub mod plans;
 pub mod recorded;
+pub mod request;
 
 pub use contrasts::{declared, tables_of};
 pub use coverage::{

@@ -551,4 +551,8 @@ impl Backend for LiveMonitor {
             Err("starting: loading the model".into())
         }
     }
+
+    fn run_dirs(&self) -> Vec<std::path::PathBuf> {
+        vec![self.shared.run_dir.clone()]
+    }
 }

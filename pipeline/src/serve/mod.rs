@@ -9,7 +9,12 @@
 //!   --json` prints;
 //! - `GET /api/figures`: the latest snapshot's figures as SVG, drawn by the report's figure
 //!   code;
-//! - `GET /healthz`, `GET /readyz`: for orchestrators.
+//! - `GET /healthz`, `GET /readyz`: for orchestrators;
+//! - `GET /request/ID` (a page) and `GET /api/request/ID` (JSON): one request of the run, as
+//!   `choice2seq show RUN ID` prints it — the prompt the model read (`prompts/`), the options
+//!   with their token ids, the answer (a 404 for an unknown id). The page's "Open a request"
+//!   box leads there. These read the run directory's `requests/` and `prompts/` parts (only
+//!   complete ones, on a blocking thread); the id is a key looked up in them, never a path.
 //!
 //! Nothing is writable and no path maps to a file: any other path is a 404 (whatever the
 //! method), another method on a known path a 405, request headers over 16 KiB a 431 (hyper's
@@ -30,7 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -62,6 +67,8 @@ pub trait Backend: Send + Sync + 'static {
     fn healthy(&self) -> Result<(), String>;
     /// `Err(why)` while the run cannot be watched yet (the model is loading).
     fn ready(&self) -> Result<(), String>;
+    /// The run directories served (where `/request/ID` looks).
+    fn run_dirs(&self) -> Vec<std::path::PathBuf>;
 }
 
 type Shared = Arc<dyn Backend>;
@@ -105,6 +112,8 @@ pub fn router(backend: Shared) -> Router {
         .route("/api/figures", get(figure_list))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/request/{*id}", get(request_page))
+        .route("/api/request/{*id}", get(request_json))
         .fallback(not_found)
         .with_state(backend)
 }
@@ -221,6 +230,78 @@ async fn readyz(State(b): State<Shared>) -> Response {
         Ok(()) => respond(StatusCode::OK, TEXT, "ready\n"),
         Err(why) => respond(StatusCode::SERVICE_UNAVAILABLE, TEXT, format!("{why}\n")),
     }
+}
+
+/// Request `id` of the served runs, read on a blocking thread; an unknown id is a 404.
+async fn lookup(
+    b: Shared,
+    id: String,
+    content_type: &'static str,
+) -> Result<crate::rundir::request::RequestView, Response> {
+    use crate::rundir::request::{find_in, LookupError};
+    let dirs = b.run_dirs();
+    let failed = |status: StatusCode, message: String| {
+        let body = if content_type == JSON {
+            serde_json::json!({ "error": message }).to_string()
+        } else {
+            format!("{message}\n")
+        };
+        respond(status, content_type, body)
+    };
+    match tokio::task::spawn_blocking(move || find_in(&dirs, &id)).await {
+        Ok(Ok(view)) => Ok(view),
+        Ok(Err(e @ (LookupError::NoRun(_) | LookupError::NoRequest { .. }))) => {
+            Err(failed(StatusCode::NOT_FOUND, e.to_string()))
+        }
+        Ok(Err(e)) => Err(failed(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+        Err(e) => Err(failed(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+    }
+}
+
+async fn request_json(State(b): State<Shared>, Path(id): Path<String>) -> Response {
+    match lookup(b, id, JSON).await {
+        Ok(v) => respond(
+            StatusCode::OK,
+            JSON,
+            crate::rundir::request::view_json(&v).to_string(),
+        ),
+        Err(r) => r,
+    }
+}
+
+async fn request_page(State(b): State<Shared>, Path(id): Path<String>) -> Response {
+    use crate::report::doc::html_escape;
+    const HTML: &str = "text/html; charset=utf-8";
+    match lookup(b, id.clone(), TEXT).await {
+        Ok(v) => respond(
+            StatusCode::OK,
+            HTML,
+            format!(
+                "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+                 <title>request {id}</title><link rel=\"stylesheet\" href=\"/style.css\">\
+                 </head><body><header><h1>Request</h1> <a href=\"/\">the live page</a> \
+                 <a href=\"/api/request/{path}\">JSON</a></header><main>\
+                 <pre id=\"request\">{text}</pre></main></body></html>\n",
+                id = html_escape(&id),
+                path = html_escape(&path_escape(&id)),
+                text = html_escape(&crate::rundir::request::view_text(&v)),
+            ),
+        ),
+        Err(r) => r,
+    }
+}
+
+/// `id` as a URL path: bytes other than unreserved characters, `/` and `:` percent-encoded.
+fn path_escape(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 async fn not_found() -> Response {

@@ -369,6 +369,10 @@ impl Backend for DirectoryView {
     fn ready(&self) -> Result<(), String> {
         Ok(())
     }
+
+    fn run_dirs(&self) -> Vec<PathBuf> {
+        self.dirs.clone()
+    }
 }
 
 pub fn execute(args: ViewArgs) -> anyhow::Result<ExitCode> {

@@ -203,4 +203,11 @@ async function poll() {
   setTimeout(poll, POLL_MS);
 }
 
+// "Open a request": /request/ID, each path segment of the id encoded.
+document.getElementById("request-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const id = document.getElementById("request-id").value.trim();
+  if (id) window.location.href = "/request/" + id.split("/").map(encodeURIComponent).join("/");
+});
+
 poll();
