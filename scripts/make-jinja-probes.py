@@ -24,7 +24,6 @@ Usage (no torch needed):
 """
 
 import argparse
-import datetime as _dt
 import json
 import platform
 import sys
@@ -34,37 +33,10 @@ from pathlib import Path
 import jinja2
 import transformers
 import transformers.utils.chat_template_utils as ctu
+from pinned_clock import FIXED_NOW, pin_clock
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "model" / "tests" / "fixtures" / "jinja_probes"
-FIXED_NOW = _dt.datetime(2026, 7, 26, 10, 30, 0)
-
-
-class _FixedDatetime(_dt.datetime):
-    """A datetime whose now() is FIXED_NOW; everything else is the real class."""
-
-    @classmethod
-    def now(cls, tz=None):
-        if tz is not None:
-            return FIXED_NOW.replace(tzinfo=tz)
-        return FIXED_NOW
-
-
-def pin_clock():
-    # chat_template_utils does `from datetime import datetime` and strftime_now calls
-    # `datetime.now()`, which resolves the module global at call time.
-    if not hasattr(ctu, "datetime"):
-        sys.exit("transformers.utils.chat_template_utils has no module-level `datetime` to patch")
-    ctu.datetime = _FixedDatetime
-    # The compiler is lru_cached; clear it so no template compiled before the patch survives.
-    compile_fn = getattr(ctu, "_compile_jinja_template", None)
-    if compile_fn is None:
-        sys.exit("transformers.utils.chat_template_utils has no _compile_jinja_template")
-    if hasattr(compile_fn, "cache_clear"):
-        compile_fn.cache_clear()
-    return compile_fn
-
-
 def load_probes():
     probes = json.loads((FIXTURES / "probes.json").read_text(encoding="utf-8"))
     seen = set()
@@ -97,7 +69,7 @@ def run_probe(compile_fn, probe):
 
 
 def build():
-    compile_fn = pin_clock()
+    compile_fn = pin_clock(ctu)
     cases = [run_probe(compile_fn, probe) for probe in load_probes()]
     return {
         "generator": "scripts/make-jinja-probes.py",

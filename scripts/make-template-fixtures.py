@@ -17,7 +17,6 @@ Usage (no torch needed):
 """
 
 import argparse
-import datetime as _dt
 import hashlib
 import inspect
 import json
@@ -28,34 +27,10 @@ from pathlib import Path
 import jinja2
 import transformers
 import transformers.utils.chat_template_utils as ctu
+from pinned_clock import FIXED_NOW, pin_clock
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "model" / "tests" / "fixtures" / "chat_templates"
-FIXED_NOW = _dt.datetime(2026, 7, 26, 10, 30, 0)
-
-
-class _FixedDatetime(_dt.datetime):
-    """A datetime whose now() is FIXED_NOW; everything else is the real class."""
-
-    @classmethod
-    def now(cls, tz=None):
-        if tz is not None:
-            return FIXED_NOW.replace(tzinfo=tz)
-        return FIXED_NOW
-
-
-def pin_clock():
-    # chat_template_utils does `from datetime import datetime` and strftime_now calls
-    # `datetime.now()`, which resolves the module global at call time.
-    if not hasattr(ctu, "datetime"):
-        sys.exit("transformers.utils.chat_template_utils has no module-level `datetime` to patch")
-    ctu.datetime = _FixedDatetime
-    # The compiler is lru_cached; clear it so no template compiled before the patch survives.
-    compile_fn = getattr(ctu, "_compile_jinja_template", None)
-    if compile_fn is not None and hasattr(compile_fn, "cache_clear"):
-        compile_fn.cache_clear()
-
-
 USER_UNICODE = (
     " \n  café – naïve “quotes” 日本語\t(tab)\n"
     'He said "hello" and wrote C:\\temp\\new and a \\n that is not a newline.\n'
@@ -124,7 +99,7 @@ def render(template, messages, kwargs):
 
 
 def build():
-    pin_clock()
+    pin_clock(ctu)
     sig = inspect.signature(ctu.render_jinja_template)
     for name in ("conversations", "chat_template", "add_generation_prompt"):
         if name not in sig.parameters:

@@ -28,6 +28,10 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
         "minijinja's grammar has no unary `+` (a syntax error)",
     ),
     (
+        "op.mul.str_negative",
+        "minijinja refuses `'ab' * -1` (Python gives '')",
+    ),
+    (
         "op.and.values",
         "minijinja's `and`/`or` of constants give booleans, not an operand",
     ),

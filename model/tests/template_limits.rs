@@ -164,7 +164,7 @@ fn huge_repetitions_and_ranges_are_refused() {
     let e = refusal("{{ 'a' * 10**9 }}");
     assert!(e.contains("repeated string is too large"), "{e}");
     let e = refusal("{% for i in range(10**9) %}{% endfor %}");
-    assert!(e.contains("range has too many elements"), "{e}");
+    assert!(e.contains("Range too big"), "{e}");
     // A repeated list is lazy; walking it runs out of fuel.
     let e = refusal("{% for x in [1] * 10**12 %}{% endfor %}");
     assert!(e.contains("instructions"), "{e}");

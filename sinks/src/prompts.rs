@@ -18,10 +18,12 @@ use crate::error::{RowError, SinkError};
 use crate::row::Row;
 
 /// Who turned a prompt's messages into the text the model read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Rendering {
     /// This process, with the model's chat template (`ModelTokenizer::render_prompt`):
     /// `prompt` is the exact text the engine tokenized.
+    #[default]
     ChatTemplate,
     /// A served model's server (the `openai` engine's chat endpoint): the messages were sent
     /// and the server applied its own template; the text is unknown here.
@@ -50,8 +52,8 @@ pub struct PromptRow {
     /// [`Request::prompt_sha256`](c2s_records::Request::prompt_sha256): the key, shared with
     /// the request rows of this prompt.
     pub prompt_sha256: String,
-    /// [`Rendering::as_str`].
-    pub rendering: String,
+    /// Who rendered it (the column holds [`Rendering::as_str`]).
+    pub rendering: Rendering,
     /// The rendered text (chat template output, then the assistant prefix); null when the
     /// server rendered it.
     pub prompt: Option<String>,
@@ -66,7 +68,7 @@ impl PromptRow {
     pub fn rendered(prompt_sha256: impl Into<String>, text: String, n_tokens: u32) -> PromptRow {
         PromptRow {
             prompt_sha256: prompt_sha256.into(),
-            rendering: Rendering::ChatTemplate.as_str().into(),
+            rendering: Rendering::ChatTemplate,
             text_sha256: Some(text_sha256(&text)),
             prompt: Some(text),
             n_tokens: Some(n_tokens),
@@ -77,7 +79,7 @@ impl PromptRow {
     pub fn by_server(prompt_sha256: impl Into<String>) -> PromptRow {
         PromptRow {
             prompt_sha256: prompt_sha256.into(),
-            rendering: Rendering::Server.as_str().into(),
+            rendering: Rendering::Server,
             ..PromptRow::default()
         }
     }
@@ -122,15 +124,20 @@ impl Row for PromptRow {
         let mut prompt = c.opt_utf8("prompt")?.into_iter();
         let mut text_sha256 = c.opt_utf8("text_sha256")?.into_iter();
         let mut n_tokens = c.opt_u32("n_tokens")?.into_iter();
-        Ok((0..c.len())
-            .map(|_| PromptRow {
-                prompt_sha256: next(&mut prompt_sha256),
-                rendering: next(&mut rendering),
-                prompt: next(&mut prompt),
-                text_sha256: next(&mut text_sha256),
-                n_tokens: next(&mut n_tokens),
+        (0..c.len())
+            .map(|_| {
+                let name: String = next(&mut rendering);
+                Ok(PromptRow {
+                    prompt_sha256: next(&mut prompt_sha256),
+                    rendering: Rendering::parse(&name).ok_or_else(|| {
+                        RowError::new("rendering", format!("unknown value `{name}`"))
+                    })?,
+                    prompt: next(&mut prompt),
+                    text_sha256: next(&mut text_sha256),
+                    n_tokens: next(&mut n_tokens),
+                })
             })
-            .collect())
+            .collect()
     }
 }
 
@@ -183,7 +190,7 @@ mod tests {
     #[test]
     fn constructors_fill_the_columns() {
         let r = rows();
-        assert_eq!(r[0].rendering, "chat_template");
+        assert_eq!(r[0].rendering, Rendering::ChatTemplate);
         assert_eq!(
             r[0].text_sha256.as_deref(),
             Some(text_sha256(r[0].prompt.as_deref().unwrap()).as_str())
@@ -192,7 +199,7 @@ mod tests {
             text_sha256(""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
-        assert_eq!(r[1].rendering, "server");
+        assert_eq!(r[1].rendering, Rendering::Server);
         assert_eq!(
             (&r[1].prompt, &r[1].text_sha256, r[1].n_tokens),
             (&None, &None, None)

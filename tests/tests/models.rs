@@ -104,6 +104,54 @@ fn qwen3_directory_with_the_official_template_runs_the_quickstart_config() {
     assert_eq!(manifest(&run_dir)["chat_template_time"], time);
 }
 
+/// Qwen3-Coder's and NVIDIA Nemotron 3 Nano's official templates (both test
+/// `tools is iterable and tools | length > 0`, which minijinja alone fails on `tools=None`)
+/// run the quickstart config on the tiny Qwen3 checkpoint with every request answered, and
+/// every request's rendered prompt reads back from `prompts/` in the template's layout (the
+/// renderings themselves are checked against transformers' in `model/tests/chat_templates.rs`).
+#[test]
+fn qwen3_coder_and_nemotron3_templates_run_the_quickstart_config() {
+    for family in ["qwen3-coder", "nemotron-3-nano"] {
+        let dir = tempfile::tempdir().unwrap();
+        let template =
+            std::fs::read_to_string(fixtures().join(format!("chat_templates/{family}.jinja")))
+                .unwrap();
+        let model = qwen3_dir(dir.path(), &template);
+        let cfg = quickstart_on(dir.path(), &model);
+        let run_dir = dir.path().join("run");
+        run_ok(&cfg, &run_dir);
+        assert!(
+            read_rejects(&run_dir.join("rejects")).unwrap().is_empty(),
+            "{family}"
+        );
+        let trajectories = read_trajectories(&run_dir.join("trajectories")).unwrap();
+        assert_eq!(trajectories.len(), 192, "{family}: 96 items × 2 arms");
+        let requests = read_requests(&run_dir.join("requests")).unwrap();
+        let prompts = c2s_sinks::read_prompts(&run_dir.join("prompts")).unwrap();
+        let by_key: std::collections::BTreeMap<&str, &c2s_sinks::PromptRow> = prompts
+            .iter()
+            .map(|p| (p.prompt_sha256.as_str(), p))
+            .collect();
+        for r in &requests {
+            assert!(
+                r.error.is_none(),
+                "{family} {}: {:?}",
+                r.request_id,
+                r.error
+            );
+            let prompt = by_key
+                .get(r.prompt_sha256.as_str())
+                .and_then(|p| p.prompt.as_deref())
+                .unwrap_or_else(|| panic!("{family} {}: no prompt", r.request_id));
+            // The official layout around the request's own text.
+            assert!(
+                prompt.starts_with("<|im_start|>") && prompt.contains("<|im_start|>assistant\n"),
+                "{family}: {prompt:?}"
+            );
+        }
+    }
+}
+
 /// Llama-3.2 beside Qwen: a llama checkpoint with `llama3` RoPE scaling and Llama-3.2's
 /// official template (which puts `strftime_now`'s date into its system header) runs on the
 /// prefix engine and through mistral.rs (native, f32) with the same prompts and scores.
@@ -165,10 +213,10 @@ fn llama32_directory_runs_on_both_engines_with_the_same_scores() {
 #[test]
 fn a_template_that_cannot_render_stops_the_run_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
-    // `zfill` is a Python string method that neither minijinja nor its pycompat layer has.
+    // `rjustify` is no string method (Python's is `rjust`): transformers fails on it too.
     let model = qwen3_dir(
         dir.path(),
-        "{% for m in messages %}{{ m.role }}: {{ m.content.zfill(3) }}\n{% endfor %}",
+        "{% for m in messages %}{{ m.role }}: {{ m.content.rjustify(3) }}\n{% endfor %}",
     );
     let cfg = quickstart_on(dir.path(), &model);
     let run_dir = dir.path().join("run");
@@ -176,7 +224,7 @@ fn a_template_that_cannot_render_stops_the_run_before_any_work() {
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(
-        stderr.contains("cannot render a user message") && stderr.contains("zfill"),
+        stderr.contains("cannot render a user message") && stderr.contains("rjustify"),
         "{stderr}"
     );
     assert!(

@@ -170,7 +170,7 @@ fn every_request_prompt_reads_back_equals_model_render_and_show_prints_it() {
     let mut rendered: BTreeSet<&String> = BTreeSet::new();
     for r in &requests {
         let p = &prompts[&r.prompt_sha256];
-        assert_eq!(p.rendering, "chat_template");
+        assert_eq!(p.rendering, c2s_sinks::Rendering::ChatTemplate);
         let text = p.prompt.as_deref().expect("rendered here");
         assert_eq!(
             p.n_tokens,

@@ -147,7 +147,7 @@ pub fn view_json(v: &RequestView) -> Value {
         "user": r.user,
         "assistant_prefix": r.assistant_prefix,
         "prompt": v.prompt.as_ref().map(|p| json!({
-            "rendering": p.rendering,
+            "rendering": p.rendering.as_str(),
             "text": p.prompt,
             "text_sha256": p.text_sha256,
             "n_tokens": p.n_tokens,
@@ -195,8 +195,8 @@ pub fn view_text(v: &RequestView) -> String {
             let _ = writeln!(s, "----- end of prompt -----");
         }
         other => {
-            let why = match other.as_ref().map(|p| Rendering::parse(&p.rendering)) {
-                Some(Some(Rendering::Server)) => {
+            let why = match other.as_ref().map(|p| p.rendering) {
+                Some(Rendering::Server) => {
                     "the server rendered these messages with its own chat template"
                 }
                 _ => {

@@ -5,7 +5,7 @@
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 
-use super::values::{py_float, py_repr, py_str, Tuple};
+use super::values::{py_float, py_repr, py_str, Num, Tuple};
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())
@@ -77,21 +77,6 @@ fn parse_spec(spec: &str) -> Result<Spec, Error> {
     Ok(s)
 }
 
-/// A number as Python sees it.
-enum Num {
-    Int(i128),
-    Float(f64),
-}
-
-fn as_num(v: &Value) -> Option<Num> {
-    match v.kind() {
-        ValueKind::Bool => Some(Num::Int(i128::from(v.is_true()))),
-        ValueKind::Number if v.is_integer() => i128::try_from(v.clone()).ok().map(Num::Int),
-        ValueKind::Number => f64::try_from(v.clone()).ok().map(Num::Float),
-        _ => None,
-    }
-}
-
 fn group_digits(int_digits: &str, sep: char) -> String {
     let n = int_digits.len();
     let mut out = String::new();
@@ -156,7 +141,7 @@ fn general_text(x: f64, precision: usize, upper: bool, alternate: bool) -> Strin
 
 /// Apply `spec` to `value` as Python's `format(value, spec)` does.
 fn format_value(value: &Value, spec: &Spec, printf: bool) -> Result<String, Error> {
-    let num = as_num(value);
+    let num = Num::of(value);
     let kind = spec.kind;
     let (sign_src, body): (bool, String) = match (kind, &num) {
         (None | Some('s'), _)
@@ -211,8 +196,7 @@ fn format_value(value: &Value, spec: &Spec, printf: bool) -> Result<String, Erro
         }
         (Some(k @ ('f' | 'F' | 'e' | 'E' | 'g' | 'G' | '%')), Some(n)) => {
             let x = match n {
-                Num::Int(i) => *i as f64,
-                Num::Float(x) => *x,
+                n => n.as_f64(),
             };
             let p = spec.precision.unwrap_or(6);
             let a = x.abs();
@@ -522,7 +506,7 @@ pub fn percent_format(template: &str, values: &Value) -> Result<String, Error> {
         if matches!(
             kind,
             'd' | 'i' | 'u' | 'x' | 'X' | 'o' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G'
-        ) && as_num(&value).is_none()
+        ) && Num::of(&value).is_none()
         {
             return Err(invalid(format!(
                 "%{kind} format: a real number is required, not {}",
@@ -530,7 +514,7 @@ pub fn percent_format(template: &str, values: &Value) -> Result<String, Error> {
             )));
         }
         let value = if matches!(kind, 'x' | 'X' | 'o') {
-            match as_num(&value) {
+            match Num::of(&value) {
                 Some(Num::Float(_)) => {
                     return Err(invalid(format!(
                         "%{kind} format: an integer is required, not float"

@@ -1,15 +1,17 @@
-//! Python's binary operators, called where the template wrote `%`, `~`, `+`, `*`, `/`, `//`
-//! and `**` ([`rewrite`](super::rewrite)): integers stay integers (`7 // -2` is -4, `-7 % 3`
-//! is 2, `2 ** -1` is 0.5), division by zero fails, `'%s' % x` is printf formatting,
-//! `~` joins `str()`s, `'ab' * -1` is empty, a tuple adds only to a tuple, and a safe string
-//! (MarkupSafe's `Markup`) escapes the plain text added to it.
+//! Python's binary operators, called where the template wrote `%`, `~`, `+`, `/`, `//` and
+//! `**` ([`rewrite`](super::rewrite)): integers stay integers (`7 // -2` is -4, `-7 % 3` is
+//! 2, `2 ** -1` is 0.5), division by zero fails, `'%s' % x` is printf formatting, `~` joins
+//! `str()`s, a tuple adds only to a tuple, and a safe string (MarkupSafe's `Markup`) escapes
+//! the plain text added to it. `*` stays minijinja's (the same products and repetitions,
+//! folded while compiling and within its size limits; only a negative count differs: Python
+//! gives an empty string, minijinja refuses).
 
 use minijinja::value::{Rest, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
 
 use super::format::percent_format;
 use super::strings::markup_escape;
-use super::values::{py_str, tuple, Tuple};
+use super::values::{py_str, tuple, Num, Tuple};
 
 /// Register the operator functions the rewritten source calls.
 pub fn install(env: &mut Environment<'static>) {
@@ -18,7 +20,6 @@ pub fn install(env: &mut Environment<'static>) {
         Value::from(format!("{}{}", py_str(&a), py_str(&b)))
     });
     env.add_function("__py_add", py_add);
-    env.add_function("__py_mul", py_mul);
     env.add_function("__py_div", py_div);
     env.add_function("__py_floordiv", py_floordiv);
     env.add_function("__py_pow", py_pow);
@@ -56,29 +57,6 @@ fn is_tuple(v: &Value) -> bool {
     v.downcast_object_ref::<Tuple>().is_some()
 }
 
-/// A Python number: booleans are 0 and 1.
-#[derive(Clone, Copy)]
-enum Num {
-    Int(i128),
-    Float(f64),
-}
-
-fn num(v: &Value) -> Option<Num> {
-    match v.kind() {
-        ValueKind::Bool => Some(Num::Int(i128::from(v.is_true()))),
-        ValueKind::Number if v.is_integer() => i128::try_from(v.clone()).ok().map(Num::Int),
-        ValueKind::Number => f64::try_from(v.clone()).ok().map(Num::Float),
-        _ => None,
-    }
-}
-
-fn float(n: Num) -> f64 {
-    match n {
-        Num::Int(i) => i as f64,
-        Num::Float(x) => x,
-    }
-}
-
 fn overflow() -> Error {
     type_error("integer overflow")
 }
@@ -93,7 +71,7 @@ fn arith(
 ) -> Result<Value, Error> {
     match (a, b) {
         (Num::Int(x), Num::Int(y)) => int_op(x, y).map(Value::from).ok_or_else(overflow),
-        _ => Ok(Value::from(float_op(float(a), float(b)))),
+        _ => Ok(Value::from(float_op(a.as_f64(), b.as_f64()))),
     }
 }
 
@@ -102,8 +80,8 @@ fn concat_seq(a: &Value, b: &Value) -> Result<Vec<Value>, Error> {
 }
 
 /// `a + b`.
-fn py_add(a: Value, b: Value) -> Result<Value, Error> {
-    if let (Some(x), Some(y)) = (num(&a), num(&b)) {
+pub fn py_add(a: Value, b: Value) -> Result<Value, Error> {
+    if let (Some(x), Some(y)) = (Num::of(&a), Num::of(&b)) {
         return arith(x, y, i128::checked_add, |x, y| x + y);
     }
     match (a.kind(), b.kind()) {
@@ -138,51 +116,15 @@ fn py_add(a: Value, b: Value) -> Result<Value, Error> {
     }
 }
 
-/// `a * b`: numbers, or a string/list/tuple repeated (none when the count is below 1).
-fn py_mul(a: Value, b: Value) -> Result<Value, Error> {
-    if let (Some(x), Some(y)) = (num(&a), num(&b)) {
-        return arith(x, y, i128::checked_mul, |x, y| x * y);
-    }
-    let (seq, count) = match (num(&a), num(&b)) {
-        (None, Some(Num::Int(n))) => (&a, n),
-        (Some(Num::Int(n)), None) => (&b, n),
-        _ => return Err(unsupported("*", &a, &b)),
-    };
-    let times = usize::try_from(count.max(0)).map_err(|_| overflow())?;
-    const MAX_REPEAT_ITEMS: usize = 1 << 24;
-    match seq.kind() {
-        ValueKind::String => {
-            let s = seq.as_str().unwrap_or_default();
-            if s.len().saturating_mul(times) > MAX_REPEAT_ITEMS {
-                return Err(type_error("the repeated string is too long"));
-            }
-            Ok(Value::from(s.repeat(times)))
-        }
-        ValueKind::Seq => {
-            let items: Vec<Value> = seq.try_iter()?.collect();
-            if items.len().saturating_mul(times) > MAX_REPEAT_ITEMS {
-                return Err(type_error("the repeated sequence is too long"));
-            }
-            let out: Vec<Value> = std::iter::repeat_n(items, times).flatten().collect();
-            Ok(if is_tuple(seq) {
-                tuple(out)
-            } else {
-                Value::from(out)
-            })
-        }
-        _ => Err(unsupported("*", &a, &b)),
-    }
-}
-
 fn numbers(op: &str, a: &Value, b: &Value) -> Result<(Num, Num), Error> {
-    match (num(a), num(b)) {
+    match (Num::of(a), Num::of(b)) {
         (Some(x), Some(y)) => Ok((x, y)),
         _ => Err(unsupported(op, a, b)),
     }
 }
 
 fn is_zero(n: Num) -> bool {
-    float(n) == 0.0
+    n.as_f64() == 0.0
 }
 
 /// `a / b`: always a float.
@@ -191,7 +133,7 @@ fn py_div(a: Value, b: Value) -> Result<Value, Error> {
     if is_zero(y) {
         return Err(type_error("division by zero"));
     }
-    Ok(Value::from(float(x) / float(y)))
+    Ok(Value::from(x.as_f64() / y.as_f64()))
 }
 
 /// `a // b`: floored.
@@ -266,10 +208,10 @@ fn py_pow(a: Value, b: Value) -> Result<Value, Error> {
             base.checked_pow(exp).map(Value::from).ok_or_else(overflow)
         }
         _ => {
-            if is_zero(x) && float(y) < 0.0 {
+            if is_zero(x) && y.as_f64() < 0.0 {
                 return Err(type_error("0.0 cannot be raised to a negative power"));
             }
-            Ok(Value::from(float(x).powf(float(y))))
+            Ok(Value::from(x.as_f64().powf(y.as_f64())))
         }
     }
 }

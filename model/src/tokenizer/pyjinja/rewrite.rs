@@ -1,6 +1,6 @@
 //! What minijinja's grammar decides differently from Jinja2, rewritten in the template's
 //! source before it compiles: the template is parsed (minijinja's own parser), and
-//! - the operators `%`, `~`, `+`, `*`, `/`, `//` and `**` become calls of Python's
+//! - the operators `%`, `~`, `+`, `/`, `//` and `**` become calls of Python's
 //!   operators ([`operators`](super::operators)): `'%s' % x` formats as Python formats,
 //!   `~` joins `str()`s, `Markup + str` escapes, `1 / 0` fails;
 //! - tuple literals `(1, 2)` (and a bare `a, b` value) become `__py_tuple(…)`, so they print
@@ -249,7 +249,6 @@ impl Walker<'_, '_> {
             BinOpKind::Rem => ("__py_mod", "%"),
             BinOpKind::Concat => ("__py_concat", "~"),
             BinOpKind::Add => ("__py_add", "+"),
-            BinOpKind::Mul => ("__py_mul", "*"),
             BinOpKind::Div => ("__py_div", "/"),
             BinOpKind::FloorDiv => ("__py_floordiv", "//"),
             BinOpKind::Pow => ("__py_pow", "**"),

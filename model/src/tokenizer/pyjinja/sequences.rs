@@ -191,7 +191,7 @@ pub fn max(
     min_or_max(value, (case_sensitive, attribute), kwargs, true)
 }
 
-/// `sum(attribute=None, start=0)`: Python's `sum` (numbers only; strings are refused).
+/// `sum(attribute=None, start=0)`: Python's `sum`, `start + item + …` with Python's `+`.
 pub fn sum(
     value: Value,
     attribute: Option<Value>,
@@ -210,43 +210,12 @@ pub fn sum(
             Some(a) => key_of(&item, &Some(a.clone()), true)?,
             None => item,
         };
-        let number = |v: &Value| matches!(v.kind(), ValueKind::Number | ValueKind::Bool);
-        if !number(&v) || !number(&total) {
-            return Err(invalid(format!(
-                "unsupported operand type(s) for +: {} and {}",
-                total.kind(),
-                v.kind()
-            )));
+        if total.kind() == ValueKind::String {
+            return Err(invalid("sum() can't sum strings"));
         }
-        total = add_numbers(&total, &v)?;
+        total = super::operators::py_add(total, v)?;
     }
     Ok(total)
-}
-
-/// Python's `+` of two numbers (booleans count as 0 and 1): integers stay integers.
-fn add_numbers(a: &Value, b: &Value) -> Result<Value, Error> {
-    let int = |v: &Value| -> Option<i128> {
-        if v.kind() == ValueKind::Bool {
-            Some(i128::from(v.is_true()))
-        } else if v.is_integer() {
-            i128::try_from(v.clone()).ok()
-        } else {
-            None
-        }
-    };
-    if let (Some(x), Some(y)) = (int(a), int(b)) {
-        return x
-            .checked_add(y)
-            .map(Value::from)
-            .ok_or_else(|| invalid("sum: integer overflow"));
-    }
-    let float = |v: &Value| -> Result<f64, Error> {
-        match int(v) {
-            Some(i) => Ok(i as f64),
-            None => f64::try_from(v.clone()),
-        }
-    };
-    Ok(Value::from(float(a)? + float(b)?))
 }
 
 /// `groupby(attribute, default=None, case_sensitive=False)`: `(grouper, list)` tuples of

@@ -197,6 +197,33 @@ pub fn py_repr_sorted(value: &Value) -> String {
     repr_with(value, true)
 }
 
+/// A Python number: an int (booleans are 0 and 1) or a float.
+#[derive(Debug, Clone, Copy)]
+pub enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    /// The number `v` is, if it is one.
+    pub fn of(v: &Value) -> Option<Num> {
+        match v.kind() {
+            ValueKind::Bool => Some(Num::Int(i128::from(v.is_true()))),
+            ValueKind::Number if v.is_integer() => i128::try_from(v.clone()).ok().map(Num::Int),
+            ValueKind::Number => f64::try_from(v.clone()).ok().map(Num::Float),
+            _ => None,
+        }
+    }
+
+    /// As a float (Python's `float(n)`).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(x) => x,
+        }
+    }
+}
+
 /// Python's `str(value)`: what `{{ value }}`, `|string` and `|join` write.
 pub fn py_str(value: &Value) -> String {
     match value.kind() {
