@@ -148,15 +148,15 @@ fn keep_safety(input: &Value, text: String) -> Value {
 /// Jinja2's `iterable`: `iter(value)` succeeds. Undefined is iterable (empty), None and
 /// numbers are not.
 fn is_iterable(v: Value) -> bool {
-    match v.kind() {
+    matches!(
+        v.kind(),
         ValueKind::Undefined
-        | ValueKind::String
-        | ValueKind::Bytes
-        | ValueKind::Seq
-        | ValueKind::Map
-        | ValueKind::Iterable => true,
-        _ => false,
-    }
+            | ValueKind::String
+            | ValueKind::Bytes
+            | ValueKind::Seq
+            | ValueKind::Map
+            | ValueKind::Iterable
+    )
 }
 
 /// Jinja2's `sequence`: `len(value)` and `value.__getitem__` exist: strings, lists, tuples,
@@ -287,7 +287,9 @@ fn parse_py_float(text: &str) -> Option<f64> {
     let clean: String = t.chars().filter(|c| *c != '_').collect();
     let body = clean.trim_start_matches(['+', '-']);
     let lower = body.to_ascii_lowercase();
-    if !(lower == "inf" || lower == "infinity" || lower == "nan")
+    if lower != "inf"
+        && lower != "infinity"
+        && lower != "nan"
         && !body
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
@@ -417,7 +419,7 @@ fn dictsort(
     };
     // Python's `sorted(reverse=True)` keeps equal keys in their order.
     if reverse.unwrap_or(false) {
-        pairs.sort_by(|a, b| key_of(b).cmp(&key_of(a)));
+        pairs.sort_by_key(|p| std::cmp::Reverse(key_of(p)));
     } else {
         pairs.sort_by_key(key_of);
     }

@@ -81,7 +81,7 @@ fn group_digits(int_digits: &str, sep: char) -> String {
     let n = int_digits.len();
     let mut out = String::new();
     for (i, c) in int_digits.chars().enumerate() {
-        if i > 0 && (n - i) % 3 == 0 {
+        if i > 0 && (n - i).is_multiple_of(3) {
             out.push(sep);
         }
         out.push(c);
@@ -195,9 +195,7 @@ fn format_value(value: &Value, spec: &Spec, printf: bool) -> Result<String, Erro
             (*i < 0, format!("{prefix}{digits}"))
         }
         (Some(k @ ('f' | 'F' | 'e' | 'E' | 'g' | 'G' | '%')), Some(n)) => {
-            let x = match n {
-                n => n.as_f64(),
-            };
+            let x = n.as_f64();
             let p = spec.precision.unwrap_or(6);
             let a = x.abs();
             let text = if !a.is_finite() {
@@ -548,12 +546,12 @@ mod tests {
                 "[{:>5}][{:.2f}][{!r}][{:05d}]",
                 vec![
                     Value::from("ab"),
-                    Value::from(3.14159),
+                    Value::from(2.71946),
                     Value::from("a"),
                     Value::from(42)
                 ]
             ),
-            "[   ab][3.14]['a'][00042]"
+            "[   ab][2.72]['a'][00042]"
         );
         assert_eq!(
             f("{}|{}", vec![Value::from(()), Value::from(1.0)]),
@@ -566,7 +564,7 @@ mod tests {
     #[test]
     fn percent_format_as_python() {
         let p = |t: &str, v: Value| percent_format(t, &v).unwrap();
-        assert_eq!(p("%05.2f|", Value::from(3.14159)), "03.14|");
+        assert_eq!(p("%05.2f|", Value::from(2.71946)), "02.72|");
         assert_eq!(p("%8.1f|", Value::from(-1.25)), "    -1.2|");
         assert_eq!(
             p("%s=%d", tuple(vec![Value::from("n"), Value::from(7)])),

@@ -38,16 +38,23 @@ use minijinja::{Environment, Error, ErrorKind};
 pub fn install(env: &mut Environment<'static>) {
     env.set_unknown_method_callback(methods::unknown_method_callback);
     env.set_formatter(|out, _state, value| {
-        write!(out, "{}", values::py_str(value))
-            .map_err(|_| Error::new(ErrorKind::WriteFailure, "cannot write the rendered prompt"))
+        // Strings (the common case) are written as they are, without a copy.
+        match value.as_str() {
+            Some(text) => out.write_str(text),
+            None => out.write_str(&values::py_str(value)),
+        }
+        .map_err(|_| Error::new(ErrorKind::WriteFailure, "cannot write the rendered prompt"))
     });
     filters::install(env);
     operators::install(env);
 }
 
+/// A call's positional arguments and its keyword arguments, in call order.
+pub type PyArgs = (Vec<Value>, Vec<(String, Value)>);
+
 /// A call's positional arguments and its keyword arguments (minijinja passes them as a last
 /// `Kwargs` value), for functions with Python's `*args, **kwargs`.
-pub fn split_args(args: &[Value]) -> Result<(Vec<Value>, Vec<(String, Value)>), Error> {
+pub fn split_args(args: &[Value]) -> Result<PyArgs, Error> {
     match args.split_last() {
         Some((last, rest)) if last.is_kwargs() => {
             let kwargs = Kwargs::try_from(last.clone())?;

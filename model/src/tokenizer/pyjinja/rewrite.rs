@@ -34,7 +34,7 @@ pub fn rewrite(source: &str) -> String {
         lstrip_blocks: true,
         trim_blocks: true,
     };
-    let Ok(ast) = parse(&source, "chat", SyntaxConfig::default(), ws) else {
+    let Ok(ast) = parse(&source, "chat", SyntaxConfig, ws) else {
         return source;
     };
     let mut edits = Vec::new();

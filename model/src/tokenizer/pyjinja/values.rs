@@ -124,6 +124,10 @@ pub struct PyRange {
 }
 
 impl PyRange {
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> usize {
         let span = if self.step > 0 {
             self.stop - self.start
