@@ -1,4 +1,4 @@
-//! `[inference]`: batching and flow control.
+//! `[inference]`: batching, flow control and how long a remote server's outage is waited for.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,11 @@ pub struct InferenceSection {
     pub dedup: bool,
     /// How the batching service drives an engine that can batch continuously.
     pub batching: Batching,
+    /// How long a remote server (`[model.openai]`) that cannot be reached — refused or reset
+    /// connections, timeouts, HTTP 408/429/502/503/504 — is waited for, with feeding paused,
+    /// before the run stops (exit 1, its directory resumable). Such faults are an outage, not
+    /// failed requests.
+    pub max_outage_seconds: f64,
 }
 
 /// `[inference] batching`: how requests reach an engine that batches continuously (the
@@ -52,6 +57,7 @@ impl Default for InferenceSection {
             max_active_items: 64,
             dedup: true,
             batching: Batching::Continuous,
+            max_outage_seconds: 900.0,
         }
     }
 }
@@ -67,6 +73,15 @@ impl InferenceSection {
             if v == 0 {
                 return Err((format!("inference.{field}"), "must be at least 1".into()));
             }
+        }
+        if !(self.max_outage_seconds.is_finite() && self.max_outage_seconds >= 0.0) {
+            return Err((
+                "inference.max_outage_seconds".into(),
+                format!(
+                    "must be a finite, non-negative number of seconds, got {}",
+                    self.max_outage_seconds
+                ),
+            ));
         }
         Ok(())
     }

@@ -157,6 +157,11 @@ fn bad_values_name_the_field() {
     assert_eq!(e.field, "comparisons[0].serial");
     let e = error_of(&format!("{MINIMAL}\n[inference]\nmax_batch = 0\n"));
     assert_eq!(e.field, "inference.max_batch");
+    let e = error_of(&format!(
+        "{MINIMAL}\n[inference]\nmax_outage_seconds = -1\n"
+    ));
+    assert_eq!(e.field, "inference.max_outage_seconds");
+    assert!(e.message.contains("non-negative"), "{e}");
     let e = error_of("[model\n");
     assert_eq!(e.line, Some(1));
     let e = error_of(&MINIMAL.replace(

@@ -18,6 +18,10 @@ pub enum EngineError {
     Request(String),
     #[error("the inference engine stopped")]
     Stopped,
+    /// A remote server could not be reached for longer than the run waits
+    /// (`[inference] max_outage_seconds`): no failure of the model.
+    #[error(transparent)]
+    Outage(#[from] crate::outage::OutageExceeded),
 }
 
 impl EngineError {

@@ -21,6 +21,7 @@ pub mod error;
 pub mod hub;
 pub mod identity;
 pub mod model_files;
+pub mod outage;
 pub mod service;
 pub mod tokenizer;
 
@@ -41,6 +42,7 @@ pub use engines::simulated::SimulatedEngine;
 pub use error::EngineError;
 pub use identity::{load_tokenizer, model_identity};
 pub use model_files::check_model_files;
+pub use outage::{Outage, OutageExceeded, OutageWatch};
 pub use service::{AnswerTally, InferenceService, ServiceConfig, TallyCounts};
 pub use tokenizer::render_budget::RenderBudgetAlloc;
 pub use tokenizer::template::{ChatTemplate, TemplateTime};

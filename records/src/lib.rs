@@ -37,7 +37,7 @@ pub use item::{
 pub use metric::{comparison_label, FamilyScope, MetricRow};
 pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
 pub use request::{
-    Answer, Decoding, FinishReason, OptionLogprobs, Request, RequestOption, Response,
+    Answer, Decoding, FinishReason, OptionLogprobs, Outage, Request, RequestOption, Response,
     BUDGET_CHARACTER, BUDGET_DIALOGUE, BUDGET_STRING,
 };
 pub use trajectory::{

@@ -187,3 +187,20 @@ pub struct Response {
     #[serde(default)]
     pub cached: bool,
 }
+
+/// An outage of a remote server that a run waited for (`[inference] max_outage_seconds`),
+/// from the first fault to the first answer after it: recorded in the run's status, never
+/// counted as failed requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outage {
+    /// When the first fault was met (ms since the Unix epoch).
+    pub started_ms: u64,
+    /// How long the server could not be reached (so far, for one still on).
+    pub seconds: f64,
+    /// The first fault, e.g. `http://…/v1/completions: cannot connect: …`.
+    pub cause: String,
+    /// Attempts that met a fault while it lasted.
+    pub faults: u64,
+    /// The server answered again (false: still on, or the run gave up).
+    pub recovered: bool,
+}

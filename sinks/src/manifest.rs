@@ -157,6 +157,10 @@ pub struct RunStatus {
     pub most_common_error: Option<String>,
     #[serde(default)]
     pub most_common_error_count: u64,
+    /// Outages of a remote server this process waited for (`[inference]
+    /// max_outage_seconds`), in order; the last one is still on while `state` is running.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<c2s_records::Outage>,
     /// When the status was written (ms since the Unix epoch).
     pub at_ms: u64,
 }
@@ -174,6 +178,7 @@ impl RunStatus {
             completed: 0,
             most_common_error: None,
             most_common_error_count: 0,
+            outages: Vec::new(),
             at_ms: now_ms(),
         }
     }

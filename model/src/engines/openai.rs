@@ -29,9 +29,11 @@ mod wire;
 #[cfg(test)]
 use client::CallError;
 use client::Client;
+#[cfg(test)]
+use client::{parse_retry_after, CallFailure};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -44,6 +46,7 @@ use crate::engine::{
     PromptSpec, ScoreJob, ScoreOutput,
 };
 use crate::error::EngineError;
+use crate::outage::OutageWatch;
 use crate::tokenizer::ModelTokenizer;
 
 /// Engine name prefix in identities: `openai/<server>`.
@@ -105,6 +108,9 @@ pub struct OpenAiSettings {
     pub max_response_bytes: u64,
     /// Accept any TLS certificate. Off unless set explicitly; [`probe`] warns when it is on.
     pub insecure_skip_verify: bool,
+    /// The run's outage watch: an unreachable server is waited for, not a failed request
+    /// (`None`: such faults are retried `max_retries` times, as for the probe).
+    pub outages: Option<Arc<OutageWatch>>,
 }
 
 /// The default of [`OpenAiSettings::max_response_bytes`]: 16 MiB, far above any answer of a
@@ -126,6 +132,7 @@ impl Default for OpenAiSettings {
             chat_template_kwargs: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             insecure_skip_verify: false,
+            outages: None,
         }
     }
 }
@@ -203,6 +210,12 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
             settings.base_url
         );
     }
+    // The probe runs before any work: an unreachable server is an error there, not an
+    // outage to wait for.
+    let settings = &OpenAiSettings {
+        outages: None,
+        ..settings.clone()
+    };
     let client = Client::new(settings)?;
     let models = client
         .get::<wire::ModelList>("models")
@@ -389,7 +402,7 @@ impl OpenAiEngine {
         let answer = self
             .client
             .post::<wire::CompletionResponse>("completions", &body)
-            .map_err(EngineError::Request)?;
+            .map_err(EngineError::from)?;
         let choice_logprobs = answer.body.logprobs();
         let logprobs = choice_logprobs
             .and_then(|lp| lp.token_logprobs.as_deref())
@@ -489,7 +502,7 @@ impl OpenAiEngine {
         let answer = self
             .client
             .post::<wire::CompletionResponse>("completions", &body)
-            .map_err(EngineError::Request)?;
+            .map_err(EngineError::from)?;
         let server_prompt = answer
             .body
             .usage
@@ -527,7 +540,7 @@ impl OpenAiEngine {
             let answer = self
                 .client
                 .post::<wire::CompletionResponse>("completions", &body)
-                .map_err(EngineError::Request)?;
+                .map_err(EngineError::from)?;
             let choice = answer.body.choices.first();
             let text = choice
                 .and_then(|c| c.text.clone())
@@ -552,7 +565,7 @@ impl OpenAiEngine {
             let answer = self
                 .client
                 .post::<wire::ChatResponse>("chat/completions", &body)
-                .map_err(EngineError::Request)?;
+                .map_err(EngineError::from)?;
             let choice = answer.body.choices.first();
             let text = choice
                 .and_then(|c| c.message.as_ref()?.content.clone())

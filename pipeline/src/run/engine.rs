@@ -7,18 +7,21 @@ use anyhow::Context;
 
 use c2s_config::{EngineKind, RunConfig};
 use c2s_model::{
-    Engine, InferenceService, ModelIdentity, PrefixEngine, PrefixEngineConfig, ServiceConfig,
-    SimulatedEngine, TemplateTime,
+    Engine, InferenceService, ModelIdentity, OutageWatch, PrefixEngine, PrefixEngineConfig,
+    ServiceConfig, SimulatedEngine, TemplateTime,
 };
 use c2s_records::{Evidence, Request};
 
 /// Load the configured engine (each timely worker owns one). `identity` is the model's
 /// identity as computed once for the manifest, so no worker hashes the model again;
-/// `template_time` is what chat templates' `strftime_now` reports (the run's recorded start).
+/// `template_time` is what chat templates' `strftime_now` reports (the run's recorded start);
+/// `outages` is the process's watch of a remote server's outages (the openai engine waits
+/// for an unreachable server through it).
 pub fn load_engine(
     cfg: &RunConfig,
     identity: &ModelIdentity,
     template_time: TemplateTime,
+    outages: Option<Arc<OutageWatch>>,
 ) -> anyhow::Result<Box<dyn Engine>> {
     let path = &cfg.model.path;
     Ok(match cfg.model.engine {
@@ -49,7 +52,10 @@ pub fn load_engine(
         ),
         #[cfg(feature = "openai")]
         EngineKind::Openai => {
-            let settings = openai_settings(cfg)?;
+            let settings = c2s_model::OpenAiSettings {
+                outages,
+                ..openai_settings(cfg)?
+            };
             // The server was probed once, before the workers started (run::model_identity).
             let info = c2s_model::ServerInfo::from_identity(identity)
                 .context("the model identity holds no server probe")?;
@@ -60,7 +66,10 @@ pub fn load_engine(
                 Some(identity.clone()),
             )?)
         }
-        EngineKind::Simulated => Box::new(SimulatedEngine::new(cfg.run.option_seed)),
+        EngineKind::Simulated => {
+            let _ = outages; // only a remote engine has outages
+            Box::new(SimulatedEngine::new(cfg.run.option_seed))
+        }
         #[allow(unreachable_patterns)] // every engine is compiled in by default
         other => anyhow::bail!(
             "engine `{other}` is not compiled into this binary (build with its cargo feature)"
@@ -125,6 +134,7 @@ pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSetti
         chat_template_kwargs: o.chat_template_kwargs.clone(),
         max_response_bytes: o.max_response_bytes,
         insecure_skip_verify: o.insecure_skip_verify,
+        outages: None,
     })
 }
 
@@ -191,8 +201,9 @@ pub fn start_service(
     identity: &ModelIdentity,
     template_time: TemplateTime,
     tally: std::sync::Arc<c2s_model::AnswerTally>,
+    outages: Option<Arc<OutageWatch>>,
 ) -> anyhow::Result<InferenceService> {
-    let engine = load_engine(cfg, identity, template_time)?;
+    let engine = load_engine(cfg, identity, template_time, outages)?;
     Ok(InferenceService::start_counted(
         engine,
         ServiceConfig {

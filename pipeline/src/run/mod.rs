@@ -325,6 +325,12 @@ pub fn execute(
     let total_items = feed::count_items(&cfg);
     let cfg_serve = cfg.serve;
     let max_write_wait = std::time::Duration::from_secs_f64(cfg.output.max_write_wait_seconds);
+    // Only a remote server has outages (the engine waits for it through the watch).
+    let outages = (cfg.model.engine == c2s_config::EngineKind::Openai).then(|| {
+        Arc::new(c2s_model::OutageWatch::new(
+            std::time::Duration::from_secs_f64(cfg.inference.max_outage_seconds),
+        ))
+    });
     // 3. The async runtime beside timely (model calls, Ctrl-C).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -343,6 +349,7 @@ pub fn execute(
         stop,
         stop_cause: Mutex::new(None),
         writes: Arc::new(WriteHealth::new(max_write_wait)),
+        outages,
         tally: Arc::new(AnswerTally::default()),
         quiet,
         total_items,

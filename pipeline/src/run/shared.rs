@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use c2s_config::RunConfig;
 use c2s_model::service::ServiceStats;
-use c2s_model::{AnswerTally, ModelIdentity};
+use c2s_model::{AnswerTally, ModelIdentity, OutageWatch};
 use c2s_operators::live_stats::LiveTable;
 use c2s_operators::sink_op::WriteHealth;
 use c2s_operators::Counters;
@@ -35,6 +35,8 @@ pub struct Shared {
     pub stop_cause: Mutex<Option<StopCause>>,
     /// Whether the sinks can write (feeding pauses while one cannot).
     pub writes: Arc<WriteHealth>,
+    /// A remote engine's outages (feeding pauses while one is on; `None`: a local engine).
+    pub outages: Option<Arc<OutageWatch>>,
     /// What the engine answered and failed, over every worker of this process.
     pub tally: Arc<AnswerTally>,
     pub quiet: bool,
@@ -68,6 +70,8 @@ pub enum StopCause {
     IdenticalFailures { message: String, count: u64 },
     /// An output could not be written within `[output] max_write_wait_seconds`.
     OutputsUnwritable(String),
+    /// The remote server could not be reached within `[inference] max_outage_seconds`.
+    EngineOutage(String),
 }
 
 impl Shared {
@@ -87,15 +91,36 @@ impl Shared {
                 StopCause::OutputsUnwritable(e) => {
                     eprintln!("\nstopping: outputs cannot be written: {e}")
                 }
+                StopCause::EngineOutage(e) => eprintln!(
+                    "\nstopping: {e}; the requests in flight fail, and resuming with the same \
+                     command runs them again"
+                ),
             }
             *first = Some(cause);
         }
         self.stop.store(true, Ordering::SeqCst);
     }
 
-    /// Called by every worker's driving loop: stop when the model has failed every request
-    /// from the start with the same error, or when a sink gave up writing.
+    /// An outage of the remote server is on: feed no new items.
+    pub fn outage_on(&self) -> bool {
+        self.outages.as_ref().is_some_and(|w| w.active())
+    }
+
+    /// Called by every worker's driving loop: stop when the remote server was unreachable
+    /// for too long, when the model has failed every request from the start with the same
+    /// error, or when a sink gave up writing.
     pub fn watch_health(&self) {
+        if let Some(watch) = self.outages.as_ref().filter(|w| w.gave_up()) {
+            let cause = watch
+                .outages()
+                .last()
+                .map(|o| o.cause.clone())
+                .unwrap_or_default();
+            self.stop_because(StopCause::EngineOutage(format!(
+                "the server could not be reached for {:.0} s ([inference] max_outage_seconds); first fault: {cause}",
+                watch.max_outage().as_secs_f64()
+            )));
+        }
         let limit = self.cfg.run.stop_after_identical_failures;
         if limit > 0 {
             if let Some((message, count)) = self.tally.leading() {

@@ -2,7 +2,8 @@
 //! code, the banner's account of what the model answered, and the status in `manifest.json`.
 //!
 //! Exit codes: 0 the run completed (or was stopped by Ctrl-C/SIGTERM after finishing the items
-//! in flight); 1 the run broke (a worker failed, or outputs could not be written); 2 a bad
+//! in flight); 1 the run broke (a worker failed, outputs could not be written, or a remote
+//! server could not be reached within `[inference] max_outage_seconds`); 2 a bad
 //! config or model, found before any work; 3 the model could not do the job — the engine
 //! rejected trajectories and none completed, more than `[run] max_failed_share` of the model
 //! requests failed, or the run stopped early because its first
@@ -49,6 +50,13 @@ pub fn outcome(shared: &Shared, failures: &[String]) -> Outcome {
     let max_share = shared.cfg.run.max_failed_share;
     let (state, code, reason) = if !failures.is_empty() {
         (RunState::Failed, 1, Some(failures.join("; ")))
+    } else if let Some(StopCause::EngineOutage(why)) = &cause {
+        // The server, not the model: the run broke and resumes.
+        (
+            RunState::Failed,
+            1,
+            Some(format!("{why}; resume with the same command")),
+        )
     } else if shared.writes.failed() {
         let why = shared
             .writes
@@ -113,6 +121,11 @@ pub fn outcome(shared: &Shared, failures: &[String]) -> Outcome {
             completed,
             most_common_error,
             most_common_error_count,
+            outages: shared
+                .outages
+                .as_ref()
+                .map(|w| w.outages())
+                .unwrap_or_default(),
             at_ms: c2s_sinks::now_ms(),
         },
         exit: ExitCode::from(code),

@@ -62,6 +62,7 @@ impl WorkerParts {
             &shared.identity,
             shared.template_time,
             shared.tally.clone(),
+            shared.outages.clone(),
         )
         .context("starting the engine")?;
         service.preload(shared.resume.answers.iter().cloned());
@@ -140,8 +141,11 @@ fn drive(
             break;
         }
         // Backpressure: at most `window` epochs of items in processing, and none while an
-        // output cannot be written.
-        if !processed.less_than(&epoch.saturating_sub(window)) && !shared.writes.blocked() {
+        // output cannot be written or the remote server cannot be reached.
+        if !processed.less_than(&epoch.saturating_sub(window))
+            && !shared.writes.blocked()
+            && !shared.outage_on()
+        {
             let batch = feeder
                 .next_batch(EPOCH_ITEMS)
                 .context("reading the sources")?;

@@ -338,6 +338,24 @@ impl Backend for LiveMonitor {
             "1 once records were lost (a sink gave up writing)",
             int(u64::from(s.writes.failed())),
         );
+        if let Some(watch) = &s.outages {
+            let outages = watch.outages();
+            f.gauge(
+                "c2s_engine_outage",
+                "1 while the remote server cannot be reached (feeding pauses)",
+                int(u64::from(watch.active())),
+            );
+            f.counter(
+                "c2s_engine_outages",
+                "Outages of the remote server so far",
+                int(outages.len() as u64),
+            );
+            f.counter(
+                "c2s_engine_outage_seconds",
+                "Seconds the remote server could not be reached, the outage on included",
+                vec![(none(), Num::Float(outages.iter().map(|o| o.seconds).sum()))],
+            );
+        }
         let kafka = lock(&s.kafka).clone();
         let partition = |(t, p): &(String, i32)| -> Labels {
             vec![("topic", t.clone()), ("partition", p.to_string())]
@@ -507,6 +525,11 @@ impl Backend for LiveMonitor {
                 "parts": s.writes.closed_parts().into_iter().map(|(d, c)| (d, json!({"parts": c.parts, "rows": c.rows}))).collect::<BTreeMap<_, _>>(),
             },
             "kafka": kafka,
+            "outages": s.outages.as_ref().map(|w| json!({
+                "active": w.active(),
+                "max_outage_seconds": w.max_outage().as_secs_f64(),
+                "list": w.outages(),
+            })),
             "summary_text": Value::Null,
         })
     }

@@ -1,10 +1,23 @@
-//! The HTTP client of the remote engine: one call with the settings' timeout, key and
-//! bounded retries (backon), the response body read under its size cap, and a typed answer
-//! decoded from it with errors that name the URL and the field.
+//! The HTTP client of the remote engine: one call with the settings' timeout and key, its
+//! retries, the response body read under its size cap, and a typed answer decoded from it
+//! with errors that name the URL and the field.
+//!
+//! A failed attempt is one of three kinds ([`CallError`]):
+//! - **unavailable**: the server cannot be reached or says it cannot answer now (a connect
+//!   error, a timeout, a reset or truncated body, HTTP 408, 429, 502, 503, 504). With an
+//!   [`OutageWatch`] (the run's calls) this is an outage, not a failed request: the call
+//!   retries with backoff, honouring `Retry-After`, for as long as the watch allows
+//!   (`[inference] max_outage_seconds`). Without one (the probe before any work), it is
+//!   retried `max_retries` times as below.
+//! - **retryable**: any other 5xx, retried `max_retries` times with exponential backoff, then
+//!   a failed request.
+//! - **fatal**: any other 4xx, or an answer that is not the JSON expected: a failed request at
+//!   once.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use backon::{BlockingRetryable, ExponentialBuilder};
+use backon::{BackoffBuilder, ExponentialBuilder};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 #[cfg(test)]
@@ -12,6 +25,7 @@ use serde_json::Value;
 
 use super::OpenAiSettings;
 use crate::error::EngineError;
+use crate::outage::{OutageExceeded, OutageWatch};
 
 /// An HTTP client with the settings' timeout, key and retry policy.
 pub(super) struct Client {
@@ -20,10 +34,35 @@ pub(super) struct Client {
     pub(super) api_key: Option<String>,
 }
 
-/// A failed call: retryable or not, with a message that names the server and the cause.
+/// A failed attempt (see the module doc), with a message that names the server and the
+/// cause.
 pub(super) enum CallError {
+    /// The server cannot be reached or cannot answer now; `retry_after` is its
+    /// `Retry-After`.
+    Unavailable {
+        message: String,
+        retry_after: Option<Duration>,
+    },
     Retry(String),
     Fatal(String),
+}
+
+/// A call that failed: a failed request, or an outage that lasted too long.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum CallFailure {
+    #[error("{0}")]
+    Failed(String),
+    #[error(transparent)]
+    Outage(OutageExceeded),
+}
+
+impl From<CallFailure> for EngineError {
+    fn from(failure: CallFailure) -> EngineError {
+        match failure {
+            CallFailure::Failed(m) => EngineError::Request(m),
+            CallFailure::Outage(o) => EngineError::Outage(o),
+        }
+    }
 }
 
 impl Client {
@@ -93,7 +132,16 @@ impl Client {
             } else {
                 shown
             };
-            CallError::Retry(format!("{url}: {what}"))
+            let message = format!("{url}: {what}");
+            if e.is_builder() {
+                CallError::Fatal(message)
+            } else {
+                // Refused, reset, closed or timed out: the server is not there now.
+                CallError::Unavailable {
+                    message,
+                    retry_after: None,
+                }
+            }
         })?;
         let status = resp.status();
         let server = resp
@@ -101,6 +149,11 @@ impl Client {
             .get(reqwest::header::SERVER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
         let text = read_body(resp, url, self.settings.max_response_bytes)?;
         if status.is_success() {
             let body = serde_json::from_str(&text).map_err(|e| {
@@ -121,7 +174,13 @@ impl Client {
             });
         }
         let detail = format!("{url}: HTTP {status}: {text:.300}");
-        if status.as_u16() == 429 || status.is_server_error() {
+        if matches!(status.as_u16(), 408 | 429 | 502 | 503 | 504) {
+            return Err(CallError::Unavailable {
+                message: detail,
+                retry_after,
+            });
+        }
+        if status.is_server_error() {
             return Err(CallError::Retry(detail));
         }
         if status.as_u16() == 401 || status.as_u16() == 403 {
@@ -144,36 +203,69 @@ impl Client {
             .with_max_times(self.settings.max_retries as usize)
     }
 
-    /// A call with bounded retries (backon's blocking retry, [`Client::backoff`]) and a
-    /// warning per retry. Only [`CallError::Retry`] is retried; the last one's message says
-    /// how many attempts were made.
+    /// A call and its retries (the module doc): an unavailable server is waited for while
+    /// the settings' [`OutageWatch`] allows, other 5xx are retried [`Client::backoff`]'s
+    /// times with a warning each, and the last failure's message says how many attempts
+    /// were made.
     pub(super) fn call<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
         path: &str,
         body: Option<&B>,
-    ) -> Result<Answer<T>, String> {
+    ) -> Result<Answer<T>, CallFailure> {
         let url = self.url(path);
+        let watch: Option<&Arc<OutageWatch>> = self.settings.outages.as_ref();
+        let mut bounded = self.backoff().build();
+        let mut outage_delay = self.settings.retry_backoff.min(MAX_BACKOFF);
         let mut attempts = 0u32;
-        let answer = (|| {
+        loop {
             attempts += 1;
-            self.attempt_as(&url, body)
-        })
-        .retry(self.backoff())
-        .when(|e| matches!(e, CallError::Retry(_)))
-        .notify(|e, delay| {
-            if let CallError::Retry(m) = e {
-                tracing::warn!("{m}; retrying in {delay:?}");
+            let began = Instant::now();
+            let fault = match self.attempt_as(&url, body) {
+                Ok(answer) => {
+                    watch.inspect(|w| w.answered());
+                    return Ok(answer);
+                }
+                Err(fault) => fault,
+            };
+            let (message, retry_after) = match fault {
+                CallError::Fatal(m) => {
+                    // The server answered: it is there.
+                    watch.inspect(|w| w.answered());
+                    return Err(CallFailure::Failed(m));
+                }
+                CallError::Unavailable {
+                    message,
+                    retry_after,
+                } => {
+                    if let Some(w) = watch {
+                        let left = w.fault(began, &message).map_err(CallFailure::Outage)?;
+                        let wait = retry_after.unwrap_or(outage_delay).min(left);
+                        outage_delay = (outage_delay * 2).min(MAX_BACKOFF);
+                        tracing::debug!("{message}; retrying in {wait:?}");
+                        std::thread::sleep(wait);
+                        continue;
+                    }
+                    (message, retry_after)
+                }
+                CallError::Retry(m) => (m, None),
+            };
+            match bounded.next() {
+                Some(delay) => {
+                    let delay = retry_after.map_or(delay, |r| r.min(MAX_BACKOFF));
+                    tracing::warn!("{message}; retrying in {delay:?}");
+                    std::thread::sleep(delay);
+                }
+                None => {
+                    return Err(CallFailure::Failed(format!(
+                        "{message} (after {attempts} attempts)"
+                    )))
+                }
             }
-        })
-        .call();
-        answer.map_err(|e| match e {
-            CallError::Fatal(m) => m,
-            CallError::Retry(m) => format!("{m} (after {attempts} attempts)"),
-        })
+        }
     }
 
     /// `GET <path>`, decoded as `T`.
-    pub(super) fn get<T: DeserializeOwned>(&self, path: &str) -> Result<Answer<T>, String> {
+    pub(super) fn get<T: DeserializeOwned>(&self, path: &str) -> Result<Answer<T>, CallFailure> {
         self.call::<T, ()>(path, None)
     }
 
@@ -182,9 +274,23 @@ impl Client {
         &self,
         path: &str,
         body: &impl Serialize,
-    ) -> Result<Answer<T>, String> {
+    ) -> Result<Answer<T>, CallFailure> {
         self.call(path, Some(body))
     }
+}
+
+/// `Retry-After`: delay-seconds, or an HTTP date (RFC 9110 §10.2.3); a date in the past is
+/// no wait.
+pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// Longest backoff between two attempts.
@@ -252,7 +358,11 @@ pub(super) fn read_body(
     let mut body = Vec::new();
     resp.take(cap.saturating_add(1))
         .read_to_end(&mut body)
-        .map_err(|e| CallError::Retry(format!("{url}: reading the response: {e}")))?;
+        .map_err(|e| CallError::Unavailable {
+            // Reset or cut off mid-body: the server went away.
+            message: format!("{url}: reading the response: {e}"),
+            retry_after: None,
+        })?;
     if body.len() as u64 > cap {
         return Err(over("is longer".into()));
     }

@@ -16,6 +16,16 @@ type Seen = Arc<Mutex<Vec<(String, String)>>>;
 /// A server on loopback answering each request `(path, body)` with `respond`'s status and
 /// JSON body; returns its base URL and the requests it saw.
 fn serve(respond: impl Fn(&str, &str) -> (u16, String) + Send + 'static) -> (String, Seen) {
+    serve_with_headers(move |path, body| {
+        let (status, answer) = respond(path, body);
+        (status, String::new(), answer)
+    })
+}
+
+/// [`serve`] with extra header lines (each ending in `\r\n`) before the body.
+fn serve_with_headers(
+    respond: impl Fn(&str, &str) -> (u16, String, String) + Send + 'static,
+) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let url = format!("http://{}/v1", listener.local_addr().expect("address"));
     let seen: Seen = Arc::default();
@@ -24,11 +34,11 @@ fn serve(respond: impl Fn(&str, &str) -> (u16, String) + Send + 'static) -> (Str
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { break };
             let (path, body) = super::tests::read_request(&mut stream);
-            let (status, answer) = respond(&path, &body);
+            let (status, headers, answer) = respond(&path, &body);
             log.lock().expect("log").push((path, body));
             let _ = write!(
                 stream,
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{answer}",
                 answer.len()
             );
         }
@@ -118,7 +128,8 @@ fn the_last_retryable_error_counts_the_attempts() {
     let err = client
         .get::<wire::ModelList>("models")
         .err()
-        .expect("fails");
+        .expect("fails")
+        .to_string();
     assert_eq!(
         err,
         format!("{url}/models: HTTP 500 Internal Server Error: boom (after 3 attempts)")
@@ -129,7 +140,8 @@ fn the_last_retryable_error_counts_the_attempts() {
     let err = client
         .get::<wire::ModelList>("models")
         .err()
-        .expect("fails");
+        .expect("fails")
+        .to_string();
     assert!(err.ends_with("boom (after 1 attempts)"), "{err}");
 }
 
@@ -140,7 +152,8 @@ fn a_client_error_is_not_retried() {
     let err = client
         .get::<wire::ModelList>("models")
         .err()
-        .expect("fails");
+        .expect("fails")
+        .to_string();
     assert_eq!(
         err,
         format!(r#"{url}/models: HTTP 400 Bad Request: {{"error":{{"message":"bad"}}}}"#)
@@ -161,7 +174,8 @@ fn a_connection_error_is_retried() {
     let err = client
         .get::<wire::ModelList>("models")
         .err()
-        .expect("fails");
+        .expect("fails")
+        .to_string();
     assert!(
         err.starts_with(&format!("{url}/models: cannot connect")),
         "{err}"
@@ -308,4 +322,158 @@ fn a_missing_or_malformed_field_is_named_with_the_url() {
         bodies(&seen, "/v1/completions")[0],
         r#"{"model":"m","prompt":"missing","max_tokens":1,"temperature":0.0,"logprobs":5}"#
     );
+}
+
+/// `settings` with an outage watch of `max_outage`.
+fn watched(
+    url: &str,
+    max_retries: u32,
+    max_outage: Duration,
+) -> (OpenAiSettings, Arc<OutageWatch>) {
+    let watch = Arc::new(OutageWatch::new(max_outage));
+    let settings = OpenAiSettings {
+        outages: Some(Arc::clone(&watch)),
+        retry_backoff: Duration::from_millis(10),
+        ..settings(url, max_retries)
+    };
+    (settings, watch)
+}
+
+#[test]
+fn an_unavailable_server_is_an_outage_waited_for_not_a_failed_request() {
+    // 503 (with Retry-After), 502, 504, 408 and 429, more of them than max_retries allows,
+    // then an answer.
+    let calls = Arc::new(Mutex::new(0));
+    let count = Arc::clone(&calls);
+    let (url, seen) = serve_with_headers(move |_, _| {
+        let mut n = count.lock().expect("count");
+        *n += 1;
+        let busy = |status: u16| (status, "Retry-After: 0\r\n".to_string(), "busy".to_string());
+        match *n {
+            1 => busy(503),
+            2 => busy(502),
+            3 => busy(504),
+            4 => busy(408),
+            5 => busy(429),
+            _ => (200, String::new(), r#"{"data":[{"id":"m"}]}"#.into()),
+        }
+    });
+    let (settings, watch) = watched(&url, 1, Duration::from_secs(60));
+    let client = Client::new(&settings).expect("client");
+    let answer = client.get::<wire::ModelList>("models").expect("answered");
+    assert_eq!(answer.body.data[0].id(), Some("m"));
+    assert_eq!(bodies(&seen, "/v1/models").len(), 6);
+    let outages = watch.outages();
+    assert_eq!(outages.len(), 1, "{outages:?}");
+    assert_eq!(outages[0].faults, 5);
+    assert!(outages[0].recovered);
+    assert!(outages[0].cause.contains("HTTP 503"), "{outages:?}");
+    assert!(!watch.active() && !watch.gave_up());
+}
+
+#[test]
+fn a_refused_connection_is_an_outage_and_the_call_gives_up_after_max_outage() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("a loopback port")
+        .local_addr()
+        .expect("address")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let (settings, watch) = watched(&url, 0, Duration::from_millis(300));
+    let client = Client::new(&settings).expect("client");
+    let err = client
+        .get::<wire::ModelList>("models")
+        .err()
+        .expect("fails");
+    let CallFailure::Outage(exceeded) = &err else {
+        panic!("expected an outage, got {err}");
+    };
+    assert!(exceeded.cause.contains("cannot connect"), "{err}");
+    assert!(err.to_string().contains("max_outage_seconds"), "{err}");
+    assert!(watch.gave_up());
+    assert!(
+        watch.outages()[0].faults >= 2,
+        "retried while the outage lasted"
+    );
+    // As an engine error it is an outage, not a failed request.
+    assert!(matches!(EngineError::from(err), EngineError::Outage(_)));
+}
+
+#[test]
+fn other_server_errors_and_client_errors_are_failed_requests_not_outages() {
+    let (url, seen) = serve(|path, _| {
+        if path.ends_with("/models") {
+            (500, "boom".into())
+        } else {
+            (400, "bad".into())
+        }
+    });
+    let (settings, watch) = watched(&url, 1, Duration::from_secs(60));
+    let client = Client::new(&settings).expect("client");
+    let err = client
+        .get::<wire::ModelList>("models")
+        .err()
+        .expect("fails");
+    assert!(
+        matches!(&err, CallFailure::Failed(m) if m.ends_with("boom (after 2 attempts)")),
+        "{err}"
+    );
+    assert_eq!(bodies(&seen, "/v1/models").len(), 2);
+    let err = client
+        .post::<Value>("completions", &serde_json::json!({}))
+        .err()
+        .expect("fails");
+    assert!(
+        matches!(&err, CallFailure::Failed(m) if m.contains("HTTP 400")),
+        "{err}"
+    );
+    assert!(watch.outages().is_empty());
+}
+
+#[test]
+fn a_body_cut_off_mid_answer_is_an_outage() {
+    // Content-Length promises more than is sent, then the connection closes.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let url = format!("http://{}/v1", listener.local_addr().expect("address"));
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { break };
+            let _ = super::tests::read_request(&mut stream);
+            let body = r#"{"data":[{"id":"m"}]}"#;
+            let sent = if n == 0 { &body[..8] } else { body };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{sent}",
+                body.len()
+            );
+        }
+    });
+    let (settings, watch) = watched(&url, 0, Duration::from_secs(60));
+    let client = Client::new(&settings).expect("client");
+    let answer = client.get::<wire::ModelList>("models").expect("answered");
+    assert_eq!(answer.body.data[0].id(), Some("m"));
+    let outages = watch.outages();
+    assert_eq!(outages.len(), 1);
+    assert!(
+        outages[0].cause.contains("reading the response"),
+        "{outages:?}"
+    );
+}
+
+#[test]
+fn retry_after_is_seconds_or_an_http_date() {
+    assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
+    assert_eq!(parse_retry_after(" 0 "), Some(Duration::ZERO));
+    assert_eq!(
+        parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+        Some(Duration::ZERO),
+        "a date in the past is no wait"
+    );
+    let later = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(120));
+    let wait = parse_retry_after(&later).expect("a date");
+    assert!(
+        wait > Duration::from_secs(100) && wait <= Duration::from_secs(120),
+        "{wait:?}"
+    );
+    assert_eq!(parse_retry_after("soon"), None);
 }

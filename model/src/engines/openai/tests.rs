@@ -62,7 +62,9 @@ fn settings(base_url: &str, max_response_bytes: u64) -> OpenAiSettings {
 fn fatal(result: Result<(Value, Option<String>), CallError>) -> String {
     match result {
         Ok((v, _)) => panic!("expected an error, got {v}"),
-        Err(CallError::Retry(m)) => panic!("expected a fatal error, got a retryable one: {m}"),
+        Err(CallError::Retry(m) | CallError::Unavailable { message: m, .. }) => {
+            panic!("expected a fatal error, got a retryable one: {m}")
+        }
         Err(CallError::Fatal(m)) => m,
     }
 }

@@ -148,10 +148,24 @@ function drawEngine(s) {
     ["generated tokens", e.generated_tokens],
     ["parts closed", parts.length ? parts.join(" · ") : "none yet"],
     ["outputs", w.failed ? "FAILED: " + (w.error || "") : w.blocked ? "blocked (retrying; feeding paused)" : "writing"],
-  ]));
+  ].concat(s.outages ? [["server", serverState(s.outages)]] : [])));
   const k = s.kafka || [];
   replace("kafka", k.length ? table(["Topic", "Partition", "Next offset", "Committed", "High watermark", "Lag"],
     k.map((p) => [p.topic, p.partition, p.next_offset, p.committed, p.high_watermark, p.lag]), 1) : null);
+}
+
+// A remote server's state: reachable, or an outage (feeding paused) and the past ones.
+function serverState(o) {
+  const list = o.list || [];
+  const past = list.filter((x) => x.recovered);
+  const lost = past.reduce((t, x) => t + x.seconds, 0);
+  const history = past.length ? " · " + past.length + " past outage(s), " + lost.toFixed(1) + " s" : "";
+  if (o.active) {
+    const now = list[list.length - 1];
+    return "UNREACHABLE for " + now.seconds.toFixed(0) + " s of at most " + o.max_outage_seconds.toFixed(0) +
+      " (retrying; feeding paused): " + now.cause + history;
+  }
+  return "reachable" + history;
 }
 
 function drawProblems(s) {
