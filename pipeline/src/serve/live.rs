@@ -339,7 +339,6 @@ impl Backend for LiveMonitor {
             int(u64::from(s.writes.failed())),
         );
         if let Some(watch) = &s.outages {
-            let outages = watch.outages();
             f.gauge(
                 "c2s_engine_outage",
                 "1 while the remote server cannot be reached (feeding pauses)",
@@ -348,12 +347,12 @@ impl Backend for LiveMonitor {
             f.counter(
                 "c2s_engine_outages",
                 "Outages of the remote server so far",
-                int(outages.len() as u64),
+                int(watch.outages().len() as u64),
             );
             f.counter(
                 "c2s_engine_outage_seconds",
                 "Seconds the remote server could not be reached, the outage on included",
-                vec![(none(), Num::Float(outages.iter().map(|o| o.seconds).sum()))],
+                vec![(none(), Num::Float(watch.total_seconds()))],
             );
         }
         let kafka = lock(&s.kafka).clone();
