@@ -45,7 +45,9 @@ pub use output::{CopyPlansSection, KafkaSink, OutputSection};
 pub use paper_families::{primary_paper_family, PaperFamilyEntry};
 pub use parse::{load, parse, parse_in, parse_with_env, RunConfig, RunKind};
 pub use run::RunSection;
-pub use serve::{parse_serve_address, ServeSection};
+pub use serve::{
+    parse_serve_address, ServeAccess, ServeAuth, ServeError, ServeSection, ServeToken,
+};
 pub use source::{read_id_list, Selection, SourceConfig};
 pub use stats::{
     primary_family, CellEntry, ContrastEntry, FamilyEntry, SelectorEntry, StatsSection,

@@ -254,6 +254,11 @@ pub fn parse_with_env(
         }
     }
     let copies_supplied = arms.iter().any(|a| a.arm == Arm::IncorrectCopy);
+    if let Some(serve) = &raw.serve {
+        serve
+            .check()
+            .map_err(|(field, message)| at.error(None, field, message))?;
+    }
     if copies_supplied && copy_plans.is_none() {
         return Err(at.error(
             None,

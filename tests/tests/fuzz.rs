@@ -275,6 +275,24 @@ fn chat_template(input: &[u8]) {
     }
 }
 
+/// [`chat_template`] while another thread holds std's stderr lock for good (as a progress
+/// bar writing to a terminal nobody reads would): the budget's message must come out anyway.
+fn chat_template_stderr_held(input: &[u8]) {
+    static HELD: OnceLock<()> = OnceLock::new();
+    HELD.get_or_init(|| {
+        let (held, taken) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _lock = std::io::stderr().lock();
+            let _ = held.send(());
+            loop {
+                std::thread::park();
+            }
+        });
+        let _ = taken.recv();
+    });
+    chat_template(input);
+}
+
 // --- the tests -------------------------------------------------------------------------
 
 fn target(name: &'static str) -> Target {
@@ -433,6 +451,7 @@ fn target(name: &'static str) -> Target {
             ],
             32 << 10,
         ),
+        "chat_template_stderr_held" => target(chat_template_stderr_held, Vec::new(), &[], 1 << 10),
         other => panic!("unknown fuzz target {other}"),
     }
 }
@@ -490,4 +509,25 @@ fn fuzz_tokenizer_json() {
 #[test]
 fn fuzz_chat_template() {
     fuzz(target("chat_template"));
+}
+
+/// The finding of a chat-template mutant whose executor exited 2 with an empty stderr: a
+/// child the budget stops must say so. Two hostile templates (one stopped while rendering,
+/// one while compiling) around a plain one, with std's stderr lock free and held by another
+/// thread; the harness itself fails on a stop without the message.
+#[test]
+fn templates_stopped_by_the_memory_budget_say_so_on_stderr() {
+    let doubling: &[u8] = b"{% set ns = namespace(s='ab') %}{% for i in range(64) %}\
+        {% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}";
+    let plain: &[u8] = b"{% for m in messages %}{{ m.content }}{% endfor %}";
+    let folded = format!("{{{{ 'a' {} }}}}", "* 10".repeat(300));
+    for target in ["chat_template", "chat_template_stderr_held"] {
+        let (stops, last) = harness::run_inputs(target, &[doubling, plain, folded.as_bytes()]);
+        assert_eq!(stops, 2, "{target}: {last}");
+        assert!(
+            last.contains("error: model: the chat template allocated more than")
+                && last.contains("compiling it"),
+            "{target}: {last}"
+        );
+    }
 }

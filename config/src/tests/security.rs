@@ -269,3 +269,39 @@ fn remote_response_cap_and_tls_verification() {
     ));
     assert!(e.message.contains("bool"), "{e}");
 }
+
+/// `[serve] token_env`: the name of the variable holding the monitor's bearer token.
+#[test]
+fn serve_token_env_names_a_variable_and_the_manifest_records_auth() {
+    let cfg = parse_env(&format!(
+        "{MINIMAL}\n[serve]\naddress = \"0.0.0.0:9100\"\ntoken_env = \"C2S_MONITOR_TOKEN\"\n"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let serve = cfg.serve.clone().unwrap();
+    assert_eq!(serve.token_env.as_deref(), Some("C2S_MONITOR_TOKEN"));
+    assert_eq!(serve.auth(), crate::ServeAuth::Bearer);
+    let value = serde_json::to_value(&cfg).unwrap();
+    assert_eq!(value["serve"]["auth"], "bearer");
+    assert_eq!(value["serve"]["token_env"], "C2S_MONITOR_TOKEN");
+    // Without it: `auth = "none"`, and the section reads as before.
+    let cfg = parse_env(&format!(
+        "{MINIMAL}\n[serve]\naddress = \"127.0.0.1:9100\"\n"
+    ))
+    .unwrap();
+    assert_eq!(cfg.serve.as_ref().unwrap().token_env, None);
+    assert_eq!(serde_json::to_value(&cfg).unwrap()["serve"]["auth"], "none");
+    // Not a variable name, the token itself under another key, a token of the wrong type.
+    let e = err_env(&format!(
+        "{MINIMAL}\n[serve]\naddress = \"127.0.0.1:9100\"\ntoken_env = \"A=B\"\n"
+    ));
+    assert_eq!(e.field, "serve.token_env");
+    assert!(e.message.contains("`A=B`"), "{e}");
+    let e = err_env(&format!(
+        "{MINIMAL}\n[serve]\naddress = \"127.0.0.1:9100\"\ntoken = \"s3cret\"\n"
+    ));
+    assert!(e.message.contains("token"), "{e}");
+    let e = err_env(&format!(
+        "{MINIMAL}\n[serve]\naddress = \"127.0.0.1:9100\"\ntoken_env = 5\n"
+    ));
+    assert!(e.message.contains("string"), "{e}");
+}

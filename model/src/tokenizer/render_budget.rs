@@ -7,7 +7,9 @@
 //! [`RenderBudgetAlloc`], which the `choice2seq` binary installs: a compile or render that
 //! allocates more than its budget stops the process with exit status 2 and a message naming
 //! the chat template (a render cannot be interrupted from outside, and an allocation cannot
-//! fail without aborting). The pipeline compiles the template and renders every message shape
+//! fail without aborting). The message is formatted on the stack and written to fd 2 with
+//! `write(2)` before `_exit(2)` ([`write_stderr`]): nothing on that path allocates, buffers or
+//! waits for std's stderr lock, so a process that exits 2 always says why. The pipeline compiles the template and renders every message shape
 //! of a run before any work, so such a template stops a run there.
 //!
 //! Without the allocator installed (a library user) nothing is counted.
@@ -73,22 +75,103 @@ fn charge(bytes: usize) {
 
 #[cold]
 fn exceeded(r: Running) -> ! {
-    use std::io::Write;
+    use std::fmt::Write;
     let doing = match r.what {
         Budgeted::Compiling => "compiling it",
         Budgeted::Rendering => "rendering one prompt",
     };
+    // Formatted on the stack: this runs inside an allocation.
+    let mut message = StackText::<320>::new();
     let _ = writeln!(
-        std::io::stderr(),
+        message,
         "error: model: the chat template allocated more than {} MiB {doing} (a template that \
          grows a string or a list without bound); stopping",
         r.budget >> 20
     );
-    std::process::exit(2)
+    write_stderr(message.as_bytes());
+    // `_exit`, not `exit`: the message is out, and what `exit` would run (atexit handlers,
+    // this thread's thread-local destructors) runs inside whatever code was allocating, perhaps
+    // holding the locks it needs; it could only hang or crash the exit and change its status.
+    // The pipeline has written nothing to stdout yet when templates are checked (before any
+    // work), and its Parquet parts are renamed into place only once complete.
+    // SAFETY: `_exit` has no preconditions; it ends the process.
+    unsafe { libc::_exit(2) }
+}
+
+/// Write `bytes` to file descriptor 2 with `write(2)` itself: no allocation, no buffer to
+/// flush, and not through std's `Stderr`, whose lock another thread (a progress bar writing to
+/// a terminal that is not read) may hold, or this thread may hold in the middle of a write.
+/// Partial writes continue, interrupted ones are retried, and a non-blocking descriptor that
+/// is full is waited on (up to about 10 s). For messages written just before the process
+/// ends, which must not be lost.
+pub fn write_stderr(bytes: &[u8]) {
+    let mut rest = bytes;
+    let mut waits = 0;
+    while !rest.is_empty() {
+        // SAFETY: `rest` is a valid slice for its length; fd 2 being closed is an error return.
+        let n = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+        if n > 0 {
+            rest = &rest[(n as usize).min(rest.len())..];
+            continue;
+        }
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        match errno {
+            Some(libc::EINTR) if n < 0 => {}
+            Some(libc::EAGAIN) if n < 0 && waits < 10_000 => {
+                waits += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            _ => return,
+        }
+    }
+}
+
+/// Text formatted into a fixed buffer on the stack (cut at its capacity, on a character
+/// boundary), for messages written where nothing may allocate.
+pub struct StackText<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackText<N> {
+    pub const fn new() -> Self {
+        StackText {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<const N: usize> Default for StackText<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> std::fmt::Write for StackText<N> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let room = N - self.len;
+        let mut take = s.len().min(room);
+        while !s.is_char_boundary(take) {
+            take -= 1;
+        }
+        self.buf[self.len..self.len + take].copy_from_slice(&s.as_bytes()[..take]);
+        self.len += take;
+        if take < s.len() {
+            Err(std::fmt::Error)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 // SAFETY: every call is forwarded to `A` unchanged; counting touches only a const-initialized
-// thread-local without a destructor, and the exit path writes to stderr with counting off.
+// thread-local without a destructor, and the exit path formats on the stack and writes to fd 2
+// without allocating.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for RenderBudgetAlloc<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         charge(layout.size());
@@ -134,5 +217,20 @@ impl Drop for RenderBudget {
             .with(|r| r.replace(self.previous))
             .map_or(0, |r| r.used);
         LAST.with(|l| l.set(used));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write;
+
+    #[test]
+    fn stack_text_formats_and_cuts_at_a_character_boundary() {
+        let mut t = StackText::<16>::new();
+        assert!(write!(t, "{} MiB", 64usize).is_ok());
+        assert_eq!(t.as_bytes(), b"64 MiB");
+        assert!(write!(t, " ééééééé").is_err());
+        assert_eq!(std::str::from_utf8(t.as_bytes()).unwrap(), "64 MiB éééé");
     }
 }

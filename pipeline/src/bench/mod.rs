@@ -163,6 +163,7 @@ pub(super) fn run_mode(
     cfg.serve = serve.map(|address| c2s_config::ServeSection {
         address,
         linger_seconds: 0.0,
+        token_env: None,
     });
     if one_at_a_time {
         cfg.model.prefix_reuse = false;

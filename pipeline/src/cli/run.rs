@@ -1,4 +1,5 @@
-//! `choice2seq run CONFIG [--run-dir DIR] [-w N] [-n N] [-p I] [-h HOSTFILE] [--serve ADDR]`.
+//! `choice2seq run CONFIG [--run-dir DIR] [-w N] [-n N] [-p I] [-h HOSTFILE] [--serve ADDR]
+//! [--serve-token-env NAME]`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,13 +33,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub quiet: bool,
     /// Serve the live monitor (Prometheus /metrics, a live page at /) on PORT or HOST:PORT
-    /// (a port alone binds 127.0.0.1); overrides the config's [serve].
+    /// (a port alone binds 127.0.0.1; another address needs --serve-token-env); overrides
+    /// the config's [serve] address.
     #[arg(long, value_name = "ADDR", value_parser = c2s_config::parse_serve_address)]
     pub serve: Option<std::net::SocketAddr>,
     /// Keep serving the final state this many seconds after the run ends (Ctrl-C ends the
     /// wait); overrides [serve] linger_seconds.
     #[arg(long, value_name = "SECONDS")]
     pub serve_linger: Option<f64>,
+    #[command(flatten)]
+    pub serve_token: crate::serve::auth::ServeTokenArg,
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
@@ -57,5 +61,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         quiet: args.quiet,
         serve: args.serve,
         serve_linger: args.serve_linger,
+        serve_token_env: args.serve_token.serve_token_env,
     })
 }

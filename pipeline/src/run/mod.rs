@@ -55,6 +55,8 @@ pub struct RunOptions {
     pub serve: Option<std::net::SocketAddr>,
     /// `--serve-linger SECONDS` (overrides `[serve] linger_seconds`).
     pub serve_linger: Option<f64>,
+    /// `--serve-token-env NAME` (overrides `[serve] token_env`).
+    pub serve_token_env: Option<String>,
 }
 
 /// One timely worker of this process: the stages of the run's protocol.
@@ -157,11 +159,24 @@ pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(address) = opts.serve {
-        let linger_seconds = cfg.serve.map_or(0.0, |s| s.linger_seconds);
+        let (linger_seconds, token_env) = cfg
+            .serve
+            .take()
+            .map_or((0.0, None), |s| (s.linger_seconds, s.token_env));
         cfg.serve = Some(c2s_config::ServeSection {
             address,
             linger_seconds,
+            token_env,
         });
+    }
+    if let Some(name) = opts.serve_token_env {
+        match cfg.serve.as_mut() {
+            Some(serve) => serve.token_env = Some(name),
+            None => {
+                eprintln!("error: --serve-token-env needs --serve ADDR or a [serve] section");
+                return Ok(ExitCode::from(2));
+            }
+        }
     }
     if let (Some(serve), Some(linger)) = (cfg.serve.as_mut(), opts.serve_linger) {
         serve.linger_seconds = linger;
@@ -206,17 +221,32 @@ pub fn execute(
         trajectories: 0,
         engine: ServiceStats::default(),
     };
-    // 2. The run directory: new, or resumed.
-    std::fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
-    let mut resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
-    // A model that cannot be read, or whose tokenizer cannot be built exactly, is a
-    // configuration problem: exit 2 before any work.
     // A cluster shares one run directory (on a shared filesystem): one manifest, written by
     // process 0 only. Output parts carry the global worker index in their names.
     let process = match &timely_config.communication {
         timely::CommunicationConfig::Cluster { process, .. } => *process,
         _ => 0,
     };
+    // Who may read the live monitor, settled before anything is written: a non-loopback
+    // address without a token, or a token variable that is unset or empty, exits 2 here. In a
+    // cluster process 0 serves (every process would bind the same address).
+    let serve = cfg.serve.clone().filter(|_| process == 0);
+    let access = match serve
+        .as_ref()
+        .map(|s| s.access(&|var| std::env::var_os(var)))
+        .transpose()
+    {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(report(ExitCode::from(2)));
+        }
+    };
+    // 2. The run directory: new, or resumed.
+    std::fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
+    let mut resume = ResumeState::load(&run_dir).context("reading the existing run directory")?;
+    // A model that cannot be read, or whose tokenizer cannot be built exactly, is a
+    // configuration problem: exit 2 before any work.
     // Every process renders with process 0's template time: a new run's other processes take
     // it from the manifest process 0 writes before the cluster connects.
     let template_time = match if process == 0 || resume.manifest.is_some() {
@@ -293,9 +323,10 @@ pub fn execute(
         }
     }
     // The live monitor's port is taken before anything is written: a taken port stops here.
-    // In a cluster, process 0 serves (every process would bind the same address).
-    let serve = cfg.serve.as_ref().filter(|_| process == 0);
-    let listener = match serve.map(|serve| crate::serve::bind(serve.address)) {
+    let listener = match serve
+        .as_ref()
+        .map(|serve| crate::serve::bind(serve.address))
+    {
         Some(Ok(listener)) => Some(listener),
         Some(Err(e)) => {
             eprintln!("error: {e:#}");
@@ -323,7 +354,7 @@ pub fn execute(
         );
     }
     let total_items = feed::count_items(&cfg);
-    let cfg_serve = cfg.serve;
+    let cfg_serve = cfg.serve.clone();
     let max_write_wait = std::time::Duration::from_secs_f64(cfg.output.max_write_wait_seconds);
     // Only a remote server has outages (the engine waits for it through the watch).
     let outages = (cfg.model.engine == c2s_config::EngineKind::Openai).then(|| {
@@ -362,13 +393,14 @@ pub fn execute(
         feeding_since: OnceLock::new(),
         kafka: Mutex::new(BTreeMap::new()),
     });
-    let monitor = match listener {
-        Some(listener) => {
+    let monitor = match listener.zip(access) {
+        Some((listener, access)) => {
             let monitor = crate::serve::live::LiveMonitor::new(shared.clone());
-            match crate::serve::start(listener, monitor.clone(), runtime.handle()) {
-                Ok(bound) => {
-                    eprintln!("live monitor: http://{bound}/ (metrics: http://{bound}/metrics)")
-                }
+            match crate::serve::start(listener, monitor.clone(), &access, runtime.handle()) {
+                Ok(bound) => eprintln!(
+                    "live monitor: http://{bound}/ (metrics: http://{bound}/metrics){}",
+                    crate::serve::auth::token_note(&access)
+                ),
                 Err(e) => {
                     eprintln!("error: {e:#}");
                     return Ok(report(ExitCode::from(2)));

@@ -16,6 +16,10 @@
 //!   box leads there. These read the run directory's `requests/` and `prompts/` parts (only
 //!   complete ones, on a blocking thread); the id is a key looked up in them, never a path.
 //!
+//! With a bearer token (`[serve] token_env`, `--serve-token-env`) every path but `/healthz`
+//! and `/readyz` needs it ([`auth`]); without one the run refuses a non-loopback address
+//! before any work.
+//!
 //! Nothing is writable and no path maps to a file: any other path is a 404 (whatever the
 //! method), another method on a known path a 405, request headers over 16 KiB a 431 (hyper's
 //! HTTP/1 limit), and a client that sends its headers too slowly is dropped. The server runs
@@ -23,6 +27,7 @@
 //! snapshot thread's latest view, small locked copies); figures are drawn on blocking threads,
 //! never on the runtime's worker, which also serves the model calls.
 
+pub mod auth;
 pub mod figures;
 pub mod live;
 pub mod metrics;
@@ -84,11 +89,12 @@ pub fn bind(addr: SocketAddr) -> anyhow::Result<std::net::TcpListener> {
     Ok(listener)
 }
 
-/// Serve `backend` on `listener` (from [`bind`]) on `runtime` until the runtime stops.
-/// Returns the bound address.
+/// Serve `backend` on `listener` (from [`bind`]) on `runtime` until the runtime stops, to
+/// the clients `access` lets in. Returns the bound address.
 pub fn start(
     listener: std::net::TcpListener,
     backend: Shared,
+    access: &c2s_config::ServeAccess,
     runtime: &tokio::runtime::Handle,
 ) -> anyhow::Result<SocketAddr> {
     let bound = listener.local_addr().context("the bound address")?;
@@ -96,13 +102,15 @@ pub fn start(
         let _guard = runtime.enter();
         tokio::net::TcpListener::from_std(listener).context("registering the listener")?
     };
-    runtime.spawn(accept_loop(listener, router(backend)));
+    let gate = auth::Gate::new(access, bound.port());
+    runtime.spawn(accept_loop(listener, router(backend, gate)));
     Ok(bound)
 }
 
-/// The routes; anything else is a 404 that reads nothing.
-pub fn router(backend: Shared) -> Router {
-    Router::new()
+/// The routes; anything else is a 404 that reads nothing. With a `gate`, every request (the
+/// fallback's too) passes it first.
+pub fn router(backend: Shared, gate: Option<Arc<auth::Gate>>) -> Router {
+    let routes = Router::new()
         .route("/", get(index))
         .route("/app.js", get(script))
         .route("/style.css", get(style))
@@ -115,7 +123,11 @@ pub fn router(backend: Shared) -> Router {
         .route("/request/{*id}", get(request_page))
         .route("/api/request/{*id}", get(request_json))
         .fallback(not_found)
-        .with_state(backend)
+        .with_state(backend);
+    match gate {
+        Some(gate) => routes.layer(axum::middleware::from_fn_with_state(gate, auth::guard)),
+        None => routes,
+    }
 }
 
 async fn accept_loop(listener: tokio::net::TcpListener, app: Router) {
@@ -148,8 +160,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, app: Router) {
     }
 }
 
-/// A response with the headers every answer carries: no caching, no sniffing, no framing,
-/// and scripts, styles and fetches only from this server.
+/// A response with the headers every answer carries: no caching, no sniffing, no framing, no
+/// referrer, and scripts, styles and fetches only from this server.
 fn respond(status: StatusCode, content_type: &'static str, body: impl Into<String>) -> Response {
     let mut r = (status, body.into()).into_response();
     let h = r.headers_mut();
@@ -158,6 +170,10 @@ fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Strin
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
     );
     h.insert(
         header::CONTENT_SECURITY_POLICY,

@@ -35,10 +35,13 @@ pub struct ViewArgs {
     /// coverage runs or dialogue runs.
     #[arg(required = true)]
     pub run_dirs: Vec<PathBuf>,
-    /// PORT or HOST:PORT to serve on (a port alone binds 127.0.0.1).
+    /// PORT or HOST:PORT to serve on (a port alone binds 127.0.0.1; another address needs
+    /// --serve-token-env).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8470",
           value_parser = c2s_config::parse_serve_address)]
     pub serve: std::net::SocketAddr,
+    #[command(flatten)]
+    pub token: super::auth::ServeTokenArg,
 }
 
 /// What the directories hold.
@@ -376,14 +379,31 @@ impl Backend for DirectoryView {
 }
 
 pub fn execute(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    // Who may read the page is settled before the directories are read: a non-loopback
+    // address without a token, or a token variable that is unset or empty, exits 2 here.
+    let section = c2s_config::ServeSection {
+        address: args.serve,
+        linger_seconds: 0.0,
+        token_env: args.token.serve_token_env,
+    };
+    let access = match section.access(&|var| std::env::var_os(var)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let view = DirectoryView::open(args.run_dirs)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    let bound = super::start(super::bind(args.serve)?, view, runtime.handle())?;
-    eprintln!("serving http://{bound}/ (metrics: http://{bound}/metrics); Ctrl-C to stop");
+    let bound = super::start(super::bind(args.serve)?, view, &access, runtime.handle())?;
+    eprintln!(
+        "serving http://{bound}/ (metrics: http://{bound}/metrics){}; Ctrl-C to stop",
+        super::auth::token_note(&access)
+    );
     runtime.block_on(async {
         let _ = tokio::signal::ctrl_c().await;
     });

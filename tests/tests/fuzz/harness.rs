@@ -6,7 +6,9 @@
 //! binary's global allocator) is a finding — the test fails, naming the target and saving
 //! the input. A child that stops with exit status 2 after the chat-template memory budget's
 //! message is the pipeline's own guard refusing a template (as `choice2seq` would): counted,
-//! and a new child takes over.
+//! and a new child takes over. A child that stops without saying why on its stderr (an exit
+//! status 2 without the budget's message, any other status with an empty stderr) is a finding
+//! of its own: a cause was lost.
 //!
 //! Mutations are the classic byte-level ones (bit flips, interesting bytes and integers,
 //! deleted, duplicated, repeated and spliced ranges, dictionary tokens, rewritten numbers),
@@ -137,6 +139,19 @@ pub fn fuzz(target: Target) {
     );
 }
 
+/// Run `inputs` of `target` in a fresh executor, as [`fuzz`] runs its inputs (a finding
+/// panics): the inputs the chat-template budget stopped, and the stderr of the last stop.
+pub fn run_inputs(target: &'static str, inputs: &[&[u8]]) -> (u64, String) {
+    let mut executor = Executor::start(target);
+    for (i, input) in inputs.iter().enumerate() {
+        executor.check(input, &format!("input {i}"));
+    }
+    (
+        executor.budget_stops,
+        std::mem::take(&mut executor.last_stop),
+    )
+}
+
 /// The child process that runs a target's inputs, one at a time.
 struct Executor {
     target: &'static str,
@@ -148,6 +163,8 @@ struct Executor {
     stderr_reader: Option<std::thread::JoinHandle<()>>,
     /// Inputs after which the chat-template memory budget stopped the child.
     budget_stops: u64,
+    /// The stderr of the latest child the budget stopped.
+    last_stop: String,
 }
 
 impl Executor {
@@ -189,15 +206,19 @@ impl Executor {
         let sink = Arc::clone(&stderr);
         let stderr_reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut s) = sink.lock() {
-                    s.extend_from_slice(&buf[..n]);
-                    let excess = s.len().saturating_sub(64 << 10);
-                    s.drain(..excess);
-                }
+            loop {
+                let n = match err.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    // A signal is no end of the child's stderr: stopping here would drop
+                    // what it writes last (why it stopped).
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
+                let mut s = sink.lock().unwrap_or_else(|p| p.into_inner());
+                s.extend_from_slice(&buf[..n]);
+                let excess = s.len().saturating_sub(64 << 10);
+                s.drain(..excess);
             }
         });
         Executor {
@@ -208,6 +229,7 @@ impl Executor {
             stderr,
             stderr_reader: Some(stderr_reader),
             budget_stops: 0,
+            last_stop: String::new(),
         }
     }
 
@@ -241,22 +263,29 @@ impl Executor {
                     let _ = reader.join();
                 }
                 let stderr = self.stderr_text();
-                if status.and_then(|s| s.code()) == Some(2)
-                    && stderr.contains(RENDER_BUDGET_MESSAGE)
-                {
+                let code = status.and_then(|s| s.code());
+                if code == Some(2) && stderr.contains(RENDER_BUDGET_MESSAGE) {
                     let mut fresh = Executor::start(self.target);
                     fresh.budget_stops = self.budget_stops + 1;
+                    fresh.last_stop = stderr;
                     *self = fresh;
                     return;
                 }
-                self.finding(
-                    input,
-                    what,
-                    &format!(
-                        "crashed the executor ({}); its stderr:\n{stderr}",
-                        status.map_or("no status".into(), |s| s.to_string())
-                    ),
-                )
+                let status = status.map_or("no status".into(), |s| s.to_string());
+                let problem = if stderr.trim().is_empty() {
+                    // Whatever stopped the child, its cause must be on its stderr.
+                    format!(
+                        "stopped the executor ({status}) with an empty stderr: its cause was lost"
+                    )
+                } else if code == Some(2) {
+                    format!(
+                        "stopped the executor ({status}) without the chat-template budget's \
+                         message; its stderr:\n{stderr}"
+                    )
+                } else {
+                    format!("crashed the executor ({status}); its stderr:\n{stderr}")
+                };
+                self.finding(input, what, &problem)
             }
         }
     }
@@ -520,11 +549,14 @@ impl<A> FuzzAlloc<A> {
 
 #[cold]
 fn over_limit(live: usize) -> ! {
-    let mut err = std::io::stderr();
-    let _ = writeln!(
-        err,
-        "fuzz: an input brought live memory to {live} bytes (limit {MEMORY_LIMIT})"
+    use c2s_model::tokenizer::render_budget::{write_stderr, StackText};
+    // Formatted on the stack and written to fd 2 directly: this runs inside an allocation.
+    let mut message = StackText::<160>::new();
+    let _ = std::fmt::Write::write_fmt(
+        &mut message,
+        format_args!("fuzz: an input brought live memory to {live} bytes (limit {MEMORY_LIMIT})\n"),
     );
+    write_stderr(message.as_bytes());
     std::process::abort()
 }
 

@@ -8,6 +8,12 @@ use std::time::Duration;
 /// Status code and body of one request (`raw`: the whole request head, without the final
 /// blank line).
 pub fn request(addr: &str, raw: &str) -> (u16, String) {
+    let (status, _, body) = exchange(addr, raw);
+    (status, body)
+}
+
+/// Status code, response head (status line and headers) and body of one request.
+pub fn exchange(addr: &str, raw: &str) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).expect("connecting to the monitor");
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     // A server that answers before reading everything (431) closes with our bytes unread,
@@ -33,11 +39,11 @@ pub fn request(addr: &str, raw: &str) -> (u16, String) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or_else(|| panic!("no HTTP status in {text:?}"));
-    let body = text
+    let (head, body) = text
         .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+        .map(|(h, b)| (h.to_string(), b.to_string()))
+        .unwrap_or((text.clone(), String::new()));
+    (status, head, body)
 }
 
 /// `GET path` that must answer 200; its body.
