@@ -3,8 +3,10 @@
 # llama.cpp's server through llama-cpp-python 0.3.36 on the default GGUF. Not part of the
 # default suite: the server is built from source (about 15 minutes on 2 cores the first time;
 # the wheel is cached in $HOME/.cache/c2s/wheels). Runs the quickstart panel through the server
-# against the local engine (agreement and requests/s are printed), a server killed mid-run and
-# resumed, and the error cases (nothing listening, 401, unknown model, timeout, a server that
+# against the local engine (agreement and requests/s are printed), outages of every kind through
+# a fault-injecting proxy (killed connections, 503s, a stall, a truncated body, the server
+# restarted) against a clean run, an outage past max_outage_seconds (exit 1) then resumed, and
+# the error cases (nothing listening, 401, unknown model, timeout, a server that
 # cannot score, resuming against another served model).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"

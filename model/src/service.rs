@@ -155,6 +155,11 @@ impl TallyCounts {
 
 impl AnswerTally {
     pub fn record(&self, reply: &Reply) {
+        if let Err(EngineError::Outage(_)) = reply {
+            // The server was out past the limit: no answer and no failure of the model (the
+            // run stops, and resumes the request).
+            return;
+        }
         let mut t = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         match reply {
             Ok(_) => {

@@ -162,7 +162,7 @@ pub fn decide<'s>(
         move |initial, info| {
             drop(initial);
             let activator = scope.worker().sync_activator_for(info.address.to_vec());
-            type Done = (u64, Result<Response, String>, f64);
+            type Done = (u64, Option<Result<Response, String>>, f64);
             let (tx, rx) = mpsc::channel::<Done>();
             let mut in_flight: HashMap<u64, (Capability<u64>, Pending)> = HashMap::new();
             let mut open_requests: HashMap<String, usize> = HashMap::new();
@@ -233,7 +233,12 @@ pub fn decide<'s>(
                             let r = request.clone();
                             runtime.spawn(async move {
                                 let started = std::time::Instant::now();
-                                let reply = service.call(r).await.map_err(|e| e.to_string());
+                                // An outage past the limit is no answer (None): the run
+                                // stops and a resume asks again.
+                                let reply = match service.call(r).await {
+                                    Err(c2s_model::EngineError::Outage(_)) => None,
+                                    reply => Some(reply.map_err(|e| e.to_string())),
+                                };
                                 let _ = tx.send((id, reply, started.elapsed().as_secs_f64() * 1e3));
                                 let _ = activator.activate();
                             });
@@ -254,6 +259,9 @@ pub fn decide<'s>(
                 });
                 while let Ok((id, reply, waited_ms)) = rx.try_recv() {
                     let Some((cap, p)) = in_flight.remove(&id) else {
+                        continue;
+                    };
+                    let Some(reply) = reply else {
                         continue;
                     };
                     let mut session = output.session(&cap);

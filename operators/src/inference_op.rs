@@ -18,7 +18,7 @@ use timely::progress::Timestamp;
 use c2s_records::Request;
 
 use crate::messages::Answered;
-use c2s_model::InferenceService;
+use c2s_model::{EngineError, InferenceService};
 
 pub fn inference<'s, T: Timestamp + TotalOrder>(
     requests: StreamVec<'s, T, Request>,
@@ -33,7 +33,7 @@ pub fn inference<'s, T: Timestamp + TotalOrder>(
             // Only requests create work; the initial capability is not needed.
             drop(initial);
             let activator = scope.worker().sync_activator_for(info.address.to_vec());
-            let (tx, rx) = mpsc::channel::<(u64, Answered)>();
+            let (tx, rx) = mpsc::channel::<(u64, Option<Answered>)>();
             let mut in_flight: HashMap<u64, Capability<T>> = HashMap::new();
             let mut next_id: u64 = 0;
             move |(input, _frontier), output| {
@@ -50,21 +50,27 @@ pub fn inference<'s, T: Timestamp + TotalOrder>(
                         runtime.spawn(async move {
                             let item_id = request.item_id.clone();
                             let request_id = request.request_id.clone();
-                            let reply = service.call(request).await.map_err(|e| e.to_string());
-                            let _ = tx.send((
-                                id,
-                                Answered {
-                                    item_id,
-                                    request_id,
-                                    reply,
-                                },
-                            ));
+                            let reply = match service.call(request).await {
+                                // The server stayed out past `max_outage_seconds`: the run
+                                // stops, and the request is no failure to record; a resume
+                                // sends it again.
+                                Err(EngineError::Outage(_)) => None,
+                                reply => Some(reply.map_err(|e| e.to_string())),
+                            };
+                            let answered = reply.map(|reply| Answered {
+                                item_id,
+                                request_id,
+                                reply,
+                            });
+                            let _ = tx.send((id, answered));
                             let _ = activator.activate();
                         });
                     }
                 });
                 while let Ok((id, answered)) = rx.try_recv() {
-                    if let Some(cap) = in_flight.remove(&id) {
+                    // Unanswered (an outage past the limit), the capability is released all
+                    // the same, so the stopping run can drain.
+                    if let (Some(cap), Some(answered)) = (in_flight.remove(&id), answered) {
                         output.session(&cap).give(answered);
                     }
                 }

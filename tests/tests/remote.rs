@@ -9,6 +9,10 @@
 //! top-log-probability list per decision takes a fraction of a second; a decision whose
 //! options are not all among the listed tokens falls back to echo.
 
+#[path = "remote/fault_proxy.rs"]
+mod fault_proxy;
+
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -17,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use c2s_e2e::{model_path, repo_root, run_config, run_ok, text, write};
 use c2s_sinks::{read_rejects, read_requests, read_trajectories};
+use fault_proxy::{Fault, FaultProxy};
 
 /// Top log-probabilities asked for per decision: llama-cpp-python detokenizes every listed
 /// token in Python, so the whole vocabulary (49,152) costs about a second per request while
@@ -203,12 +208,181 @@ fn quickstart_through_the_server_agrees_with_the_local_engine() {
     assert!(max_dp < 0.15, "max |Δp| = {max_dp}");
 }
 
-/// A server killed mid-run: the requests it cannot answer become failed rows (rejects from
-/// `inference`) after bounded retries; resuming against a restarted server completes every
-/// trajectory and loses nothing.
+/// A run through the [`fault_proxy`] against a clean run on the same server: connections
+/// killed, a stretch of 503s with `Retry-After`, a stall past the timeout, a body cut off
+/// halfway, and the server itself killed and restarted behind the proxy (502s meanwhile). The
+/// run waits the outages out and completes with the clean run's outcomes, no failed request,
+/// no request or trajectory written twice, and its outages in the manifest's status.
 #[test]
 #[ignore = "needs the llama.cpp server: scripts/test-remote.sh"]
-fn a_killed_server_leaves_failed_rows_that_resume_completes() {
+fn outages_of_every_kind_leave_the_outcomes_of_a_clean_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = free_port();
+    let mut server = Some(Server::start(upstream, "smollm2", &[]));
+    let openai = |url: &str| {
+        format!(
+            "base_url = \"{url}\"\nmodel = \"smollm2\"\nscoring = \"top_logprobs\"\ntop_logprobs = {TOP}\nconcurrency = 2\nmax_retries = 1\nretry_backoff_ms = 200\ntimeout_s = 10"
+        )
+    };
+    let clean_cfg = config(
+        dir.path(),
+        "clean",
+        6,
+        NATIVE_SERIAL,
+        Some(&openai(&server.as_ref().unwrap().url())),
+    );
+    let clean_dir = dir.path().join("run-clean");
+    run_ok(&clean_cfg, &clean_dir);
+
+    // Which call gets which fault: single faults early, a 6 s window of 503s from call 16,
+    // and (below) the server restarted once 34 calls went by.
+    let mut window: Option<Instant> = None;
+    let schedule: fault_proxy::Schedule = Box::new(move |n, now| match n {
+        3 | 40 => Fault::Kill,
+        8 => Fault::Stall(Duration::from_secs(12)),
+        12 | 45 => Fault::Truncate,
+        n if n >= 16 && window.is_none_or(|w| now.duration_since(w) < Duration::from_secs(6)) => {
+            window.get_or_insert(now);
+            Fault::Unavailable
+        }
+        _ => Fault::Pass,
+    });
+    let proxy = FaultProxy::start(upstream, schedule);
+    let cfg = config(
+        dir.path(),
+        "faults",
+        6,
+        NATIVE_SERIAL,
+        Some(&openai(&proxy.url())),
+    );
+    let run_dir = dir.path().join("run-faults");
+    let began = Instant::now();
+    let mut run = Command::new(c2s_e2e::binary())
+        .args(["run", &cfg.display().to_string(), "--run-dir"])
+        .arg(&run_dir)
+        .arg("--quiet")
+        .current_dir(repo_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut restarted = None;
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        if restarted.is_none() && proxy.counts().calls >= 34 {
+            // The server goes down under the proxy and comes back on the same port.
+            let down = Instant::now();
+            drop(server.take());
+            std::thread::sleep(Duration::from_secs(3));
+            server = Some(Server::start(upstream, "smollm2", &[]));
+            restarted = Some(down.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let wall = began.elapsed();
+    let mut stderr = String::new();
+    run.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "the run completes: {stderr}");
+    let counts = proxy.counts();
+    let restarted = restarted.expect("the run got past call 34");
+    println!("proxy: {counts:?}; server down for {restarted:.1?}; run took {wall:.1?}");
+    assert!(
+        counts.killed == 2 && counts.truncated == 2 && counts.stalled == 1,
+        "{counts:?}"
+    );
+    assert!(
+        counts.unavailable >= 3 && counts.bad_gateway >= 1,
+        "{counts:?}"
+    );
+
+    // Outcomes equal to the clean run; nothing failed, nothing twice.
+    let trajectory_key = |t: &c2s_sinks::TrajectoryRow| (t.item_id.clone(), t.arm.clone());
+    let outcomes = |dir: &Path| {
+        let rows = read_trajectories(&dir.join("trajectories")).unwrap();
+        let map: BTreeMap<_, _> = rows
+            .iter()
+            .map(|t| (trajectory_key(t), (t.output.clone(), t.correct, t.valid)))
+            .collect();
+        assert_eq!(
+            map.len(),
+            rows.len(),
+            "a trajectory written twice in {}",
+            dir.display()
+        );
+        map
+    };
+    let (clean, faulted) = (outcomes(&clean_dir), outcomes(&run_dir));
+    assert_eq!(clean.len(), 12 * 2);
+    assert_eq!(faulted, clean, "outcomes differ from the clean run");
+    let request_key =
+        |r: &c2s_sinks::RequestRow| (r.item_id.clone(), r.arm.clone(), r.user.clone());
+    let requests = |dir: &Path| {
+        let rows = read_requests(&dir.join("requests")).unwrap();
+        let map: BTreeMap<_, _> = rows
+            .iter()
+            .map(|r| (request_key(r), r.probabilities.clone()))
+            .collect();
+        assert_eq!(
+            map.len(),
+            rows.len(),
+            "a request written twice in {}",
+            dir.display()
+        );
+        map
+    };
+    let (clean_requests, faulted_requests) = (requests(&clean_dir), requests(&run_dir));
+    assert_eq!(
+        faulted_requests.keys().collect::<Vec<_>>(),
+        clean_requests.keys().collect::<Vec<_>>()
+    );
+    let max_dp = faulted_requests
+        .iter()
+        .filter_map(|(k, p)| Some((p.as_ref()?, clean_requests[k].as_ref()?)))
+        .flat_map(|(p, q)| p.iter().zip(q).map(|(a, b)| (a - b).abs()))
+        .fold(0f64, f64::max);
+    println!(
+        "{} trajectories and {} requests, as in the clean run; max |Δp| against it = {max_dp:.2e}",
+        faulted.len(),
+        faulted_requests.len()
+    );
+    assert!(
+        read_rejects(&run_dir.join("rejects")).unwrap().is_empty(),
+        "no failed request"
+    );
+
+    let manifest = c2s_sinks::read_manifest(&run_dir).unwrap().unwrap();
+    let status = manifest.status.expect("a status");
+    assert_eq!(status.requests_failed, 0);
+    let outages = &status.outages;
+    assert!(
+        outages.len() >= 3 && outages.iter().all(|o| o.recovered),
+        "{outages:?}"
+    );
+    let longest = outages.iter().map(|o| o.seconds).fold(0f64, f64::max);
+    let faults: u64 = outages.iter().map(|o| o.faults).sum();
+    println!(
+        "manifest: {} outages, {faults} faulted attempts, longest {longest:.1} s, {:.1} s in all",
+        outages.len(),
+        outages.iter().map(|o| o.seconds).sum::<f64>()
+    );
+    assert!(
+        longest >= 3.0,
+        "the restart is one outage of seconds: {outages:?}"
+    );
+}
+
+/// A server down for longer than `[inference] max_outage_seconds`: the run waits that long,
+/// stops with exit 1 naming the outage, and its directory resumes against the restarted
+/// server to every trajectory, none written twice and no failed request left behind.
+#[test]
+#[ignore = "needs the llama.cpp server: scripts/test-remote.sh"]
+fn an_outage_past_the_limit_exits_1_and_the_run_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let server = Server::start(port, "smollm2", &[]);
@@ -216,26 +390,40 @@ fn a_killed_server_leaves_failed_rows_that_resume_completes() {
         "base_url = \"{}\"\nmodel = \"smollm2\"\nscoring = \"top_logprobs\"\ntop_logprobs = {TOP}\nmax_retries = 1\nretry_backoff_ms = 100\ntimeout_s = 30",
         server.url()
     );
-    let cfg = config(dir.path(), "killed", 4, NATIVE_SERIAL, Some(&openai));
+    let arms = format!("{NATIVE_SERIAL}\n[inference]\nmax_outage_seconds = 6\n");
+    let cfg = config(dir.path(), "killed", 4, &arms, Some(&openai));
     let run_dir = dir.path().join("run");
-    let mut run = Command::new(c2s_e2e::binary())
+    let run = Command::new(c2s_e2e::binary())
         .args(["run", &cfg.display().to_string(), "--run-dir"])
         .arg(&run_dir)
         .arg("--quiet")
         .current_dir(repo_root())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Let some requests through, then kill the server.
+    // Let some requests through, then kill the server for good.
     std::thread::sleep(Duration::from_secs(8));
     drop(server);
-    let status = run.wait().unwrap();
-    assert!(status.success(), "the run ends normally, with failed rows");
-    let rejects = read_rejects(&run_dir.join("rejects")).unwrap();
+    let down = Instant::now();
+    let out = run.wait_with_output().unwrap();
+    let waited = down.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("max_outage_seconds"), "{stderr}");
+    println!("the run gave up {waited:.1?} after the server died");
+    assert!(waited >= Duration::from_secs(6), "it waited the limit out");
+    let manifest = c2s_sinks::read_manifest(&run_dir).unwrap().unwrap();
+    let status = manifest.status.expect("a status");
+    assert_eq!(status.exit_code, Some(1));
     assert!(
-        rejects.iter().any(|r| r.source == "inference"),
-        "the failed calls are recorded: {rejects:?}"
+        status.outages.last().is_some_and(|o| !o.recovered),
+        "{:?}",
+        status.outages
+    );
+    assert!(
+        read_rejects(&run_dir.join("rejects")).unwrap().is_empty(),
+        "an outage fails no request"
     );
     let before = read_trajectories(&run_dir.join("trajectories"))
         .unwrap()
@@ -254,6 +442,16 @@ fn a_killed_server_leaves_failed_rows_that_resume_completes() {
         "every (item, arm) completed after the resume"
     );
     assert_eq!(trajectories.len(), keys.len(), "nothing written twice");
+    let requests = read_requests(&run_dir.join("requests")).unwrap();
+    let request_keys: std::collections::BTreeSet<_> = requests
+        .iter()
+        .map(|r| (r.item_id.clone(), r.arm.clone(), r.user.clone()))
+        .collect();
+    assert_eq!(
+        request_keys.len(),
+        requests.len(),
+        "no request written twice"
+    );
 }
 
 /// Clear errors before any work (exit 2): nothing listening, a rejected key, a model the
