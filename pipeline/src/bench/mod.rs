@@ -1,5 +1,5 @@
 //! `choice2seq bench`: benchmarks that print measured figures (`engine.rs`, `serve.rs`,
-//! `soak.rs`; `llamacpp.rs` replays a run through llama.cpp for `--against`).
+//! `soak.rs`, `backpressure.rs`; `llamacpp.rs` replays a run through llama.cpp for `--against`).
 //!
 //! `bench inference`: the inference benchmark of a fixed dev panel (Native and
 //! Serial/Full, both domains) through the pipeline's own path — `choice2seq run`'s dataflow
@@ -8,6 +8,7 @@
 //! table with the b/a ratio, engine prompt tokens per second and peak RSS, and checks from the
 //! two runs' Parquet outputs that (b) answered exactly what (a) answered.
 
+mod backpressure;
 mod engine;
 mod llamacpp;
 mod serve;
@@ -39,6 +40,9 @@ pub enum BenchCommand {
     /// A continuous Kafka run fed N items with the simulated engine: items/s and RSS every
     /// 100,000 items.
     Soak(soak::SoakBench),
+    /// Memory while outputs cannot be written: the quickstart on disk and with its run
+    /// directory on a full tmpfs for a while (root), peak RSS of both side by side.
+    Backpressure(backpressure::BackpressureBench),
     /// Statistics: incremental joint-count updates (outcomes/s through the differential
     /// dataflow) and the time of a full metric snapshot.
     Stats {
@@ -58,6 +62,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Stats { outcomes, draws } => stats(outcomes, draws),
         BenchCommand::Soak(bench) => soak::run(bench),
         BenchCommand::Serve(bench) => serve::run(bench),
+        BenchCommand::Backpressure(bench) => backpressure::run(bench),
     }
 }
 
