@@ -91,7 +91,11 @@ impl Run {
     fn finish(mut self) -> anyhow::Result<u64> {
         loop {
             if let Some(status) = self.poll()? {
-                anyhow::ensure!(status.success(), "the run failed ({status}):\n{}", self.log());
+                anyhow::ensure!(
+                    status.success(),
+                    "the run failed ({status}):\n{}",
+                    self.log()
+                );
                 return Ok(self.peak_kib);
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -133,7 +137,12 @@ fn written(run_dir: &Path) -> anyhow::Result<Written> {
     let rows = c2s_sinks::read_trajectories(&run_dir.join("trajectories"))?;
     let outcomes: BTreeMap<_, _> = rows
         .iter()
-        .map(|t| ((t.item_id.clone(), t.arm.clone()), (t.output.clone(), t.correct)))
+        .map(|t| {
+            (
+                (t.item_id.clone(), t.arm.clone()),
+                (t.output.clone(), t.correct),
+            )
+        })
         .collect();
     anyhow::ensure!(
         outcomes.len() == rows.len(),
