@@ -703,3 +703,106 @@ fn view_serves_finished_runs_of_all_three_kinds() {
         );
     }
 }
+
+/// `GET /healthz` on a fresh connection: whether it was answered 200 (a full monitor closes
+/// the connection instead).
+fn healthz(addr: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    if s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.starts_with("HTTP/1.1 200")
+}
+
+/// Consumers of the live page that stop reading: 80 connections (more than the 64 the monitor
+/// serves at once) ask for the snapshot while the run starts and never read a byte. The run
+/// is not held up: it completes every trajectory; the monitor turns further clients away while
+/// its slots are taken and answers again once the stalled connections time out, while the
+/// stalled sockets are still open.
+#[test]
+fn stalled_consumers_hold_up_neither_the_run_nor_the_monitor_for_long() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let a = c2s_e2e::bank_head(dir.path(), "arithmetic-dev.jsonl", 4);
+    let l = c2s_e2e::bank_head(dir.path(), "lexical-dev.jsonl", 4);
+    let cfg = write(
+        dir.path(),
+        "stalled.toml",
+        &format!(
+            "[run]\nname = \"stalled\"\n\n[model]\npath = {:?}\nengine = \"prefix\"\n\n\
+             [[sources]]\nkind = \"jsonl\"\npath = {:?}\n\n[[sources]]\nkind = \"jsonl\"\npath = {:?}\n\n\
+             [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
+             [stats]\nbootstrap_draws = 99\nsnapshot_every = 1\n",
+            model_path().display().to_string(),
+            a.display().to_string(),
+            l.display().to_string()
+        ),
+    );
+    let run_dir = dir.path().join("run");
+    let run = Process::start(&[
+        "run",
+        &cfg.display().to_string(),
+        "--run-dir",
+        &run_dir.display().to_string(),
+        "--quiet",
+        "--serve",
+        "127.0.0.1:0",
+        "--serve-linger",
+        "600",
+    ]);
+    let addr = run.address();
+    let stalled_at = Instant::now();
+    let stalled: Vec<std::net::TcpStream> = (0..80)
+        .filter_map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).ok()?;
+            s.write_all(b"GET /api/snapshot HTTP/1.1\r\nHost: x\r\n\r\n")
+                .ok()?;
+            Some(s)
+        })
+        .collect();
+    assert!(stalled.len() >= 64, "{} stalled connections", stalled.len());
+    let turned_away = !healthz(&addr);
+    // The run completes under them.
+    let deadline = Instant::now() + WAIT;
+    let completed = loop {
+        let state = std::fs::read_to_string(run_dir.join("manifest.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|m| m["status"]["state"].as_str().map(str::to_string));
+        if state.as_deref() == Some("completed") {
+            break stalled_at.elapsed();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run did not complete: {state:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // The monitor serves again while the stalled sockets are still open.
+    let answered = loop {
+        if healthz(&addr) {
+            break stalled_at.elapsed();
+        }
+        assert!(
+            stalled_at.elapsed() < Duration::from_secs(120),
+            "the monitor still turns clients away after 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    println!(
+        "80 stalled consumers: further clients turned away at first: {turned_away}; the run completed after {completed:.1?}; /healthz answered again after {answered:.1?}"
+    );
+    let trajectories = c2s_sinks::read_trajectories(&run_dir.join("trajectories")).unwrap();
+    assert_eq!(trajectories.len(), 16, "8 items × 2 arms");
+    drop(stalled);
+    run.signal("INT");
+    assert!(run.wait().success());
+}

@@ -56,6 +56,13 @@ const MAX_HEADER_BYTES: usize = 16 * 1024;
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections served at once; further ones are closed at once.
 const MAX_CONNECTIONS: usize = 64;
+/// How long one connection is kept: then it is closed once its response in progress is
+/// written (clients reconnect for the next request), so a consumer that stops reading holds
+/// one of the [`MAX_CONNECTIONS`] slots for a bounded time.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
+/// How long a response in progress at [`CONNECTION_LIFETIME`] may take to be written before
+/// the connection is dropped (a stalled reader).
+const FINISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the server shows: a running run ([`live::LiveMonitor`]) or run directories
 /// ([`view::DirectoryView`]).
@@ -152,7 +159,17 @@ async fn accept_loop(listener: tokio::net::TcpListener, app: Router) {
         let connection =
             http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                _ = tokio::time::sleep(CONNECTION_LIFETIME) => {
+                    connection.as_mut().graceful_shutdown();
+                    tokio::time::timeout(FINISH_TIMEOUT, connection)
+                        .await
+                        .unwrap_or(Ok(()))
+                }
+            };
+            if let Err(e) = ended {
                 tracing::debug!("live monitor: connection: {e}");
             }
             drop(slot);
