@@ -72,6 +72,9 @@ pub struct OutputSection {
     /// How long a part that cannot be written (a full disk) is retried, with feeding paused,
     /// before the run stops with an error.
     pub max_write_wait_seconds: f64,
+    /// While outputs cannot be written, the rows they hold are capped at this many MiB: above
+    /// it no model request is sent (the items in flight wait too) until writing works again.
+    pub max_buffered_mb: f64,
     pub kafka: Option<KafkaSink>,
 }
 
@@ -82,6 +85,7 @@ impl Default for OutputSection {
             part_rows: 2000,
             part_seconds: 5.0,
             max_write_wait_seconds: 600.0,
+            max_buffered_mb: 256.0,
             kafka: None,
         }
     }
@@ -123,6 +127,16 @@ impl OutputSection {
                 format!(
                     "must be a finite, non-negative number of seconds, got {}",
                     self.max_write_wait_seconds
+                ),
+            ));
+        }
+        if !(self.max_buffered_mb.is_finite() && self.max_buffered_mb > 0.0) {
+            return Err(at.error(
+                span.clone(),
+                "output.max_buffered_mb",
+                format!(
+                    "must be a finite, positive number of MiB, got {}",
+                    self.max_buffered_mb
                 ),
             ));
         }

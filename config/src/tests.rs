@@ -162,6 +162,9 @@ fn bad_values_name_the_field() {
     ));
     assert_eq!(e.field, "inference.max_outage_seconds");
     assert!(e.message.contains("non-negative"), "{e}");
+    let e = error_of(&format!("{MINIMAL}\n[output]\nmax_buffered_mb = 0\n"));
+    assert_eq!(e.field, "output.max_buffered_mb");
+    assert!(e.message.contains("positive"), "{e}");
     let e = error_of("[model\n");
     assert_eq!(e.line, Some(1));
     let e = error_of(&MINIMAL.replace(

@@ -5,7 +5,8 @@
 //! every request in flight at once.
 
 use std::collections::HashMap;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
@@ -20,10 +21,16 @@ use c2s_records::Request;
 use crate::messages::Answered;
 use c2s_model::{EngineError, InferenceService};
 
+use crate::sink_op::WriteHealth;
+
+/// How often a held-back operator looks at the budget again.
+const HOLD_CHECK: Duration = Duration::from_millis(100);
+
 pub fn inference<'s, T: Timestamp + TotalOrder>(
     requests: StreamVec<'s, T, Request>,
     service: InferenceService,
     runtime: tokio::runtime::Handle,
+    writes: Arc<WriteHealth>,
 ) -> StreamVec<'s, T, Answered> {
     let scope = requests.scope();
     requests.unary_frontier::<CapacityContainerBuilder<Vec<Answered>>, _, _, _>(
@@ -33,11 +40,31 @@ pub fn inference<'s, T: Timestamp + TotalOrder>(
             // Only requests create work; the initial capability is not needed.
             drop(initial);
             let activator = scope.worker().sync_activator_for(info.address.to_vec());
+            let recheck = scope.activator_for(info.address.clone());
+            let mut holding = false;
             let (tx, rx) = mpsc::channel::<(u64, Option<Answered>)>();
             let mut in_flight: HashMap<u64, Capability<T>> = HashMap::new();
             let mut next_id: u64 = 0;
             move |(input, _frontier), output| {
-                input.for_each(|cap, data| {
+                // Blocked outputs over their byte budget: the requests wait in the input (the
+                // answers would only add rows that cannot be written).
+                let over = writes.over_budget();
+                if over != holding {
+                    holding = over;
+                    if over {
+                        tracing::warn!(
+                            "outputs cannot be written and hold {:.1} MiB, over [output] max_buffered_mb: model requests wait",
+                            writes.held_bytes() as f64 / (1u64 << 20) as f64
+                        );
+                    } else {
+                        tracing::warn!("outputs written again: model requests go on");
+                    }
+                }
+                if holding {
+                    recheck.activate_after(HOLD_CHECK);
+                }
+                // Held: the input is left unread (not drained), so its requests wait there.
+                if !holding { input.for_each(|cap, data| {
                     let Some(cap) = cap.retain_least(output.output_index()) else {
                         return;
                     };
@@ -66,7 +93,7 @@ pub fn inference<'s, T: Timestamp + TotalOrder>(
                             let _ = activator.activate();
                         });
                     }
-                });
+                }); }
                 while let Ok((id, answered)) = rx.try_recv() {
                     // Unanswered (an outage past the limit), the capability is released all
                     // the same, so the stopping run can drain.

@@ -57,6 +57,7 @@ pub fn serial_loop<'s>(
     runtime: tokio::runtime::Handle,
     cfg: ControllerConfig,
     counters: Arc<Counters>,
+    writes: Arc<crate::sink_op::WriteHealth>,
 ) -> LoopOutputs<'s> {
     let outer = tasks.scope();
     let model = service.identity().label();
@@ -136,7 +137,7 @@ pub fn serial_loop<'s>(
             LoopEvent::Request(r) => Some(r),
             _ => None,
         });
-        inference(requests, service, runtime).connect_loop(handle);
+        inference(requests, service, runtime, writes).connect_loop(handle);
         LoopOutputs {
             trajectories: done
                 .flat_map_events(|e| match e {

@@ -7,7 +7,8 @@
 //!
 //! A part that cannot be written (a full disk, say) keeps its rows buffered and is retried with
 //! a doubling delay (0.2 s up to 10 s). Meanwhile the sink counts as blocked in the process's
-//! [`WriteHealth`], which the feeder reads to pause new items, and it logs the failure once
+//! [`WriteHealth`], which the feeder reads to pause new items (and, once the blocked sinks
+//! hold more than `[output] max_buffered_mb`, the inference operator to hold requests back), and it logs the failure once
 //! when it starts, every 30 s while it lasts and once when writing works again. After
 //! [`WriteHealth::max_wait`] without a successful write the sink gives up: the failure is
 //! recorded, the buffered rows and every later record are dropped (they were never durable, so
@@ -30,6 +31,9 @@ pub trait RowSink<D>: 'static {
     fn push(&mut self, record: D) -> Result<(), String>;
     /// Records buffered and not yet written.
     fn buffered(&self) -> usize;
+    /// Memory those records take, in bytes (may be computed on each call: asked only once
+    /// per failed write).
+    fn buffered_bytes(&self) -> usize;
     /// Whether the buffered records should be written now (row count or age).
     fn due(&self, now: Instant) -> bool;
     /// Write the buffered records as one complete part. On error they stay buffered.
@@ -59,6 +63,10 @@ pub struct WriteHealth {
     max_wait: Duration,
     /// Parts closed and rows in them, per dataset (for a live monitor).
     closed: Mutex<BTreeMap<String, ClosedParts>>,
+    /// Bytes buffered by each blocked sink (estimated from its latest failed write).
+    held: Mutex<BTreeMap<String, usize>>,
+    /// Above this many bytes held by blocked sinks, no model request is sent.
+    max_held_bytes: usize,
 }
 
 /// What the sinks of one dataset have closed.
@@ -77,6 +85,39 @@ impl WriteHealth {
             error: Mutex::new(None),
             max_wait,
             closed: Mutex::new(BTreeMap::new()),
+            held: Mutex::new(BTreeMap::new()),
+            max_held_bytes: usize::MAX,
+        }
+    }
+
+    /// Caps the rows blocked sinks may hold: above `bytes`, [`WriteHealth::over_budget`]
+    /// holds the model requests back (`[output] max_buffered_mb`).
+    pub fn with_max_held_bytes(mut self, bytes: usize) -> WriteHealth {
+        self.max_held_bytes = bytes;
+        self
+    }
+
+    /// Bytes of rows held by sinks that cannot write, over all of them.
+    pub fn held_bytes(&self) -> usize {
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .sum()
+    }
+
+    /// Blocked sinks hold more than the cap: new model requests wait (the items in flight
+    /// would only add rows that cannot be written).
+    pub fn over_budget(&self) -> bool {
+        self.blocked() && self.held_bytes() > self.max_held_bytes
+    }
+
+    fn set_held(&self, label: &str, bytes: usize) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if bytes == 0 {
+            held.remove(label);
+        } else {
+            held.insert(label.to_string(), bytes);
         }
     }
 
@@ -134,6 +175,8 @@ struct Retry {
     next_at: Instant,
     attempts: u32,
     logged_at: Instant,
+    /// Bytes per buffered row at the latest failed attempt (to estimate the rows since).
+    bytes_per_row: f64,
 }
 
 /// Write `stream` through `sink`; write failures are retried and reported through `health`
@@ -205,10 +248,14 @@ pub fn sink<'s, D: Clone + 'static, S: RowSink<D>>(
                                     next_at: now + FIRST_RETRY,
                                     attempts: 1,
                                     logged_at: now,
+                                    bytes_per_row: sink.buffered_bytes() as f64
+                                        / sink.buffered().max(1) as f64,
                                 });
                             }
                             Some(r) => {
                                 r.attempts += 1;
+                                r.bytes_per_row =
+                                    sink.buffered_bytes() as f64 / sink.buffered().max(1) as f64;
                                 let waited = now.duration_since(r.since);
                                 if waited >= health.max_wait {
                                     tracing::error!(
@@ -221,6 +268,7 @@ pub fn sink<'s, D: Clone + 'static, S: RowSink<D>>(
                                     );
                                     health.give_up(format!("{label}: {e}"));
                                     health.blocked.fetch_sub(1, Ordering::SeqCst);
+                                    health.set_held(&label, 0);
                                     sink.discard();
                                     held.clear();
                                     retry = None;
@@ -244,6 +292,7 @@ pub fn sink<'s, D: Clone + 'static, S: RowSink<D>>(
                             held.clear();
                             if let Some(r) = retry.take() {
                                 health.blocked.fetch_sub(1, Ordering::SeqCst);
+                                health.set_held(&label, 0);
                                 tracing::warn!(
                                     "{label}: writing again after {} failed attempts over {:.0} s",
                                     r.attempts,
@@ -252,6 +301,11 @@ pub fn sink<'s, D: Clone + 'static, S: RowSink<D>>(
                             }
                         }
                     }
+                }
+                if let Some(r) = &retry {
+                    // What this blocked sink holds now: rows since the last attempt at the
+                    // bytes per row measured then.
+                    health.set_held(&label, (sink.buffered() as f64 * r.bytes_per_row) as usize);
                 }
                 if sink.buffered() == 0 {
                     // Nothing pending: epochs are durable as soon as the input has passed them.
@@ -289,6 +343,9 @@ mod tests {
         }
         fn buffered(&self) -> usize {
             self.buffered.len()
+        }
+        fn buffered_bytes(&self) -> usize {
+            self.buffered.len() * 8
         }
         fn due(&self, _: Instant) -> bool {
             true

@@ -184,6 +184,15 @@ impl<R: Row> PartWriter<R> {
         self.rows.len()
     }
 
+    /// Memory of the buffered rows as Arrow arrays (what a part of them would hold; built
+    /// on each call, so for occasional use).
+    pub fn buffered_bytes(&self) -> usize {
+        if self.rows.is_empty() {
+            return 0;
+        }
+        R::to_batch(&self.rows).map_or(0, |b| b.get_array_memory_size())
+    }
+
     /// Parts and rows written by this writer.
     pub fn written(&self) -> (u64, u64) {
         (self.parts_written, self.rows_written)

@@ -225,6 +225,75 @@ fn a_full_disk_pauses_the_run_until_there_is_room() {
     assert_complete(&run_dir);
 }
 
+/// `GET /api/state` of the run's live monitor, whose address the run logs.
+fn api_state(logs: &Path) -> Option<serde_json::Value> {
+    use std::io::{Read, Write};
+    let log = read_log(logs, "stderr");
+    let addr = log.split("http://").nth(1)?.split('/').next()?.to_string();
+    let mut s = std::net::TcpStream::connect(&addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "GET /api/state HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    serde_json::from_str(text.split_once("\r\n\r\n")?.1).ok()
+}
+
+/// Blocked outputs over `[output] max_buffered_mb` hold the model requests back: the run says
+/// so, its answered requests stop moving while the disk stays full, and once there is room it
+/// goes on to the complete result.
+#[test]
+fn blocked_outputs_over_their_byte_budget_hold_the_requests_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        "max_buffered_mb = 0.0001\n\n[serve]\naddress = \"127.0.0.1:0\"\n",
+    );
+    let disk = Tmpfs::mount(&dir.path().join("disk"), 96);
+    let run_dir = dir.path().join("disk/run");
+    let mut child = spawn(&cfg, &run_dir, dir.path());
+    wait_for(&mut child, "requests held back", || {
+        read_log(dir.path(), "stderr").contains("model requests wait")
+    });
+    let state = api_state(dir.path()).expect("the live monitor's state");
+    assert_eq!(state["writes"]["requests_held"], true, "{state:#}");
+    assert!(
+        state["writes"]["held_bytes"].as_u64() > Some(104),
+        "{state:#}"
+    );
+    // The calls sent before the hold come back (nothing left in the engine); then nothing
+    // moves.
+    let engine = || api_state(dir.path()).expect("state")["engine"].clone();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while engine()["in_flight"].as_u64() != Some(0) {
+        assert!(
+            Instant::now() < deadline,
+            "the engine kept requests: {:#}",
+            engine()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let requests = || engine()["answered"].as_u64();
+    let settled = requests();
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(requests(), settled, "requests were answered while held");
+    assert!(child.try_wait().unwrap().is_none(), "the run did not wait");
+    disk.resize(64 * 1024);
+    let status = child.wait().unwrap();
+    let (stdout, stderr) = (
+        read_log(dir.path(), "stdout"),
+        read_log(dir.path(), "stderr"),
+    );
+    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("model requests go on"), "{stderr}");
+    println!("held at {settled:?} answered requests while the disk was full");
+    assert_eq!(manifest(&run_dir)["status"]["state"], "completed");
+    assert_complete(&run_dir);
+}
+
 #[test]
 fn outputs_that_cannot_be_written_stop_the_run_and_it_resumes_elsewhere() {
     let dir = tempfile::tempdir().unwrap();

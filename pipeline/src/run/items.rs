@@ -59,6 +59,7 @@ pub fn item_worker_main(worker: &mut Worker, shared: &Arc<Shared>) -> anyhow::Re
             sh.runtime.clone(),
             ccfg,
             sh.counters.clone(),
+            sh.writes.clone(),
         );
         let copy_arms: Vec<String> = cfg
             .arms

@@ -356,6 +356,7 @@ pub fn execute(
     let total_items = feed::count_items(&cfg);
     let cfg_serve = cfg.serve.clone();
     let max_write_wait = std::time::Duration::from_secs_f64(cfg.output.max_write_wait_seconds);
+    let max_buffered_bytes = (cfg.output.max_buffered_mb * (1u64 << 20) as f64) as usize;
     // Only a remote server has outages (the engine waits for it through the watch).
     let outages = (cfg.model.engine == c2s_config::EngineKind::Openai).then(|| {
         Arc::new(c2s_model::OutageWatch::new(
@@ -379,7 +380,7 @@ pub fn execute(
         live: Arc::new(Mutex::new(LiveTable::default())),
         stop,
         stop_cause: Mutex::new(None),
-        writes: Arc::new(WriteHealth::new(max_write_wait)),
+        writes: Arc::new(WriteHealth::new(max_write_wait).with_max_held_bytes(max_buffered_bytes)),
         outages,
         tally: Arc::new(AnswerTally::default()),
         quiet,

@@ -432,6 +432,16 @@ impl<D: 'static, R: Row + 'static> RowSink<D> for DatasetSink<D, R> {
         self.writer.buffered()
     }
 
+    fn buffered_bytes(&self) -> usize {
+        let pending = self.publish.as_ref().map_or(0, |p| {
+            p.pending
+                .iter()
+                .map(|(k, v)| k.as_ref().map_or(0, String::len) + v.len())
+                .sum()
+        });
+        self.writer.buffered_bytes() + pending
+    }
+
     fn due(&self, now: Instant) -> bool {
         self.writer.due(now)
     }

@@ -334,6 +334,11 @@ impl Backend for LiveMonitor {
             int(u64::from(s.writes.blocked())),
         );
         f.gauge(
+            "c2s_outputs_held_bytes",
+            "Bytes of rows held by sinks that cannot write (over [output] max_buffered_mb, model requests wait)",
+            int(s.writes.held_bytes() as u64),
+        );
+        f.gauge(
             "c2s_outputs_failed",
             "1 once records were lost (a sink gave up writing)",
             int(u64::from(s.writes.failed())),
@@ -519,6 +524,8 @@ impl Backend for LiveMonitor {
             "rejects": {"count": s.counters.rejects.load(Ordering::Relaxed), "recent": rejects},
             "writes": {
                 "blocked": s.writes.blocked(),
+                "held_bytes": s.writes.held_bytes(),
+                "requests_held": s.writes.over_budget(),
                 "failed": s.writes.failed(),
                 "error": s.writes.given_up(),
                 "parts": s.writes.closed_parts().into_iter().map(|(d, c)| (d, json!({"parts": c.parts, "rows": c.rows}))).collect::<BTreeMap<_, _>>(),
