@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,9 +21,10 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Message};
 use rdkafka::metadata::Metadata;
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::producer::{BaseProducer, Producer, ProducerContext};
 use rdkafka::{Offset, TopicPartitionList};
 
+use crate::kafka_outage::{kafka_outages, KAFKA_MAX_OUTAGE};
 use crate::{KafkaPosition, SourceError, SourceRecord};
 
 /// Time allowed to each blocking broker operation (metadata, offsets, commits, flushes).
@@ -100,7 +101,7 @@ impl KafkaConnection {
 /// authentication failure, a TLS error, an unreachable broker), so that a call that fails or
 /// times out can say why, and forwards librdkafka's log lines to `tracing`.
 #[derive(Default)]
-struct ConnectionProblems {
+pub(crate) struct ConnectionProblems {
     last: Mutex<Option<String>>,
     /// The last refusal (authentication, TLS): waiting longer will not help, and it says more
     /// than the "all brokers are down" that follows it.
@@ -146,7 +147,7 @@ impl ConnectionProblems {
     }
 
     /// The last refusal reported, else the last problem, if any.
-    fn last(&self) -> Option<String> {
+    pub(crate) fn last(&self) -> Option<String> {
         let refusal = self.refusal.lock().ok().and_then(|r| r.clone());
         refusal.or_else(|| self.last.lock().ok().and_then(|l| l.clone()))
     }
@@ -218,7 +219,7 @@ impl ProducerContext for ConnectionProblems {
 
 /// A failed call: with the connection problem librdkafka reported before it, when there was
 /// one (a timed-out metadata request says nothing of a refused password).
-fn kafka_err(
+pub(crate) fn kafka_err(
     brokers: &str,
     action: impl Into<String>,
     problem: Option<String>,
@@ -323,6 +324,8 @@ pub struct KafkaItemSource {
     /// Last known high watermark per assigned partition.
     high: BTreeMap<i32, i64>,
     wakeup: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// When the broker was last probed during an outage.
+    probed: Option<Instant>,
 }
 
 impl std::fmt::Debug for KafkaItemSource {
@@ -481,7 +484,13 @@ impl KafkaItemSource {
             positions,
             high,
             wakeup: None,
+            probed: None,
         })
+    }
+
+    /// The bootstrap brokers.
+    pub fn brokers(&self) -> &str {
+        &self.brokers
     }
 
     /// The topic read.
@@ -554,6 +563,7 @@ impl KafkaItemSource {
             match self.consumer.poll(wait) {
                 None => break,
                 Some(Ok(msg)) => {
+                    kafka_outages().up(&self.brokers, "reading");
                     let rec = record_of(&self.source, &msg);
                     if let Some(pos) = &rec.kafka {
                         let next = self.positions.entry(pos.partition).or_insert(0);
@@ -562,13 +572,20 @@ impl KafkaItemSource {
                     out.push(rec);
                 }
                 Some(Err(e)) => {
-                    // The context has logged the error with librdkafka's reason.
+                    // The context has logged the error with librdkafka's reason. The client
+                    // reconnects by itself and fetches again from its positions.
                     tracing::debug!(brokers = %self.brokers, topic = %self.topic, "kafka consumer: {e}");
+                    if broker_gone(&e) {
+                        kafka_outages().down(&self.brokers, "reading", &e.to_string());
+                    }
                     if wait.is_zero() {
                         break;
                     }
                 }
             }
+        }
+        if out.is_empty() && kafka_outages().active() {
+            self.probe();
         }
         if out.len() >= max && max > 0 {
             if let Some(wakeup) = &self.wakeup {
@@ -597,13 +614,59 @@ impl KafkaItemSource {
             tpl.add_partition_offset(&self.topic, p, Offset::Offset(next))
                 .map_err(kafka_err(&self.brokers, format!("commit{shown}"), None))?;
         }
-        self.consumer.commit(&tpl, CommitMode::Sync).map_err(|e| {
-            kafka_err(
-                &self.brokers,
-                format!("commit offsets{shown} for group `{}`", self.group),
-                self.consumer.context().last(),
-            )(e)
-        })
+        // A broker that cannot be reached is waited for (at most KAFKA_MAX_OUTAGE): the
+        // offsets are committed once it is back, so a restart of it loses no commit.
+        let start = Instant::now();
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            match self.consumer.commit(&tpl, CommitMode::Sync) {
+                Ok(()) => {
+                    kafka_outages().up(&self.brokers, "committing offsets");
+                    return Ok(());
+                }
+                Err(e) if start.elapsed() < KAFKA_MAX_OUTAGE => {
+                    let cause = self
+                        .consumer
+                        .context()
+                        .last()
+                        .unwrap_or_else(|| e.to_string());
+                    kafka_outages().down(&self.brokers, "committing offsets", &cause);
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => {
+                    return Err(kafka_err(
+                        &self.brokers,
+                        format!("commit offsets{shown} for group `{}`", self.group),
+                        self.consumer.context().last(),
+                    )(e))
+                }
+            }
+        }
+    }
+
+    /// While an outage is on: ask for the high watermarks (at most once a second), which ends
+    /// the outage when the broker answers and shows the lag as it recovers.
+    fn probe(&mut self) {
+        if self
+            .probed
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
+            return;
+        }
+        self.probed = Some(Instant::now());
+        for &p in &self.partitions {
+            match self
+                .consumer
+                .fetch_watermarks(&self.topic, p, Duration::from_secs(1))
+            {
+                Ok((_, hi)) => {
+                    self.high.insert(p, hi);
+                    kafka_outages().up(&self.brokers, "watermarks");
+                }
+                Err(_) => return,
+            }
+        }
     }
 
     /// Whether every assigned partition has been read up to its high watermark (for bounded
@@ -642,6 +705,7 @@ impl KafkaItemSource {
                 })?;
             self.high.insert(p, hi);
         }
+        kafka_outages().up(&self.brokers, "watermarks");
         Ok(!behind(self))
     }
 }
@@ -671,147 +735,12 @@ fn record_of(source: &str, msg: &BorrowedMessage<'_>) -> SourceRecord {
     }
 }
 
-/// Counts delivery reports of [`produce`], and keeps the client's connection problems.
-#[derive(Default)]
-struct DeliveryCounter {
-    failed: AtomicUsize,
-    first_error: Mutex<Option<String>>,
-    problems: ConnectionProblems,
-}
-
-impl ClientContext for DeliveryCounter {
-    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
-        self.problems.log(level, fac, message);
-    }
-
-    fn error(&self, error: KafkaError, reason: &str) {
-        self.problems.error(error, reason);
-    }
-}
-
-impl ProducerContext for DeliveryCounter {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((e, msg)) = result {
-            self.failed.fetch_add(1, Ordering::SeqCst);
-            if let Ok(mut first) = self.first_error.lock() {
-                first.get_or_insert_with(|| format!("{}/{}: {e}", msg.topic(), msg.partition()));
-            }
-        }
-    }
-}
-
-/// A producer kept open across batches: the `[output.kafka]` sink publishes every closed part of
-/// `outcomes/` and `metrics/` through one.
-pub struct KafkaPublisher {
-    brokers: String,
-    producer: BaseProducer<DeliveryCounter>,
-}
-
-impl KafkaPublisher {
-    /// A plaintext producer to `brokers`.
-    pub fn connect(brokers: &str) -> Result<KafkaPublisher, SourceError> {
-        Self::connect_with(&KafkaConnection::new(brokers))
-    }
-
-    /// A producer to the cluster of `connection`.
-    pub fn connect_with(connection: &KafkaConnection) -> Result<KafkaPublisher, SourceError> {
-        let brokers = connection.brokers();
-        let producer: BaseProducer<DeliveryCounter> = connection
-            .client_config(
-                &[
-                    ("client.id", "c2s-producer".into()),
-                    ("acks", "all".into()),
-                    ("linger.ms", "5".into()),
-                    ("message.timeout.ms", KAFKA_TIMEOUT.as_millis().to_string()),
-                ],
-                &[],
-            )
-            .create_with_context(DeliveryCounter::default())
-            .map_err(kafka_err(brokers, "create producer", None))?;
-        Ok(KafkaPublisher {
-            brokers: brokers.to_owned(),
-            producer,
-        })
-    }
-
-    /// Produce `payloads` (optional key, value) to `topic` and wait until every message is
-    /// acknowledged. Keys choose the partition (librdkafka's default partitioner); messages
-    /// without a key are spread over partitions.
-    pub fn publish<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-        &self,
-        topic: &str,
-        payloads: &[(Option<K>, V)],
-    ) -> Result<(), SourceError> {
-        let brokers = self.brokers.as_str();
-        let producer = &self.producer;
-        let ctx = producer.context();
-        ctx.failed.store(0, Ordering::SeqCst);
-        if let Ok(mut first) = ctx.first_error.lock() {
-            *first = None;
-        }
-        let deadline = Instant::now() + KAFKA_TIMEOUT;
-        for (key, value) in payloads {
-            let mut record: BaseRecord<'_, [u8], [u8]> =
-                BaseRecord::to(topic).payload(value.as_ref());
-            if let Some(k) = key {
-                record = record.key(k.as_ref());
-            }
-            loop {
-                match producer.send(record) {
-                    Ok(()) => break,
-                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
-                        if Instant::now() < deadline =>
-                    {
-                        record = back;
-                        producer.poll(Duration::from_millis(50));
-                    }
-                    Err((e, _)) => {
-                        let problem = ctx.problems.last();
-                        return Err(
-                            kafka_err(brokers, format!("produce to `{topic}`"), problem)(e),
-                        );
-                    }
-                }
-            }
-            producer.poll(Duration::ZERO);
-        }
-        producer.flush(KAFKA_TIMEOUT).map_err(|e| {
-            let problem = ctx.problems.last();
-            kafka_err(brokers, format!("flush messages to `{topic}`"), problem)(e)
-        })?;
-        let failed = ctx.failed.load(Ordering::SeqCst);
-        if failed > 0 {
-            let mut first = ctx
-                .first_error
-                .lock()
-                .ok()
-                .and_then(|f| f.clone())
-                .unwrap_or_default();
-            if let Some(problem) = ctx.problems.last() {
-                first = format!("{first} ({problem})");
-            }
-            return Err(SourceError::Produce {
-                brokers: brokers.to_owned(),
-                topic: topic.to_owned(),
-                failed,
-                total: payloads.len(),
-                first,
-            });
-        }
-        Ok(())
-    }
-}
-
-/// Produce `payloads` (optional key, value) to `topic` once, with a producer of its own (see
-/// [`KafkaPublisher::publish`]).
-pub fn produce<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-    brokers: &str,
-    topic: &str,
-    payloads: &[(Option<K>, V)],
-) -> Result<(), SourceError> {
-    KafkaPublisher::connect(brokers)?.publish(topic, payloads)
+/// Whether a consumer error says the broker cannot be reached (it is down or restarting).
+fn broker_gone(e: &KafkaError) -> bool {
+    matches!(
+        e.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::BrokerTransportFailure)
+    )
 }
 
 /// [`create_topic`] on a plaintext cluster.

@@ -205,12 +205,21 @@ impl Feeder {
                     let empty = got.is_empty();
                     out.extend(got.into_iter().map(to_incoming));
                     if empty {
-                        if !*continuous
-                            && consumer
-                                .try_caught_up()
-                                .context("reading Kafka watermarks")?
-                        {
-                            self.current += 1;
+                        if !*continuous {
+                            match consumer.try_caught_up() {
+                                Ok(true) => self.current += 1,
+                                Ok(false) => {}
+                                // A broker that cannot be reached is waited for, at most
+                                // KAFKA_MAX_OUTAGE.
+                                Err(e) => {
+                                    let outages = c2s_sources::kafka_outages();
+                                    let cause = e.to_string();
+                                    outages.down(consumer.brokers(), "reading watermarks", &cause);
+                                    if outages.gave_up() {
+                                        return Err(e).context("reading Kafka watermarks");
+                                    }
+                                }
+                            }
                         }
                         break;
                     }
