@@ -107,6 +107,8 @@ pub(crate) struct ConnectionProblems {
     /// than the "all brokers are down" that follows it.
     refusal: Mutex<Option<String>>,
     refused: AtomicBool,
+    /// Set when librdkafka reports that no broker connection is up (or one failed).
+    pub(crate) gone: AtomicBool,
     /// High watermarks per (topic, partition) from librdkafka's statistics, when a client
     /// asks for them (`statistics.interval.ms`): fresh ones without a broker call.
     high_watermarks: Mutex<BTreeMap<(String, i32), i64>>,
@@ -196,6 +198,9 @@ impl ClientContext for ConnectionProblems {
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(target: "librdkafka", "{error}: {reason}");
         let problem = format!("{reason} ({error})");
+        if broker_gone(&error) {
+            self.gone.store(true, Ordering::SeqCst);
+        }
         if matches!(
             error.rdkafka_error_code(),
             Some(RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SSL)
@@ -382,6 +387,8 @@ impl KafkaItemSource {
                 &[
                     ("client.id", format!("c2s-{group}-w{worker_index}")),
                     ("fetch.wait.max.ms", "100".into()),
+                    // A broker that restarts is found again within a second.
+                    ("reconnect.backoff.max.ms", "1000".into()),
                 ],
                 &[
                     ("group.id", group.to_owned()),
@@ -563,7 +570,6 @@ impl KafkaItemSource {
             match self.consumer.poll(wait) {
                 None => break,
                 Some(Ok(msg)) => {
-                    kafka_outages().up(&self.brokers, "reading");
                     let rec = record_of(&self.source, &msg);
                     if let Some(pos) = &rec.kafka {
                         let next = self.positions.entry(pos.partition).or_insert(0);
@@ -576,7 +582,7 @@ impl KafkaItemSource {
                     // reconnects by itself and fetches again from its positions.
                     tracing::debug!(brokers = %self.brokers, topic = %self.topic, "kafka consumer: {e}");
                     if broker_gone(&e) {
-                        kafka_outages().down(&self.brokers, "reading", &e.to_string());
+                        self.consumer.context().gone.store(true, Ordering::SeqCst);
                     }
                     if wait.is_zero() {
                         break;
@@ -584,8 +590,18 @@ impl KafkaItemSource {
                 }
             }
         }
-        if out.is_empty() && kafka_outages().active() {
-            self.probe();
+        // librdkafka reports a lost broker as an error event (to the context, sometimes also
+        // through `poll`), possibly late: the broker is asked before an outage starts.
+        let outages = kafka_outages();
+        if outages.active() {
+            if out.is_empty() {
+                self.probe();
+            }
+        } else if self.consumer.context().gone.swap(false, Ordering::SeqCst)
+            && !self.broker_answers()
+        {
+            let cause = self.consumer.context().last().unwrap_or_default();
+            outages.down(&self.brokers, "reading", &cause);
         }
         if out.len() >= max && max > 0 {
             if let Some(wakeup) = &self.wakeup {
@@ -645,8 +661,8 @@ impl KafkaItemSource {
         }
     }
 
-    /// While an outage is on: ask for the high watermarks (at most once a second), which ends
-    /// the outage when the broker answers and shows the lag as it recovers.
+    /// While an outage is on: whether the broker answers again (asked at most once a
+    /// second), which ends the outage and shows the lag as it recovers.
     fn probe(&mut self) {
         if self
             .probed
@@ -654,19 +670,33 @@ impl KafkaItemSource {
         {
             return;
         }
+        if self.broker_answers() {
+            kafka_outages().up(&self.brokers, "watermarks");
+        }
+    }
+
+    /// Whether the broker answers a request for the high watermarks now (within a second
+    /// each); the answers update the known ones. librdkafka may hand out an error event
+    /// ("all brokers are down") well after the broker is back: an outage starts only when
+    /// the broker does not answer.
+    fn broker_answers(&mut self) -> bool {
         self.probed = Some(Instant::now());
-        for &p in &self.partitions {
-            match self
+        let wait = Duration::from_secs(1);
+        if self.partitions.is_empty() {
+            return self
                 .consumer
-                .fetch_watermarks(&self.topic, p, Duration::from_secs(1))
-            {
+                .fetch_metadata(Some(&self.topic), wait)
+                .is_ok();
+        }
+        for &p in &self.partitions {
+            match self.consumer.fetch_watermarks(&self.topic, p, wait) {
                 Ok((_, hi)) => {
                     self.high.insert(p, hi);
-                    kafka_outages().up(&self.brokers, "watermarks");
                 }
-                Err(_) => return,
+                Err(_) => return false,
             }
         }
+        true
     }
 
     /// Whether every assigned partition has been read up to its high watermark (for bounded
@@ -736,7 +766,7 @@ fn record_of(source: &str, msg: &BorrowedMessage<'_>) -> SourceRecord {
 }
 
 /// Whether a consumer error says the broker cannot be reached (it is down or restarting).
-fn broker_gone(e: &KafkaError) -> bool {
+pub(crate) fn broker_gone(e: &KafkaError) -> bool {
     matches!(
         e.rdkafka_error_code(),
         Some(RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::BrokerTransportFailure)

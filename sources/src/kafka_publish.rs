@@ -68,6 +68,8 @@ impl KafkaPublisher {
                     ("client.id", "c2s-producer".into()),
                     ("acks", "all".into()),
                     ("linger.ms", "5".into()),
+                    // A broker that restarts is found again within a second.
+                    ("reconnect.backoff.max.ms", "1000".into()),
                     // Queued messages wait for a broker that cannot be reached.
                     (
                         "message.timeout.ms",
@@ -99,6 +101,7 @@ impl KafkaPublisher {
         if let Ok(mut first) = ctx.first_error.lock() {
             *first = None;
         }
+        ctx.problems.gone.store(false, Ordering::SeqCst);
         let deadline = Instant::now() + KAFKA_TIMEOUT;
         for (key, value) in payloads {
             let mut record: BaseRecord<'_, [u8], [u8]> =
@@ -125,23 +128,23 @@ impl KafkaPublisher {
             }
             producer.poll(Duration::ZERO);
         }
-        // Past KAFKA_TIMEOUT the broker is taken to be down: the messages stay queued and
-        // are delivered once it is back, at most KAFKA_MAX_OUTAGE later.
+        // A broker that cannot be reached is waited for: the messages stay queued and are
+        // delivered once it is back, at most KAFKA_MAX_OUTAGE later.
         let start = Instant::now();
         loop {
-            match producer.flush(KAFKA_TIMEOUT) {
+            match producer.flush(Duration::from_secs(1)) {
                 Ok(()) => break,
                 Err(e) if start.elapsed() < KAFKA_MAX_OUTAGE => {
-                    let cause = ctx.problems.last().unwrap_or_else(|| e.to_string());
-                    kafka_outages().down(brokers, &format!("publishing to `{topic}`"), &cause);
+                    if ctx.problems.gone.swap(false, Ordering::SeqCst) {
+                        let cause = ctx.problems.last().unwrap_or_else(|| e.to_string());
+                        let what = format!("publishing to `{topic}`");
+                        kafka_outages().down(brokers, &what, &cause);
+                    }
                 }
                 Err(e) => {
                     let problem = ctx.problems.last();
-                    return Err(kafka_err(
-                        brokers,
-                        format!("flush messages to `{topic}`"),
-                        problem,
-                    )(e));
+                    let action = format!("flush messages to `{topic}`");
+                    return Err(kafka_err(brokers, action, problem)(e));
                 }
             }
         }
