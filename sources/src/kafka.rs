@@ -9,7 +9,6 @@
 //! automatically.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,14 +16,14 @@ use std::time::{Duration, Instant};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::{ClientContext, DefaultClientContext};
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Message};
 use rdkafka::metadata::Metadata;
 use rdkafka::producer::{BaseProducer, Producer, ProducerContext};
 use rdkafka::{Offset, TopicPartitionList};
 
-use crate::kafka_outage::{kafka_outages, KAFKA_MAX_OUTAGE};
+use crate::kafka_outage::kafka_outages;
 use crate::{KafkaPosition, SourceError, SourceRecord};
 
 /// Time allowed to each blocking broker operation (metadata, offsets, commits, flushes).
@@ -316,7 +315,7 @@ fn topic_partitions(
 
 /// A share of a Kafka topic's partitions, read as item records.
 pub struct KafkaItemSource {
-    consumer: BaseConsumer<ConnectionProblems>,
+    consumer: Arc<BaseConsumer<ConnectionProblems>>,
     brokers: String,
     topic: String,
     group: String,
@@ -331,6 +330,10 @@ pub struct KafkaItemSource {
     wakeup: Option<Arc<dyn Fn() + Send + Sync>>,
     /// When the broker was last probed during an outage.
     probed: Option<Instant>,
+    /// The thread of [`commit_in_background`](Self::commit_in_background), once started.
+    committer: Option<crate::kafka_commit::Committer>,
+    /// What the committer had committed when it finished.
+    finished_commits: BTreeMap<i32, i64>,
 }
 
 impl std::fmt::Debug for KafkaItemSource {
@@ -482,7 +485,7 @@ impl KafkaItemSource {
             "kafka source assigned"
         );
         Ok(KafkaItemSource {
-            consumer,
+            consumer: Arc::new(consumer),
             brokers: brokers.to_owned(),
             topic: topic.to_owned(),
             group: group.to_owned(),
@@ -492,6 +495,8 @@ impl KafkaItemSource {
             high,
             wakeup: None,
             probed: None,
+            committer: None,
+            finished_commits: BTreeMap::new(),
         })
     }
 
@@ -549,7 +554,10 @@ impl KafkaItemSource {
     pub fn set_wakeup(&mut self, f: impl Fn() + Send + Sync + 'static) {
         let f: Arc<dyn Fn() + Send + Sync> = Arc::new(f);
         let g = Arc::clone(&f);
-        self.consumer.set_nonempty_callback(move || g());
+        match Arc::get_mut(&mut self.consumer) {
+            Some(consumer) => consumer.set_nonempty_callback(move || g()),
+            None => tracing::warn!("kafka source: no wakeup once commits have started"),
+        }
         f();
         self.wakeup = Some(f);
     }
@@ -592,6 +600,9 @@ impl KafkaItemSource {
         }
         // librdkafka reports a lost broker as an error event (to the context, sometimes also
         // through `poll`), possibly late: the broker is asked before an outage starts.
+        if let Some(c) = &self.committer {
+            c.check();
+        }
         let outages = kafka_outages();
         if outages.active() {
             if out.is_empty() {
@@ -614,50 +625,73 @@ impl KafkaItemSource {
     /// Commit `(partition, next_offset)` pairs for the group, synchronously. `next_offset` is
     /// the offset of the next record to read (one past the last durable one).
     pub fn commit(&self, offsets: &[(i32, i64)]) -> Result<(), SourceError> {
+        self.check_assigned(offsets)?;
+        crate::kafka_commit::commit_offsets(&self.consumer, &self.commit_target(), offsets)
+    }
+
+    /// Commit `(partition, next_offset)` pairs on a thread of this source's own, in order,
+    /// a broker that cannot be reached waited for there (at most [`KAFKA_MAX_OUTAGE`](crate::KAFKA_MAX_OUTAGE)): the
+    /// caller goes on meanwhile. Returns the error of an earlier commit that gave up.
+    /// [`committed`](Self::committed) tells what is committed, [`finish_commits`](
+    /// Self::finish_commits) waits for the rest.
+    pub fn commit_in_background(&mut self, offsets: &[(i32, i64)]) -> Result<(), SourceError> {
+        self.check_assigned(offsets)?;
         if offsets.is_empty() {
             return Ok(());
         }
-        let mut tpl = TopicPartitionList::with_capacity(offsets.len());
-        let mut shown = String::new();
-        for &(p, next) in offsets {
-            if !self.partitions.contains(&p) {
-                return Err(SourceError::NotAssigned {
-                    topic: self.topic.clone(),
-                    partition: p,
-                });
-            }
-            let _ = write!(shown, " {}/{p}@{next}", self.topic);
-            tpl.add_partition_offset(&self.topic, p, Offset::Offset(next))
-                .map_err(kafka_err(&self.brokers, format!("commit{shown}"), None))?;
+        if self.committer.is_none() {
+            self.committer = Some(crate::kafka_commit::Committer::start(
+                Arc::clone(&self.consumer),
+                self.commit_target(),
+            ));
         }
-        // A broker that cannot be reached is waited for (at most KAFKA_MAX_OUTAGE): the
-        // offsets are committed once it is back, so a restart of it loses no commit.
-        let start = Instant::now();
-        let mut backoff = Duration::from_millis(100);
-        loop {
-            match self.consumer.commit(&tpl, CommitMode::Sync) {
-                Ok(()) => {
-                    kafka_outages().up(&self.brokers, "committing offsets");
-                    return Ok(());
-                }
-                Err(e) if start.elapsed() < KAFKA_MAX_OUTAGE => {
-                    let cause = self
-                        .consumer
-                        .context()
-                        .last()
-                        .unwrap_or_else(|| e.to_string());
-                    kafka_outages().down(&self.brokers, "committing offsets", &cause);
-                    std::thread::sleep(backoff);
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
-                Err(e) => {
-                    return Err(kafka_err(
-                        &self.brokers,
-                        format!("commit offsets{shown} for group `{}`", self.group),
-                        self.consumer.context().last(),
-                    )(e))
-                }
-            }
+        match &mut self.committer {
+            Some(c) => c.send(offsets),
+            None => Ok(()),
+        }
+    }
+
+    /// Start an outage when a commit in the background has waited for an answer for
+    /// [`SLOW_COMMIT`](crate::SLOW_COMMIT) (cheap: the pipeline calls it on every turn).
+    pub fn watch(&self) {
+        if let Some(c) = &self.committer {
+            c.check();
+        }
+    }
+
+    /// The offsets committed in the background so far (none before the first).
+    pub fn committed(&self) -> BTreeMap<i32, i64> {
+        let mut done = self.finished_commits.clone();
+        if let Some(c) = &self.committer {
+            done.extend(c.committed());
+        }
+        done
+    }
+
+    /// Wait until every commit in the background is done (at most [`KAFKA_MAX_OUTAGE`](crate::KAFKA_MAX_OUTAGE) of
+    /// a broker that cannot be reached).
+    pub fn finish_commits(&mut self) -> Result<(), SourceError> {
+        if let Some(c) = self.committer.take() {
+            self.finished_commits.extend(c.finish()?);
+        }
+        Ok(())
+    }
+
+    fn commit_target(&self) -> crate::kafka_commit::CommitTarget {
+        crate::kafka_commit::CommitTarget {
+            brokers: self.brokers.clone(),
+            topic: self.topic.clone(),
+            group: self.group.clone(),
+        }
+    }
+
+    fn check_assigned(&self, offsets: &[(i32, i64)]) -> Result<(), SourceError> {
+        match offsets.iter().find(|(p, _)| !self.partitions.contains(p)) {
+            Some(&(partition, _)) => Err(SourceError::NotAssigned {
+                topic: self.topic.clone(),
+                partition,
+            }),
+            None => Ok(()),
         }
     }
 

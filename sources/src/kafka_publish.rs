@@ -101,7 +101,6 @@ impl KafkaPublisher {
         if let Ok(mut first) = ctx.first_error.lock() {
             *first = None;
         }
-        ctx.problems.gone.store(false, Ordering::SeqCst);
         let deadline = Instant::now() + KAFKA_TIMEOUT;
         for (key, value) in payloads {
             let mut record: BaseRecord<'_, [u8], [u8]> =
@@ -134,8 +133,10 @@ impl KafkaPublisher {
         loop {
             match producer.flush(Duration::from_secs(1)) {
                 Ok(()) => break,
+                // The broker was reported lost (now or before, and nothing was delivered
+                // since) and does not take the messages.
                 Err(e) if start.elapsed() < KAFKA_MAX_OUTAGE => {
-                    if ctx.problems.gone.swap(false, Ordering::SeqCst) {
+                    if ctx.problems.gone.load(Ordering::SeqCst) {
                         let cause = ctx.problems.last().unwrap_or_else(|| e.to_string());
                         let what = format!("publishing to `{topic}`");
                         kafka_outages().down(brokers, &what, &cause);
@@ -148,6 +149,7 @@ impl KafkaPublisher {
                 }
             }
         }
+        ctx.problems.gone.store(false, Ordering::SeqCst);
         kafka_outages().up(brokers, &format!("publishing to `{topic}`"));
         let failed = ctx.failed.load(Ordering::SeqCst);
         if failed > 0 {

@@ -10,6 +10,7 @@
 
 mod jsonl;
 mod kafka;
+mod kafka_commit;
 mod kafka_outage;
 mod kafka_publish;
 mod parquet_items;
@@ -20,6 +21,7 @@ use thiserror::Error;
 
 pub use jsonl::{read_jsonl, JsonlRecords};
 pub use kafka::{create_topic, create_topic_with, KafkaConnection, KafkaItemSource, KAFKA_TIMEOUT};
+pub use kafka_commit::SLOW_COMMIT;
 pub use kafka_outage::{kafka_outages, KafkaOutages, KAFKA_MAX_OUTAGE};
 pub use kafka_publish::{produce, KafkaPublisher};
 pub use parquet_items::{read_parquet_items, ParquetRecords};

@@ -174,9 +174,9 @@ fn scrape(
     })
 }
 
-/// The broker is killed (SIGKILL) once the run has durable outcomes, and started again on
-/// the same port 5 s later with its log intact; the other half of the items is produced
-/// after. Every item gets exactly one trajectory per arm, the group's committed offsets reach
+/// The broker is killed (SIGKILL) once the run has durable outcomes, with items still in
+/// flight (the real model), and started again on the same port 5 s later with its log intact;
+/// the other half of the items is produced after. Every item gets exactly one trajectory per arm, the group's committed offsets reach
 /// the number of items, and /metrics shows the outage and the lag meanwhile.
 #[test]
 fn the_source_resumes_after_a_broker_restart_with_nothing_lost_or_repeated() {
@@ -192,7 +192,7 @@ fn the_source_resumes_after_a_broker_restart_with_nothing_lost_or_repeated() {
         dir.path(),
         "restart.toml",
         &format!(
-            "[model]\npath = {:?}\nengine = \"simulated\"\n\n[[sources]]\nkind = \"kafka\"\n\
+            "[model]\npath = {:?}\nengine = \"prefix\"\n\n[[sources]]\nkind = \"kafka\"\n\
              brokers = \"{b}\"\ntopic = \"items\"\ngroup = \"restart\"\ncontinuous = true\n\n\
              [[arms]]\narm = \"Native\"\n\n[[arms]]\narm = \"Serial\"\nsupport = \"Full\"\n\n\
              [inference]\nmax_active_items = 4\n\n[stats]\nbootstrap_draws = 99\n\n\
@@ -258,6 +258,10 @@ fn the_source_resumes_after_a_broker_restart_with_nothing_lost_or_repeated() {
         .map(|s| s.1)
         .collect();
     let outage_seen = scrapes.iter().any(|s| s.2 >= 1.0);
+    let max_lag = lag_during.iter().copied().fold(0.0, f64::max);
+    if std::env::var_os("C2S_DUMP").is_some() {
+        std::fs::write("/tmp/c2s-scrapes.txt", format!("{killed_at} {scrapes:?}")).unwrap();
+    }
     eprintln!(
         "broker restart: outage {outage:.1} s survived; {} items produced ({} before, {} after \
          the restart), {} trajectories ({before} durable at the kill), {} outcomes, \
@@ -288,6 +292,7 @@ fn the_source_resumes_after_a_broker_restart_with_nothing_lost_or_repeated() {
     assert_eq!(per_item.len(), 24, "no item the topic did not hold");
     assert_eq!(committed_end, Some(24));
     assert!(outage_seen, "c2s_kafka_outage was 1 during the outage");
+    assert!(max_lag > 0.0, "the consumer lag is shown after the kill");
     assert!(
         stderr.contains("Kafka broker unreachable") && stderr.contains("Kafka broker back"),
         "{stderr}"
@@ -313,7 +318,7 @@ fn dedup(values: &[f64]) -> Vec<f64> {
 }
 
 /// `[output.kafka]` while the broker is down: the broker is killed once the first outcome is
-/// published, with the run still working (the real model), and started again 5 s later; every
+/// durable, with the run still working (the real model), and started again 5 s later; every
 /// outcome reaches the topic, each exactly once (a jsonl source, so only the sink depends on
 /// the broker).
 #[test]
