@@ -259,9 +259,6 @@ fn the_source_resumes_after_a_broker_restart_with_nothing_lost_or_repeated() {
         .collect();
     let outage_seen = scrapes.iter().any(|s| s.2 >= 1.0);
     let max_lag = lag_during.iter().copied().fold(0.0, f64::max);
-    if std::env::var_os("C2S_DUMP").is_some() {
-        std::fs::write("/tmp/c2s-scrapes.txt", format!("{killed_at} {scrapes:?}")).unwrap();
-    }
     eprintln!(
         "broker restart: outage {outage:.1} s survived; {} items produced ({} before, {} after \
          the restart), {} trajectories ({before} durable at the kill), {} outcomes, \
@@ -278,9 +275,6 @@ fn the_source_resumes_after_a_broker_restart_with_nothing_lost_or_repeated() {
         dedup(&lag_during),
     );
     print_outage_lines(&stderr);
-    if std::env::var_os("C2S_DUMP").is_some() {
-        std::fs::write("/tmp/c2s-run-stderr.log", &stderr).unwrap();
-    }
     assert_eq!(duplicates, 0, "no item × arm twice");
     assert!(
         lost.is_empty(),
