@@ -565,7 +565,9 @@ impl KafkaItemSource {
     /// Up to `max` records, waiting at most `timeout` for the first one. A message without a
     /// payload or with a payload that is not UTF-8 becomes a record whose payload is an error
     /// naming topic, partition and offset. Consumer errors (broker down, …) are logged; the
-    /// client retries by itself.
+    /// client reconnects by itself and fetches again from its positions. A broker that cannot
+    /// be reached starts an outage ([`kafka_outages`](crate::kafka_outages)), which ends when
+    /// it answers again.
     pub fn poll_batch(&mut self, max: usize, timeout: Duration) -> Vec<SourceRecord> {
         let mut out = Vec::new();
         let deadline = Instant::now() + timeout;
@@ -598,11 +600,12 @@ impl KafkaItemSource {
                 }
             }
         }
-        // librdkafka reports a lost broker as an error event (to the context, sometimes also
-        // through `poll`), possibly late: the broker is asked before an outage starts.
         if let Some(c) = &self.committer {
             c.check();
         }
+        // librdkafka reports a lost broker as an error event (to the context, sometimes also
+        // through `poll`), possibly late: the broker is asked before an outage starts. While
+        // one is on, the broker is asked again (at most once a second) until it answers.
         let outages = kafka_outages();
         if outages.active() {
             if out.is_empty() {

@@ -1,6 +1,7 @@
 //! Test support: a real Kafka-compatible broker (tansu, in-memory storage) on a free loopback
 //! port, started from the binary that `scripts/fetch-broker.sh` installs; the same broker
-//! behind a SASL/PLAIN and TLS [`gateway`]; a test CA. Used by this crate's tests and by the
+//! behind a SASL/PLAIN and TLS [`gateway`]; one that can be killed and started again with its
+//! log intact ([`restart`]); a test CA. Used by this crate's tests and by the
 //! end-to-end tests.
 
 pub mod gateway;
