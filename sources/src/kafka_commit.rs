@@ -161,10 +161,16 @@ impl Committer {
 
     /// A commit without an answer for [`SLOW_COMMIT`] starts an outage.
     pub fn check(&self) {
-        let waiting = self.state().since.map(|t| t.elapsed());
+        // A commit that began before the broker was back is timed from then: the client
+        // needs a moment to find its coordinator again.
+        let outages = kafka_outages();
+        let waiting = self
+            .state()
+            .since
+            .map(|t| outages.ended().map_or(t, |e| t.max(e)).elapsed());
         if let Some(w) = waiting.filter(|w| *w >= SLOW_COMMIT) {
             let cause = format!("no answer to an offset commit for {:.1} s", w.as_secs_f64());
-            kafka_outages().down(&self.target.brokers, "committing offsets", &cause);
+            outages.down(&self.target.brokers, "committing offsets", &cause);
         }
     }
 

@@ -23,6 +23,8 @@ struct State {
     count: u64,
     /// Seconds of the outages that ended.
     ended_seconds: f64,
+    /// When the last one ended.
+    ended: Option<Instant>,
 }
 
 /// The outages of the Kafka brokers this process talks to.
@@ -64,8 +66,14 @@ impl KafkaOutages {
         if let Some(since) = s.since.take() {
             let seconds = since.elapsed().as_secs_f64();
             s.ended_seconds += seconds;
+            s.ended = Some(Instant::now());
             tracing::warn!(brokers, "Kafka broker back after {seconds:.1} s ({what})");
         }
+    }
+
+    /// When the last outage ended.
+    pub fn ended(&self) -> Option<Instant> {
+        self.state().ended
     }
 
     /// Whether an outage is on.
