@@ -9,21 +9,21 @@
 //! automatically.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::{ClientContext, DefaultClientContext};
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{BorrowedMessage, DeliveryResult, Message};
 use rdkafka::metadata::Metadata;
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::producer::{BaseProducer, Producer, ProducerContext};
 use rdkafka::{Offset, TopicPartitionList};
 
+use crate::kafka_outage::kafka_outages;
 use crate::{KafkaPosition, SourceError, SourceRecord};
 
 /// Time allowed to each blocking broker operation (metadata, offsets, commits, flushes).
@@ -100,12 +100,14 @@ impl KafkaConnection {
 /// authentication failure, a TLS error, an unreachable broker), so that a call that fails or
 /// times out can say why, and forwards librdkafka's log lines to `tracing`.
 #[derive(Default)]
-struct ConnectionProblems {
+pub(crate) struct ConnectionProblems {
     last: Mutex<Option<String>>,
     /// The last refusal (authentication, TLS): waiting longer will not help, and it says more
     /// than the "all brokers are down" that follows it.
     refusal: Mutex<Option<String>>,
     refused: AtomicBool,
+    /// Set when librdkafka reports that no broker connection is up (or one failed).
+    pub(crate) gone: AtomicBool,
     /// High watermarks per (topic, partition) from librdkafka's statistics, when a client
     /// asks for them (`statistics.interval.ms`): fresh ones without a broker call.
     high_watermarks: Mutex<BTreeMap<(String, i32), i64>>,
@@ -146,7 +148,7 @@ impl ConnectionProblems {
     }
 
     /// The last refusal reported, else the last problem, if any.
-    fn last(&self) -> Option<String> {
+    pub(crate) fn last(&self) -> Option<String> {
         let refusal = self.refusal.lock().ok().and_then(|r| r.clone());
         refusal.or_else(|| self.last.lock().ok().and_then(|l| l.clone()))
     }
@@ -195,6 +197,9 @@ impl ClientContext for ConnectionProblems {
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(target: "librdkafka", "{error}: {reason}");
         let problem = format!("{reason} ({error})");
+        if broker_gone(&error) {
+            self.gone.store(true, Ordering::SeqCst);
+        }
         if matches!(
             error.rdkafka_error_code(),
             Some(RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SSL)
@@ -218,7 +223,7 @@ impl ProducerContext for ConnectionProblems {
 
 /// A failed call: with the connection problem librdkafka reported before it, when there was
 /// one (a timed-out metadata request says nothing of a refused password).
-fn kafka_err(
+pub(crate) fn kafka_err(
     brokers: &str,
     action: impl Into<String>,
     problem: Option<String>,
@@ -310,7 +315,7 @@ fn topic_partitions(
 
 /// A share of a Kafka topic's partitions, read as item records.
 pub struct KafkaItemSource {
-    consumer: BaseConsumer<ConnectionProblems>,
+    consumer: Arc<BaseConsumer<ConnectionProblems>>,
     brokers: String,
     topic: String,
     group: String,
@@ -323,6 +328,12 @@ pub struct KafkaItemSource {
     /// Last known high watermark per assigned partition.
     high: BTreeMap<i32, i64>,
     wakeup: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// When the broker was last probed during an outage.
+    probed: Option<Instant>,
+    /// The thread of [`commit_in_background`](Self::commit_in_background), once started.
+    committer: Option<crate::kafka_commit::Committer>,
+    /// What the committer had committed when it finished.
+    finished_commits: BTreeMap<i32, i64>,
 }
 
 impl std::fmt::Debug for KafkaItemSource {
@@ -379,6 +390,8 @@ impl KafkaItemSource {
                 &[
                     ("client.id", format!("c2s-{group}-w{worker_index}")),
                     ("fetch.wait.max.ms", "100".into()),
+                    // A broker that restarts is found again within a second.
+                    ("reconnect.backoff.max.ms", "1000".into()),
                 ],
                 &[
                     ("group.id", group.to_owned()),
@@ -472,7 +485,7 @@ impl KafkaItemSource {
             "kafka source assigned"
         );
         Ok(KafkaItemSource {
-            consumer,
+            consumer: Arc::new(consumer),
             brokers: brokers.to_owned(),
             topic: topic.to_owned(),
             group: group.to_owned(),
@@ -481,7 +494,15 @@ impl KafkaItemSource {
             positions,
             high,
             wakeup: None,
+            probed: None,
+            committer: None,
+            finished_commits: BTreeMap::new(),
         })
+    }
+
+    /// The bootstrap brokers.
+    pub fn brokers(&self) -> &str {
+        &self.brokers
     }
 
     /// The topic read.
@@ -533,7 +554,10 @@ impl KafkaItemSource {
     pub fn set_wakeup(&mut self, f: impl Fn() + Send + Sync + 'static) {
         let f: Arc<dyn Fn() + Send + Sync> = Arc::new(f);
         let g = Arc::clone(&f);
-        self.consumer.set_nonempty_callback(move || g());
+        match Arc::get_mut(&mut self.consumer) {
+            Some(consumer) => consumer.set_nonempty_callback(move || g()),
+            None => tracing::warn!("kafka source: no wakeup once commits have started"),
+        }
         f();
         self.wakeup = Some(f);
     }
@@ -541,7 +565,9 @@ impl KafkaItemSource {
     /// Up to `max` records, waiting at most `timeout` for the first one. A message without a
     /// payload or with a payload that is not UTF-8 becomes a record whose payload is an error
     /// naming topic, partition and offset. Consumer errors (broker down, …) are logged; the
-    /// client retries by itself.
+    /// client reconnects by itself and fetches again from its positions. A broker that cannot
+    /// be reached starts an outage ([`kafka_outages`](crate::kafka_outages)), which ends when
+    /// it answers again.
     pub fn poll_batch(&mut self, max: usize, timeout: Duration) -> Vec<SourceRecord> {
         let mut out = Vec::new();
         let deadline = Instant::now() + timeout;
@@ -562,13 +588,34 @@ impl KafkaItemSource {
                     out.push(rec);
                 }
                 Some(Err(e)) => {
-                    // The context has logged the error with librdkafka's reason.
+                    // The context has logged the error with librdkafka's reason. The client
+                    // reconnects by itself and fetches again from its positions.
                     tracing::debug!(brokers = %self.brokers, topic = %self.topic, "kafka consumer: {e}");
+                    if broker_gone(&e) {
+                        self.consumer.context().gone.store(true, Ordering::SeqCst);
+                    }
                     if wait.is_zero() {
                         break;
                     }
                 }
             }
+        }
+        if let Some(c) = &self.committer {
+            c.check();
+        }
+        // librdkafka reports a lost broker as an error event (to the context, sometimes also
+        // through `poll`), possibly late: the broker is asked before an outage starts. While
+        // one is on, the broker is asked again (at most once a second) until it answers.
+        let outages = kafka_outages();
+        if outages.active() {
+            if out.is_empty() {
+                self.probe();
+            }
+        } else if self.consumer.context().gone.swap(false, Ordering::SeqCst)
+            && !self.broker_answers()
+        {
+            let cause = self.consumer.context().last().unwrap_or_default();
+            outages.down(&self.brokers, "reading", &cause);
         }
         if out.len() >= max && max > 0 {
             if let Some(wakeup) = &self.wakeup {
@@ -581,29 +628,112 @@ impl KafkaItemSource {
     /// Commit `(partition, next_offset)` pairs for the group, synchronously. `next_offset` is
     /// the offset of the next record to read (one past the last durable one).
     pub fn commit(&self, offsets: &[(i32, i64)]) -> Result<(), SourceError> {
+        self.check_assigned(offsets)?;
+        crate::kafka_commit::commit_offsets(&self.consumer, &self.commit_target(), offsets)
+    }
+
+    /// Commit `(partition, next_offset)` pairs on a thread of this source's own, in order,
+    /// a broker that cannot be reached waited for there (at most [`KAFKA_MAX_OUTAGE`](crate::KAFKA_MAX_OUTAGE)): the
+    /// caller goes on meanwhile. Returns the error of an earlier commit that gave up.
+    /// [`committed`](Self::committed) tells what is committed, [`finish_commits`](
+    /// Self::finish_commits) waits for the rest.
+    pub fn commit_in_background(&mut self, offsets: &[(i32, i64)]) -> Result<(), SourceError> {
+        self.check_assigned(offsets)?;
         if offsets.is_empty() {
             return Ok(());
         }
-        let mut tpl = TopicPartitionList::with_capacity(offsets.len());
-        let mut shown = String::new();
-        for &(p, next) in offsets {
-            if !self.partitions.contains(&p) {
-                return Err(SourceError::NotAssigned {
-                    topic: self.topic.clone(),
-                    partition: p,
-                });
-            }
-            let _ = write!(shown, " {}/{p}@{next}", self.topic);
-            tpl.add_partition_offset(&self.topic, p, Offset::Offset(next))
-                .map_err(kafka_err(&self.brokers, format!("commit{shown}"), None))?;
+        if self.committer.is_none() {
+            self.committer = Some(crate::kafka_commit::Committer::start(
+                Arc::clone(&self.consumer),
+                self.commit_target(),
+            ));
         }
-        self.consumer.commit(&tpl, CommitMode::Sync).map_err(|e| {
-            kafka_err(
-                &self.brokers,
-                format!("commit offsets{shown} for group `{}`", self.group),
-                self.consumer.context().last(),
-            )(e)
-        })
+        match &mut self.committer {
+            Some(c) => c.send(offsets),
+            None => Ok(()),
+        }
+    }
+
+    /// Start an outage when a commit in the background has waited for an answer for
+    /// [`SLOW_COMMIT`](crate::SLOW_COMMIT) (cheap: the pipeline calls it on every turn).
+    pub fn watch(&self) {
+        if let Some(c) = &self.committer {
+            c.check();
+        }
+    }
+
+    /// The offsets committed in the background so far (none before the first).
+    pub fn committed(&self) -> BTreeMap<i32, i64> {
+        let mut done = self.finished_commits.clone();
+        if let Some(c) = &self.committer {
+            done.extend(c.committed());
+        }
+        done
+    }
+
+    /// Wait until every commit in the background is done (at most [`KAFKA_MAX_OUTAGE`](crate::KAFKA_MAX_OUTAGE) of
+    /// a broker that cannot be reached).
+    pub fn finish_commits(&mut self) -> Result<(), SourceError> {
+        if let Some(c) = self.committer.take() {
+            self.finished_commits.extend(c.finish()?);
+        }
+        Ok(())
+    }
+
+    fn commit_target(&self) -> crate::kafka_commit::CommitTarget {
+        crate::kafka_commit::CommitTarget {
+            brokers: self.brokers.clone(),
+            topic: self.topic.clone(),
+            group: self.group.clone(),
+        }
+    }
+
+    fn check_assigned(&self, offsets: &[(i32, i64)]) -> Result<(), SourceError> {
+        match offsets.iter().find(|(p, _)| !self.partitions.contains(p)) {
+            Some(&(partition, _)) => Err(SourceError::NotAssigned {
+                topic: self.topic.clone(),
+                partition,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// While an outage is on: whether the broker answers again (asked at most once a
+    /// second), which ends the outage and shows the lag as it recovers.
+    fn probe(&mut self) {
+        if self
+            .probed
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
+            return;
+        }
+        if self.broker_answers() {
+            kafka_outages().up(&self.brokers, "watermarks");
+        }
+    }
+
+    /// Whether the broker answers a request for the high watermarks now (within a second
+    /// each); the answers update the known ones. librdkafka may hand out an error event
+    /// ("all brokers are down") well after the broker is back: an outage starts only when
+    /// the broker does not answer.
+    fn broker_answers(&mut self) -> bool {
+        self.probed = Some(Instant::now());
+        let wait = Duration::from_secs(1);
+        if self.partitions.is_empty() {
+            return self
+                .consumer
+                .fetch_metadata(Some(&self.topic), wait)
+                .is_ok();
+        }
+        for &p in &self.partitions {
+            match self.consumer.fetch_watermarks(&self.topic, p, wait) {
+                Ok((_, hi)) => {
+                    self.high.insert(p, hi);
+                }
+                Err(_) => return false,
+            }
+        }
+        true
     }
 
     /// Whether every assigned partition has been read up to its high watermark (for bounded
@@ -642,6 +772,7 @@ impl KafkaItemSource {
                 })?;
             self.high.insert(p, hi);
         }
+        kafka_outages().up(&self.brokers, "watermarks");
         Ok(!behind(self))
     }
 }
@@ -671,147 +802,12 @@ fn record_of(source: &str, msg: &BorrowedMessage<'_>) -> SourceRecord {
     }
 }
 
-/// Counts delivery reports of [`produce`], and keeps the client's connection problems.
-#[derive(Default)]
-struct DeliveryCounter {
-    failed: AtomicUsize,
-    first_error: Mutex<Option<String>>,
-    problems: ConnectionProblems,
-}
-
-impl ClientContext for DeliveryCounter {
-    fn log(&self, level: RDKafkaLogLevel, fac: &str, message: &str) {
-        self.problems.log(level, fac, message);
-    }
-
-    fn error(&self, error: KafkaError, reason: &str) {
-        self.problems.error(error, reason);
-    }
-}
-
-impl ProducerContext for DeliveryCounter {
-    type DeliveryOpaque = ();
-
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        if let Err((e, msg)) = result {
-            self.failed.fetch_add(1, Ordering::SeqCst);
-            if let Ok(mut first) = self.first_error.lock() {
-                first.get_or_insert_with(|| format!("{}/{}: {e}", msg.topic(), msg.partition()));
-            }
-        }
-    }
-}
-
-/// A producer kept open across batches: the `[output.kafka]` sink publishes every closed part of
-/// `outcomes/` and `metrics/` through one.
-pub struct KafkaPublisher {
-    brokers: String,
-    producer: BaseProducer<DeliveryCounter>,
-}
-
-impl KafkaPublisher {
-    /// A plaintext producer to `brokers`.
-    pub fn connect(brokers: &str) -> Result<KafkaPublisher, SourceError> {
-        Self::connect_with(&KafkaConnection::new(brokers))
-    }
-
-    /// A producer to the cluster of `connection`.
-    pub fn connect_with(connection: &KafkaConnection) -> Result<KafkaPublisher, SourceError> {
-        let brokers = connection.brokers();
-        let producer: BaseProducer<DeliveryCounter> = connection
-            .client_config(
-                &[
-                    ("client.id", "c2s-producer".into()),
-                    ("acks", "all".into()),
-                    ("linger.ms", "5".into()),
-                    ("message.timeout.ms", KAFKA_TIMEOUT.as_millis().to_string()),
-                ],
-                &[],
-            )
-            .create_with_context(DeliveryCounter::default())
-            .map_err(kafka_err(brokers, "create producer", None))?;
-        Ok(KafkaPublisher {
-            brokers: brokers.to_owned(),
-            producer,
-        })
-    }
-
-    /// Produce `payloads` (optional key, value) to `topic` and wait until every message is
-    /// acknowledged. Keys choose the partition (librdkafka's default partitioner); messages
-    /// without a key are spread over partitions.
-    pub fn publish<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-        &self,
-        topic: &str,
-        payloads: &[(Option<K>, V)],
-    ) -> Result<(), SourceError> {
-        let brokers = self.brokers.as_str();
-        let producer = &self.producer;
-        let ctx = producer.context();
-        ctx.failed.store(0, Ordering::SeqCst);
-        if let Ok(mut first) = ctx.first_error.lock() {
-            *first = None;
-        }
-        let deadline = Instant::now() + KAFKA_TIMEOUT;
-        for (key, value) in payloads {
-            let mut record: BaseRecord<'_, [u8], [u8]> =
-                BaseRecord::to(topic).payload(value.as_ref());
-            if let Some(k) = key {
-                record = record.key(k.as_ref());
-            }
-            loop {
-                match producer.send(record) {
-                    Ok(()) => break,
-                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back))
-                        if Instant::now() < deadline =>
-                    {
-                        record = back;
-                        producer.poll(Duration::from_millis(50));
-                    }
-                    Err((e, _)) => {
-                        let problem = ctx.problems.last();
-                        return Err(
-                            kafka_err(brokers, format!("produce to `{topic}`"), problem)(e),
-                        );
-                    }
-                }
-            }
-            producer.poll(Duration::ZERO);
-        }
-        producer.flush(KAFKA_TIMEOUT).map_err(|e| {
-            let problem = ctx.problems.last();
-            kafka_err(brokers, format!("flush messages to `{topic}`"), problem)(e)
-        })?;
-        let failed = ctx.failed.load(Ordering::SeqCst);
-        if failed > 0 {
-            let mut first = ctx
-                .first_error
-                .lock()
-                .ok()
-                .and_then(|f| f.clone())
-                .unwrap_or_default();
-            if let Some(problem) = ctx.problems.last() {
-                first = format!("{first} ({problem})");
-            }
-            return Err(SourceError::Produce {
-                brokers: brokers.to_owned(),
-                topic: topic.to_owned(),
-                failed,
-                total: payloads.len(),
-                first,
-            });
-        }
-        Ok(())
-    }
-}
-
-/// Produce `payloads` (optional key, value) to `topic` once, with a producer of its own (see
-/// [`KafkaPublisher::publish`]).
-pub fn produce<K: AsRef<[u8]>, V: AsRef<[u8]>>(
-    brokers: &str,
-    topic: &str,
-    payloads: &[(Option<K>, V)],
-) -> Result<(), SourceError> {
-    KafkaPublisher::connect(brokers)?.publish(topic, payloads)
+/// Whether a consumer error says the broker cannot be reached (it is down or restarting).
+pub(crate) fn broker_gone(e: &KafkaError) -> bool {
+    matches!(
+        e.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::AllBrokersDown | RDKafkaErrorCode::BrokerTransportFailure)
+    )
 }
 
 /// [`create_topic`] on a plaintext cluster.

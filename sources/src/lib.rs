@@ -10,6 +10,9 @@
 
 mod jsonl;
 mod kafka;
+mod kafka_commit;
+mod kafka_outage;
+mod kafka_publish;
 mod parquet_items;
 
 use std::path::PathBuf;
@@ -17,10 +20,10 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 pub use jsonl::{read_jsonl, JsonlRecords};
-pub use kafka::{
-    create_topic, create_topic_with, produce, KafkaConnection, KafkaItemSource, KafkaPublisher,
-    KAFKA_TIMEOUT,
-};
+pub use kafka::{create_topic, create_topic_with, KafkaConnection, KafkaItemSource, KAFKA_TIMEOUT};
+pub use kafka_commit::SLOW_COMMIT;
+pub use kafka_outage::{kafka_outages, KafkaOutages, KAFKA_MAX_OUTAGE};
+pub use kafka_publish::{produce, KafkaPublisher};
 pub use parquet_items::{read_parquet_items, ParquetRecords};
 
 /// Where a Kafka record came from.

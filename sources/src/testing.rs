@@ -1,9 +1,11 @@
 //! Test support: a real Kafka-compatible broker (tansu, in-memory storage) on a free loopback
 //! port, started from the binary that `scripts/fetch-broker.sh` installs; the same broker
-//! behind a SASL/PLAIN and TLS [`gateway`]; a test CA. Used by this crate's tests and by the
+//! behind a SASL/PLAIN and TLS [`gateway`]; one that can be killed and started again with its
+//! log intact ([`restart`]); a test CA. Used by this crate's tests and by the
 //! end-to-end tests.
 
 pub mod gateway;
+pub mod restart;
 
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
@@ -60,53 +62,97 @@ impl Broker {
     fn spawn(bin: &std::path::Path, extra: &[&str], advertised: Option<&str>) -> Broker {
         let mut last = String::new();
         for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("no free loopback port")
-                .port();
+            let port = free_port();
             let addr = format!("127.0.0.1:{port}");
-            let url = format!("tcp://{addr}");
-            let advertised_url = advertised.map_or_else(|| url.clone(), |a| format!("tcp://{a}"));
+            let advertised = advertised.unwrap_or(&addr);
             let dir = tempfile::tempdir().expect("temp dir");
             let log_path = dir.path().join("tansu.log");
-            let log = File::create(&log_path).expect("broker log file");
-            let log_err = log.try_clone().expect("broker log file");
-            let mut child = Command::new(bin)
-                .args(["broker", "--storage-engine", "memory://tansu/"])
-                .args(["--listener-url", &url])
-                .args(["--advertised-listener-url", &advertised_url])
-                .args(extra)
-                .stdin(Stdio::null())
-                .stdout(log)
-                .stderr(log_err)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-            let deadline = Instant::now() + Duration::from_secs(10);
-            loop {
-                if let Ok(Some(status)) = child.try_wait() {
-                    last = format!(
-                        "tansu exited with {status}: {}",
-                        std::fs::read_to_string(&log_path).unwrap_or_default()
-                    );
-                    break;
-                }
-                if TcpStream::connect(&addr).is_ok() {
+            let spec = BrokerSpec {
+                bin,
+                addr: &addr,
+                advertised,
+                storage: "memory://tansu/",
+                extra,
+                env: &[],
+            };
+            match spec.spawn(&log_path) {
+                Ok(child) => {
                     return Broker {
                         child,
                         addr,
                         _dir: dir,
-                    };
+                    }
                 }
-                if Instant::now() > deadline {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    last = format!("tansu did not listen on {addr} within 10 s");
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+                Err(e) => last = e,
             }
         }
         panic!("cannot start a tansu broker: {last}");
+    }
+}
+
+/// A free loopback port (free when asked: another process may take it after).
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("no free loopback port")
+        .port()
+}
+
+/// How to start one tansu broker process.
+pub(crate) struct BrokerSpec<'a> {
+    pub bin: &'a std::path::Path,
+    /// `host:port` it listens on.
+    pub addr: &'a str,
+    /// `host:port` it advertises in metadata.
+    pub advertised: &'a str,
+    /// `--storage-engine` URL.
+    pub storage: &'a str,
+    pub extra: &'a [&'a str],
+    pub env: &'a [(String, String)],
+}
+
+impl BrokerSpec<'_> {
+    /// Start the broker, its output appended to `log_path`, and wait until it listens: the
+    /// child, or why it did not start (it exited, or did not listen within 10 s).
+    pub fn spawn(&self, log_path: &std::path::Path) -> Result<Child, String> {
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(log_path)
+            .expect("broker log file");
+        let log_err = log.try_clone().expect("broker log file");
+        let mut child = Command::new(self.bin)
+            .args(["broker", "--storage-engine", self.storage])
+            .args(["--listener-url", &format!("tcp://{}", self.addr)])
+            .args([
+                "--advertised-listener-url",
+                &format!("tcp://{}", self.advertised),
+            ])
+            .args(self.extra)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!(
+                    "tansu exited with {status}: {}",
+                    std::fs::read_to_string(log_path).unwrap_or_default()
+                ));
+            }
+            if TcpStream::connect(self.addr).is_ok() {
+                return Ok(child);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("tansu did not listen on {} within 10 s", self.addr));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

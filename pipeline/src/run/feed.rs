@@ -205,12 +205,21 @@ impl Feeder {
                     let empty = got.is_empty();
                     out.extend(got.into_iter().map(to_incoming));
                     if empty {
-                        if !*continuous
-                            && consumer
-                                .try_caught_up()
-                                .context("reading Kafka watermarks")?
-                        {
-                            self.current += 1;
+                        if !*continuous {
+                            match consumer.try_caught_up() {
+                                Ok(true) => self.current += 1,
+                                Ok(false) => {}
+                                // A broker that cannot be reached is waited for, at most
+                                // KAFKA_MAX_OUTAGE.
+                                Err(e) => {
+                                    let outages = c2s_sources::kafka_outages();
+                                    let cause = e.to_string();
+                                    outages.down(consumer.brokers(), "reading watermarks", &cause);
+                                    if outages.gave_up() {
+                                        return Err(e).context("reading Kafka watermarks");
+                                    }
+                                }
+                            }
                         }
                         break;
                     }
@@ -231,6 +240,7 @@ impl Feeder {
             } = s
             {
                 let high = consumer.high_watermarks();
+                let done = consumer.committed();
                 for &p in consumer.partitions() {
                     let next_offset = consumer.positions().get(&p).copied().unwrap_or(0);
                     out.push((
@@ -239,7 +249,11 @@ impl Feeder {
                         PartitionProgress {
                             next_offset,
                             high_watermark: high.get(&p).copied().unwrap_or(next_offset),
-                            committed: committed.get(&p).copied().unwrap_or(0),
+                            committed: committed
+                                .get(&p)
+                                .copied()
+                                .max(done.get(&p).copied())
+                                .unwrap_or(0),
                         },
                     ));
                 }
@@ -251,6 +265,31 @@ impl Feeder {
     /// Every bounded source is read to its end.
     pub fn exhausted(&self) -> bool {
         self.current >= self.sources.len()
+    }
+
+    /// Notice a Kafka broker that does not answer commits (see `KafkaItemSource::watch`).
+    pub fn watch(&self) {
+        for s in &self.sources {
+            if let Source::Kafka { consumer, .. } = s {
+                consumer.watch();
+            }
+        }
+    }
+
+    /// Wait until every Kafka commit is made (at the end of the run).
+    pub fn finish_commits(&mut self) -> anyhow::Result<()> {
+        for s in &mut self.sources {
+            if let Source::Kafka {
+                consumer,
+                committed,
+                ..
+            } = s
+            {
+                consumer.finish_commits()?;
+                committed.extend(consumer.committed());
+            }
+        }
+        Ok(())
     }
 
     /// Commit Kafka positions (the next offset after each fed message).
@@ -270,10 +309,12 @@ impl Feeder {
                     }
                 }
                 if !next.is_empty() {
+                    // On the source's commit thread: a broker that cannot be reached is
+                    // waited for there, while the pipeline goes on.
                     let offsets: Vec<(i32, i64)> = next.into_iter().collect();
-                    consumer.commit(&offsets)?;
-                    committed.extend(offsets);
+                    consumer.commit_in_background(&offsets)?;
                 }
+                committed.extend(consumer.committed());
             }
         }
         Ok(())

@@ -167,6 +167,7 @@ fn drive(
             }
         }
         commit_durable(&mut feeder, &mut offsets, probe)?;
+        feeder.watch();
         if let Some(c) = console.as_mut() {
             c.tick(shared, done(shared));
         }
@@ -181,6 +182,7 @@ fn drive(
         shared.watch_health();
         worker.step_or_park(Some(Duration::from_millis(20)));
         commit_durable(&mut feeder, &mut offsets, probe)?;
+        feeder.watch();
         if let Some(c) = console.as_mut() {
             c.tick(shared, done(shared));
         }
@@ -190,6 +192,9 @@ fn drive(
         }
     }
     commit_durable(&mut feeder, &mut offsets, probe)?;
+    feeder
+        .finish_commits()
+        .context("committing Kafka offsets")?;
     if shared.serving {
         publish(shared, &feeder, done(shared));
     }

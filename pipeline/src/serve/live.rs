@@ -360,6 +360,30 @@ impl Backend for LiveMonitor {
                 vec![(none(), Num::Float(watch.total_seconds()))],
             );
         }
+        let kafka_used = s.cfg.output.kafka.is_some()
+            || s.cfg
+                .sources
+                .iter()
+                .any(|c| matches!(c, c2s_config::SourceConfig::Kafka { .. }));
+        if kafka_used {
+            let k = c2s_sources::kafka_outages();
+            f.gauge(
+                "c2s_kafka_outage",
+                "1 while a Kafka broker cannot be reached (positions kept, commits and \
+                 publications wait)",
+                int(u64::from(k.active())),
+            );
+            f.counter(
+                "c2s_kafka_outages",
+                "Outages of the Kafka brokers so far",
+                int(k.count()),
+            );
+            f.counter(
+                "c2s_kafka_outage_seconds",
+                "Seconds the Kafka brokers could not be reached, the outage on included",
+                vec![(none(), Num::Float(k.total_seconds()))],
+            );
+        }
         let kafka = lock(&s.kafka).clone();
         let partition = |(t, p): &(String, i32)| -> Labels {
             vec![("topic", t.clone()), ("partition", p.to_string())]
