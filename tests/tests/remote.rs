@@ -101,6 +101,20 @@ impl Drop for Server {
     }
 }
 
+/// `choice2seq run CONFIG --run-dir RUN_DIR --quiet` in the background, its standard error
+/// going to `log` (a file: a pipe nobody reads could fill up and stall the run).
+fn spawn_run(cfg: &Path, run_dir: &Path, log: &Path) -> Child {
+    Command::new(c2s_e2e::binary())
+        .args(["run", &cfg.display().to_string(), "--run-dir"])
+        .arg(run_dir)
+        .arg("--quiet")
+        .current_dir(repo_root())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
 /// A config on `per_domain` dev items of each domain with `arms` (TOML), served by `openai`
 /// (a TOML `[model.openai]` body) or the local prefix engine when `openai` is `None`.
 fn config(dir: &Path, name: &str, per_domain: usize, arms: &str, openai: Option<&str>) -> PathBuf {
@@ -257,15 +271,8 @@ fn outages_of_every_kind_leave_the_outcomes_of_a_clean_run() {
     );
     let run_dir = dir.path().join("run-faults");
     let began = Instant::now();
-    let mut run = Command::new(c2s_e2e::binary())
-        .args(["run", &cfg.display().to_string(), "--run-dir"])
-        .arg(&run_dir)
-        .arg("--quiet")
-        .current_dir(repo_root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let log = dir.path().join("faults.log");
+    let mut run = spawn_run(&cfg, &run_dir, &log);
     let mut restarted = None;
     let status = loop {
         if let Some(status) = run.try_wait().unwrap() {
@@ -282,12 +289,7 @@ fn outages_of_every_kind_leave_the_outcomes_of_a_clean_run() {
         std::thread::sleep(Duration::from_millis(100));
     };
     let wall = began.elapsed();
-    let mut stderr = String::new();
-    run.stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(status.success(), "the run completes: {stderr}");
     let counts = proxy.counts();
     let restarted = restarted.expect("the run got past call 34");
@@ -393,23 +395,16 @@ fn an_outage_past_the_limit_exits_1_and_the_run_resumes() {
     let arms = format!("{NATIVE_SERIAL}\n[inference]\nmax_outage_seconds = 6\n");
     let cfg = config(dir.path(), "killed", 4, &arms, Some(&openai));
     let run_dir = dir.path().join("run");
-    let run = Command::new(c2s_e2e::binary())
-        .args(["run", &cfg.display().to_string(), "--run-dir"])
-        .arg(&run_dir)
-        .arg("--quiet")
-        .current_dir(repo_root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let log = dir.path().join("killed.log");
+    let mut run = spawn_run(&cfg, &run_dir, &log);
     // Let some requests through, then kill the server for good.
     std::thread::sleep(Duration::from_secs(8));
     drop(server);
     let down = Instant::now();
-    let out = run.wait_with_output().unwrap();
+    let status = run.wait().unwrap();
     let waited = down.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("max_outage_seconds"), "{stderr}");
     println!("the run gave up {waited:.1?} after the server died");
     assert!(waited >= Duration::from_secs(6), "it waited the limit out");
