@@ -38,22 +38,50 @@ fn config(dir: &Path, extra: &str) -> PathBuf {
     )
 }
 
+/// A background run, killed on drop if still running (a failed assertion leaves no run
+/// behind).
+struct Running(Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// `choice2seq run` in the background, its output going to files in `logs`.
-fn spawn(cfg: &Path, run_dir: &Path, logs: &Path) -> Child {
-    Command::new(binary())
-        .args([
-            "run",
-            cfg.to_str().unwrap(),
-            "--run-dir",
-            run_dir.to_str().unwrap(),
-            "--quiet",
-        ])
-        .current_dir(repo_root())
-        .stdout(std::fs::File::create(logs.join("stdout")).unwrap())
-        .stderr(std::fs::File::create(logs.join("stderr")).unwrap())
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap()
+fn spawn(cfg: &Path, run_dir: &Path, logs: &Path) -> Running {
+    Running(
+        Command::new(binary())
+            .args([
+                "run",
+                cfg.to_str().unwrap(),
+                "--run-dir",
+                run_dir.to_str().unwrap(),
+                "--quiet",
+            ])
+            .current_dir(repo_root())
+            .stdout(std::fs::File::create(logs.join("stdout")).unwrap())
+            .stderr(std::fs::File::create(logs.join("stderr")).unwrap())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
 }
 
 fn read_log(logs: &Path, name: &str) -> String {
