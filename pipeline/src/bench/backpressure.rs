@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::status_kib;
+
 /// Settings of `bench backpressure`.
 #[derive(Debug, clap::Args)]
 pub struct BackpressureBench {
@@ -28,18 +30,6 @@ pub struct BackpressureBench {
     /// Size of (b)'s tmpfs while blocked, in KiB (room for the manifest, not for a part).
     #[arg(long, default_value_t = 96)]
     disk_kib: u64,
-}
-
-/// A value in KiB from `/proc/PID/status` (`VmRSS`, `VmHWM`).
-fn status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with(field))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 fn mib(kib: u64) -> f64 {
@@ -73,14 +63,14 @@ impl Run {
 
     /// Samples the peak; the exit status once the run ended.
     fn poll(&mut self) -> anyhow::Result<Option<std::process::ExitStatus>> {
-        if let Some(hwm) = status_kib(self.child.id(), "VmHWM:") {
+        if let Some(hwm) = status_kib(Some(self.child.id()), "VmHWM:") {
             self.peak_kib = self.peak_kib.max(hwm);
         }
         Ok(self.child.try_wait()?)
     }
 
     fn rss_kib(&self) -> Option<u64> {
-        status_kib(self.child.id(), "VmRSS:")
+        status_kib(Some(self.child.id()), "VmRSS:")
     }
 
     fn log(&self) -> String {

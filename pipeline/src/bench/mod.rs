@@ -106,16 +106,25 @@ pub struct InferenceBench {
     against: Option<llamacpp::Reference>,
 }
 
+/// A memory field of `/proc/PID/status` (`VmRSS:`, `VmHWM:`, …) in KiB; `pid` None: this
+/// process.
+pub(super) fn status_kib(pid: Option<u32>, field: &str) -> Option<u64> {
+    let path = pid.map_or("/proc/self/status".to_string(), |p| {
+        format!("/proc/{p}/status")
+    });
+    std::fs::read_to_string(path)
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(field))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// Peak resident set size (kB) since the last reset.
 fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
+    status_kib(None, "VmHWM:").unwrap_or(0)
 }
 
 /// Reset the peak RSS counter (Linux: writing 5 to clear_refs).

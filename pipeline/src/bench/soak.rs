@@ -66,15 +66,7 @@ fn bank_items() -> anyhow::Result<Vec<serde_json::Map<String, serde_json::Value>
 
 /// Resident set size of a process, in MiB.
 fn rss_mib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: f64 = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb / 1024.0)
+    super::status_kib(Some(pid), "VmRSS:").map(|kb| kb as f64 / 1024.0)
 }
 
 pub fn run(args: SoakBench) -> anyhow::Result<ExitCode> {
