@@ -643,6 +643,26 @@ where
     Ok(draws[0].estimate(level))
 }
 
+/// Bootstrap of one arm's EM over its items, `(length, item_id, correct)`: a bar's interval
+/// (e.g. Figure 16's "Intervals use 95% item bootstrap"), items resampled within length as
+/// every other interval here.
+pub fn em_rate<S, I>(items: I, cfg: &BootstrapConfig, level: f64) -> Result<Estimate, StatsError>
+where
+    S: AsRef<str>,
+    I: IntoIterator<Item = (u32, S, bool)>,
+{
+    check_level(level)?;
+    let sample = StratifiedSample::new(
+        2,
+        items.into_iter().map(|(l, id, hit)| (l, id, u8::from(hit))),
+    )?;
+    let draws = bootstrap(&sample, cfg, 1, |counts, out| {
+        let n = counts.pooled(0) + counts.pooled(1);
+        out[0] = (n > 0).then(|| counts.pooled(1) as f64 / n as f64);
+    })?;
+    Ok(draws[0].estimate(level))
+}
+
 /// Paired bootstrap of SCR(first) − SCR(second): two Serial arms against the same Native run
 /// on the same items, items `(length, item_id, native_correct, first_correct,
 /// second_correct)`. The shared Native-success denominator is recomputed in every draw;
@@ -956,5 +976,20 @@ mod tests {
         let e = paired_scr_difference(items, &cfg(2000, 0), 0.95).unwrap();
         assert!((e.value.unwrap() - 0.25).abs() < 1e-15);
         assert!(e.interval.unwrap().contains(0.25));
+
+        // A rate is the paired difference against an arm that is never correct, draw by draw
+        // (the same stratum codes, so the same multinomial draws).
+        let items: Vec<(u32, String, bool)> = (0..50u32)
+            .map(|i| (3 + i % 3, format!("{i}"), i % 5 < 2))
+            .collect();
+        let rate = em_rate(items.clone(), &cfg(2000, 0), 0.95).unwrap();
+        let against_never = paired_em_difference(
+            items.into_iter().map(|(l, id, hit)| (l, id, hit, false)),
+            &cfg(2000, 0),
+            0.95,
+        )
+        .unwrap();
+        assert!((rate.value.unwrap() - 0.4).abs() < 1e-15);
+        assert_eq!(rate.interval, against_never.interval);
     }
 }

@@ -39,9 +39,10 @@ pub mod projection;
 pub mod templates;
 
 pub use bootstrap::{
-    bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, paired_em_difference,
-    paired_scr_difference, BootstrapConfig, Counts, EqualLengthEstimates, Estimate, JointBootstrap,
-    JointEstimates, StatDraws, StratifiedSample, DEFAULT_DRAWS, DEFAULT_SEED,
+    bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, em_rate,
+    paired_em_difference, paired_scr_difference, BootstrapConfig, Counts, EqualLengthEstimates,
+    Estimate, JointBootstrap, JointEstimates, StatDraws, StratifiedSample, DEFAULT_DRAWS,
+    DEFAULT_SEED,
 };
 pub use calibration::{
     auroc, auroc_counts, average_precision, average_precision_counts, brier, brier_counts,

@@ -14,7 +14,7 @@
 //! ([`matched_contracts`]), Figures 8 and 9 ([`dialogue`], Tables C2 and C4's differences),
 //! Figure 10 ([`robustness`]), Figure 11 ([`union_gain`]), Figure 12
 //! ([`support_controllers`]), Figure 13 ([`branch_factors`]), Figure 14 ([`independence`]),
-//! Figures 15 and 16 ([`copy_fidelity`]), Figures 17 and 18 ([`readout_grid`]), Figures 19
+//! Figure 15 ([`copy_fidelity`]), Figure 16 ([`copy_incorrect`]), Figures 17 and 18 ([`readout_grid`]), Figures 19
 //! and 21 ([`calibration`]); the Native-to-position projection ([`projection`]) and the
 //! candidate-only Native control ([`native_control`]). Every other exhibit's status is in the
 //! README's exhibit table.
@@ -25,9 +25,11 @@ pub mod by_length;
 pub mod calibration;
 pub mod cohorts;
 pub mod copy_fidelity;
+pub mod copy_incorrect;
 pub mod dialogue;
 pub mod fresh_plan;
 pub mod independence;
+pub mod item_intervals;
 pub mod matched_contracts;
 pub mod native_control;
 pub mod nested_binding;
@@ -424,7 +426,7 @@ impl Exhibit {
             Exhibit::Figure11 => union_gain::document(runs, against),
             Exhibit::Figure13 => branch_factors::document(runs, against),
             Exhibit::Figure15 => copy_fidelity::figure15(runs, against),
-            Exhibit::Figure16 => copy_fidelity::figure16(runs, against),
+            Exhibit::Figure16 => copy_incorrect::figure16(runs, against),
             Exhibit::Figure17 => readout_grid::figure17(runs, against),
             Exhibit::Figure18 => readout_grid::figure18(runs, against),
             Exhibit::Figure19 => calibration::figure19(runs),
@@ -652,7 +654,27 @@ pub fn compared_models<'a>(printed: &[&'a str], against: &str) -> Vec<&'a str> {
 /// Metric rows of small simulated runs, for the exhibits' layout tests.
 #[cfg(test)]
 pub(crate) mod testing {
+    use c2s_records::Trajectory;
     use c2s_stats::MetricRow;
+
+    /// A trajectory of model `m` on `arm` for item `item` of `domain` (its bank's name, e.g.
+    /// `arithmetic`) and target length `length`, correct or not; tests set further fields.
+    pub fn trajectory(
+        item: &str,
+        domain: &str,
+        length: usize,
+        arm: &str,
+        correct: bool,
+    ) -> Trajectory {
+        serde_json::from_value(serde_json::json!({
+            "item_id": item, "domain": domain, "length": length, "model": "m", "arm": arm,
+            "support": "Full", "output": "1", "correct": correct, "valid": true,
+            "membership": "Outside", "aborted": false, "calls": 1, "fills": 0,
+            "prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 0.0,
+            "position_correct": [], "steps": [],
+        }))
+        .expect("a test trajectory")
+    }
 
     /// One paired group's rows: joint counts (both / Native only / Serial only / neither) with
     /// their EMs and the SCR with the interval `ci`.

@@ -23,21 +23,22 @@
 //!
 //! SCR count and SCR [95% CI]: the pairing's `scr` row (retained / setting-specific Native
 //! correct, with the run's length-stratified item-bootstrap interval). Serial EM change: the
-//! setting's Serial arm minus its own panel's reference Serial arm (`Serial/Full/code`): the
-//! panel's declared unit contrast of gold EM (`[[stats.contrasts]]` with compared = the
-//! setting's Serial arm, reference = `Serial/Full/code`, both in the domain) with its paired
-//! interval where the panel declares one; otherwise the plain difference of the two Serial
-//! EMs (the same parents, so the paired mean difference, but without an interval), marked §.
-//! None of the three panels declares such a contrast at present.
+//! setting's Serial arm minus its own panel's reference Serial arm (`Serial/Full/code`) on the
+//! items both hold, with D.3's "whole-item paired intervals" ("Complete trajectories use actual
+//! prefixes and whole-item paired intervals"): each draw resamples whole items within length
+//! and scores both Serial arms on that same resample, the panel's draws, seed and level
+//! ([`item_intervals::paired_difference`]).
 
 use std::collections::BTreeMap;
 
-use c2s_records::Endpoint;
-use c2s_stats::{ContrastRow, ContrastSpec, MetricRow};
+use c2s_records::Trajectory;
+use c2s_stats::{MetricRow, StatsConfig};
 
-use super::{differences, paper_domain, percent_interval, pp_diff, run_of, signed1, PanelRun};
+use super::union_gain::Interval;
+use super::PanelRun;
+use super::{differences, item_intervals, paper_domain, percent_interval, pp_diff, run_of};
 use crate::report::doc::{Doc, Table};
-use crate::report::tables::{estimate, scr_cell, Group, MetricIndex, UNDEFINED};
+use crate::report::tables::{estimate, scr_cell, MetricIndex, UNDEFINED};
 
 /// One of Figure 10's settings: its label, the panel it is read from and the suffix of its
 /// arms' labels (`Native/code{suffix} vs Serial/Full/code{suffix}`).
@@ -200,8 +201,9 @@ pub const PAPER: [PaperPanel; 6] = [
 pub struct PanelNumbers {
     pub panel: String,
     pub rows: Vec<MetricRow>,
-    pub declared: Vec<ContrastSpec>,
-    pub contrasts: Vec<ContrastRow>,
+    /// Each non-reference setting's paired Serial EM change, by (model, domain as the paper
+    /// prints it, index into [`SETTINGS`]) ([`serial_changes`]).
+    pub changes: BTreeMap<(String, String, usize), Option<Interval>>,
 }
 
 /// A setting's Serial EM change from its panel's reference.
@@ -209,19 +211,15 @@ pub struct PanelNumbers {
 pub enum Change {
     /// The reference setting itself.
     Reference,
-    /// The panel's declared paired contrast: difference, interval.
-    Paired(Option<f64>, Option<f64>, Option<f64>),
-    /// No declared contrast: the plain difference of the two Serial EMs.
-    Plain(Option<f64>),
+    /// The paired difference with its whole-item interval (`None`: no shared item).
+    Paired(Option<Interval>),
 }
 
 impl Change {
     fn cell(self) -> String {
         match self {
             Change::Reference => "reference".to_string(),
-            Change::Paired(Some(d), lo, hi) => percent_interval(Some((d, lo, hi))),
-            Change::Plain(Some(d)) => format!("{} §", signed1(100.0 * d)),
-            Change::Paired(None, _, _) | Change::Plain(None) => UNDEFINED.to_string(),
+            Change::Paired(d) => percent_interval(d),
         }
     }
 }
@@ -262,30 +260,42 @@ fn counts(row: Option<&MetricRow>) -> Option<(u64, u64)> {
     row.and_then(|r| Some((r.numerator?, r.denominator?)))
 }
 
-/// The declared gold-EM contrast of `compared` − `reference` (Serial arms) within `domain`.
-fn declared_change<'a>(
-    numbers: &'a PanelNumbers,
-    model: &str,
-    domain: &str,
-    compared: &str,
-    reference: &str,
-) -> Option<&'a ContrastRow> {
-    let one = |side: &[c2s_stats::Selector], arm: &str| {
-        matches!(side, [s] if s.arm == arm
-            && s.domain.as_deref() == Some(domain)
-            && s.placement.is_none()
-            && s.operation.is_none())
-    };
-    let spec = numbers.declared.iter().find(|c| {
-        !c.difference_of_differences
-            && c.endpoint == Endpoint::Correct
-            && one(&c.compared, compared)
-            && one(&c.reference, reference)
-    })?;
-    numbers
-        .contrasts
-        .iter()
-        .find(|r| r.model == model && r.contrast == spec.name)
+/// The paired Serial EM change of every non-reference setting `panel` holds, per model and
+/// domain, from the panel's trajectories.
+pub fn serial_changes(
+    panel: &str,
+    trajectories: &[Trajectory],
+    stats: &StatsConfig,
+) -> anyhow::Result<BTreeMap<(String, String, usize), Option<Interval>>> {
+    let mut by_arm: BTreeMap<(&str, &str, &str), Vec<&Trajectory>> = BTreeMap::new();
+    for t in trajectories {
+        let domain = paper_domain(t.domain.as_str());
+        by_arm
+            .entry((t.model.as_str(), domain, t.arm.as_str()))
+            .or_default()
+            .push(t);
+    }
+    let mut changes = BTreeMap::new();
+    let reference_arm = serial_arm("");
+    for (setting, s) in SETTINGS.iter().enumerate().skip(1) {
+        if s.panel != panel {
+            continue;
+        }
+        let arm = serial_arm(s.suffix);
+        for (&(model, domain, _), compared) in by_arm.iter().filter(|((_, _, a), _)| *a == arm) {
+            let Some(reference) = by_arm.get(&(model, domain, reference_arm.as_str())) else {
+                continue;
+            };
+            let change = item_intervals::paired_difference(
+                compared.iter().copied(),
+                reference.iter().copied(),
+                |t| t.correct,
+                stats,
+            )?;
+            changes.insert((model.to_string(), domain.to_string(), setting), change);
+        }
+    }
+    Ok(changes)
 }
 
 /// Our rows from the three panels' numbers.
@@ -312,30 +322,8 @@ pub fn our_rows(panels: &[PanelNumbers]) -> Ours {
             let change = if setting == 0 {
                 Change::Reference
             } else {
-                let suffix = SETTINGS[setting].suffix;
-                match declared_change(
-                    numbers,
-                    &g.model,
-                    &g.domain,
-                    &serial_arm(suffix),
-                    &serial_arm(""),
-                ) {
-                    Some(c) => {
-                        Change::Paired(c.estimate.difference, c.estimate.ci_low, c.estimate.ci_high)
-                    }
-                    None => {
-                        let reference = Group {
-                            comparison: pairing(""),
-                            ..g.clone()
-                        };
-                        Change::Plain(
-                            index
-                                .value(&g, None, "serial_em")
-                                .zip(index.value(&reference, None, "serial_em"))
-                                .map(|(s, r)| s - r),
-                        )
-                    }
-                }
+                let key = (g.model.clone(), domain.clone(), setting);
+                Change::Paired(numbers.changes.get(&key).copied().flatten())
             };
             out.rows.push(OurRow {
                 model: g.model.clone(),
@@ -436,10 +424,10 @@ pub fn layout(ours: &Ours, against: &str) -> Doc {
              option-orders (O1, O2); Prompt v2/v3: prompt-variants; Repeat 1/2: repeats (r1, \
              r2). Each setting is paired within itself (its own Native conditioning)."
         ),
-        "Serial EM change: the setting's Serial EM minus its own panel's reference Serial EM, \
-         with the panel's declared paired contrast and its interval where the panel declares \
-         one; § marks the plain difference of the two Serial EMs (no contrast declared, so no \
-         interval)."
+        "Serial EM change: the setting's Serial EM minus its own panel's reference Serial EM on \
+         the items both hold, percentage points, with the whole-item paired 95% interval (D.3: \
+         \"whole-item paired intervals\"; items resampled within length, the panel's draws and \
+         seed)."
             .to_string(),
     ];
     notes.extend(reference_notes(&ours.references));
@@ -545,13 +533,10 @@ pub fn figure10(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let mut panels = Vec::new();
     for panel in PANELS {
         let run = run_of(runs, panel)?.load()?;
-        let (declared, _) = crate::rundir::declared(&run.run_dir)?;
-        let (contrasts, _) = run.contrast_tables()?;
         panels.push(PanelNumbers {
             panel: panel.to_string(),
             rows: run.metric_rows()?,
-            declared,
-            contrasts,
+            changes: serial_changes(panel, &run.trajectories, &run.stats)?,
         });
     }
     Ok(layout(&our_rows(&panels), against))
@@ -561,8 +546,7 @@ pub fn figure10(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
 mod tests {
     use super::*;
     use crate::report::exhibits::repeats;
-    use crate::report::exhibits::testing::paired_rows;
-    use c2s_stats::{ContrastEstimate, Selector};
+    use crate::report::exhibits::testing::{paired_rows, trajectory};
 
     fn setting(label: &str) -> usize {
         SETTINGS
@@ -680,37 +664,11 @@ mod tests {
 
     #[test]
     fn the_layout_has_the_papers_settings_counts_and_differences() {
-        let selector = |arm: &str| Selector {
-            arm: arm.to_string(),
-            domain: Some("arithmetic".into()),
-            placement: None,
-            operation: None,
-        };
         let prompts = PanelNumbers {
-            declared: vec![ContrastSpec {
-                name: "v2 - v1, Serial, arithmetic".into(),
-                compared: vec![selector("Serial/Full/code/v2")],
-                reference: vec![selector("Serial/Full/code")],
-                family: None,
-                difference_of_differences: false,
-                endpoint: Endpoint::Correct,
-            }],
-            contrasts: vec![ContrastRow {
-                model: "m".into(),
-                contrast: "v2 - v1, Serial, arithmetic".into(),
-                family: None,
-                estimate: ContrastEstimate {
-                    units: 8,
-                    incomplete_units: 0,
-                    compared_mean: Some(0.5),
-                    reference_mean: Some(0.375),
-                    difference: Some(0.125),
-                    ci_low: Some(-0.1),
-                    ci_high: Some(0.3),
-                    sign_p: Some(1.0),
-                },
-                sign_p_holm: Some(1.0),
-            }],
+            changes: BTreeMap::from([(
+                ("m".to_string(), "math".to_string(), setting("Prompt v2")),
+                Some((0.125, Some(-0.1), Some(0.3))),
+            )]),
             ..panel(
                 "prompt-variants",
                 &[("", [3, 1, 0, 4]), ("/v2", [3, 1, 1, 3])],
@@ -728,9 +686,9 @@ mod tests {
         for want in [
             "| Model | Domain | Setting | Retained / Native correct | SCR [95% CI] | Serial EM | Serial EM change [95% CI] |",
             "| m | math | Reference | 3/4 | 75.0 [40.0, 100.0] | 37.5 | reference |",
-            "| m | math | Order 1 | 2/4 | 50.0 [40.0, 100.0] | 37.5 | −12.5 § |",
+            "| m | math | Order 1 | 2/4 | 50.0 [40.0, 100.0] | 37.5 | – |",
             "| m | math | Prompt v2 | 3/4 | 75.0 [40.0, 100.0] | 50.0 | 12.5 [−10.0, 30.0] |",
-            "| m | math | Repeat 1 | 3/4 | 75.0 [40.0, 100.0] | 37.5 | 0.0 § |",
+            "| m | math | Repeat 1 | 3/4 | 75.0 [40.0, 100.0] | 37.5 | – |",
             "| Jev | math | Reference | 12/35 | 34.3 | not printed | not printed |",
             "| Qwen3-8B | lexical | Repeat 2 | 0/34 | 0.0 | not printed | not printed |",
             "## This run minus the paper (Jev)",
@@ -754,5 +712,56 @@ mod tests {
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
+    }
+
+    /// D.3: "Complete trajectories use actual prefixes and whole-item paired intervals." Each
+    /// setting's change is its Serial arm minus its panel's reference Serial arm on the same
+    /// items, with a paired interval; settings of other panels are left to their panels.
+    #[test]
+    fn serial_em_changes_are_whole_item_paired_differences() {
+        let mut trajectories = Vec::new();
+        for i in 0..24 {
+            let item = format!("a{i}");
+            let length = 3 + i % 4;
+            // Reference correct on items 0..12, Order 1 on 0..6 and 12..14: −4 items of 24.
+            trajectories.push(trajectory(
+                &item,
+                "arithmetic",
+                length,
+                "Serial/Full/code",
+                i < 12,
+            ));
+            let o1 = i < 6 || (12..14).contains(&i);
+            trajectories.push(trajectory(
+                &item,
+                "arithmetic",
+                length,
+                "Serial/Full/code/O1",
+                o1,
+            ));
+        }
+        // An item only the compared arm holds is not paired.
+        trajectories.push(trajectory(
+            "extra",
+            "arithmetic",
+            3,
+            "Serial/Full/code/O1",
+            true,
+        ));
+        let stats = StatsConfig {
+            bootstrap_draws: 999,
+            ..StatsConfig::default()
+        };
+        let changes = serial_changes("option-orders", &trajectories, &stats).unwrap();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        let (d, lo, hi) =
+            changes[&("m".to_string(), "math".to_string(), setting("Order 1"))].expect("a change");
+        assert!((d - (-4.0 / 24.0)).abs() < 1e-12, "{d}");
+        let (lo, hi) = (lo.unwrap(), hi.unwrap());
+        assert!(lo < d && d < hi, "[{lo}, {hi}]");
+        // The repeats panel holds no Order 1 arm.
+        assert!(serial_changes("repeats", &trajectories, &stats)
+            .unwrap()
+            .is_empty());
     }
 }
