@@ -233,36 +233,76 @@ pub fn independence_estimates_counts(
     cfg: &BootstrapConfig,
     level: f64,
 ) -> Result<Vec<(LocalGroup, IndependenceEstimate)>, StatsError> {
+    let everyone: BTreeMap<LocalGroup, PopulationCounts> = groups
+        .iter()
+        .map(|(g, patterns)| {
+            let counts = patterns
+                .iter()
+                .map(|((p, c), &k)| ((p.clone(), *c, true), k))
+                .collect();
+            (g.clone(), counts)
+        })
+        .collect();
+    independence_estimates_within(&everyone, cfg, level)
+}
+
+/// Counts of one group's items by (position pattern, string correctness, whether the item is
+/// in the population): D.10's populations ("with all-items and Native-correct populations").
+pub type PopulationCounts = BTreeMap<(Vec<bool>, bool, bool), u64>;
+
+/// The reference of each group on a conditional population (D.10's Native-correct items):
+/// every draw resamples all of the group's items and recomputes the population with c_t, R,
+/// EM and EM − R together (D.10: "all position means, products, EM and conditional
+/// denominators are recomputed together"); a draw whose population is empty is dropped. Groups
+/// with no item in the population are left out.
+pub fn independence_estimates_within(
+    groups: &BTreeMap<LocalGroup, PopulationCounts>,
+    cfg: &BootstrapConfig,
+    level: f64,
+) -> Result<Vec<(LocalGroup, IndependenceEstimate)>, StatsError> {
     check_level(level)?;
     let mut out = Vec::with_capacity(groups.len());
     for (group, patterns) in groups {
         let length = group.length;
-        let Some(point) = IndependenceReference::from_counts(length, patterns)? else {
+        let mut inside = PatternCounts::new();
+        for ((p, c, member), &k) in patterns {
+            if *member {
+                *inside.entry((p.clone(), *c)).or_default() += k;
+            }
+        }
+        let Some(point) = IndependenceReference::from_counts(length, &inside)? else {
             continue;
         };
-        let codes: Vec<(&[bool], bool)> =
-            patterns.keys().map(|(p, c)| (p.as_slice(), *c)).collect();
+        let codes: Vec<(&[bool], bool, bool)> = patterns
+            .keys()
+            .map(|(p, c, member)| (p.as_slice(), *c, *member))
+            .collect();
         let sample = StratifiedSample::from_counts(
             codes.len(),
             [(0u32, patterns.values().copied().collect())],
         )?;
         let draws = bootstrap(&sample, cfg, 3, |counts, out| {
-            let c = counts.stratum(0);
-            let n = f64::from(c.iter().sum::<u32>());
+            let members = || {
+                codes
+                    .iter()
+                    .zip(counts.stratum(0))
+                    .filter(|((_, _, member), _)| *member)
+            };
+            let n: u32 = members().map(|(_, &k)| k).sum();
+            if n == 0 {
+                return;
+            }
+            let n = f64::from(n);
             let mut reference = 1.0;
             for t in 0..length {
-                let correct_t: u32 = codes
-                    .iter()
-                    .zip(c)
-                    .filter(|((p, _), _)| p[t])
+                let correct_t: u32 = members()
+                    .filter(|((p, _, _), _)| p[t])
                     .map(|(_, &k)| k)
                     .sum();
                 reference *= f64::from(correct_t) / n;
             }
-            let em: u32 = codes
-                .iter()
-                .zip(c)
-                .filter(|((_, correct), _)| *correct)
+            let em: u32 = members()
+                .filter(|((_, correct, _), _)| *correct)
                 .map(|(_, &k)| k)
                 .sum();
             let em = f64::from(em) / n;
@@ -321,5 +361,52 @@ mod tests {
         assert!(is_reference_arm("TeacherForced/UnionFill/code"));
         assert!(!is_reference_arm("Serial/Full/code"));
         assert!(!is_reference_arm("Native/code"));
+    }
+
+    /// D.10's Native-correct population: only members enter the point values, and every draw
+    /// recomputes the population (its denominator varies between draws); with every item a
+    /// member the estimates are the all-items ones.
+    #[test]
+    fn a_conditional_population_recomputes_its_denominator() {
+        let group = LocalGroup {
+            model: "m".into(),
+            domain: Domain::Lexical,
+            arm: "Independent/Full/code".into(),
+            length: 2,
+        };
+        let all: PatternCounts = BTreeMap::from([
+            ((vec![true, true], true), 6),
+            ((vec![true, false], false), 4),
+            ((vec![false, false], false), 10),
+        ]);
+        // Members: the 6 correct strings and the 4 half-right ones; non-members: the rest.
+        let within: PopulationCounts = all
+            .iter()
+            .map(|((p, c), &k)| ((p.clone(), *c, p[0]), k))
+            .collect();
+        let cfg = BootstrapConfig {
+            draws: 2000,
+            seed: 3,
+            threads: 0,
+        };
+        let e =
+            independence_estimates_within(&BTreeMap::from([(group.clone(), within)]), &cfg, 0.95)
+                .unwrap();
+        let (_, e) = &e[0];
+        assert_eq!(e.point.items, 10);
+        assert_eq!(e.point.position_accuracy, vec![1.0, 0.6]);
+        assert!((e.point.reference - 0.6).abs() < 1e-12);
+        assert_eq!(e.point.string_em, 0.6);
+        assert_eq!(e.string_em.defined_draws, 2000);
+        // The population's string EM equals its second position's accuracy in every draw, so
+        // EM − R is exactly zero, draw by draw.
+        let d = e.difference.interval.unwrap();
+        assert!(d.low.abs() < 1e-12 && d.high.abs() < 1e-12, "{d:?}");
+        assert!(e.string_em.interval.unwrap().low < 0.6);
+
+        let everyone =
+            independence_estimates_counts(&BTreeMap::from([(group, all)]), &cfg, 0.95).unwrap();
+        assert_eq!(everyone[0].1.point.items, 20);
+        assert_eq!(everyone[0].1.point.string_em, 0.3);
     }
 }

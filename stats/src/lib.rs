@@ -69,8 +69,9 @@ pub use coverage::{
 pub use error::StatsError;
 pub use hypothesis::{binomial_half_cdf, binomial_upper_tail, holm, mcnemar_exact, McNemar};
 pub use independence::{
-    independence_estimates, independence_estimates_counts, independence_reference,
-    is_reference_arm, IndependenceEstimate, IndependenceReference, LocalGroup, PatternCounts,
+    independence_estimates, independence_estimates_counts, independence_estimates_within,
+    independence_reference, is_reference_arm, IndependenceEstimate, IndependenceReference,
+    LocalGroup, PatternCounts, PopulationCounts,
 };
 pub use intervals::{
     clopper_pearson, percentile_interval, percentile_sorted, Interval, DEFAULT_LEVEL,
@@ -80,10 +81,10 @@ pub use joint::{
 };
 pub use metrics::{
     calibration_metrics, calibration_metrics_counts, comparison_label, families_in_force,
-    holm_cell, independence_metrics, independence_metrics_counts, paired_metrics,
-    paired_metrics_counts, paired_sample, sort_rows, ConfidenceCounts, FamilyScope, HolmFamily,
-    MetricRow, PairedCounts, PairedStratum, StatsConfig, CI_BOOTSTRAP, CI_CLOPPER_PEARSON,
-    METRIC_ORDER,
+    holm_cell, independence_metrics, independence_metrics_counts, independence_metrics_within,
+    paired_metrics, paired_metrics_counts, paired_sample, sort_rows, ConfidenceCounts, FamilyScope,
+    HolmFamily, MetricRow, PairedCounts, PairedStratum, StatsConfig, CI_BOOTSTRAP,
+    CI_CLOPPER_PEARSON, METRIC_ORDER,
 };
 pub use projection::{
     mean_scores, position_scores, project, stratified_mean, MeanEstimate, PositionScores,

@@ -33,8 +33,8 @@ use crate::counts::StatsCounts;
 use crate::error::StatsError;
 use crate::hypothesis::{holm, McNemar};
 use crate::independence::{
-    independence_estimates, independence_estimates_counts, IndependenceEstimate, LocalGroup,
-    PatternCounts,
+    independence_estimates, independence_estimates_counts, independence_estimates_within,
+    IndependenceEstimate, LocalGroup, PatternCounts, PopulationCounts,
 };
 use crate::intervals::{check_level, clopper_pearson, DEFAULT_LEVEL};
 use crate::joint::{JointCell, Ratio};
@@ -529,6 +529,20 @@ pub fn independence_metrics_counts(
     cfg.validate()?;
     independence_rows(
         independence_estimates_counts(groups, &cfg.bootstrap(), cfg.level)?,
+        snapshot,
+    )
+}
+
+/// [`independence_metrics`] on a conditional population per group (D.10's Native-correct
+/// items; [`independence_estimates_within`]): the same rows, over the population's items.
+pub fn independence_metrics_within(
+    groups: &BTreeMap<LocalGroup, PopulationCounts>,
+    cfg: &StatsConfig,
+    snapshot: u64,
+) -> Result<Vec<MetricRow>, StatsError> {
+    cfg.validate()?;
+    independence_rows(
+        independence_estimates_within(groups, &cfg.bootstrap(), cfg.level)?,
         snapshot,
     )
 }

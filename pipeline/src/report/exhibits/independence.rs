@@ -7,12 +7,57 @@
 //!
 //! Panels: `independent-384` (Native, Independent and Serial on Table 1's 384 items per domain,
 //! 9,999 draws within length) and `teacher-forced` (60 per domain). Each arm with a reference
-//! gets the run report's independence table: per length, its string EM, Π c_t and EM − Π c_t
-//! with paired bootstrap intervals.
+//! gets two tables, one per population of D.10 ("Independent uses 384 parents per domain and
+//! TeacherForced 60, with all-items and Native-correct populations"): per length, its string
+//! EM, Π c_t and EM − Π c_t with paired bootstrap intervals, beside Serial's string EM on the
+//! same population.
+//!
+//! - All items: the run report's independence rows; Serial is the pairing's Serial EM.
+//! - Native-correct: the items whose Native selection (the panel's `Native/code` arm, same
+//!   model) is correct. Every draw resamples all of the length's items and recomputes the
+//!   population ("all position means, products, EM and conditional denominators are
+//!   recomputed together", [`c2s_stats::independence_metrics_within`]); Serial's string EM on
+//!   that population is the pairing's SCR at the length, whose denominator is likewise
+//!   recomputed per draw.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use c2s_records::{PairedOutcome, Trajectory};
+use c2s_stats::{
+    independence_metrics_within, is_reference_arm, LocalGroup, MetricRow, PopulationCounts,
+    StatsConfig,
+};
 
 use super::PanelRun;
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{count, estimate, estimate_pp, Group, MetricIndex, UNDEFINED};
+
+/// The Native arm whose correct selections define D.10's Native-correct population.
+const NATIVE_ARM: &str = "Native/code";
+
+/// One of D.10's two populations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Population {
+    AllItems,
+    NativeCorrect,
+}
+
+impl Population {
+    fn heading(self) -> &'static str {
+        match self {
+            Population::AllItems => "all items",
+            Population::NativeCorrect => "Native-correct items",
+        }
+    }
+
+    /// The pairing's metric that is Serial's string EM on the population.
+    fn serial_metric(self) -> &'static str {
+        match self {
+            Population::AllItems => "serial_em",
+            Population::NativeCorrect => "scr",
+        }
+    }
+}
 
 /// The panels in the figure's order: the panel, the reference arm it plots and its heading.
 const PANELS: [(&str, &str, &str); 2] = [
@@ -30,9 +75,15 @@ const PANELS: [(&str, &str, &str); 2] = [
 
 /// The figure's three lines per length for one (model, domain) reference arm: the
 /// position-rate product, the reference arm's string EM and Serial's string EM (from the
-/// panel's Native vs Serial pairing), with the reference's EM − product.
-pub fn figure_table(index: &MetricIndex<'_>, g: &Group, level: f64) -> Table {
-    let serial = index.paired_groups().into_iter().find(|p| {
+/// panel's Native vs Serial pairing, `pairings`), with the reference's EM − product.
+pub fn figure_table(
+    index: &MetricIndex<'_>,
+    g: &Group,
+    pairings: &MetricIndex<'_>,
+    population: Population,
+    level: f64,
+) -> Table {
+    let serial = pairings.paired_groups().into_iter().find(|p| {
         p.model == g.model
             && p.domain == g.domain
             && p.comparison
@@ -51,7 +102,7 @@ pub fn figure_table(index: &MetricIndex<'_>, g: &Group, level: f64) -> Table {
                 estimate(index.get(g, l, "string_em"), None),
                 serial.as_ref().map_or_else(
                     || UNDEFINED.to_string(),
-                    |s| estimate(index.get(s, l, "serial_em"), None),
+                    |s| estimate(pairings.get(s, l, population.serial_metric()), None),
                 ),
                 estimate_pp(index.get(g, l, "em_minus_reference")),
             ]
@@ -71,38 +122,111 @@ pub fn figure_table(index: &MetricIndex<'_>, g: &Group, level: f64) -> Table {
         .to_vec(),
         rows,
         notes: vec![format!(
-            "Percentages. The product multiplies the reference arm's per-position accuracies at \
-             that length; intervals are {:.0}% whole-item bootstrap intervals within the length. \
-             Serial string EM is the panel's Native vs Serial pairing at the same length.",
-            100.0 * level
+            "Percentages on {}. The product multiplies the reference arm's per-position \
+             accuracies at that length; intervals are {:.0}% whole-item bootstrap intervals \
+             within the length. Serial string EM is the panel's Native vs Serial pairing at the \
+             same length ({}).",
+            population.heading(),
+            100.0 * level,
+            match population {
+                Population::AllItems => "its Serial EM",
+                Population::NativeCorrect =>
+                    "its SCR: Serial EM on the Native-correct items, the population recomputed \
+                     in every draw",
+            }
         )],
     }
 }
 
-pub fn layout(panels: &[(&str, Vec<c2s_stats::MetricRow>)], level: f64) -> Doc {
+/// One panel's rows: its metric rows (pairings and all-items references) and its
+/// Native-correct references ([`native_correct_rows`]).
+pub struct PanelRows<'a> {
+    pub panel: &'a str,
+    pub rows: Vec<MetricRow>,
+    pub native_correct: Vec<MetricRow>,
+}
+
+pub fn layout(panels: &[PanelRows<'_>], level: f64) -> Doc {
     let mut doc = Doc::new("Figure 14: String EM against the independence reference");
     doc.p(
         "For each model/domain/length, the reference is the product of the observed position \
          accuracies (D.10: \"The empirical independence reference is R = Π_t c_t, using binary \
-         observed outcomes, not reported model probabilities\"). The paper plots these and \
-         prints no numbers.",
+         observed outcomes, not reported model probabilities\"), on all items and on the \
+         Native-correct items (D.10: \"with all-items and Native-correct populations\"). The \
+         paper plots these and prints no numbers.",
     );
     for (name, arm, heading) in PANELS {
-        let Some((_, rows)) = panels.iter().find(|(p, _)| *p == name) else {
+        let Some(panel) = panels.iter().find(|p| p.panel == name) else {
             continue;
         };
         doc.h(2, format!("{heading} ({name})"));
-        let index = MetricIndex::new(rows);
-        for g in index
+        let pairings = MetricIndex::new(&panel.rows);
+        let native_correct = MetricIndex::new(&panel.native_correct);
+        for g in pairings
             .independence_groups()
             .into_iter()
             .filter(|g| g.comparison.split('/').next() == Some(arm))
         {
-            doc.h(3, format!("{} · {} · {}", g.model, g.domain, g.comparison));
-            doc.table(figure_table(&index, &g, level));
+            for (population, index) in [
+                (Population::AllItems, &pairings),
+                (Population::NativeCorrect, &native_correct),
+            ] {
+                doc.h(
+                    3,
+                    format!(
+                        "{} · {} · {} · {}",
+                        g.model,
+                        g.domain,
+                        g.comparison,
+                        population.heading()
+                    ),
+                );
+                doc.table(figure_table(index, &g, &pairings, population, level));
+            }
         }
     }
     doc
+}
+
+/// The independence rows of a panel's reference arms on D.10's Native-correct population:
+/// each reference trajectory's item is a member when the same model's [`NATIVE_ARM`] selected
+/// it correctly. Items without a Native selection are left out.
+pub fn native_correct_rows(
+    outcomes: &[PairedOutcome],
+    trajectories: &[Trajectory],
+    stats: &StatsConfig,
+) -> anyhow::Result<Vec<MetricRow>> {
+    let native: BTreeMap<(&str, &str, &str), bool> = outcomes
+        .iter()
+        .filter(|o| o.native_arm == NATIVE_ARM)
+        .map(|o| {
+            let key = (o.model.as_str(), o.domain.as_str(), o.item_id.as_str());
+            (key, o.native_correct)
+        })
+        .collect();
+    let mut groups: BTreeMap<LocalGroup, PopulationCounts> = BTreeMap::new();
+    let mut seen = BTreeSet::new();
+    for t in trajectories.iter().filter(|t| is_reference_arm(&t.arm)) {
+        let key = (t.model.as_str(), t.domain.as_str(), t.item_id.as_str());
+        let Some(&member) = native.get(&key) else {
+            continue;
+        };
+        if !seen.insert((key, t.arm.as_str())) {
+            anyhow::bail!(
+                "item {} appears twice in arm {} of model {}",
+                t.item_id,
+                t.arm,
+                t.model
+            );
+        }
+        let pattern = (t.position_correct.clone(), t.correct, member);
+        *groups
+            .entry(LocalGroup::of(t))
+            .or_default()
+            .entry(pattern)
+            .or_default() += 1;
+    }
+    Ok(independence_metrics_within(&groups, stats, 0)?)
 }
 
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
@@ -111,7 +235,15 @@ pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     for run in runs {
         let loaded = run.load()?;
         level = loaded.stats.level;
-        panels.push((run.panel, loaded.metric_rows()?));
+        panels.push(PanelRows {
+            panel: run.panel,
+            rows: loaded.metric_rows()?,
+            native_correct: native_correct_rows(
+                &loaded.outcomes,
+                &loaded.trajectories,
+                &loaded.stats,
+            )?,
+        });
     }
     Ok(layout(&panels, level))
 }
@@ -119,7 +251,8 @@ pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use c2s_stats::MetricRow;
+    use crate::report::exhibits::testing::trajectory;
+    use c2s_records::Domain;
 
     fn at(comparison: &str, metric: &str, value: f64, ci: (f64, f64)) -> MetricRow {
         MetricRow {
@@ -150,16 +283,35 @@ mod tests {
                 (0.25, 0.75),
             ),
         ];
-        let md = layout(
-            &[("independent-384", rows.clone()), ("teacher-forced", rows)],
-            0.95,
-        )
-        .markdown();
+        let native_correct: Vec<MetricRow> = rows
+            .iter()
+            .filter(|r| r.comparison == independent)
+            .map(|r| MetricRow {
+                value: r.value.map(|v| v / 2.0),
+                ..r.clone()
+            })
+            .collect();
+        let mut rows = rows;
+        rows.push(at(
+            "Native/code vs Serial/Full/code",
+            "scr",
+            0.75,
+            (0.5, 1.0),
+        ));
+        let panel = |panel| PanelRows {
+            panel,
+            rows: rows.clone(),
+            native_correct: native_correct.clone(),
+        };
+        let md = layout(&[panel("independent-384"), panel("teacher-forced")], 0.95).markdown();
         for want in [
             "## (a, b) Independent, 384 items per domain (independent-384)",
-            "### m · lexical · Independent/Full/code",
+            "### m · lexical · Independent/Full/code · all items",
             "| Target length | n | Position-rate product [CI] | Reference string EM [CI] | Serial string EM [CI] | Reference EM − product [CI] |",
             "| 3 | 2 | 12.5 [5.0, 30.0] | 25.0 [0.0, 50.0] | 50.0 [25.0, 75.0] | −12.5 [−25.0, 0.0] |",
+            "### m · lexical · Independent/Full/code · Native-correct items",
+            // Serial on the Native-correct items is the pairing's SCR.
+            "| 3 | 2 | 6.2 [5.0, 30.0] | 12.5 [0.0, 50.0] | 75.0 [50.0, 100.0] | −6.2 [−25.0, 0.0] |",
             "## (c, d) TeacherForced, 60 items per domain (teacher-forced)",
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
@@ -167,8 +319,69 @@ mod tests {
         assert_eq!(
             md.matches("### m · lexical · Independent/Full/code")
                 .count(),
-            1,
+            2,
             "{md}"
         );
+    }
+
+    fn native(item: &str, correct: bool) -> PairedOutcome {
+        PairedOutcome {
+            item_id: item.into(),
+            domain: Domain::Lexical,
+            length: 2,
+            model: "m".into(),
+            native_arm: NATIVE_ARM.into(),
+            serial_arm: "Serial/Full/code".into(),
+            native_correct: correct,
+            serial_correct: false,
+            pattern: None,
+        }
+    }
+
+    /// D.10: "Independent uses 384 parents per domain and TeacherForced 60, with all-items and
+    /// Native-correct populations." The Native-correct rows hold only the items the Native arm
+    /// got right; items without a Native selection are left out, other arms are ignored.
+    #[test]
+    fn the_native_correct_population_is_the_items_native_got_right() {
+        let arm = "Independent/Full/code";
+        let local = |item: &str, positions: [bool; 2]| {
+            let mut t = trajectory(item, "lexical", 2, arm, positions == [true, true]);
+            t.position_correct = positions.to_vec();
+            t
+        };
+        let trajectories = vec![
+            local("a", [true, true]),
+            local("b", [true, false]),
+            local("c", [false, false]),
+            local("d", [false, true]),
+            local("no-native", [false, false]),
+            trajectory("a", "lexical", 2, "Serial/Full/code", true),
+        ];
+        let outcomes = vec![
+            native("a", true),
+            native("b", true),
+            native("c", false),
+            native("d", true),
+        ];
+        let stats = StatsConfig {
+            bootstrap_draws: 999,
+            ..StatsConfig::default()
+        };
+        let rows = native_correct_rows(&outcomes, &trajectories, &stats).unwrap();
+        let value = |metric: &str| {
+            rows.iter()
+                .find(|r| r.comparison == arm && r.metric == metric && r.length == Some(2))
+                .and_then(|r| r.value)
+        };
+        // Members a, b, d: positions (2/3, 2/3), one correct string.
+        assert_eq!(value("items"), Some(3.0));
+        assert_eq!(value("string_em"), Some(1.0 / 3.0));
+        let reference = value("independence_reference").unwrap();
+        assert!((reference - 4.0 / 9.0).abs() < 1e-12, "{reference}");
+        assert!(rows.iter().all(|r| r.comparison == arm));
+
+        let twice = [trajectories[0].clone(), trajectories[0].clone()];
+        let err = native_correct_rows(&outcomes, &twice, &stats).unwrap_err();
+        assert!(err.to_string().contains("item a appears twice"), "{err}");
     }
 }
