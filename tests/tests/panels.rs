@@ -593,6 +593,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
                 "· arithmetic · Independent/Full/code",
                 "· lexical · TeacherForced/Full/code",
                 "| Target length | n | Position-rate product [CI] |",
+                "· arithmetic · Independent/Full/code · Native-correct items",
             ],
         ),
         (
@@ -842,6 +843,8 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             &[
                 "| Model | Domain | Correct target / raw | Correct target / indexed | Wrong target / raw | Wrong target / indexed |",
                 "| Jev | math | 28/48 | 48/48 | 34/48 | 48/48 |",
+                "| Model | Domain | Incorrect targets | Raw | Indexed | Indexed − raw [95% CI] |",
+                "| Model | Domain | Test | Difference [95% CI] | Holm p |",
             ],
         ),
         (

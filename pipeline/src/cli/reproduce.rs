@@ -38,9 +38,9 @@ fn parse_targets(s: &str) -> Result<Targets, String> {
 /// Reproduce one exhibit of the paper, or all of them.
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
-    /// The exhibit (table1, table2, table3, table4, tableB1, tableB2, tableC1–C5,
-    /// tableD1–D10, tableD15–D17, figure2, figure7, figure12, figure14, projection,
-    /// native-control) or `all`.
+    /// The exhibit (table1–table4, tableB1–B2, tableC1–C5, tableD1–D17, tableE1–E3,
+    /// figure2–figure21, projection, native-control; the README's exhibit table lists each) or
+    /// `all`.
     #[arg(value_parser = parse_targets)]
     pub exhibit: Targets,
     /// The model every panel runs (GGUF file or Hugging Face directory).

@@ -9,7 +9,7 @@
 //! and D6 ([`support`]), Table D7 ([`table_d7`], from the banks), Table D8
 //! ([`twelve_character`]), Table D9 ([`padded`]), Table D10 ([`nested_binding`]), Tables D12
 //! and D14 ([`calibration`]), Table D13 ([`cohorts`]), Table D15 ([`table_d15`]), Table D16
-//! ([`table_d16`]), Table D17 ([`table_d17`]); the numbers of Figure 2 ([`by_length`]),
+//! ([`table_d16`]), Table D17 ([`table_d17`]); Tables E1–E3 ([`contracts`]); the numbers of Figure 2 ([`by_length`]),
 //! Figure 4 ([`fresh_plan`]), Figures 5 and 6 ([`binding`]), Figure 7
 //! ([`matched_contracts`]), Figures 8 and 9 ([`dialogue`], Tables C2 and C4's differences),
 //! Figure 10 ([`robustness`]), Figure 11 ([`union_gain`]), Figure 12
@@ -24,6 +24,7 @@ pub mod branch_factors;
 pub mod by_length;
 pub mod calibration;
 pub mod cohorts;
+pub mod contracts;
 pub mod copy_fidelity;
 pub mod copy_incorrect;
 pub mod dialogue;
@@ -152,6 +153,16 @@ pub enum Exhibit {
     /// Table D17: generation budgets, observed maxima and truncations of Table 3's panel.
     #[value(name = "tableD17")]
     TableD17,
+    /// Table E1: Serial and TeacherForced share instructions and canonical JSON state; only
+    /// prefix sources differ (rendered by our request code, no model call).
+    #[value(name = "tableE1")]
+    TableE1,
+    /// Table E2: the six T0–T2 system messages, ours against the paper's verbatim text.
+    #[value(name = "tableE2")]
+    TableE2,
+    /// Table E3: E.6's two complete requests and our scorer's class of each printed response.
+    #[value(name = "tableE3")]
+    TableE3,
     /// Figure 2's numbers: Native accuracy and SCR per target length for each model and
     /// interface of Table 1.
     #[value(name = "figure2")]
@@ -228,7 +239,7 @@ pub enum Exhibit {
 
 impl Exhibit {
     /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 47] = [
+    pub const ALL: [Exhibit; 50] = [
         Exhibit::Table1,
         Exhibit::Table2,
         Exhibit::TableB2,
@@ -256,6 +267,9 @@ impl Exhibit {
         Exhibit::TableD15,
         Exhibit::TableD16,
         Exhibit::TableD17,
+        Exhibit::TableE1,
+        Exhibit::TableE2,
+        Exhibit::TableE3,
         Exhibit::Figure2,
         Exhibit::Figure4,
         Exhibit::Figure5,
@@ -298,6 +312,9 @@ impl Exhibit {
             Exhibit::TableD5 => "tableD5",
             Exhibit::TableD6 => "tableD6",
             Exhibit::TableD7 => "tableD7",
+            Exhibit::TableE1 => "tableE1",
+            Exhibit::TableE2 => "tableE2",
+            Exhibit::TableE3 => "tableE3",
             Exhibit::TableD8 => "tableD8",
             Exhibit::TableD9 => "tableD9",
             Exhibit::TableD10 => "tableD10",
@@ -354,6 +371,8 @@ impl Exhibit {
             Exhibit::Table3 | Exhibit::TableD17 => &["table3"],
             // Computed from the banks themselves: no panel, no model call.
             Exhibit::TableD7 => &[],
+            // Rendered and scored by the request code itself: no panel, no model call.
+            Exhibit::TableE1 | Exhibit::TableE2 | Exhibit::TableE3 => &[],
             Exhibit::TableD15 => &["table1-code", "table1-direct", "semantic-bridge"],
             Exhibit::TableD16 | Exhibit::Figure12 => &["support"],
             Exhibit::TableC1
@@ -406,6 +425,9 @@ impl Exhibit {
             Exhibit::TableD5 => support::table_d5(runs, against),
             Exhibit::TableD6 => support::table_d6(runs, against),
             Exhibit::TableD7 => table_d7::document(),
+            Exhibit::TableE1 => contracts::table_e1(),
+            Exhibit::TableE2 => Ok(contracts::table_e2()),
+            Exhibit::TableE3 => contracts::table_e3(),
             Exhibit::TableD8 => twelve_character::document(runs, against),
             Exhibit::TableD9 => padded::document(runs, against),
             Exhibit::TableD10 => nested_binding::document(runs, against),
