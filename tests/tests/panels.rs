@@ -553,7 +553,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
         1,
         "{stderr}"
     );
-    let exhibits: [(&str, &[&str]); 47] = [
+    let exhibits: [(&str, &[&str]); 50] = [
         (
             "table1",
             &["| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |"],
@@ -900,6 +900,15 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
                 "| lexical | tokens |",
                 "| Jev | math | bytes | 43/48 | 17/48 | 54.2 [43.8, 64.6] | 8.94e-8 |",
             ],
+        ),
+        (
+            "tableE1",
+            &["| current_prefix | \"4\" | \"5\" | generated_prefix / gold_prefix | no |"],
+        ),
+        ("tableE2", &["| T2 | Character |"]),
+        (
+            "tableE3",
+            &["| \"F\" (required 9) | CorrectBoundCode | CorrectBoundCode | yes |"],
         ),
     ];
     for (name, wants) in exhibits {

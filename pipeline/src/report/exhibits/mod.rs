@@ -483,7 +483,22 @@ impl PanelRun {
     }
 }
 
+/// D.6: "Jev evaluates all 768 parents; Qwen uses 192 selected by item hash before outcomes
+/// (16 per domain/length)": the support panel's Qwen rows (Figure 12, Table D16) are on this
+/// list, the same 192 parents as Table 3's ("On the same 192 Qwen parents", D.8).
+pub const QWEN_192: &str = "data/panels/qwen-192.txt";
+
+/// The item ids of a panel list (`data/panels/*.txt`, relative to the working directory as
+/// the panel configs are).
+pub fn panel_ids(path: &str) -> anyhow::Result<std::collections::BTreeSet<String>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    let ids = c2s_config::read_id_list(&text)
+        .map_err(|(line, message)| anyhow::anyhow!("{path}:{line}: {message}"))?;
+    Ok(ids.into_iter().collect())
+}
+
 /// One panel run's records in memory.
+#[derive(Clone)]
 pub struct LoadedRun {
     pub run_dir: PathBuf,
     pub stats: StatsConfig,
@@ -496,6 +511,23 @@ impl LoadedRun {
     pub fn metric_rows(&self) -> anyhow::Result<Vec<MetricRow>> {
         crate::rundir::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
             .with_context(|| format!("metrics of {}", self.run_dir.display()))
+    }
+
+    /// The run on the items `ids` holds only: the same records, fewer items (statistics
+    /// recomputed from them by [`LoadedRun::metric_rows`]).
+    pub fn restricted(&self, ids: &std::collections::BTreeSet<String>) -> LoadedRun {
+        LoadedRun {
+            run_dir: self.run_dir.clone(),
+            stats: self.stats.clone(),
+            outcomes: (self.outcomes.iter())
+                .filter(|o| ids.contains(&o.item_id))
+                .cloned()
+                .collect(),
+            trajectories: (self.trajectories.iter())
+                .filter(|t| ids.contains(&t.item_id))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`).

@@ -9,10 +9,16 @@
 //! (`config/panels/support.toml`: Native against every Serial controller on 384 items per
 //! domain), each controller's Serial EM from its paired comparison with Native, with the
 //! run's length-stratified item-bootstrap interval.
+//!
+//! The paper's panels are on different parents per model (D.6: "Jev evaluates all 768
+//! parents; Qwen uses 192 selected by item hash before outcomes (16 per domain/length)"), so
+//! ours are computed twice: on every item of the run, set beside the Jev panels, and on the
+//! qwen-192 subset ([`super::QWEN_192`], statistics recomputed on it), set beside the Qwen
+//! panels ([`Parents`]).
 
 use c2s_stats::MetricRow;
 
-use super::{differences, paper_domain, pp_diff, run_of, PanelRun};
+use super::{differences, panel_ids, paper_domain, pp_diff, run_of, PanelRun, QWEN_192};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{estimate, MetricIndex, UNDEFINED};
 
@@ -61,11 +67,40 @@ pub const PAPER: [PaperPanel; 4] = [
     },
 ];
 
+/// The parents a row of ours is on, each set beside the paper's rows on the same parents
+/// (D.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Parents {
+    /// Every item of the run: the paper's Jev rows (384 per domain).
+    All,
+    /// The qwen-192 subset ([`QWEN_192`]): the paper's Qwen3.5-27B rows (96 per domain).
+    Qwen192,
+}
+
+impl Parents {
+    pub fn label(self) -> &'static str {
+        match self {
+            Parents::All => "all",
+            Parents::Qwen192 => "qwen-192",
+        }
+    }
+
+    /// The parents of a paper model's rows.
+    pub fn of_paper_model(model: &str) -> Parents {
+        if model == "Qwen3.5-27B" {
+            Parents::Qwen192
+        } else {
+            Parents::All
+        }
+    }
+}
+
 /// One (model, domain) of ours: Native's EM cell, then each bar's (EM, its cell).
 #[derive(Debug, Clone)]
 pub struct OurPanel {
     pub model: String,
     pub domain: String,
+    pub parents: Parents,
     pub items: Option<u64>,
     pub native: String,
     pub bars: [(Option<f64>, String); 4],
@@ -79,8 +114,8 @@ fn serial_support(comparison: &str) -> Option<&str> {
     parts.next()
 }
 
-/// Our panels from the support run's metric rows.
-pub fn our_panels(rows: &[MetricRow]) -> Vec<OurPanel> {
+/// Our panels from the support run's metric rows on `parents`.
+pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
     let index = MetricIndex::new(rows);
     let mut out: Vec<OurPanel> = Vec::new();
     for g in index.paired_groups() {
@@ -99,6 +134,7 @@ pub fn our_panels(rows: &[MetricRow]) -> Vec<OurPanel> {
                 out.push(OurPanel {
                     model: g.model.clone(),
                     domain,
+                    parents,
                     items: index.get(&g, None, "both").and_then(|r| r.denominator),
                     native: estimate(index.get(&g, None, "native_em"), None),
                     bars: std::array::from_fn(|_| (None, UNDEFINED.to_string())),
@@ -114,8 +150,12 @@ pub fn our_panels(rows: &[MetricRow]) -> Vec<OurPanel> {
     out
 }
 
-fn header() -> Vec<String> {
-    let mut h = vec!["Model".to_string(), "Domain".into(), "Items".into()];
+fn header(parents: bool) -> Vec<String> {
+    let mut h = vec!["Model".to_string(), "Domain".into()];
+    if parents {
+        h.push("Parents".into());
+    }
+    h.push("Items".into());
     h.extend(BARS.iter().map(|(label, _)| label.to_string()));
     h.push("Native".into());
     h
@@ -131,14 +171,15 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
     );
     doc.h(2, "This run");
     doc.table(Table {
-        text_columns: 2,
-        header: header(),
+        text_columns: 3,
+        header: header(true),
         rows: ours
             .iter()
             .map(|p| {
                 let mut row = vec![
                     p.model.clone(),
                     p.domain.clone(),
+                    p.parents.label().to_string(),
                     p.items
                         .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string()),
                 ];
@@ -151,12 +192,17 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
             "Each controller's Serial EM with the run's length-stratified item-bootstrap \
              interval; Native EM from the same run (support panel)."
                 .into(),
+            format!(
+                "Parents: all = every item of the run (the paper's Jev panels); qwen-192 = the \
+                 items of {QWEN_192}, statistics recomputed on them (the paper's Qwen panels, \
+                 D.6: \"Qwen uses 192 selected by item hash before outcomes\")."
+            ),
         ],
     });
     doc.h(2, "The paper (Figure 12)");
     doc.table(Table {
         text_columns: 2,
-        header: header(),
+        header: header(false),
         rows: PAPER
             .iter()
             .map(|p| {
@@ -172,22 +218,29 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
             .collect(),
         notes: vec![],
     });
-    let mut diff_header = vec!["Model", "Domain", "Paper panel"];
+    let mut diff_header = vec!["Model", "Domain", "Parents", "Paper panel"];
     let labels: Vec<String> = BARS.iter().map(|(l, _)| format!("Δ {l}")).collect();
     diff_header.extend(labels.iter().map(String::as_str));
     let (models, mut diff) = differences(
         &mut doc,
         PAPER.iter().map(|p| p.model),
         against,
-        3,
+        4,
         &diff_header,
     );
     for ours in ours {
-        for m in &models {
+        for m in models
+            .iter()
+            .filter(|m| Parents::of_paper_model(m) == ours.parents)
+        {
             let paper = PAPER
                 .iter()
                 .find(|p| p.model == *m && p.domain == ours.domain);
-            let mut row = vec![ours.model.clone(), ours.domain.clone()];
+            let mut row = vec![
+                ours.model.clone(),
+                ours.domain.clone(),
+                ours.parents.label().to_string(),
+            ];
             match paper {
                 Some(p) => {
                     row.push(format!("{} / {}", p.model, p.domain));
@@ -206,8 +259,11 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
             diff.rows.push(row);
         }
     }
-    diff.notes
-        .push("Percentage points, this run minus the paper's bar.".into());
+    diff.notes.push(
+        "Percentage points, this run minus the paper's bar on the same parents (ours on all \
+         items against Jev, ours on qwen-192 against Qwen3.5-27B)."
+            .into(),
+    );
     doc.table(diff);
     doc
 }
@@ -215,13 +271,16 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
 /// Read the support panel's run and lay out the numbers.
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "support")?.load()?;
-    Ok(layout(&our_panels(&run.metric_rows()?), against))
+    let subset = run.restricted(&panel_ids(QWEN_192)?);
+    let mut ours = our_panels(&run.metric_rows()?, Parents::All);
+    ours.extend(our_panels(&subset.metric_rows()?, Parents::Qwen192));
+    Ok(layout(&ours, against))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::paired_rows;
+    use crate::report::exhibits::testing::{self, paired_rows};
 
     fn comparison(rows: Vec<MetricRow>, serial: &str) -> Vec<MetricRow> {
         rows.into_iter()
@@ -248,19 +307,60 @@ mod tests {
             paired_rows("m", "lexical", [4, 0, 4, 0], (0.5, 1.0)),
             "Serial/UnionFill/code",
         ));
-        let ours = our_panels(&rows);
+        let mut ours = our_panels(&rows, Parents::All);
         assert_eq!(ours.len(), 1);
         assert_eq!(ours[0].bars[0].0, Some(0.5));
         assert_eq!(ours[0].bars[3].0, Some(0.125));
         assert_eq!(ours[0].bars[1].0, None);
+        // D.6: "Jev evaluates all 768 parents; Qwen uses 192 selected by item hash": the
+        // subset's rows are set beside the Qwen panels only, all items beside Jev's.
+        ours.extend(our_panels(&rows, Parents::Qwen192));
         let md = layout(&ours, "Jev").markdown();
         for want in [
+            "| Model | Domain | Parents | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
+            "| m | lexical | all | 8 | 50.0 | – | – | 12.5 | 50.0 |",
+            "| m | lexical | qwen-192 | 8 | 50.0 | – | – | 12.5 | 50.0 |",
             "| Model | Domain | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
-            "| m | lexical | 8 | 50.0 | – | – | 12.5 | 50.0 |",
             "| Jev | lexical | 384 | 81.8 | 82.0 | 24.0 | 1.8 | dashed line, not printed |",
-            "| m | lexical | Jev / lexical | −31.8 | – | – | +10.7 |",
+            "| m | lexical | all | Jev / lexical | −31.8 | – | – | +10.7 |",
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
+        assert!(!md.contains("| m | lexical | qwen-192 | Jev"), "{md}");
+        let md = layout(&ours, "Qwen3.5-27B").markdown();
+        assert!(
+            md.contains("| m | lexical | qwen-192 | Qwen3.5-27B / lexical | −17.7 |"),
+            "{md}"
+        );
+        assert!(!md.contains("| m | lexical | all | Qwen3.5-27B"), "{md}");
+    }
+
+    /// D.6: "Qwen uses 192 selected by item hash before outcomes (16 per domain/length)". The
+    /// list holds 192 items, 96 per bank, and a run restricted to it keeps only their records.
+    #[test]
+    fn the_qwen_parents_are_the_192_listed_items() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let ids = panel_ids(&format!("{root}/{QWEN_192}")).unwrap();
+        assert_eq!(ids.len(), 192);
+        let bank =
+            std::fs::read_to_string(format!("{root}/data/banks/arithmetic-test.jsonl")).unwrap();
+        let math = ids
+            .iter()
+            .filter(|id| bank.contains(&format!("\"item_id\":\"{id}\"")))
+            .count();
+        assert_eq!(math, 96);
+        let listed = ids.iter().next().unwrap().clone();
+        let run = crate::report::exhibits::LoadedRun {
+            run_dir: std::path::PathBuf::new(),
+            stats: c2s_stats::StatsConfig::default(),
+            outcomes: vec![],
+            trajectories: vec![
+                testing::trajectory(&listed, "arithmetic", 3, "Serial/Full/code", true),
+                testing::trajectory("unlisted", "arithmetic", 3, "Serial/Full/code", true),
+            ],
+        };
+        let subset = run.restricted(&ids);
+        assert_eq!(subset.trajectories.len(), 1);
+        assert_eq!(subset.trajectories[0].item_id, listed);
     }
 }

@@ -10,12 +10,18 @@
 //! `membership` and `recombination`. Gold-synset lemmas (a class the paper found empty) and
 //! outputs classed without a WordNet index (`outside`) are counted in a note, not hidden in
 //! another class.
+//!
+//! The paper's rows are on different parents per model (D.6: "Jev evaluates all 768 parents;
+//! Qwen uses 192 selected by item hash before outcomes"; its Qwen rows have 96 lexical items),
+//! so ours are counted on every item and on the qwen-192 subset
+//! ([`support_controllers::Parents`]).
 
 use std::collections::BTreeMap;
 
 use c2s_records::{Domain, Membership, Trajectory};
 
-use super::{run_of, PanelRun};
+use super::support_controllers::Parents;
+use super::{panel_ids, run_of, PanelRun, QWEN_192};
 use crate::report::doc::{Doc, Table};
 
 /// The controllers Table D16 prints, in its order.
@@ -129,8 +135,11 @@ fn controller_rank(c: &str) -> usize {
         .unwrap_or(CONTROLLERS.len())
 }
 
-/// Table D16's document: ours, the paper's rows, and each row's shares beside the paper's.
-pub fn layout(ours: &BTreeMap<(String, &'static str), Audit>) -> Doc {
+/// One parents' audits: per (model, controller).
+pub type Audits = BTreeMap<(String, &'static str), Audit>;
+
+/// Table D16's document: ours on each parents, and the paper's rows.
+pub fn layout(ours: &[(Parents, Audits)]) -> Doc {
     let mut doc = Doc::new("Table D16: Lexical output resource audit");
     doc.p(
         "Counts list gold / other candidate / malformed / other noun / other word / \
@@ -138,31 +147,43 @@ pub fn layout(ours: &BTreeMap<(String, &'static str), Audit>) -> Doc {
          position-wise union; they can overlap the resource categories. This is an automated \
          resource audit, not semantic adjudication.",
     );
-    let mut rows: Vec<(&(String, &'static str), &Audit)> = ours.iter().collect();
-    rows.sort_by_key(|((m, c), _)| (m.clone(), controller_rank(c)));
+    let mut rows: Vec<(Parents, &(String, &'static str), &Audit)> = ours
+        .iter()
+        .flat_map(|(parents, audits)| audits.iter().map(move |(k, a)| (*parents, k, a)))
+        .collect();
+    rows.sort_by_key(|(parents, (m, c), _)| (m.clone(), *parents, controller_rank(c)));
     let mut notes = vec![
         "Lexical Serial trajectories of the support panel; classes from WordNet 3.0's indexes \
          (Debian's wordnet-base)."
             .to_string(),
+        format!(
+            "Parents: all = every item of the run (the paper's Jev rows); qwen-192 = the items \
+             of {QWEN_192} (the paper's Qwen rows, D.6)."
+        ),
     ];
-    for ((m, c), a) in &rows {
+    for (parents, (m, c), a) in &rows {
         if a.gold_synset_lemma > 0 || a.outside > 0 {
             notes.push(format!(
-                "{m} {c}: {} gold-synset lemma(s) and {} output(s) classed without a WordNet \
-                 index are not in the six counts.",
-                a.gold_synset_lemma, a.outside
+                "{m} {c} ({}): {} gold-synset lemma(s) and {} output(s) classed without a \
+                 WordNet index are not in the six counts.",
+                parents.label(),
+                a.gold_synset_lemma,
+                a.outside
             ));
         }
     }
     doc.h(2, "This run");
+    let mut header = HEADER.map(String::from).to_vec();
+    header.insert(1, "Parents".into());
     doc.table(Table {
-        text_columns: 2,
-        header: HEADER.map(String::from).to_vec(),
+        text_columns: 3,
+        header,
         rows: rows
             .iter()
-            .map(|((m, c), a)| {
+            .map(|(parents, (m, c), a)| {
                 vec![
                     m.clone(),
+                    parents.label().to_string(),
                     c.to_string(),
                     a.items.to_string(),
                     counts_cell(&a.counts),
@@ -196,7 +217,11 @@ pub fn layout(ours: &BTreeMap<(String, &'static str), Audit>) -> Doc {
 /// Read the support panel's run and lay out the table.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "support")?.load()?;
-    Ok(layout(&audits(&run.trajectories)))
+    let subset = run.restricted(&panel_ids(QWEN_192)?);
+    Ok(layout(&[
+        (Parents::All, audits(&run.trajectories)),
+        (Parents::Qwen192, audits(&subset.trajectories)),
+    ]))
 }
 
 #[cfg(test)]
@@ -250,13 +275,15 @@ mod tests {
         assert_eq!(full.counts, [1, 0, 0, 0, 0, 2]);
         assert_eq!(full.gold_synset_lemma, 1);
         assert_eq!(full.recombinations, 1);
-        let md = layout(&a).markdown();
+        let md = layout(&[(Parents::All, a.clone()), (Parents::Qwen192, a)]).markdown();
         for want in [
+            "| Model | Parents | Controller | Items | Output counts | Recombinations |",
+            "| m | all | Full | 4 | 1/0/0/0/0/2 | 1 |",
+            "| m | all | UnionCall | 1 | 0/0/0/1/0/0 | 1 |",
+            "| m | qwen-192 | UnionCall | 1 | 0/0/0/1/0/0 | 1 |",
             "| Model | Controller | Items | Output counts | Recombinations |",
-            "| m | Full | 4 | 1/0/0/0/0/2 | 1 |",
-            "| m | UnionCall | 1 | 0/0/0/1/0/0 | 1 |",
             "| Jev | UnionCall | 384 | 92/9/0/11/1/271 | 283 |",
-            "m Full: 1 gold-synset lemma(s)",
+            "m Full (all): 1 gold-synset lemma(s)",
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
