@@ -523,6 +523,84 @@ fn reproduce_table1_runs_its_panels_and_writes_the_papers_layout() {
 /// `choice2seq reproduce all` on the seeded test double: every exhibit runs its panels (two
 /// items per source, 99 draws), each panel once however many exhibits read it, and writes its
 /// layout with the paper's rows where the paper prints them.
+/// The paper's tables compare several models and its Holm families and Table D1's population
+/// span them: `reproduce --model A --model B` runs every panel once per model (each in its own
+/// directory, reused afterwards) and computes each exhibit from all their records.
+#[test]
+fn reproduce_compares_several_models_in_one_exhibit() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let runs_arg = runs.display().to_string();
+    let reproduce = |exhibit: &str| {
+        let args = [
+            "reproduce",
+            exhibit,
+            "--simulated",
+            "--model",
+            "a.gguf",
+            "--model",
+            "b.gguf",
+            "--runs",
+            &runs_arg,
+            "--limit",
+            "2",
+            "--draws",
+            "99",
+        ];
+        let out = c2s_e2e::run(&args);
+        let (stdout, stderr) = c2s_e2e::text(&out);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        let md = std::fs::read_to_string(runs.join(format!("{exhibit}.md"))).unwrap();
+        (md, stderr)
+    };
+    let (md, stderr) = reproduce("tableD1");
+    assert_eq!(stderr.matches(": running ").count(), 4, "{stderr}");
+    for model in ["simulated-limit2", "simulated-2-limit2"] {
+        for panel in ["table1-code", "table1-direct"] {
+            assert!(runs.join(model).join(panel).join("manifest.json").exists());
+        }
+    }
+    // Every model under each interface, on the items all four rows got right.
+    for row in [
+        "| simulated@135288d00000 (code) | math |",
+        "| simulated@135288d00000 (direct) | math |",
+        "| simulated@135288e00000 (code) | lexical |",
+        "| simulated@135288e00000 (direct) | lexical |",
+    ] {
+        assert!(md.contains(row), "missing {row:?} in\n{md}");
+    }
+    // "Two Serial-minus-Joint sign tests share Holm correction" (C.2): one per model.
+    let (md, _) = reproduce("tableC4");
+    for model in ["simulated@135288d00000", "simulated@135288e00000"] {
+        assert!(
+            md.contains(&format!("{model}: Serial − Joint mean turn"))
+                && md.contains("family of 2)"),
+            "{md}"
+        );
+    }
+    // A model already run is reused.
+    let (_, stderr) = reproduce("tableD1");
+    assert_eq!(
+        stderr.matches("reusing the complete run").count(),
+        4,
+        "{stderr}"
+    );
+    // Two models under one directory name are refused before any work.
+    let out = c2s_e2e::run(&[
+        "reproduce",
+        "table1",
+        "--model",
+        "x/m.gguf",
+        "--model",
+        "y/m.gguf",
+        "--runs",
+        &runs_arg,
+    ]);
+    let (_, stderr) = c2s_e2e::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("share the directory name m"), "{stderr}");
+}
+
 #[test]
 fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -600,7 +678,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             "projection",
             &[
                 "| Model | Domain | Items | TV [95% CI] | JS, bits [95% CI] |",
-                "| simulated@000000000000 | lexical | 2 |",
+                "| simulated@135288d00000 | lexical | 2 |",
             ],
         ),
         (
@@ -661,7 +739,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             "tableC1",
             &[
                 "| Model | Mode | Trajectory | Mean turn | Final | Valid format |",
-                "| simulated@000000000000 | Rollout |",
+                "| simulated@135288d00000 | Rollout |",
                 "| Jev | HistoryRecompute | 27.1 | 75.3 | 53.1 | 100.0 |",
             ],
         ),
@@ -669,7 +747,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             "tableC2",
             &[
                 "| Model | Endpoint | Difference [95% CI] | Component 95% CI |",
-                "| simulated@000000000000 | mean field |",
+                "| simulated@135288d00000 | mean field |",
                 "| StartLux | final | 12.5 [7.3, 17.7] | [6.2, 19.6] |",
             ],
         ),
@@ -684,7 +762,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             "tableC4",
             &[
                 "| Model | Arm | Mean turn | Final state | Trajectory |",
-                "| simulated@000000000000 | Serial |",
+                "| simulated@135288d00000 | Serial |",
                 "| Jev | Joint | 76.0 [71.0, 80.7] | 55.2 [44.8, 64.6] | 33.3 [24.0, 42.7] |",
                 "Serial − Joint mean turn, sign-flip p",
             ],
@@ -693,7 +771,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             "tableC5",
             &[
                 "| Model | Arm | Retained turns | Retention [95% CI] | Valid | Calls | Input tokens |",
-                "| simulated@000000000000 | Joint | reference | reference |",
+                "| simulated@135288d00000 | Joint | reference | reference |",
                 "| Qwen3.5-27B | Serial | 395/426 | 93.3 [90.6, 95.8] | 99.4 | 1716 | 1084404 |",
             ],
         ),
@@ -872,7 +950,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
             "figure12",
             &[
                 "| Model | Domain | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
-                "| simulated@000000000000 | lexical |",
+                "| simulated@135288d00000 | lexical |",
                 "| Qwen3.5-27B | math | 96 | 37.5 | 32.3 | 32.3 | 14.6 |",
             ],
         ),

@@ -28,7 +28,9 @@ impl SimulatedEngine {
             identity: ModelIdentity {
                 name: "simulated".into(),
                 path: "-".into(),
-                file_sha256: format!("{:064x}", seed),
+                // The seed's hex digits first, so that the model label (`simulated@` and the
+                // first twelve digits) tells seeds apart.
+                file_sha256: format!("{:0<64}", format!("{seed:x}")),
                 tokenizer: "none".into(),
                 chat_template_sha256: "-".into(),
                 engine: "simulated (test double)".into(),

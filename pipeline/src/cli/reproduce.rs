@@ -1,12 +1,27 @@
-//! `choice2seq reproduce EXHIBIT|all [--model PATH] [--runs DIR] [--limit N] [--draws N]`: run
-//! the panels an exhibit of the paper needs (reusing complete run directories), then write the
-//! exhibit in the paper's layout with the paper's numbers beside ours. `all` writes every
-//! exhibit, each panel run once however many exhibits read it.
+//! `choice2seq reproduce EXHIBIT|all [--model PATH]… [--runs DIR] [--limit N] [--draws N]`:
+//! run the panels an exhibit of the paper needs (reusing complete run directories), then write
+//! the exhibit in the paper's layout with the paper's numbers beside ours. `all` writes every
+//! exhibit, each panel run once per model however many exhibits read it.
 //!
 //! Each panel runs from its config (`config/panels/NAME.toml`, Appendix C's from
-//! `config/dialogue.toml`; relative to the current directory, the repository root) with `[model] path` set to `--model`, as a child `choice2seq run`, into
-//! `RUNS/NAME`. A run directory whose manifest says `completed` is reused as it is; any other
-//! is resumed. The derived configs are kept in `RUNS/configs/`.
+//! `config/dialogue.toml`; relative to the current directory, the repository root) with
+//! `[model] path` set to the model, as a child `choice2seq run`, into `MODEL_DIR/NAME`. A run
+//! directory whose manifest says `completed` is reused as it is; any other is resumed. The
+//! derived configs are kept in `MODEL_DIR/configs/`.
+//!
+//! Several models (`--model A --model B`, as the paper's tables compare three to five): each
+//! runs every panel in its own directory, and each exhibit is computed from all of their
+//! records together: every model's rows beside the paper's, and Holm families and populations
+//! that span models (the paper's "global" families, Table D1's shared-correct population)
+//! span these models. Where things go:
+//!
+//! | models | a model's panels (MODEL_DIR) | the exhibits |
+//! |---|---|---|
+//! | one | `--runs`, default `runs/reproduce/STEM` | the same directory |
+//! | several, no `--runs` | `runs/reproduce/STEM` (a model run alone is reused) | `runs/reproduce/STEM1+STEM2…` |
+//! | several, `--runs DIR` | `DIR/STEM` | `DIR` |
+//!
+//! STEM is the model's file stem, with `-limitN` under `--limit N`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -43,11 +58,17 @@ pub struct ReproduceArgs {
     /// `all`.
     #[arg(value_parser = parse_targets)]
     pub exhibit: Targets,
-    /// The model every panel runs (GGUF file or Hugging Face directory).
-    #[arg(long, default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf")]
-    pub model: PathBuf,
-    /// Where the panels' run directories go (default: runs/reproduce/MODEL, MODEL the file
-    /// stem; with --limit, MODEL-limitN).
+    /// A model every panel runs (GGUF file or Hugging Face directory). Repeat it to compare
+    /// models: each exhibit then shows every model's rows, with Holm families and populations
+    /// spanning them.
+    #[arg(
+        long = "model",
+        default_value = "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    )]
+    pub models: Vec<PathBuf>,
+    /// Where the run directories and exhibits go (default: runs/reproduce/MODEL, MODEL the
+    /// file stem, with --limit MODEL-limitN; several models: runs/reproduce/A+B…, each model's
+    /// runs in runs/reproduce/MODEL).
     #[arg(long)]
     pub runs: Option<PathBuf>,
     /// Only the first N items of each source (a quick look; not the paper's panel).
@@ -65,31 +86,87 @@ pub struct ReproduceArgs {
     pub simulated: bool,
 }
 
+/// Where one model's panels run: its directory name (the file stem, `-limitN`) and the
+/// directory.
+struct ModelRuns {
+    model: PathBuf,
+    /// Distinguishes the test double's models (`--simulated`): their seed.
+    index: usize,
+    dir: PathBuf,
+}
+
+/// A model's directory name: its file stem (the test double's: `simulated`, `simulated-2`, …),
+/// with `-limitN` under `--limit N`.
+fn model_stem(args: &ReproduceArgs, model: &Path, index: usize) -> String {
+    let stem = if args.simulated {
+        match index {
+            0 => "simulated".to_string(),
+            i => format!("simulated-{}", i + 1),
+        }
+    } else {
+        model
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".into())
+    };
+    match args.limit {
+        Some(n) => format!("{stem}-limit{n}"),
+        None => stem,
+    }
+}
+
+/// Each model's run directory and where the exhibits go (the module's table).
+fn layout(args: &ReproduceArgs) -> anyhow::Result<(Vec<ModelRuns>, PathBuf)> {
+    let stems: Vec<String> = (args.models.iter().enumerate())
+        .map(|(i, m)| model_stem(args, m, i))
+        .collect();
+    for (i, stem) in stems.iter().enumerate() {
+        if let Some(j) = stems[..i].iter().position(|s| s == stem) {
+            bail!(
+                "--model {} and --model {} share the directory name {stem}: give the models \
+                 distinct file names",
+                args.models[j].display(),
+                args.models[i].display()
+            );
+        }
+    }
+    let base = PathBuf::from("runs/reproduce");
+    let out = match (&args.runs, stems.len()) {
+        (Some(dir), _) => dir.clone(),
+        (None, 1) => base.join(&stems[0]),
+        (None, _) => base.join(stems.join("+")),
+    };
+    let models = (args.models.iter().zip(&stems).enumerate())
+        .map(|(index, (model, stem))| ModelRuns {
+            model: model.clone(),
+            index,
+            dir: match (&args.runs, stems.len()) {
+                (_, 1) => out.clone(),
+                (Some(dir), _) => dir.join(stem),
+                (None, _) => base.join(stem),
+            },
+        })
+        .collect();
+    Ok((models, out))
+}
+
 pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
+    // A bad argument stops before any panel runs, with exit 2.
     if !table1::paper_models().contains(&args.against.as_str()) {
-        bail!(
-            "--against {}: not a model of the paper ({})",
+        eprintln!(
+            "error: --against {}: not a model of the paper ({})",
             args.against,
             table1::paper_models().join(", ")
         );
+        return Ok(ExitCode::from(2));
     }
-    let runs = args.runs.clone().unwrap_or_else(|| {
-        let stem = args
-            .model
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "model".into());
-        let stem = if args.simulated {
-            "simulated".to_string()
-        } else {
-            stem
-        };
-        let name = match args.limit {
-            Some(n) => format!("{stem}-limit{n}"),
-            None => stem,
-        };
-        PathBuf::from("runs/reproduce").join(name)
-    });
+    let (models, out) = match layout(&args) {
+        Ok(layout) => layout,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let mut ready: Vec<PanelRun> = Vec::new();
     for exhibit in &args.exhibit.0 {
         let mut panel_runs = Vec::new();
@@ -98,26 +175,30 @@ pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
                 panel_runs.push(run.clone());
                 continue;
             }
-            let run_dir = runs.join(panel);
-            if is_complete(&run_dir)? {
-                eprintln!("{panel}: reusing the complete run {}", run_dir.display());
-            } else {
-                let config = derive_config(panel, &args, &runs)?;
-                eprintln!(
-                    "{panel}: running {} into {}",
-                    config.display(),
-                    run_dir.display()
-                );
-                run_panel(&config, &run_dir)?;
+            let mut run_dirs = Vec::new();
+            for m in &models {
+                let run_dir = m.dir.join(panel);
+                if is_complete(&run_dir)? {
+                    eprintln!("{panel}: reusing the complete run {}", run_dir.display());
+                } else {
+                    let config = derive_config(panel, &args, m)?;
+                    eprintln!(
+                        "{panel}: running {} into {}",
+                        config.display(),
+                        run_dir.display()
+                    );
+                    run_panel(&config, &run_dir)?;
+                }
+                run_dirs.push(run_dir);
             }
-            let run = PanelRun { panel, run_dir };
+            let run = PanelRun { panel, run_dirs };
             ready.push(run.clone());
             panel_runs.push(run);
         }
         let doc = exhibit
             .document(&panel_runs, &args.against)
             .with_context(|| format!("writing {}", exhibit.name()))?;
-        let (md, html) = exhibits::write(&doc, &runs, exhibit.name())?;
+        let (md, html) = exhibits::write(&doc, &out, exhibit.name())?;
         println!("{}", md.display());
         println!("{}", html.display());
     }
@@ -133,8 +214,9 @@ fn is_complete(run_dir: &Path) -> anyhow::Result<bool> {
         .is_some_and(|s| s.state == c2s_sinks::RunState::Completed))
 }
 
-/// The panel's config with this model (and limit and draws), written under `runs/configs/`.
-fn derive_config(panel: &str, args: &ReproduceArgs, runs: &Path) -> anyhow::Result<PathBuf> {
+/// The panel's config with this model (and limit and draws), written under its
+/// `MODEL_DIR/configs/`.
+fn derive_config(panel: &str, args: &ReproduceArgs, runs: &ModelRuns) -> anyhow::Result<PathBuf> {
     let source = Exhibit::panel_config(panel);
     let text = std::fs::read_to_string(&source).with_context(|| {
         format!(
@@ -153,10 +235,21 @@ fn derive_config(panel: &str, args: &ReproduceArgs, runs: &Path) -> anyhow::Resu
     if args.simulated {
         model.clear();
         model.insert("engine".into(), toml::Value::String("simulated".into()));
+        if runs.index > 0 {
+            // The test double's one parameter is the run's option seed (its identity and its
+            // answers follow it): another seed stands for another model.
+            let run = doc
+                .entry("run")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let toml::Value::Table(run) = run {
+                let seed = 20_261_005 + runs.index as i64;
+                run.insert("option_seed".into(), toml::Value::Integer(seed));
+            }
+        }
     } else {
         model.insert(
             "path".into(),
-            toml::Value::String(args.model.display().to_string()),
+            toml::Value::String(runs.model.display().to_string()),
         );
     }
     if let Some(n) = args.limit {
@@ -176,7 +269,7 @@ fn derive_config(panel: &str, args: &ReproduceArgs, runs: &Path) -> anyhow::Resu
             stats.insert("bootstrap_draws".into(), toml::Value::Integer(i64::from(d)));
         }
     }
-    let dir = runs.join("configs");
+    let dir = runs.dir.join("configs");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let out = dir.join(format!("{panel}.toml"));
     let mut body = toml::to_string(&doc).context("writing the derived config")?;

@@ -445,7 +445,10 @@ pub fn figure5_layout(
 
 /// The per-domain extra conflict losses of the binding run (see [`per_domain`]).
 fn per_domain_contrasts(run: &LoadedRun) -> anyhow::Result<Vec<ContrastRow>> {
-    let (declared, _) = crate::rundir::declared(&run.run_dir)?;
+    let Some(first) = run.run_dirs.first() else {
+        anyhow::bail!("the binding panel has no run directory");
+    };
+    let (declared, _) = crate::rundir::declared(first)?;
     let s = &run.stats;
     let (rows, _) = contrast_tables(
         &run.trajectories,
@@ -455,7 +458,7 @@ fn per_domain_contrasts(run: &LoadedRun) -> anyhow::Result<Vec<ContrastRow>> {
         s.seed,
         s.level,
     )
-    .with_context(|| format!("per-domain contrasts of {}", run.run_dir.display()))?;
+    .with_context(|| format!("per-domain contrasts of {}", run.display()))?;
     Ok(rows)
 }
 

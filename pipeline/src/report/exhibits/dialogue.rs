@@ -559,7 +559,7 @@ pub fn c3_layout(s: &DialogueSummary) -> Doc {
 
 fn summary(runs: &[PanelRun]) -> anyhow::Result<DialogueSummary> {
     let run = run_of(runs, "dialogue")?;
-    crate::rundir::dialogue::summary_of(std::slice::from_ref(&run.run_dir), None, None)
+    crate::rundir::dialogue::summary_of(&run.run_dirs, None, None)
 }
 
 pub fn table_c1(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {

@@ -461,21 +461,29 @@ impl Exhibit {
     }
 }
 
-/// One panel run an exhibit reads: the panel's config stem and its run directory.
+/// One panel an exhibit reads: the panel's config stem and its run directories, one per model
+/// (`reproduce --model A --model B`): the exhibit computes every model's rows from their
+/// records together, so Holm families and populations that span models span them here too.
 #[derive(Debug, Clone)]
 pub struct PanelRun {
     pub panel: &'static str,
-    pub run_dir: PathBuf,
+    pub run_dirs: Vec<PathBuf>,
 }
 
 impl PanelRun {
-    /// The run's records and the statistics settings it was run with, read once: an exhibit
+    /// The records of every model's run and the statistics settings of the first (the same
+    /// panel config, so the same settings; a difference is reported), read once: an exhibit
     /// computes its metric rows, contrasts and its own tables from this.
     pub fn load(&self) -> anyhow::Result<LoadedRun> {
-        let stats = crate::rundir::runs_stats_config(std::slice::from_ref(&self.run_dir))?;
-        let (outcomes, trajectories) = crate::rundir::read_run(&self.run_dir)?;
+        let stats = crate::rundir::runs_stats_config(&self.run_dirs)?;
+        let (mut outcomes, mut trajectories) = (Vec::new(), Vec::new());
+        for dir in &self.run_dirs {
+            let (o, t) = crate::rundir::read_run(dir)?;
+            outcomes.extend(o);
+            trajectories.extend(t);
+        }
         Ok(LoadedRun {
-            run_dir: self.run_dir.clone(),
+            run_dirs: self.run_dirs.clone(),
             stats,
             outcomes,
             trajectories,
@@ -497,27 +505,37 @@ pub fn panel_ids(path: &str) -> anyhow::Result<std::collections::BTreeSet<String
     Ok(ids.into_iter().collect())
 }
 
-/// One panel run's records in memory.
+/// One panel's records in memory, every model's together.
 #[derive(Clone)]
 pub struct LoadedRun {
-    pub run_dir: PathBuf,
+    pub run_dirs: Vec<PathBuf>,
     pub stats: StatsConfig,
     pub outcomes: Vec<PairedOutcome>,
     pub trajectories: Vec<Trajectory>,
 }
 
 impl LoadedRun {
+    /// The run directories, for messages.
+    pub fn display(&self) -> String {
+        let dirs: Vec<String> = self
+            .run_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        dirs.join(", ")
+    }
+
     /// The run's metric rows, recomputed with its statistics settings.
     pub fn metric_rows(&self) -> anyhow::Result<Vec<MetricRow>> {
         crate::rundir::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
-            .with_context(|| format!("metrics of {}", self.run_dir.display()))
+            .with_context(|| format!("metrics of {}", self.display()))
     }
 
     /// The run on the items `ids` holds only: the same records, fewer items (statistics
     /// recomputed from them by [`LoadedRun::metric_rows`]).
     pub fn restricted(&self, ids: &std::collections::BTreeSet<String>) -> LoadedRun {
         LoadedRun {
-            run_dir: self.run_dir.clone(),
+            run_dirs: self.run_dirs.clone(),
             stats: self.stats.clone(),
             outcomes: (self.outcomes.iter())
                 .filter(|o| ids.contains(&o.item_id))
@@ -532,12 +550,8 @@ impl LoadedRun {
 
     /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`).
     pub fn contrast_tables(&self) -> anyhow::Result<(Vec<ContrastRow>, Vec<CellRow>)> {
-        crate::rundir::tables_of(
-            std::slice::from_ref(&self.run_dir),
-            &self.trajectories,
-            &self.stats,
-        )
-        .with_context(|| format!("contrasts of {}", self.run_dir.display()))
+        crate::rundir::tables_of(&self.run_dirs, &self.trajectories, &self.stats)
+            .with_context(|| format!("contrasts of {}", self.display()))
     }
 }
 

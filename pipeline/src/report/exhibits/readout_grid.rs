@@ -756,7 +756,7 @@ pub fn figure17(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
         run.stats.seed,
         run.stats.level,
     )
-    .with_context(|| format!("setting contrasts of {}", run.run_dir.display()))?;
+    .with_context(|| format!("setting contrasts of {}", run.display()))?;
     Ok(figure17_layout(&our_grid(&rows, &settings), against))
 }
 

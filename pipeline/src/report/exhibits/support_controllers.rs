@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(math, 96);
         let listed = ids.iter().next().unwrap().clone();
         let run = crate::report::exhibits::LoadedRun {
-            run_dir: std::path::PathBuf::new(),
+            run_dirs: vec![],
             stats: c2s_stats::StatsConfig::default(),
             outcomes: vec![],
             trajectories: vec![

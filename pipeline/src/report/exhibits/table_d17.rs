@@ -197,7 +197,10 @@ pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
         .iter()
         .map(|t| (t.item_id.clone(), t.domain.as_str().to_string()))
         .collect();
-    let requests = c2s_sinks::read_requests(&run.run_dir.join("requests"))?;
+    let mut requests = Vec::new();
+    for dir in &run.run_dirs {
+        requests.extend(c2s_sinks::read_requests(&dir.join("requests"))?);
+    }
     Ok(layout(&budgets(&requests, &domain_of)))
 }
 
