@@ -500,8 +500,11 @@ fn every_panel_config_validates() {
             // lexical and the symbolic bank).
             // "Extra conflict loss is (aligned − conflicting) − (opaque − remapped)": one
             // difference of differences per evidence level, one Holm family.
+            // B.5: "Cross-model estimates average two shared repeats within parent": every
+            // arm twice (r0, r1), each side of a contrast holding both repeats.
             Some("binding") => {
-                assert_eq!(cfg.arms.len(), 12);
+                assert_eq!(cfg.arms.len(), 24);
+                assert_eq!(cfg.arms.iter().filter(|a| a.repeat == 1).count(), 12);
                 assert_eq!(cfg.sources.len(), 3);
                 assert_eq!(cfg.stats.contrasts.len(), 3);
                 assert!(cfg
@@ -509,7 +512,9 @@ fn every_panel_config_validates() {
                     .contrasts
                     .iter()
                     .all(|c| c.difference_of_differences
-                        && c.family.as_deref() == Some("B.5 extra conflict loss")));
+                        && c.family.as_deref() == Some("B.5 extra conflict loss")
+                        && c.compared.len() == 4
+                        && c.compared.iter().filter(|s| s.arm.ends_with("/r1")).count() == 2));
                 assert!(
                     cfg.stats.families.is_empty(),
                     "no McNemar family in its place"

@@ -663,6 +663,49 @@ where
     Ok(draws[0].estimate(level))
 }
 
+/// Bootstrap of the mean of per-item shares `correct / n`, items `(length, item_id, correct,
+/// n)`: an item's repeated observations averaged within the item first (B.5: "Cross-model
+/// estimates average two shared repeats within parent"), then over items resampled within
+/// length. Each distinct (correct, n) is one code, so a draw costs O(strata × codes).
+pub fn mean_share<S, I>(items: I, cfg: &BootstrapConfig, level: f64) -> Result<Estimate, StatsError>
+where
+    S: AsRef<str>,
+    I: IntoIterator<Item = (u32, S, u32, u32)>,
+{
+    check_level(level)?;
+    let mut shares: Vec<(u32, u32)> = Vec::new();
+    let mut coded = Vec::new();
+    for (length, id, correct, n) in items {
+        if n == 0 || correct > n {
+            return Err(StatsError::BadShare {
+                item_id: id.as_ref().to_string(),
+                correct,
+                n,
+            });
+        }
+        let code = match shares.iter().position(|&s| s == (correct, n)) {
+            Some(c) => c,
+            None => {
+                shares.push((correct, n));
+                shares.len() - 1
+            }
+        };
+        let code = u8::try_from(code).map_err(|_| StatsError::InvalidCodeCount(code + 1))?;
+        coded.push((length, id, code));
+    }
+    let sample = StratifiedSample::new(shares.len().max(1), coded)?;
+    let draws = bootstrap(&sample, cfg, 1, |counts, out| {
+        let (mut items, mut sum) = (0u64, 0.0);
+        for (code, &(correct, n)) in shares.iter().enumerate() {
+            let k = counts.pooled(code);
+            items += k;
+            sum += k as f64 * f64::from(correct) / f64::from(n);
+        }
+        out[0] = (items > 0).then(|| sum / items as f64);
+    })?;
+    Ok(draws[0].estimate(level))
+}
+
 /// Paired bootstrap of SCR(first) − SCR(second): two Serial arms against the same Native run
 /// on the same items, items `(length, item_id, native_correct, first_correct,
 /// second_correct)`. The shared Native-success denominator is recomputed in every draw;
@@ -991,5 +1034,24 @@ mod tests {
         .unwrap();
         assert!((rate.value.unwrap() - 0.4).abs() < 1e-15);
         assert_eq!(rate.interval, against_never.interval);
+
+        // Shares of one observation each are the rate; two repeats average within the item.
+        let once: Vec<(u32, String, u32, u32)> = (0..50u32)
+            .map(|i| (3 + i % 3, format!("{i}"), u32::from(i % 5 < 2), 1))
+            .collect();
+        let mean = mean_share(once, &cfg(2000, 0), 0.95).unwrap();
+        assert_eq!(mean.value, rate.value);
+        let twice = [
+            (3, "a", 2, 2),
+            (3, "b", 1, 2),
+            (3, "c", 0, 2),
+            (4, "d", 1, 2),
+        ];
+        let mean = mean_share(twice, &cfg(2000, 0), 0.95).unwrap();
+        assert_eq!(mean.value, Some(0.5));
+        assert!(matches!(
+            mean_share([(3, "a", 3, 2)], &cfg(10, 0), 0.95),
+            Err(StatsError::BadShare { .. })
+        ));
     }
 }

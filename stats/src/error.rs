@@ -23,6 +23,14 @@ pub enum StatsError {
     /// A ranking score that is NaN or infinite.
     #[error("score {0} is not finite")]
     NonFiniteScore(f64),
+    /// An item's share of correct observations with no observation or more correct than
+    /// observed.
+    #[error("item {item_id}: {correct} correct of {n} observations is not a share")]
+    BadShare {
+        item_id: String,
+        correct: u32,
+        n: u32,
+    },
     /// The same item twice in one group.
     #[error("item {item_id} occurs more than once in group {group}")]
     DuplicateItem { group: String, item_id: String },

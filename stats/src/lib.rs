@@ -39,7 +39,7 @@ pub mod projection;
 pub mod templates;
 
 pub use bootstrap::{
-    bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, em_rate,
+    bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, em_rate, mean_share,
     paired_em_difference, paired_scr_difference, BootstrapConfig, Counts, EqualLengthEstimates,
     Estimate, JointBootstrap, JointEstimates, StatDraws, StratifiedSample, DEFAULT_DRAWS,
     DEFAULT_SEED,

@@ -34,22 +34,29 @@
 //!   bars). The caption does not say which evidence level the bars use; every level is shown.
 //!   The four conditions' accuracies are counted from the trajectories.
 //! - (6) `config/panels/binding.toml`: accuracy of the opaque-name arm at each evidence level,
-//!   the Native side of its `… vs …/names-opaque_remapped` pairing, with the run's
-//!   length-stratified item-bootstrap interval; parents are that pairing's items. The figure
-//!   does not say which name condition its bars use; the opaque names are the panel's base
-//!   condition (the other three are in Figure 5 (b)'s table).
+//!   with the whole-parent interval within length. The figure does not say which name
+//!   condition its bars use; the opaque names are the panel's base condition (the other three
+//!   are in Figure 5 (b)'s table).
+//!
+//! Repeats (B.5: "Cross-model estimates average two shared repeats within parent; Jev's
+//! three-repeat estimate is separate"; A.5: "Cross model estimates use the first two shared
+//! repetition labels"): the panel runs every arm twice (`/r1`), each contrast's sides hold both
+//! repeats (so a parent's value is its within-parent average), the conditions' accuracies count
+//! both, and Figure 6 averages each parent's two repeats before averaging parents. A third
+//! repeat, where a config adds one, is left out of these cross-model estimates.
 
 use std::collections::BTreeMap;
 
 use anyhow::Context;
 use c2s_records::Trajectory;
-use c2s_stats::{contrast_tables, CellRow, ContrastRow, ContrastSpec, MetricRow, Selector};
+use c2s_stats::{contrast_tables, CellRow, ContrastRow, ContrastSpec, Selector, StatsConfig};
 
 use super::{
-    compared_models, distinct, paper_domain, percent_interval, run_of, starred, LoadedRun, PanelRun,
+    compared_models, distinct, item_intervals, paper_domain, percent_interval, run_of, starred,
+    LoadedRun, PanelRun,
 };
 use crate::report::doc::{Doc, Table};
-use crate::report::tables::{self, estimate, p_value, MetricIndex, UNDEFINED};
+use crate::report::tables::{self, p_value, UNDEFINED};
 
 /// The evidence levels, from Raw to Direct.
 pub const EVIDENCE: [&str; 3] = ["raw", "indexed", "direct"];
@@ -93,11 +100,6 @@ pub const PAPER_MARKS: [(&str, &str, bool); 6] = [
 /// The arm of an evidence level and name condition (an index into [`NAMES`]).
 pub fn arm(evidence: &str, names: usize) -> String {
     format!("GoldCopy/Full/code/T0/{evidence}{}", NAMES[names].1)
-}
-
-/// The paired comparison whose Native side is the opaque-name arm of `evidence`.
-fn opaque_pairing(evidence: &str) -> String {
-    format!("{} vs {}", arm(evidence, 0), arm(evidence, 1))
 }
 
 /// A Holm p-value, with the figure's asterisk where it is below [`super::HOLM_ALPHA`].
@@ -171,21 +173,42 @@ impl Counts {
 /// Per (model, domain or [`ALL_RECORDS`], evidence index): the four name conditions' counts.
 pub type Conditions = BTreeMap<(String, String, usize), [Counts; 4]>;
 
-/// The four name conditions' counts of the binding panel's trajectories.
+/// B.5: "Cross-model estimates average two shared repeats within parent; Jev's three-repeat
+/// estimate is separate": the repeats the figures average, `r0` and `r1`.
+pub const CROSS_MODEL_REPEATS: usize = 2;
+
+/// The evidence level and name condition of a binding arm label among the cross-model repeats
+/// ([`CROSS_MODEL_REPEATS`]): `…/T0/EVIDENCE[/names-…][/rK]`.
+fn binding_arm(label: &str) -> Option<(usize, usize)> {
+    let repeat = super::repeats::repeat_of(label);
+    if repeat >= CROSS_MODEL_REPEATS {
+        return None;
+    }
+    let base = match repeat {
+        0 => label,
+        k => label.strip_suffix(&format!("/r{k}"))?,
+    };
+    EVIDENCE.iter().enumerate().find_map(|(e, evidence)| {
+        let names = (0..NAMES.len()).find(|&k| base == arm(evidence, k))?;
+        Some((e, names))
+    })
+}
+
+/// The four name conditions' counts of the binding panel's trajectories, over both
+/// cross-model repeats (every parent has each repeat once, so the share is the within-parent
+/// average averaged over parents).
 pub fn conditions(trajectories: &[Trajectory]) -> Conditions {
     let mut out = Conditions::new();
     for t in trajectories {
-        for (e, evidence) in EVIDENCE.iter().enumerate() {
-            let Some(names) = (0..NAMES.len()).find(|&k| t.arm == arm(evidence, k)) else {
-                continue;
-            };
-            for domain in [t.domain.as_str(), ALL_RECORDS] {
-                let counts = &mut out
-                    .entry((t.model.clone(), domain.to_string(), e))
-                    .or_default()[names];
-                counts.n += 1;
-                counts.correct += u64::from(t.correct);
-            }
+        let Some((e, names)) = binding_arm(&t.arm) else {
+            continue;
+        };
+        for domain in [t.domain.as_str(), ALL_RECORDS] {
+            let counts = &mut out
+                .entry((t.model.clone(), domain.to_string(), e))
+                .or_default()[names];
+            counts.n += 1;
+            counts.correct += u64::from(t.correct);
         }
     }
     out
@@ -488,35 +511,59 @@ pub struct ReadoutRow {
     pub accuracy: [String; 3],
 }
 
-/// Our rows of Figure 6 from the binding run's metric rows, the figure's domains first.
-pub fn readout_rows(rows: &[MetricRow]) -> Vec<ReadoutRow> {
-    let index = MetricIndex::new(rows);
-    let mut out: BTreeMap<(usize, String, String), ReadoutRow> = BTreeMap::new();
-    for g in index.paired_groups() {
-        let Some(e) = EVIDENCE
-            .iter()
-            .position(|evidence| g.comparison == opaque_pairing(evidence))
-        else {
+/// Our rows of Figure 6 from the binding run's trajectories, the figure's domains first: the
+/// opaque-name arm's accuracy per parent averaged over the cross-model repeats, then over
+/// parents, with the whole-parent interval (items resampled within length; the panel's draws,
+/// seed and level).
+pub fn readout_rows(
+    trajectories: &[Trajectory],
+    stats: &StatsConfig,
+) -> anyhow::Result<Vec<ReadoutRow>> {
+    let mut arms: BTreeMap<(usize, String, String), [Vec<&Trajectory>; 3]> = BTreeMap::new();
+    for t in trajectories {
+        let Some((e, 0)) = binding_arm(&t.arm) else {
             continue;
         };
+        let domain = t.domain.as_str();
         let rank = FIGURE_DOMAINS
             .iter()
-            .position(|d| *d == g.domain)
+            .position(|d| *d == domain)
             .unwrap_or(FIGURE_DOMAINS.len());
-        let row = out
-            .entry((rank, g.domain.clone(), g.model.clone()))
-            .or_insert_with(|| ReadoutRow {
-                model: g.model.clone(),
-                domain: g.domain.clone(),
-                parents: None,
-                accuracy: std::array::from_fn(|_| UNDEFINED.to_string()),
-            });
-        row.parents = row
-            .parents
-            .or_else(|| index.get(&g, None, "both").and_then(|r| r.denominator));
-        row.accuracy[e] = estimate(index.get(&g, None, "native_em"), None);
+        arms.entry((rank, domain.to_string(), t.model.clone()))
+            .or_default()[e]
+            .push(t);
     }
-    out.into_values().collect()
+    let mut out = Vec::new();
+    for ((_, domain, model), by_evidence) in arms {
+        let mut row = ReadoutRow {
+            model,
+            domain,
+            parents: None,
+            accuracy: std::array::from_fn(|_| UNDEFINED.to_string()),
+        };
+        for (e, side) in by_evidence.iter().enumerate() {
+            if side.is_empty() {
+                continue;
+            }
+            let (parents, mean) =
+                item_intervals::within_item_mean(side.iter().copied(), |t| t.correct, stats)?;
+            row.parents = row.parents.or(Some(parents));
+            row.accuracy[e] = unsigned_interval(mean);
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// A share with its interval in percent, `83.3 [70.0, 93.3]`.
+fn unsigned_interval(d: Option<super::union_gain::Interval>) -> String {
+    match d {
+        Some((v, Some(lo), Some(hi))) => {
+            format!("{:.1} [{:.1}, {:.1}]", 100.0 * v, 100.0 * lo, 100.0 * hi)
+        }
+        Some((v, _, _)) => format!("{:.1}", 100.0 * v),
+        None => UNDEFINED.to_string(),
+    }
 }
 
 /// Figure 6's numbers: one table per domain (the figure's panels), then the symbolic records.
@@ -556,9 +603,11 @@ pub fn figure6_layout(ours: &[ReadoutRow]) -> Doc {
                 })
                 .collect(),
             notes: vec![
-                "Accuracy (%) of the opaque-name arm (scored legal codes, template T0) with the \
-                 run's length-stratified item-bootstrap 95% interval († exact); the figure \
-                 does not name its bars' name condition."
+                "Accuracy (%) of the opaque-name arm (scored legal codes, template T0), each \
+                 parent's two repeats averaged within the parent (B.5: \"Cross-model estimates \
+                 average two shared repeats within parent\"), with the whole-parent 95% \
+                 bootstrap interval within length; the figure does not name its bars' name \
+                 condition."
                     .into(),
             ],
         });
@@ -570,13 +619,15 @@ pub fn figure6_layout(ours: &[ReadoutRow]) -> Doc {
 /// figure, so there is nothing to take a difference against.
 pub fn figure6(runs: &[PanelRun], _against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "binding")?.load()?;
-    Ok(figure6_layout(&readout_rows(&run.metric_rows()?)))
+    Ok(figure6_layout(&readout_rows(
+        &run.trajectories,
+        &run.stats,
+    )?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::paired_rows;
     use c2s_records::{Domain, Endpoint, Membership};
     use c2s_stats::ContrastEstimate;
 
@@ -621,10 +672,13 @@ mod tests {
             .collect();
         assert_eq!(marked, [("Qwen3-8B", "lexical"), ("StartLux", "math")]);
         assert_eq!(arm("raw", 0), "GoldCopy/Full/code/T0/raw");
+        assert_eq!(binding_arm("GoldCopy/Full/code/T0/direct"), Some((2, 0)));
         assert_eq!(
-            opaque_pairing("direct"),
-            "GoldCopy/Full/code/T0/direct vs GoldCopy/Full/code/T0/direct/names-opaque_remapped"
+            binding_arm("GoldCopy/Full/code/T0/raw/names-readable_aligned/r1"),
+            Some((0, 2))
         );
+        // "Jev's three-repeat estimate is separate": r2 is not a cross-model repeat.
+        assert_eq!(binding_arm("GoldCopy/Full/code/T0/raw/r2"), None);
     }
 
     /// A declared loss split by domain: arithmetic parents lose only under conflicting names
@@ -750,36 +804,61 @@ mod tests {
         assert!(serial < md.find("| m | Native EM |").expect("native row"));
     }
 
+    /// B.5: "Cross-model estimates average two shared repeats within parent": each parent's
+    /// r0 and r1 are averaged before the parents are.
     #[test]
     fn figure6_has_one_panel_per_domain_with_the_opaque_accuracy() {
-        let mut rows = Vec::new();
-        for (evidence, joint, domain) in [
-            ("raw", [10, 20, 5, 25], "lexical"),
-            ("indexed", [50, 5, 3, 2], "lexical"),
-            ("raw", [1, 1, 1, 9], "symbolic_letters"),
-            ("direct", [60, 0, 0, 0], "arithmetic"),
-        ] {
-            rows.extend(
-                paired_rows("m", domain, joint, (0.0, 1.0))
-                    .into_iter()
-                    .map(|r| MetricRow {
-                        comparison: opaque_pairing(evidence),
-                        ..r
-                    }),
+        let mut ts = Vec::new();
+        let repeats = |ts: &mut Vec<Trajectory>, item: &str, domain, evidence, both: [bool; 2]| {
+            ts.push(trajectory(item, domain, &arm(evidence, 0), both[0]));
+            let r1 = format!("{}/r1", arm(evidence, 0));
+            ts.push(trajectory(item, domain, &r1, both[1]));
+        };
+        for i in 0..4 {
+            let item = format!("l{i}");
+            // Raw: right in both repeats on l0, in one repeat on l1 and l2, never on l3.
+            let raw = [[true, true], [true, false], [false, true], [false, false]][i];
+            repeats(&mut ts, &item, Domain::Lexical, "raw", raw);
+            repeats(&mut ts, &item, Domain::Lexical, "indexed", [true, true]);
+            repeats(
+                &mut ts,
+                &format!("a{i}"),
+                Domain::Arithmetic,
+                "direct",
+                [true, true],
             );
         }
-        rows.extend(paired_rows("m", "lexical", [1, 1, 1, 1], (0.0, 1.0)));
-        let ours = readout_rows(&rows);
+        repeats(
+            &mut ts,
+            "s0",
+            Domain::SymbolicLetters,
+            "raw",
+            [false, false],
+        );
+        // A third repeat and other name conditions are not Figure 6's.
+        ts.push(trajectory(
+            "l3",
+            Domain::Lexical,
+            "GoldCopy/Full/code/T0/raw/r2",
+            true,
+        ));
+        ts.push(trajectory("l3", Domain::Lexical, &arm("raw", 1), true));
+        let stats = StatsConfig {
+            bootstrap_draws: 999,
+            ..StatsConfig::default()
+        };
+        let ours = readout_rows(&ts, &stats).unwrap();
         assert_eq!(ours.len(), 3, "{ours:?}");
         let md = figure6_layout(&ours).markdown();
         for want in [
             "## (a) Arithmetic",
             "| Model | Parents | Raw | Indexed | Direct |",
-            "| m | 60 | – | – | 100.0 |",
+            "| m | 4 | – | – | 100.0 [100.0, 100.0] |",
             "## (b) Lexical",
-            "| m | 60 | 50.0 | 91.7 | – |",
+            "| m | 4 | 50.0 [",
+            "| 100.0 [100.0, 100.0] | – |",
             "## symbolic_letters (symbolic COPY bases of the panel; not drawn)",
-            "| m | 12 | 16.7 | – | – |",
+            "| m | 1 | 0.0 [0.0, 0.0] | – | – |",
             "prints no numbers",
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");

@@ -6,7 +6,7 @@
 
 use anyhow::Context;
 use c2s_records::Trajectory;
-use c2s_stats::{em_rate, paired_em_difference, Estimate, StatsConfig};
+use c2s_stats::{em_rate, mean_share, paired_em_difference, Estimate, StatsConfig};
 
 use super::union_gain::Interval;
 
@@ -70,4 +70,32 @@ pub fn paired_difference<'a>(
         &stats.bootstrap(),
         stats.level,
     )?))
+}
+
+/// The mean over items of each item's share of `hit` among its trajectories (an item's
+/// repeats averaged within the item first: B.5's "Cross-model estimates average two shared
+/// repeats within parent"), with the whole-item interval; and the number of items.
+pub fn within_item_mean<'a>(
+    trajectories: impl IntoIterator<Item = &'a Trajectory>,
+    hit: impl Fn(&Trajectory) -> bool,
+    stats: &StatsConfig,
+) -> anyhow::Result<(u64, Option<Interval>)> {
+    let mut items: std::collections::BTreeMap<String, (u32, u32, u32)> =
+        std::collections::BTreeMap::new();
+    for t in trajectories {
+        let entry = items.entry(item_key(t)).or_insert((length(t)?, 0, 0));
+        entry.1 += u32::from(hit(t));
+        entry.2 += 1;
+    }
+    if items.is_empty() {
+        return Ok((0, None));
+    }
+    let n = items.len() as u64;
+    let shares = items
+        .into_iter()
+        .map(|(key, (length, correct, seen))| (length, key, correct, seen));
+    Ok((
+        n,
+        triple(mean_share(shares, &stats.bootstrap(), stats.level)?),
+    ))
 }
