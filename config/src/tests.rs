@@ -520,6 +520,19 @@ fn every_panel_config_validates() {
                     "no McNemar family in its place"
                 );
             }
+            // §3.3: "A separate replay compares transcript recomputation with predicted or
+            // gold prior state" (C.1: Joint under three modes); C.2: "Joint, Independent and
+            // Serial use the same visible history and schema".
+            Some("dialogue-prior") => {
+                let d = cfg.dialogue.as_ref().expect("a dialogue panel");
+                assert_eq!(d.arms, [c2s_records::DialogueArm::Joint]);
+                assert_eq!(d.modes.len(), 3);
+            }
+            Some("dialogue-matched") => {
+                let d = cfg.dialogue.as_ref().expect("a dialogue panel");
+                assert_eq!(d.arms.len(), 3);
+                assert_eq!(d.modes, [c2s_records::PriorMode::HistoryRecompute]);
+            }
             // D.8: "Six paired generation contrasts have a separate Holm family": three
             // comparisons × two domains.
             Some("table3") => {
@@ -677,6 +690,8 @@ fn every_panel_config_validates() {
             "copy-incorrect",
             "copy-incorrect-plans",
             "copy-reverse",
+            "dialogue-matched",
+            "dialogue-prior",
             "fresh-plan",
             "independent-384",
             "matched-contracts",

@@ -3,8 +3,8 @@
 //! the exhibit in the paper's layout with the paper's numbers beside ours. `all` writes every
 //! exhibit, each panel run once per model however many exhibits read it.
 //!
-//! Each panel runs from its config (`config/panels/NAME.toml`, Appendix C's from
-//! `config/dialogue.toml`; relative to the current directory, the repository root) with
+//! Each panel runs from its config (`config/panels/NAME.toml`, relative to the current
+//! directory, the repository root) with
 //! `[model] path` set to the model, as a child `choice2seq run`, into `MODEL_DIR/NAME`. A run
 //! directory whose manifest says `completed` is reused as it is; any other is resumed. The
 //! derived configs are kept in `MODEL_DIR/configs/`.

@@ -1,6 +1,10 @@
-//! Appendix C's first three tables, from `config/dialogue.toml` (Joint / Independent / Serial ×
-//! HistoryRecompute / Oracle / Rollout on 96 test dialogues and 18 perturbed copies), through
-//! the run's dialogue statistics (`choice2seq dialogue`, [`c2s_stats::dialogue`]).
+//! Appendix C's tables from its two panels, through the runs' dialogue statistics
+//! (`choice2seq dialogue`, [`c2s_stats::dialogue`]): C.1's prior-state replay
+//! (`config/panels/dialogue-prior.toml`: Joint × HistoryRecompute / Oracle / Rollout) for
+//! Tables C1–C3 and Figure 8, and C.2's matched construction
+//! (`config/panels/dialogue-matched.toml`: Joint / Independent / Serial under
+//! HistoryRecompute) for Tables C4, C5 and Figure 9; both on 96 test dialogues and 18
+//! perturbed copies. `config/dialogue.toml` runs the whole grid in one run for users.
 //!
 //! - Table C1: "Equal trajectory accuracy coexists with different later-state accuracy (96
 //!   dialogues per arm). Mean turn EM weights dialogues equally. Trajectory and final EM
@@ -23,9 +27,13 @@
 //!   tokens, under the same mode.
 //!
 //! Tables C1–C3 print one row per model and prior-state mode, from C.1's prior-state panel, a
-//! separate run from C4's (Jev's C1 HistoryRecompute row is 27.1 / 75.3 / 53.1, its C4 Joint
-//! row 33.3 / 76.0 / 55.2); ours are this run's Joint rows per mode, the arm whose requests
-//! carry every field.
+//! separate run from C4's (§3.3: "A separate replay compares transcript recomputation with
+//! predicted or gold prior state"; Jev's C1 HistoryRecompute row is 27.1 / 75.3 / 53.1, its
+//! C4 Joint row 33.3 / 76.0 / 55.2, the same requests answered separately: "Each request
+//! receives a separate response", C.2). Ours are the replay's Joint rows per mode. A
+//! deterministic engine answers the two panels' HistoryRecompute Joint requests alike, so on
+//! it C1's HistoryRecompute row equals C4's Joint row; a served model answering each request
+//! anew can differ, as the paper's did.
 
 use c2s_records::{DialogueArm, PriorMode};
 use c2s_stats::dialogue::{ContrastKind, DialogueSummary, Stat};
@@ -557,29 +565,34 @@ pub fn c3_layout(s: &DialogueSummary) -> Doc {
     doc
 }
 
-fn summary(runs: &[PanelRun]) -> anyhow::Result<DialogueSummary> {
-    let run = run_of(runs, "dialogue")?;
+/// C.1's prior-state replay (Tables C1–C3, Figure 8).
+const PRIOR_PANEL: &str = "dialogue-prior";
+/// C.2's matched construction panel (Tables C4, C5, Figure 9).
+const MATCHED_PANEL: &str = "dialogue-matched";
+
+fn summary(runs: &[PanelRun], panel: &str) -> anyhow::Result<DialogueSummary> {
+    let run = run_of(runs, panel)?;
     crate::rundir::dialogue::summary_of(&run.run_dirs, None, None)
 }
 
 pub fn table_c1(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    Ok(c1_layout(&summary(runs)?, against))
+    Ok(c1_layout(&summary(runs, PRIOR_PANEL)?, against))
 }
 
 pub fn table_c2(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c2_layout(&summary(runs)?))
+    Ok(c2_layout(&summary(runs, PRIOR_PANEL)?))
 }
 
 pub fn table_c3(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c3_layout(&summary(runs)?))
+    Ok(c3_layout(&summary(runs, PRIOR_PANEL)?))
 }
 
 pub fn table_c4(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c4_layout(&summary(runs)?))
+    Ok(c4_layout(&summary(runs, MATCHED_PANEL)?))
 }
 
 pub fn table_c5(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c5_layout(&summary(runs)?))
+    Ok(c5_layout(&summary(runs, MATCHED_PANEL)?))
 }
 
 /// A table's document under a figure's title, with a first paragraph saying what the figure
@@ -597,7 +610,7 @@ fn as_figure(mut doc: Doc, title: &str, note: &str) -> Doc {
 /// differences of Table C2 (trajectory, mean turn, final state per model).
 pub fn figure8(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     Ok(as_figure(
-        c2_layout(&summary(runs)?),
+        c2_layout(&summary(runs, PRIOR_PANEL)?),
         "Figure 8 (numbers): Oracle − Rollout",
         "Figure 8 plots Table C2's Oracle − Rollout differences (trajectory, mean turn, final \
          state) per model with their dialogue intervals; these are its numbers.",
@@ -610,7 +623,7 @@ pub fn figure8(runs: &[PanelRun]) -> anyhow::Result<Doc> {
 /// differences of Table C4 (trajectory, final state, mean turn) with their sign tests.
 pub fn figure9(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     Ok(as_figure(
-        c4_layout(&summary(runs)?),
+        c4_layout(&summary(runs, MATCHED_PANEL)?),
         "Figure 9 (numbers): Serial − Joint",
         "Figure 9 plots the Serial − Joint differences of Table C4 (trajectory, final state, \
          mean turn) per model with 95% dialogue-bootstrap intervals and Holm-corrected sign \
@@ -620,6 +633,26 @@ pub fn figure9(runs: &[PanelRun]) -> anyhow::Result<Doc> {
 
 #[cfg(test)]
 mod tests {
+    use crate::report::exhibits::Exhibit;
+
+    /// §3.3: "A separate replay compares transcript recomputation with predicted or gold prior
+    /// state"; C.2: "Each request receives a separate response". C.1's tables and C.2's read
+    /// separate runs, so C1's HistoryRecompute row is not C4's Joint row by construction.
+    #[test]
+    fn the_prior_state_replay_and_the_matched_panel_are_separate_runs() {
+        for e in [
+            Exhibit::TableC1,
+            Exhibit::TableC2,
+            Exhibit::TableC3,
+            Exhibit::Figure8,
+        ] {
+            assert_eq!(e.panels(), [PRIOR_PANEL]);
+        }
+        for e in [Exhibit::TableC4, Exhibit::TableC5, Exhibit::Figure9] {
+            assert_eq!(e.panels(), [MATCHED_PANEL]);
+        }
+    }
+
     use super::*;
 
     /// The printed rows agree with each other: C1's trajectory EM over 96 dialogues is C3's

@@ -347,13 +347,9 @@ impl Exhibit {
         }
     }
 
-    /// The config of a panel: `config/panels/NAME.toml`, except Appendix C's dialogue run
-    /// (`config/dialogue.toml`, the README's dialogue command).
+    /// The config of a panel: `config/panels/NAME.toml`.
     pub fn panel_config(panel: &str) -> PathBuf {
-        match panel {
-            "dialogue" => PathBuf::from("config/dialogue.toml"),
-            p => PathBuf::from(format!("config/panels/{p}.toml")),
-        }
+        PathBuf::from(format!("config/panels/{panel}.toml"))
     }
 
     /// The panels the exhibit is computed from ([`Exhibit::panel_config`]).
@@ -375,13 +371,13 @@ impl Exhibit {
             Exhibit::TableE1 | Exhibit::TableE2 | Exhibit::TableE3 => &[],
             Exhibit::TableD15 => &["table1-code", "table1-direct", "semantic-bridge"],
             Exhibit::TableD16 | Exhibit::Figure12 => &["support"],
-            Exhibit::TableC1
-            | Exhibit::TableC2
-            | Exhibit::TableC3
-            | Exhibit::TableC4
-            | Exhibit::TableC5
-            | Exhibit::Figure8
-            | Exhibit::Figure9 => &["dialogue"],
+            // C.1's prior-state replay and C.2's matched construction are separate panels
+            // (§3.3: "A separate replay compares transcript recomputation with predicted or
+            // gold prior state").
+            Exhibit::TableC1 | Exhibit::TableC2 | Exhibit::TableC3 | Exhibit::Figure8 => {
+                &["dialogue-prior"]
+            }
+            Exhibit::TableC4 | Exhibit::TableC5 | Exhibit::Figure9 => &["dialogue-matched"],
             Exhibit::Table4 | Exhibit::Figure4 => &["fresh-plan"],
             Exhibit::TableB1 => &["whole-answer"],
             Exhibit::TableD2 => &["repeats"],
