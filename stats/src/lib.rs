@@ -33,16 +33,16 @@ pub mod error;
 pub mod hypothesis;
 pub mod independence;
 pub mod intervals;
+pub mod item_bootstrap;
 pub mod joint;
 pub mod metrics;
 pub mod projection;
 pub mod templates;
 
 pub use bootstrap::{
-    bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, em_rate, mean_share,
-    paired_em_difference, paired_scr_difference, BootstrapConfig, Counts, EqualLengthEstimates,
-    Estimate, JointBootstrap, JointEstimates, StatDraws, StratifiedSample, DEFAULT_DRAWS,
-    DEFAULT_SEED,
+    bootstrap, bootstrap_joint, bootstrap_joint_counts, bootstrap_per_item, BootstrapConfig,
+    Counts, EqualLengthEstimates, Estimate, JointBootstrap, JointEstimates, StatDraws,
+    StratifiedSample, DEFAULT_DRAWS, DEFAULT_SEED,
 };
 pub use calibration::{
     auroc, auroc_counts, average_precision, average_precision_counts, brier, brier_counts,
@@ -76,6 +76,7 @@ pub use independence::{
 pub use intervals::{
     clopper_pearson, percentile_interval, percentile_sorted, Interval, DEFAULT_LEVEL,
 };
+pub use item_bootstrap::{em_rate, mean_share, paired_em_difference, paired_scr_difference};
 pub use joint::{
     equal_length_weighted, EqualLengthMixture, JointCell, JointTable, Ratio, ScrBounds,
 };
