@@ -4,10 +4,10 @@
 //! exhibit, each panel run once per model however many exhibits read it.
 //!
 //! Each panel runs from its config (`config/panels/NAME.toml`, relative to the current
-//! directory, the repository root) with
-//! `[model] path` set to the model, as a child `choice2seq run`, into `MODEL_DIR/NAME`. A run
-//! directory whose manifest says `completed` is reused as it is; any other is resumed. The
-//! derived configs are kept in `MODEL_DIR/configs/`.
+//! directory, the repository root) with `[model] path` set to the model, as a child
+//! `choice2seq run`, into `MODEL_DIR/NAME`. A run directory whose manifest says `completed` is
+//! reused as it is; any other is resumed. The derived configs are kept in
+//! `MODEL_DIR/configs/`.
 //!
 //! Several models (`--model A --model B`, as the paper's tables compare three to five): each
 //! runs every panel in its own directory, and each exhibit is computed from all of their
