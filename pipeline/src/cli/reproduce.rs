@@ -6,7 +6,8 @@
 //! Each panel runs from its config (`config/panels/NAME.toml`, relative to the current
 //! directory, the repository root) with `[model] path` set to the model, as a child
 //! `choice2seq run`, into `MODEL_DIR/NAME`. A run directory whose manifest says `completed` is
-//! reused as it is; any other is resumed. The derived configs are kept in
+//! reused as it is, if it was run with the panel's arms, comparisons and dialogue grid (else
+//! `reproduce` stops and says so); any other is resumed. The derived configs are kept in
 //! `MODEL_DIR/configs/`.
 //!
 //! Several models (`--model A --model B`, as the paper's tables compare three to five): each
@@ -178,10 +179,11 @@ pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
             let mut run_dirs = Vec::new();
             for m in &models {
                 let run_dir = m.dir.join(panel);
+                let config = derive_config(panel, &args, m)?;
                 if is_complete(&run_dir)? {
+                    check_design(&run_dir, &config)?;
                     eprintln!("{panel}: reusing the complete run {}", run_dir.display());
                 } else {
-                    let config = derive_config(panel, &args, m)?;
                     eprintln!(
                         "{panel}: running {} into {}",
                         config.display(),
@@ -203,6 +205,37 @@ pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
         println!("{}", html.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The parts of a panel's config that decide which records its run holds: the arms, the
+/// paired comparisons and the dialogue grid.
+const DESIGN: [&str; 3] = ["arms", "comparisons", "dialogue"];
+
+/// A complete run is reused only if it was run with the panel's design as `config` declares it
+/// now: a panel changed since (an arm added, a grid split) would otherwise be read from records
+/// that are not the panel's.
+fn check_design(run_dir: &Path, config: &Path) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(config).with_context(|| format!("reading {}", config.display()))?;
+    let derived = c2s_config::parse_in(&text, config, Path::new("."))
+        .with_context(|| format!("parsing {}", config.display()))?;
+    let derived = serde_json::to_value(&derived).context("serializing the derived config")?;
+    let Some(manifest) = c2s_sinks::read_manifest(run_dir)
+        .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?
+    else {
+        return Ok(());
+    };
+    for key in DESIGN {
+        if derived.get(key) != manifest.config.get(key) {
+            bail!(
+                "{} was run with other {key} than {} declares now (the panel changed since): \
+                 remove it, or give another --runs, to run the panel again",
+                run_dir.display(),
+                config.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Whether `run_dir` holds a run whose latest process completed it.

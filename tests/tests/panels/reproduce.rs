@@ -70,7 +70,8 @@ fn reproduce_compares_several_models_in_one_exhibit() {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs");
     let runs_arg = runs.display().to_string();
-    let reproduce = |exhibit: &str| {
+    // `reproduce EXHIBIT` on two simulated models, two items per source, 99 draws.
+    let call = |exhibit: &str| {
         let args = [
             "reproduce",
             exhibit,
@@ -86,7 +87,10 @@ fn reproduce_compares_several_models_in_one_exhibit() {
             "--draws",
             "99",
         ];
-        let out = c2s_e2e::run(&args);
+        c2s_e2e::run(&args)
+    };
+    let reproduce = |exhibit: &str| {
+        let out = call(exhibit);
         let (stdout, stderr) = c2s_e2e::text(&out);
         assert!(out.status.success(), "{stdout}\n{stderr}");
         let md = std::fs::read_to_string(runs.join(format!("{exhibit}.md"))).unwrap();
@@ -122,6 +126,19 @@ fn reproduce_compares_several_models_in_one_exhibit() {
     assert_eq!(
         stderr.matches("reusing the complete run").count(),
         4,
+        "{stderr}"
+    );
+    // Not a run of another design: one recorded with an arm fewer than the panel declares now.
+    let manifest = runs.join("simulated-2-limit2/table1-code/manifest.json");
+    let mut recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    recorded["config"]["arms"].as_array_mut().unwrap().pop();
+    std::fs::write(&manifest, recorded.to_string()).unwrap();
+    let out = call("tableD1");
+    let (_, stderr) = c2s_e2e::text(&out);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("table1-code was run with other arms than"),
         "{stderr}"
     );
     // Two models under one directory name are refused before any work.
