@@ -611,11 +611,12 @@ pub fn bootstrap_joint_counts(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn cfg(draws: u32, threads: usize) -> BootstrapConfig {
+    /// Test settings: `draws` draws on `threads` threads, seed 7.
+    pub(crate) fn cfg(draws: u32, threads: usize) -> BootstrapConfig {
         BootstrapConfig {
             draws,
             seed: 7,

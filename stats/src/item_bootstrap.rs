@@ -3,9 +3,24 @@
 //! shares (repeats averaged within the item), and the paired EM and SCR differences of two arms
 //! scored on the same resample.
 
-use crate::bootstrap::{bootstrap, BootstrapConfig, Estimate, StratifiedSample};
+use crate::bootstrap::{bootstrap, BootstrapConfig, Counts, Estimate, StratifiedSample};
 use crate::error::StatsError;
 use crate::intervals::check_level;
+
+/// The bootstrap of the one statistic `stat` of `sample` (`None`: undefined in a draw), with
+/// its interval at `level`.
+fn one_statistic<F>(
+    sample: &StratifiedSample,
+    cfg: &BootstrapConfig,
+    level: f64,
+    stat: F,
+) -> Result<Estimate, StatsError>
+where
+    F: Fn(&Counts<'_>) -> Option<f64> + Sync,
+{
+    let draws = bootstrap(sample, cfg, 1, |counts, out| out[0] = stat(counts))?;
+    Ok(draws[0].estimate(level))
+}
 
 /// Paired bootstrap of EM(first) − EM(second) over the same items, e.g. Union − Full Serial
 /// EM: each draw resamples items once (within length) and computes both arms on that same
@@ -27,14 +42,13 @@ where
             .into_iter()
             .map(|(l, id, a, b)| (l, id, u8::from(a) | (u8::from(b) << 1))),
     )?;
-    let draws = bootstrap(&sample, cfg, 1, |counts, out| {
+    one_statistic(&sample, cfg, level, |counts| {
         let n: u64 = (0..4).map(|c| counts.pooled(c)).sum();
         // Code bit 0: first arm correct; bit 1: second arm correct.
         let first = (counts.pooled(1) + counts.pooled(3)) as f64;
         let second = (counts.pooled(2) + counts.pooled(3)) as f64;
-        out[0] = (n > 0).then(|| (first - second) / n as f64);
-    })?;
-    Ok(draws[0].estimate(level))
+        (n > 0).then(|| (first - second) / n as f64)
+    })
 }
 
 /// Bootstrap of one arm's EM over its items, `(length, item_id, correct)`: a bar's interval
@@ -50,11 +64,10 @@ where
         2,
         items.into_iter().map(|(l, id, hit)| (l, id, u8::from(hit))),
     )?;
-    let draws = bootstrap(&sample, cfg, 1, |counts, out| {
+    one_statistic(&sample, cfg, level, |counts| {
         let n = counts.pooled(0) + counts.pooled(1);
-        out[0] = (n > 0).then(|| counts.pooled(1) as f64 / n as f64);
-    })?;
-    Ok(draws[0].estimate(level))
+        (n > 0).then(|| counts.pooled(1) as f64 / n as f64)
+    })
 }
 
 /// Bootstrap of the mean of per-item shares `correct / n`, items `(length, item_id, correct,
@@ -88,16 +101,15 @@ where
         coded.push((length, id, code));
     }
     let sample = StratifiedSample::new(shares.len().max(1), coded)?;
-    let draws = bootstrap(&sample, cfg, 1, |counts, out| {
+    one_statistic(&sample, cfg, level, |counts| {
         let (mut items, mut sum) = (0u64, 0.0);
         for (code, &(correct, n)) in shares.iter().enumerate() {
             let k = counts.pooled(code);
             items += k;
             sum += k as f64 * f64::from(correct) / f64::from(n);
         }
-        out[0] = (items > 0).then(|| sum / items as f64);
-    })?;
-    Ok(draws[0].estimate(level))
+        (items > 0).then(|| sum / items as f64)
+    })
 }
 
 /// Paired bootstrap of SCR(first) − SCR(second): two Serial arms against the same Native run
@@ -124,7 +136,7 @@ where
             )
         }),
     )?;
-    let draws = bootstrap(&sample, cfg, 1, |counts, out| {
+    one_statistic(&sample, cfg, level, |counts| {
         let (mut den, mut first, mut second) = (0u64, 0u64, 0u64);
         for code in (0..8).filter(|c| c & 1 == 1) {
             let k = counts.pooled(code);
@@ -136,22 +148,14 @@ where
                 second += k;
             }
         }
-        out[0] = (den > 0).then(|| (first as f64 - second as f64) / den as f64);
-    })?;
-    Ok(draws[0].estimate(level))
+        (den > 0).then(|| (first as f64 - second as f64) / den as f64)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cfg(draws: u32, threads: usize) -> BootstrapConfig {
-        BootstrapConfig {
-            draws,
-            seed: 7,
-            threads,
-        }
-    }
+    use crate::bootstrap::tests::cfg;
 
     #[test]
     fn paired_differences() {

@@ -88,6 +88,14 @@ fn read_log(logs: &Path, name: &str) -> String {
     std::fs::read_to_string(logs.join(name)).unwrap_or_default()
 }
 
+/// Wait for the run to end, required with exit 0: its stderr.
+fn exits_0(child: &mut Child, logs: &Path) -> String {
+    let status = child.wait().unwrap();
+    let (stdout, stderr) = (read_log(logs, "stdout"), read_log(logs, "stderr"));
+    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    stderr
+}
+
 /// Wait until `ready` holds, while the run goes on.
 fn wait_for(child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -137,12 +145,7 @@ fn sigterm_finishes_the_items_in_flight_and_the_run_resumes() {
         .status()
         .unwrap();
     assert!(sent.success());
-    let status = child.wait().unwrap();
-    let (stdout, stderr) = (
-        read_log(dir.path(), "stdout"),
-        read_log(dir.path(), "stderr"),
-    );
-    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    let stderr = exits_0(&mut child, dir.path());
     assert!(stderr.contains("stopping (SIGTERM)"), "{stderr}");
     let m = manifest(&run_dir);
     assert_eq!(m["status"]["state"], "stopped", "{m}");
@@ -242,12 +245,7 @@ fn a_full_disk_pauses_the_run_until_there_is_room() {
         "{logged} error lines in 3 s of a full disk"
     );
     disk.resize(64 * 1024);
-    let status = child.wait().unwrap();
-    let (stdout, stderr) = (
-        read_log(dir.path(), "stdout"),
-        read_log(dir.path(), "stderr"),
-    );
-    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    let stderr = exits_0(&mut child, dir.path());
     assert!(stderr.contains("writing again"), "{stderr}");
     assert_eq!(manifest(&run_dir)["status"]["state"], "completed");
     assert_complete(&run_dir);
@@ -310,12 +308,7 @@ fn blocked_outputs_over_their_byte_budget_hold_the_requests_back() {
     assert_eq!(requests(), settled, "requests were answered while held");
     assert!(child.try_wait().unwrap().is_none(), "the run did not wait");
     disk.resize(64 * 1024);
-    let status = child.wait().unwrap();
-    let (stdout, stderr) = (
-        read_log(dir.path(), "stdout"),
-        read_log(dir.path(), "stderr"),
-    );
-    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    let stderr = exits_0(&mut child, dir.path());
     assert!(stderr.contains("model requests go on"), "{stderr}");
     println!("held at {settled:?} answered requests while the disk was full");
     assert_eq!(manifest(&run_dir)["status"]["state"], "completed");

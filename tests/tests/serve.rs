@@ -66,6 +66,22 @@ impl Process {
         Process { child, lines, log }
     }
 
+    /// `choice2seq run CFG` into `run_dir`, quiet, serving its monitor on a free loopback port
+    /// and lingering up to 600 s after the run ends.
+    fn serve_run(cfg: &Path, run_dir: &Path) -> Process {
+        Process::start(&[
+            "run",
+            &cfg.display().to_string(),
+            "--run-dir",
+            &run_dir.display().to_string(),
+            "--quiet",
+            "--serve",
+            "127.0.0.1:0",
+            "--serve-linger",
+            "600",
+        ])
+    }
+
     /// The monitor's `host:port`, from the line the process prints when it starts serving.
     fn address(&self) -> String {
         let deadline = Instant::now() + WAIT;
@@ -304,17 +320,7 @@ fn a_served_run_is_watched_live_scraped_and_probed() {
         ),
     );
     let run_dir = dir.path().join("run");
-    let run = Process::start(&[
-        "run",
-        &cfg.display().to_string(),
-        "--run-dir",
-        &run_dir.display().to_string(),
-        "--quiet",
-        "--serve",
-        "127.0.0.1:0",
-        "--serve-linger",
-        "600",
-    ]);
+    let run = Process::serve_run(&cfg, &run_dir);
     let addr = run.address();
 
     // Scrape /metrics every 100 ms until the run has ended.
@@ -747,17 +753,7 @@ fn stalled_consumers_hold_up_neither_the_run_nor_the_monitor_for_long() {
         ),
     );
     let run_dir = dir.path().join("run");
-    let run = Process::start(&[
-        "run",
-        &cfg.display().to_string(),
-        "--run-dir",
-        &run_dir.display().to_string(),
-        "--quiet",
-        "--serve",
-        "127.0.0.1:0",
-        "--serve-linger",
-        "600",
-    ]);
+    let run = Process::serve_run(&cfg, &run_dir);
     let addr = run.address();
     let stalled_at = Instant::now();
     let stalled: Vec<std::net::TcpStream> = (0..80)

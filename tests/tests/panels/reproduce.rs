@@ -3,6 +3,37 @@
 
 use c2s_sinks::read_trajectories;
 
+/// A command's output, required to be a success: its stderr.
+fn succeeded(out: std::process::Output) -> String {
+    let (stdout, stderr) = c2s_e2e::text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    stderr
+}
+
+/// `choice2seq reproduce ARGS…`, required to succeed: its stderr.
+fn reproduce_ok(args: &[&str]) -> String {
+    succeeded(c2s_e2e::run(args))
+}
+
+/// `reproduce EXHIBIT` on two simulated models into `runs`, two items per source, 99 draws.
+fn two_models(exhibit: &str, runs: &str) -> std::process::Output {
+    c2s_e2e::run(&[
+        "reproduce",
+        exhibit,
+        "--simulated",
+        "--model",
+        "a.gguf",
+        "--model",
+        "b.gguf",
+        "--runs",
+        runs,
+        "--limit",
+        "2",
+        "--draws",
+        "99",
+    ])
+}
+
 /// `choice2seq reproduce table1` on the default model: it derives each panel's config (this
 /// model, one item per source, 99 draws), runs table1-code and table1-direct, and writes Table
 /// 1's layout with the paper's rows beside ours; a second call reuses the complete runs.
@@ -24,9 +55,7 @@ fn reproduce_table1_runs_its_panels_and_writes_the_papers_layout() {
         "--draws",
         "99",
     ];
-    let out = c2s_e2e::run(&args);
-    let (stdout, stderr) = c2s_e2e::text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    reproduce_ok(&args);
     for panel in ["table1-code", "table1-direct"] {
         let derived = std::fs::read_to_string(runs.join(format!("configs/{panel}.toml"))).unwrap();
         assert!(
@@ -52,9 +81,7 @@ fn reproduce_table1_runs_its_panels_and_writes_the_papers_layout() {
         assert!(md.contains(want), "missing {want:?} in\n{md}");
     }
     assert!(runs.join("table1.html").exists());
-    let again = c2s_e2e::run(&args);
-    let (_, stderr) = c2s_e2e::text(&again);
-    assert!(again.status.success(), "{stderr}");
+    let stderr = reproduce_ok(&args);
     assert_eq!(
         stderr.matches("reusing the complete run").count(),
         2,
@@ -70,29 +97,8 @@ fn reproduce_compares_several_models_in_one_exhibit() {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs");
     let runs_arg = runs.display().to_string();
-    // `reproduce EXHIBIT` on two simulated models, two items per source, 99 draws.
-    let call = |exhibit: &str| {
-        let args = [
-            "reproduce",
-            exhibit,
-            "--simulated",
-            "--model",
-            "a.gguf",
-            "--model",
-            "b.gguf",
-            "--runs",
-            &runs_arg,
-            "--limit",
-            "2",
-            "--draws",
-            "99",
-        ];
-        c2s_e2e::run(&args)
-    };
     let reproduce = |exhibit: &str| {
-        let out = call(exhibit);
-        let (stdout, stderr) = c2s_e2e::text(&out);
-        assert!(out.status.success(), "{stdout}\n{stderr}");
+        let stderr = succeeded(two_models(exhibit, &runs_arg));
         let md = std::fs::read_to_string(runs.join(format!("{exhibit}.md"))).unwrap();
         (md, stderr)
     };
@@ -134,7 +140,7 @@ fn reproduce_compares_several_models_in_one_exhibit() {
         serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
     recorded["config"]["arms"].as_array_mut().unwrap().pop();
     std::fs::write(&manifest, recorded.to_string()).unwrap();
-    let out = call("tableD1");
+    let out = two_models("tableD1", &runs_arg);
     let (_, stderr) = c2s_e2e::text(&out);
     assert!(!out.status.success(), "{stderr}");
     assert!(
@@ -176,9 +182,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
         "--draws",
         "99",
     ];
-    let out = c2s_e2e::run(&args);
-    let (stdout, stderr) = c2s_e2e::text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let stderr = reproduce_ok(&args);
     // table1-code and table1-direct feed Table 1 and Table D1; semantic-bridge Tables 2 and B2.
     assert_eq!(
         stderr.matches("table1-code: running").count(),
@@ -550,7 +554,7 @@ fn reproduce_all_writes_every_exhibits_layout_from_small_simulated_runs() {
     ];
     for (name, wants) in exhibits {
         let md = std::fs::read_to_string(runs.join(format!("{name}.md")))
-            .unwrap_or_else(|e| panic!("{name}.md: {e}\n{stdout}"));
+            .unwrap_or_else(|e| panic!("{name}.md: {e}\n{stderr}"));
         for want in wants {
             assert!(md.contains(want), "{name}: missing {want:?} in\n{md}");
         }

@@ -548,22 +548,11 @@ pub fn readout_rows(
             let (parents, mean) =
                 item_intervals::within_item_mean(side.iter().copied(), |t| t.correct, stats)?;
             row.parents = row.parents.or(Some(parents));
-            row.accuracy[e] = unsigned_interval(mean);
+            row.accuracy[e] = percent_interval(mean);
         }
         out.push(row);
     }
     Ok(out)
-}
-
-/// A share with its interval in percent, `83.3 [70.0, 93.3]`.
-fn unsigned_interval(d: Option<super::union_gain::Interval>) -> String {
-    match d {
-        Some((v, Some(lo), Some(hi))) => {
-            format!("{:.1} [{:.1}, {:.1}]", 100.0 * v, 100.0 * lo, 100.0 * hi)
-        }
-        Some((v, _, _)) => format!("{:.1}", 100.0 * v),
-        None => UNDEFINED.to_string(),
-    }
 }
 
 /// Figure 6's numbers: one table per domain (the figure's panels), then the symbolic records.

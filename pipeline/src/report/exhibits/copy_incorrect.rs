@@ -32,7 +32,7 @@ use super::copy_fidelity::{
     table, DifferenceRow, FidelityRow, Layout, DIFFERENCE_NOTE, GOLD_COPY, INCORRECT_COPY,
     PAPER_PARENTS,
 };
-use super::union_gain::Interval;
+use super::item_intervals::Interval;
 use super::{differences, item_intervals, paper_domain, percent_interval, pp_diff, run_of};
 use super::{Count, PanelRun};
 use crate::report::doc::Doc;

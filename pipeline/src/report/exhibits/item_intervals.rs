@@ -8,7 +8,9 @@ use anyhow::Context;
 use c2s_records::Trajectory;
 use c2s_stats::{em_rate, mean_share, paired_em_difference, Estimate, StatsConfig};
 
-use super::union_gain::Interval;
+/// An estimate with its interval, `(value, low, high)`; a bound is `None` where the
+/// interval is undefined.
+pub type Interval = (f64, Option<f64>, Option<f64>);
 
 /// A trajectory's item key: its domain and item id (item ids are unique within a bank).
 fn item_key(t: &Trajectory) -> String {

@@ -472,12 +472,12 @@ impl PanelRun {
     /// computes its metric rows, contrasts and its own tables from this.
     pub fn load(&self) -> anyhow::Result<LoadedRun> {
         let stats = crate::rundir::runs_stats_config(&self.run_dirs)?;
-        let (mut outcomes, mut trajectories) = (Vec::new(), Vec::new());
-        for dir in &self.run_dirs {
-            let (o, t) = crate::rundir::read_run(dir)?;
-            outcomes.extend(o);
-            trajectories.extend(t);
-        }
+        // Several models' runs are read as `report` reads them (with its check that they pair
+        // the same items).
+        let (outcomes, trajectories) = match self.run_dirs.as_slice() {
+            [one] => crate::rundir::read_run(one)?,
+            several => crate::rundir::read_runs(several)?,
+        };
         Ok(LoadedRun {
             run_dirs: self.run_dirs.clone(),
             stats,

@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use c2s_records::Trajectory;
 use c2s_stats::{MetricRow, StatsConfig};
 
-use super::union_gain::Interval;
+use super::item_intervals::Interval;
 use super::PanelRun;
 use super::{differences, item_intervals, paper_domain, percent_interval, pp_diff, run_of};
 use crate::report::doc::{Doc, Table};

@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use c2s_records::PairedOutcome;
 use c2s_stats::{paired_em_difference, MetricRow, StatsConfig};
 
+use super::item_intervals::Interval;
 use super::support::{FULL_ARM, PAPER_D5, PAPER_ITEMS, UNION_ARM};
 use super::{
     differences, paper_domain, percent_interval, pp_diff, run_of, signed1, starred, PanelRun,
@@ -40,9 +41,6 @@ pub const NATIVE_ARM: &str = "Native/code";
 
 /// The figure's domains, in its panel order ((a, c) arithmetic, (b, d) lexical).
 pub const DOMAINS: [&str; 2] = ["math", "lexical"];
-
-/// An estimate with its optional interval (fractions).
-pub type Interval = (f64, Option<f64>, Option<f64>);
 
 /// Figure 11's numbers for one paper model and domain, derived from Table D5's counts.
 #[derive(Debug, Clone, Copy, PartialEq)]
