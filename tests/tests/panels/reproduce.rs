@@ -147,6 +147,21 @@ fn reproduce_compares_several_models_in_one_exhibit() {
         stderr.contains("table1-code was run with other arms than"),
         "{stderr}"
     );
+    // A paper model that does not exist is refused before any work.
+    let out = c2s_e2e::run(&[
+        "reproduce",
+        "table1",
+        "--against",
+        "GPT-9",
+        "--runs",
+        &runs_arg,
+    ]);
+    let (_, stderr) = c2s_e2e::text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--against GPT-9: not a model of the paper"),
+        "{stderr}"
+    );
     // Two models under one directory name are refused before any work.
     let out = c2s_e2e::run(&[
         "reproduce",
