@@ -163,6 +163,11 @@ pub struct ModelSection {
     /// the one-at-a-time baseline of `bench inference`). Answers are the same either way.
     #[serde(default = "yes")]
     pub prefix_reuse: bool,
+    /// How the prefix engine holds the linear weights: `f32` (default, exact) or `bf16` (a
+    /// named mode: half the memory, products on the CPU's bf16 units; recorded in the model
+    /// identity as `prefix/bf16`).
+    #[serde(default)]
+    pub dtype: c2s_records::WeightDtype,
     /// `[model.mistralrs]`: how the mistral.rs engine runs the model.
     #[serde(default)]
     pub mistralrs: MistralRsSection,
@@ -307,6 +312,17 @@ impl ModelSection {
             }
             (Some(o), true) => o.check()?,
             (None, false) => {}
+        }
+        if self.dtype != c2s_records::WeightDtype::F32 && self.engine != EngineKind::Prefix {
+            return Err((
+                "model.dtype".into(),
+                format!(
+                    "`{}` is a mode of the prefix engine, but the engine is `{}` (mistral.rs has \
+                     [model.mistralrs] dtype)",
+                    self.dtype.name(),
+                    self.engine
+                ),
+            ));
         }
         let no_path = self.path.as_os_str().is_empty() && self.hf.is_none();
         if no_path && !self.engine.is_remote() && !self.engine.is_simulated() {

@@ -147,6 +147,23 @@ fn bad_values_name_the_field() {
         "engine = \"simulated\"\n[model.mistralrs]\ndtype = \"q4\"",
     ));
     assert_eq!(e.field, "model.mistralrs.dtype");
+    // `[model] dtype`: f32 or bf16, a mode of the prefix engine only.
+    let e = error_of(&MINIMAL.replace(
+        "engine = \"simulated\"",
+        "engine = \"simulated\"\ndtype = \"f16\"",
+    ));
+    assert_eq!(e.field, "model.dtype");
+    let e = error_of(&MINIMAL.replace(
+        "engine = \"simulated\"",
+        "engine = \"simulated\"\ndtype = \"bf16\"",
+    ));
+    assert_eq!(e.field, "model.dtype");
+    assert!(e.message.contains("prefix engine"), "{e}");
+    let ok = parse_text(&MINIMAL.replace(
+        "engine = \"simulated\"",
+        "engine = \"simulated\"\ndtype = \"f32\"",
+    ));
+    assert!(ok.is_ok_and(|c| c.model.dtype == c2s_records::WeightDtype::F32));
     let e = error_of(&MINIMAL.replace("arithmetic-dev", "nope"));
     assert_eq!(e.field, "sources[0].path");
     let e = error_of(&format!("{MINIMAL}\n[stats]\nlevel = 1.5\n"));

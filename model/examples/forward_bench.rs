@@ -1,16 +1,40 @@
 //! Times one forward pass of the prefix engine's model and the matmuls it is made of.
-//! `cargo run --release -p c2s-model --example forward_bench -- MODEL.gguf`
+//! `cargo run --release -p c2s-model --example forward_bench -- MODEL.gguf [f32|bf16]`
 
 use std::time::Instant;
 
-use c2s_model::engines::prefix::transformer::{SeqInput, Transformer};
+use c2s_model::engines::prefix::transformer::{SeqInput, Transformer, WeightDtype};
 use candle_core::{Device, Tensor};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "models/SmolLM2-135M-Instruct.Q4_1.gguf".into());
-    let model = Transformer::load(std::path::Path::new(&path))?;
+    let dtype = match std::env::args().nth(2).as_deref() {
+        None | Some("f32") => WeightDtype::F32,
+        Some("bf16") => WeightDtype::Bf16,
+        Some(other) => return Err(format!("dtype {other}: f32 or bf16").into()),
+    };
+    let model = Transformer::load_as(std::path::Path::new(&path), dtype)?;
+    println!(
+        "{path}: {} weights, {} MiB",
+        dtype.name(),
+        model.weight_bytes() >> 20
+    );
+    if dtype == WeightDtype::Bf16 {
+        use c2s_model::engines::prefix::bf16::{product_gflops, Bf16Family};
+        let c = &model.config;
+        for family in Bf16Family::available() {
+            println!(
+                "bf16 {} kernels, 256×{}×{}: {:.1} GFLOP/s",
+                family.name(),
+                c.hidden,
+                2 * c.ffn,
+                product_gflops(family, 256, c.hidden, 2 * c.ffn, 0.5)
+            );
+        }
+        println!("bf16 kernels chosen: {}", model.bf16_kernels().name());
+    }
     let tokens: Vec<u32> = (0..256u32).map(|i| 100 + i * 7).collect();
     for round in 0..3 {
         let t = Instant::now();

@@ -25,6 +25,7 @@ pub mod outage;
 pub mod service;
 pub mod tokenizer;
 
+pub use c2s_records::WeightDtype;
 pub use engine::{
     log_softmax, normalize_logprobs, ContinuousEngine, Engine, EngineAnswer, EngineJob,
     EngineStats, GenerateJob, GenerateOutput, HubIdentity, ModelIdentity, PromptSpec, ScoreJob,
@@ -37,7 +38,7 @@ pub use engines::openai::{
     probe as probe_server, GenerationEndpoint, OpenAiEngine, OpenAiSettings, ScoringMethod,
     ServerInfo, OPENAI_ENGINE,
 };
-pub use engines::prefix::{PrefixEngine, PrefixEngineConfig, PREFIX_ENGINE};
+pub use engines::prefix::{prefix_engine_name, PrefixEngine, PrefixEngineConfig, PREFIX_ENGINE};
 pub use engines::simulated::SimulatedEngine;
 pub use error::EngineError;
 pub use identity::{load_tokenizer, model_identity};

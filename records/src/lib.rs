@@ -5,6 +5,7 @@
 pub mod arm;
 pub mod coverage;
 pub mod dialogue;
+pub mod dtype;
 pub mod geometry;
 pub mod item;
 pub mod metric;
@@ -28,6 +29,7 @@ pub use dialogue::{
     FieldTurn, Perturbation, PriorMode, SchemaValue, DONTCARE, FIELD_ORDER_SEED, INTENT_FIELD,
     NONE_INTENT, UNSET,
 };
+pub use dtype::WeightDtype;
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{
     ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Operation,

@@ -114,6 +114,58 @@ fn model_render_prints_the_prompt_its_token_ids_and_tokens() {
     assert!(stderr.contains("no chat template"), "{stderr}");
 }
 
+/// `model render --time` and `--run`: a template that prints the date (Llama 3.2's official
+/// one) renders the date given, or the one a run recorded, so the text equals that run's
+/// `prompts/` row; a bad time or a directory that is not a run exits 2, named.
+#[test]
+fn model_render_takes_the_template_time_of_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let hf = dir.path().join("hf");
+    let m = model_path().display().to_string();
+    let out = run(&["model", "export-tokenizer", &m, &hf.display().to_string()]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let cfg_path = hf.join("tokenizer_config.json");
+    let mut cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["chat_template"] = Value::String(
+        std::fs::read_to_string(
+            repo_root().join("model/tests/fixtures/chat_templates/llama-3.2.jinja"),
+        )
+        .unwrap(),
+    );
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let h = hf.display().to_string();
+    let rendered = |extra: &[&str]| {
+        let mut args = vec!["model", "render", &h, "--user", "hi", "--json"];
+        args.extend(extra);
+        let out = run(&args);
+        let (stdout, stderr) = text(&out);
+        (out.status.code(), stdout, stderr)
+    };
+    let (code, stdout, stderr) = rendered(&["--time", "2026-07-26T10:30:00+02:00"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Today Date: 26 Jul 2026"), "{stdout}");
+    let run_dir = dir.path().join("run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let manifest = serde_json::json!({
+        "format": 1, "run": "r", "started_at_ms": 0, "updated_at_ms": 0, "config": {},
+        "model": {}, "chat_template_time": "2025-03-09T08:00:00+00:00", "crate_version": "0"
+    });
+    std::fs::write(run_dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let (code, stdout, stderr) = rendered(&["--run", &run_dir.display().to_string()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Today Date: 09 Mar 2025"), "{stdout}");
+    let (code, _, stderr) = rendered(&["--time", "yesterday"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--time") && stderr.contains("RFC 3339"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = rendered(&["--run", &hf.display().to_string()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("no manifest.json"), "{stderr}");
+}
+
 /// Every prompt row once, by key.
 fn prompts_by_key(run_dir: &Path) -> BTreeMap<String, PromptRow> {
     let rows = read_prompts(&run_dir.join("prompts")).unwrap();

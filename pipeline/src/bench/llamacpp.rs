@@ -4,8 +4,15 @@
 //! the other on the same cores. The replay is the plain loop a user would write: one request at
 //! a time, keeping the keys/values of the prefix shared with the previous request. Both sides
 //! score the same token ids: the prompts are rendered and tokenized here with the run's own
-//! tokenizer and chat template. Prints both requests/s and computed tokens, the agreement
-//! (argmax, max |Δp|) and the ratio.
+//! tokenizer and chat template.
+//!
+//! **A fair replay computes the tokens we compute.** The requests are replayed sorted by their
+//! prompt tokens, so each shares with the one before it the longest prefix any earlier request
+//! offers: a previous-prefix loop in that order computes each distinct prefix once, what the
+//! pipeline's prefix trie computes (in the order the run recorded them, the loop recomputed a
+//! quarter more tokens and so looked slower than it is). Prints both requests/s and both
+//! computed-token counts (a difference over 1% is a warning), the agreement (argmax, max |Δp|)
+//! and the ratio.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +26,9 @@ use serde::Deserialize;
 pub enum Reference {
     /// llama.cpp through llama-cpp-python (`scripts/fetch-llamacpp.sh`).
     Llamacpp,
+    /// The prefix engine itself with bf16 weights (`[model] dtype = "bf16"`): the same panel
+    /// again, side by side with (b)'s f32 (`bench/bf16.rs`).
+    PrefixBf16,
 }
 
 /// What the replay reports (`scripts/llamacpp-replay.py`'s output).
@@ -43,7 +53,7 @@ pub struct Agreement {
 }
 
 /// Index of the largest probability (the first on ties, as the pipeline's choice).
-fn argmax(p: &[f64]) -> Option<usize> {
+pub(super) fn argmax(p: &[f64]) -> Option<usize> {
     p.iter()
         .enumerate()
         .fold(None, |best: Option<(usize, f64)>, (i, &v)| match best {
@@ -92,7 +102,7 @@ fn llamacpp_python() -> anyhow::Result<PathBuf> {
 }
 
 /// Write the scored requests of `run_dir` as the replay's input (their prompts and options as
-/// token ids of `model`'s tokenizer), in the order the run recorded them; returns their
+/// token ids of `model`'s tokenizer), sorted by prompt tokens (module doc); returns their
 /// probabilities as the run answered them.
 fn write_requests(
     run_dir: &Path,
@@ -107,6 +117,7 @@ fn write_requests(
         std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?,
     );
     let mut ours = HashMap::new();
+    let mut lines = Vec::new();
     for r in requests.iter().filter(|r| r.error.is_none()) {
         let Some(p) = &r.probabilities else { continue };
         let prompt = tok.prompt_tokens(&c2s_model::PromptSpec {
@@ -115,9 +126,13 @@ fn write_requests(
             assistant_prefix: r.assistant_prefix.clone(),
         })?;
         let options = tok.option_tokens(&r.option_codes)?;
-        let line = serde_json::json!({"id": r.request_id, "prompt": prompt, "options": options});
-        writeln!(file, "{line}")?;
+        lines.push((prompt, options, r.request_id.clone()));
         ours.insert(r.request_id.clone(), p.clone());
+    }
+    lines.sort();
+    for (prompt, options, id) in lines {
+        let line = serde_json::json!({"id": id, "prompt": prompt, "options": options});
+        writeln!(file, "{line}")?;
     }
     file.flush()?;
     Ok(ours)
@@ -137,8 +152,8 @@ pub fn compare(
     let ours = write_requests(run_dir, model, &input)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!(
-        "llama.cpp: replaying {} scored requests one at a time, reusing the previous request's \
-         prefix ({threads} threads) …",
+        "llama.cpp: replaying {} scored requests one at a time, sorted by prompt, reusing the \
+         previous request's prefix ({threads} threads) …",
         ours.len()
     );
     let status = Command::new(&python)
@@ -170,7 +185,7 @@ pub fn compare(
         ours_computed_tokens as f64 / ours_seconds.max(1e-9)
     );
     println!(
-        "| llama.cpp {} loop, previous-prefix reuse, {} threads | {} | {:.1} | {:.2} | {} | {:.0} |",
+        "| llama.cpp {} loop, sorted, previous-prefix reuse, {} threads | {} | {:.1} | {:.2} | {} | {:.0} |",
         replay.llama_cpp,
         replay.threads,
         replay.requests,
@@ -185,6 +200,18 @@ pub fn compare(
          the dataflow, llama.cpp's excludes its {:.1} s load",
         (n / ours_seconds.max(1e-9)) / (replay.requests as f64 / replay.seconds.max(1e-9)),
         replay.load_seconds
+    );
+    let token_ratio = replay.computed_tokens as f64 / (ours_computed_tokens as f64).max(1.0);
+    println!(
+        "computed tokens: llama.cpp {} / choice2seq {} = {token_ratio:.3}{}",
+        replay.computed_tokens,
+        ours_computed_tokens,
+        if (token_ratio - 1.0).abs() > 0.01 {
+            " (WARNING: the two sides computed more than 1% different numbers of tokens, so \
+             the ratio above is not only per-token speed)"
+        } else {
+            ""
+        }
     );
     println!(
         "agreement: {} requests compared, same argmax on {}, max |Δp| = {:.3} (llama.cpp's \

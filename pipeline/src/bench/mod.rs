@@ -9,6 +9,7 @@
 //! two runs' Parquet outputs that (b) answered exactly what (a) answered.
 
 mod backpressure;
+mod bf16;
 mod engine;
 mod llamacpp;
 mod serve;
@@ -100,10 +101,11 @@ pub struct InferenceBench {
     /// its `[inference]` batch size is replaced by `--max-batch`.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Replay (b)'s scored requests through another engine after it, on the same cores, and
-    /// print both speeds and their agreement (`llamacpp`: `scripts/fetch-llamacpp.sh`'s venv).
+    /// Run (b)'s scored requests through another engine after it, on the same cores, and
+    /// print both speeds and their agreement (`llamacpp`: `scripts/fetch-llamacpp.sh`'s venv;
+    /// `prefix-bf16`: the prefix engine with bf16 weights). Repeat for several.
     #[arg(long, value_enum)]
-    against: Option<llamacpp::Reference>,
+    against: Vec<llamacpp::Reference>,
 }
 
 /// A memory field of `/proc/PID/status` (`VmRSS:`, `VmHWM:`, …) in KiB; `pid` None: this
@@ -173,7 +175,22 @@ pub(super) fn run_mode(
     one_at_a_time: bool,
     serve: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<ModeResult> {
+    run_mode_as(bench, config, run_dir, one_at_a_time, serve, None)
+}
+
+/// [`run_mode`] with the prefix engine's weights held as `dtype` (None: as configured).
+pub(super) fn run_mode_as(
+    bench: &InferenceBench,
+    config: &Path,
+    run_dir: PathBuf,
+    one_at_a_time: bool,
+    serve: Option<std::net::SocketAddr>,
+    dtype: Option<c2s_model::WeightDtype>,
+) -> anyhow::Result<ModeResult> {
     let mut cfg = c2s_config::load(config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(dtype) = dtype {
+        cfg.model.dtype = dtype;
+    }
     cfg.serve = serve.map(|address| c2s_config::ServeSection {
         address,
         linger_seconds: 0.0,
@@ -264,6 +281,31 @@ pub(super) fn prepare(bench: &InferenceBench) -> anyhow::Result<BenchWork> {
     })
 }
 
+/// The header of the table [`print_row`] fills.
+fn print_header() {
+    println!("| path | trajectories | requests | model calls | wall s | requests/s | prompt tokens | computed tokens | engine prompt tok/s | effective prompt tok/s | peak RSS MiB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+}
+
+/// One pass as a row of the table.
+fn print_row(name: &str, m: &ModeResult) {
+    let r = &m.report;
+    let e = &r.engine.engine;
+    println!(
+        "| {name} | {} | {} | {} | {:.1} | {:.2} | {} | {} | {:.0} | {:.0} | {:.0} |",
+        r.trajectories,
+        r.requests,
+        m.model_calls,
+        r.elapsed,
+        r.requests as f64 / r.elapsed.max(1e-9),
+        e.prompt_tokens,
+        e.computed_tokens,
+        e.computed_tokens as f64 / e.forward_seconds.max(1e-9),
+        e.prompt_tokens as f64 / r.elapsed.max(1e-9),
+        m.peak_rss_kb as f64 / 1024.0
+    );
+}
+
 fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     let BenchWork { _tmp, work, config } = prepare(&bench)?;
     let a = if bench.only_batched {
@@ -274,36 +316,21 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     };
     eprintln!("(b) batching, prefix reuse, de-duplication …");
     let b = run_mode(&bench, &config, work.join("run-b"), false, None)?;
-    let row = |name: &str, m: &ModeResult| {
-        let r = &m.report;
-        let e = &r.engine.engine;
-        println!(
-            "| {name} | {} | {} | {} | {:.1} | {:.2} | {} | {} | {:.0} | {:.0} | {:.0} |",
-            r.trajectories,
-            r.requests,
-            m.model_calls,
-            r.elapsed,
-            r.requests as f64 / r.elapsed.max(1e-9),
-            e.prompt_tokens,
-            e.computed_tokens,
-            e.computed_tokens as f64 / e.forward_seconds.max(1e-9),
-            e.prompt_tokens as f64 / r.elapsed.max(1e-9),
-            m.peak_rss_kb as f64 / 1024.0
-        );
-    };
     println!();
-    println!("| path | trajectories | requests | model calls | wall s | requests/s | prompt tokens | computed tokens | engine prompt tok/s | effective prompt tok/s | peak RSS MiB |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    print_header();
     if let Some(a) = &a {
-        row("(a) one at a time, full prompts", a);
+        print_row("(a) one at a time, full prompts", a);
     }
-    row("(b) batched, prefix reuse, dedup", &b);
+    print_row("(b) batched, prefix reuse, dedup", &b);
     println!();
     println!("wall s includes model loading; engine prompt tok/s = computed tokens / seconds in forward passes");
     if bench.engine == c2s_config::EngineKind::Prefix {
         print_f32_limit(&bench.model, &b)?;
     }
-    if let Some(llamacpp::Reference::Llamacpp) = bench.against {
+    if bench.against.contains(&llamacpp::Reference::PrefixBf16) {
+        bf16::compare(&bench, &config, &work, &b)?;
+    }
+    if bench.against.contains(&llamacpp::Reference::Llamacpp) {
         // The model (b) ran: the config's when one was given.
         let model = match &bench.config {
             Some(c) => c2s_config::load(c)
@@ -406,13 +433,7 @@ struct Agreement {
 /// scored request, and every trajectory's output.
 fn compare_runs(a: &Path, b: &Path) -> anyhow::Result<Agreement> {
     use c2s_sinks::read::{read_request_answers, read_trajectory_records};
-    let answers_a: HashMap<String, Vec<f64>> = read_request_answers(&a.join("requests"))?
-        .into_iter()
-        .filter_map(|(_, r)| match r.answer {
-            Answer::Scored { probabilities, .. } => Some((r.request_id, probabilities)),
-            _ => None,
-        })
-        .collect();
+    let answers_a = scored_probabilities(a)?;
     let mut out = Agreement {
         compared: 0,
         max_diff: 0.0,
@@ -444,6 +465,19 @@ fn compare_runs(a: &Path, b: &Path) -> anyhow::Result<Agreement> {
     out.outputs_differ = tb.iter().filter(|(k, v)| ta.get(*k) != Some(*v)).count()
         + ta.keys().filter(|k| !tb.contains_key(*k)).count();
     Ok(out)
+}
+
+/// The option probabilities of every scored request of a run directory, by request id.
+fn scored_probabilities(run_dir: &Path) -> anyhow::Result<HashMap<String, Vec<f64>>> {
+    Ok(
+        c2s_sinks::read::read_request_answers(&run_dir.join("requests"))?
+            .into_iter()
+            .filter_map(|(_, r)| match r.answer {
+                Answer::Scored { probabilities, .. } => Some((r.request_id, probabilities)),
+                _ => None,
+            })
+            .collect(),
+    )
 }
 
 /// A synthetic outcome: item `i` of a panel (64 items per length, lengths 3..8).

@@ -34,6 +34,15 @@ pub enum ModelCommand {
         /// Print one JSON object {prompt, token_ids, tokens} (tokens: vocabulary pieces).
         #[arg(long)]
         json: bool,
+        /// What the template's `strftime_now` reports, as RFC 3339 (`2026-07-26T10:30:00+02:00`);
+        /// default: now. Templates that print the date (Llama 3.x, Mistral Small, gpt-oss,
+        /// Granite) then render as a run started at that time did.
+        #[arg(long, conflicts_with = "run")]
+        time: Option<String>,
+        /// Render with the template time a run recorded (its manifest's `chat_template_time`),
+        /// so the text equals that run's `prompts/` row.
+        #[arg(long)]
+        run: Option<PathBuf>,
     },
     /// Write the model's tokenizer as a Hugging Face directory's `tokenizer.json` and
     /// `tokenizer_config.json` (chat template, BOS/EOS), e.g. to pair a GGUF's exact tokenizer
@@ -70,15 +79,27 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<ExitCode> {
             user,
             assistant_prefix,
             json,
-        } => render(
-            &model,
-            &c2s_model::PromptSpec {
-                system,
-                user,
-                assistant_prefix,
-            },
-            json,
-        ),
+            time,
+            run,
+        } => {
+            let time = match template_time(time.as_deref(), run.as_deref()) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            render(
+                &model,
+                &c2s_model::PromptSpec {
+                    system,
+                    user,
+                    assistant_prefix,
+                },
+                time,
+                json,
+            )
+        }
         ModelCommand::ExportTokenizer { model, out } => {
             let tok = match c2s_model::load_tokenizer(&model) {
                 Ok(t) => t,
@@ -138,16 +159,51 @@ pub fn rendered_prompt(
     })
 }
 
+/// The template time `model render` uses: `--time`, else `--run`'s recorded one, else now.
+fn template_time(
+    time: Option<&str>,
+    run: Option<&Path>,
+) -> anyhow::Result<c2s_model::TemplateTime> {
+    if let Some(text) = time {
+        return c2s_model::TemplateTime::parse(text).map_err(|e| anyhow::anyhow!("--time: {e}"));
+    }
+    let Some(run) = run else {
+        return Ok(c2s_model::TemplateTime::now());
+    };
+    let manifest = c2s_sinks::read_manifest(run)
+        .with_context(|| format!("--run {}", run.display()))?
+        .with_context(|| {
+            format!(
+                "--run {}: no manifest.json (not a run directory)",
+                run.display()
+            )
+        })?;
+    crate::run::template_time(&crate::run::ResumeState {
+        manifest: Some(manifest),
+        ..Default::default()
+    })
+    .with_context(|| format!("--run {}", run.display()))
+}
+
 /// `choice2seq model render`: exit 2 for a model that cannot be read, has no chat template or
 /// whose template cannot render the messages.
-fn render(model: &Path, spec: &c2s_model::PromptSpec, json: bool) -> anyhow::Result<ExitCode> {
-    let tok = match c2s_model::load_tokenizer(model) {
+fn render(
+    model: &Path,
+    spec: &c2s_model::PromptSpec,
+    time: c2s_model::TemplateTime,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut tok = match c2s_model::load_tokenizer(model) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {}: {e}", model.display());
             return Ok(ExitCode::from(2));
         }
     };
+    if let Err(e) = tok.set_template_time(time) {
+        eprintln!("error: {}: {e}", model.display());
+        return Ok(ExitCode::from(2));
+    }
     if tok.chat_template().is_none() {
         eprintln!(
             "error: {}: the model has no chat template (the pipeline renders every prompt \

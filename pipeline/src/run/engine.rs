@@ -32,6 +32,7 @@ pub fn load_engine(
                     cache_bytes: cfg.model.cache_mb << 20,
                     prefix_reuse: cfg.model.prefix_reuse,
                     template_time: Some(template_time),
+                    dtype: cfg.model.dtype,
                     ..Default::default()
                 },
                 Some(identity.clone()),

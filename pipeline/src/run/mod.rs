@@ -39,7 +39,7 @@ use c2s_operators::sink_op::WriteHealth;
 use c2s_operators::Counters;
 
 pub use feed::PartitionProgress;
-pub use outputs::ResumeState;
+pub use outputs::{template_time, ResumeState};
 pub use shared::{Shared, StopCause};
 
 /// Options of `choice2seq run`.
@@ -96,7 +96,7 @@ pub fn model_identity(
         }
         #[cfg(feature = "openai")]
         c2s_config::EngineKind::Openai => return remote_identity(cfg, template_time),
-        c2s_config::EngineKind::Prefix => c2s_model::PREFIX_ENGINE.to_string(),
+        c2s_config::EngineKind::Prefix => c2s_model::prefix_engine_name(cfg.model.dtype),
         #[cfg(feature = "mistralrs")]
         c2s_config::EngineKind::Mistralrs => engine::mistralrs_settings(cfg).engine_name(),
         #[allow(unreachable_patterns)] // every engine is compiled in by default

@@ -7,28 +7,32 @@
 use gemm::Parallelism;
 use rayon::prelude::*;
 
-use super::kernels::{gemm_into, parallel, KernelFamily, View};
+use super::kernels::{gemm_into, parallel, View};
 use super::transformer::{LayerKv, Matrix, RopeStyle, SeqInput, SeqOutput, Transformer};
+use super::vexp::exp_in_place;
 use crate::error::EngineError;
 
-/// `out (rows × w.cols) = [out +] x (rows × w.rows) · w`, on every thread.
-fn matmul(
-    kernels: KernelFamily,
-    x: &[f32],
-    rows: usize,
-    w: &Matrix,
-    out: &mut [f32],
-    accumulate: bool,
-) {
-    gemm_into(
-        kernels,
-        out,
-        accumulate,
-        View::dense(x, rows, w.rows),
-        View::dense(&w.data, w.rows, w.cols),
-        1.0,
-        parallel(),
-    );
+impl Transformer {
+    /// `out (rows × w.cols) = [out +] x (rows × w.rows) · w`, on every thread: the f32 gemm
+    /// kernels, or the bf16 ones for a bf16 weight.
+    fn matmul(&self, x: &[f32], rows: usize, w: &Matrix, out: &mut [f32], accumulate: bool) {
+        match w {
+            Matrix::F32 {
+                data,
+                rows: k,
+                cols,
+            } => gemm_into(
+                self.kernels,
+                out,
+                accumulate,
+                View::dense(x, rows, *k),
+                View::dense(data, *k, *cols),
+                1.0,
+                parallel(),
+            ),
+            Matrix::Bf16(m) => m.product(self.bf16_kernels, x, rows, out, accumulate),
+        }
+    }
 }
 
 /// RMS norm of each `width`-wide row of `x` into `out`, in parallel over rows.
@@ -170,7 +174,7 @@ impl Transformer {
             .zip(seqs.iter().flat_map(|s| s.tokens.iter()))
         {
             let t = t as usize;
-            row.copy_from_slice(&self.embed[t * hidden..(t + 1) * hidden]);
+            self.embed.row_into(t, row);
         }
         let mut h = vec![0f32; total * hidden];
         let mut qkv = vec![0f32; total * qkv_width];
@@ -182,7 +186,7 @@ impl Transformer {
         let group = c.n_heads / c.n_kv_heads;
         for (li, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
-            matmul(self.kernels, &h, total, &layer.wqkv, &mut qkv, false);
+            self.matmul(&h, total, &layer.wqkv, &mut qkv, false);
             // Per row: the biases (Qwen2), the per-head query/key norms (Qwen3), then RoPE on
             // the query and key heads at the row's position.
             let style = c.arch.rope_style();
@@ -279,18 +283,23 @@ impl Transformer {
                 kv_out[si].push(kv);
             }
             // Residual connections are fused into the products (out += …).
-            matmul(self.kernels, &attn, total, &layer.wo, &mut x, true);
+            self.matmul(&attn, total, &layer.wo, &mut x, true);
             rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
-            matmul(self.kernels, &h, total, &layer.wgu, &mut gu, false);
+            self.matmul(&h, total, &layer.wgu, &mut gu, false);
             let ffn = c.ffn;
             act.par_chunks_mut(ffn)
                 .zip(gu.par_chunks(2 * ffn))
                 .for_each(|(a, g)| {
+                    // SiLU(gate) · up = gate / (1 + e^-gate) · up, the exponentials vectorised.
+                    for (a, &gate) in a.iter_mut().zip(&g[..ffn]) {
+                        *a = -gate;
+                    }
+                    exp_in_place(a);
                     for ((a, &gate), &up) in a.iter_mut().zip(&g[..ffn]).zip(&g[ffn..]) {
-                        *a = gate / (1.0 + (-gate).exp()) * up;
+                        *a = gate / (1.0 + *a) * up;
                     }
                 });
-            matmul(self.kernels, &act, total, &layer.wdown, &mut x, true);
+            self.matmul(&act, total, &layer.wdown, &mut x, true);
         }
         // Output head only for the requested rows.
         let mut wanted = Vec::new();
@@ -307,7 +316,7 @@ impl Transformer {
             let mut normed = vec![0f32; n * hidden];
             rms_norm(&sel, &self.output_norm, c.rms_eps, &mut normed);
             let mut logits = vec![0f32; n * c.vocab];
-            matmul(self.kernels, &normed, n, &self.head, &mut logits, false);
+            self.matmul(&normed, n, &self.head, &mut logits, false);
             logits_rows = logits.chunks_exact(c.vocab).map(<[f32]>::to_vec).collect();
         }
         let mut outputs = Vec::with_capacity(seqs.len());
@@ -388,11 +397,11 @@ impl Transformer {
             let visible = prefix_len + i + 1;
             let (seen, masked) = row.split_at_mut(visible);
             let max = seen.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-            let mut sum = 0f32;
             for v in seen.iter_mut() {
-                *v = (*v - max).exp();
-                sum += *v;
+                *v -= max;
             }
+            exp_in_place(seen);
+            let sum: f32 = seen.iter().sum();
             let inv = 1.0 / sum;
             for v in seen.iter_mut() {
                 *v *= inv;

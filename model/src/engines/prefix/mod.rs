@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use self::cache::{PrefixCache, PrefixMatch, BLOCK};
-use self::transformer::{LayerKv, SeqInput, Transformer};
+use self::transformer::{LayerKv, SeqInput, Transformer, WeightDtype};
 use crate::engine::{
     log_softmax, normalize_logprobs, ContinuousEngine, Engine, EngineStats, GenerateJob,
     GenerateOutput, ModelIdentity, PromptSpec, ScoreJob, ScoreOutput,
@@ -22,6 +22,7 @@ use crate::identity::{load_tokenizer, model_identity};
 use crate::tokenizer::template::TemplateTime;
 use crate::tokenizer::ModelTokenizer;
 
+pub mod bf16;
 pub mod cache;
 mod continuous;
 mod forward;
@@ -30,6 +31,7 @@ pub mod hf_config;
 pub mod kernels;
 pub mod rope;
 pub mod transformer;
+pub mod vexp;
 mod weights;
 
 /// Settings of the prefix engine.
@@ -43,6 +45,8 @@ pub struct PrefixEngineConfig {
     pub max_batch_tokens: usize,
     /// What the chat template's `strftime_now` reports (None: the time of loading).
     pub template_time: Option<TemplateTime>,
+    /// How the linear weights are held (f32 by default; bf16 is a named mode).
+    pub dtype: WeightDtype,
 }
 
 impl Default for PrefixEngineConfig {
@@ -52,12 +56,19 @@ impl Default for PrefixEngineConfig {
             cache_bytes: 1 << 30,
             max_batch_tokens: 4096,
             template_time: None,
+            dtype: WeightDtype::F32,
         }
     }
 }
 
-/// The engine name in model identities.
+/// The engine name in model identities (the f32 mode; [`prefix_engine_name`] for any).
 pub const PREFIX_ENGINE: &str = "prefix/f32";
+
+/// The engine name in model identities for weights held as `dtype`: `prefix/f32`,
+/// `prefix/bf16`.
+pub fn prefix_engine_name(dtype: WeightDtype) -> String {
+    format!("prefix/{}", dtype.name())
+}
 
 pub struct PrefixEngine {
     model: Transformer,
@@ -100,15 +111,24 @@ impl PrefixEngine {
         if let Some(t) = config.template_time {
             tokenizer.set_template_time(t)?;
         }
-        let model = Transformer::load(path)?;
-        tracing::info!(
-            kernels = model.kernels().name(),
-            "prefix engine: f32 products on the {} kernels",
-            model.kernels().name()
-        );
+        let model = Transformer::load_as(path, config.dtype)?;
+        match config.dtype {
+            WeightDtype::F32 => tracing::info!(
+                kernels = model.kernels().name(),
+                "prefix engine: f32 products on the {} kernels",
+                model.kernels().name()
+            ),
+            WeightDtype::Bf16 => tracing::info!(
+                kernels = model.bf16_kernels().name(),
+                weight_mib = model.weight_bytes() >> 20,
+                "prefix engine: bf16 weights ({} MiB), products on the {} kernels",
+                model.weight_bytes() >> 20,
+                model.bf16_kernels().name()
+            ),
+        }
         let identity = match identity {
             Some(i) => i,
-            None => model_identity(path, &tokenizer, PREFIX_ENGINE)?,
+            None => model_identity(path, &tokenizer, &prefix_engine_name(config.dtype))?,
         };
         let c = &model.config;
         let bytes_per_token = c.n_layers * 2 * c.kv_width() * 4;

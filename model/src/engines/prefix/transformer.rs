@@ -18,17 +18,19 @@
 //! inputs and outputs), its loading and the key/value block helpers; the forward pass itself
 //! ([`Transformer::forward`]) and its row-wise steps are in `forward.rs`.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use candle_core::Device;
 
+use super::bf16::{from_bf16, to_bf16, Bf16Family, Bf16Matrix};
 use super::gguf_config::gguf_config;
 use super::hf_config;
 use super::kernels::KernelFamily;
 use super::rope::RopeScaling;
 pub use super::weights::interleave_rotary_rows;
-use super::weights::{dense, hf_tensor_name};
+use super::weights::{dense, hf_tensor_name, SafetensorsFiles};
+pub use c2s_records::WeightDtype;
+
 use crate::error::EngineError;
 
 /// The architectures this forward runs. They share the llama block (RMS norm, RoPE,
@@ -128,11 +130,67 @@ impl TransformerConfig {
     }
 }
 
-/// A row-major f32 matrix of `rows × cols`, used as the right operand `x · W`.
-pub(super) struct Matrix {
-    pub(super) data: Vec<f32>,
-    pub(super) rows: usize,
-    pub(super) cols: usize,
+/// A weight of `rows × cols`, used as the right operand `x · W`.
+pub(super) enum Matrix {
+    /// Row-major f32.
+    F32 {
+        data: Vec<f32>,
+        rows: usize,
+        cols: usize,
+    },
+    /// bf16, packed for the bf16 kernels.
+    Bf16(Bf16Matrix),
+}
+
+impl Matrix {
+    pub(super) fn rows(&self) -> usize {
+        match self {
+            Matrix::F32 { rows, .. } => *rows,
+            Matrix::Bf16(m) => m.rows,
+        }
+    }
+
+    pub(super) fn cols(&self) -> usize {
+        match self {
+            Matrix::F32 { cols, .. } => *cols,
+            Matrix::Bf16(m) => m.cols,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Matrix::F32 { data, .. } => data.len() * 4,
+            Matrix::Bf16(m) => m.bytes(),
+        }
+    }
+}
+
+/// The token embedding, `(vocab, hidden)` row-major, in the model's dtype.
+pub(super) enum Embedding {
+    F32(Vec<f32>),
+    Bf16(Vec<u16>),
+}
+
+impl Embedding {
+    /// Row `token` into `out` (`hidden` wide).
+    pub(super) fn row_into(&self, token: usize, out: &mut [f32]) {
+        let w = out.len();
+        match self {
+            Embedding::F32(e) => out.copy_from_slice(&e[token * w..(token + 1) * w]),
+            Embedding::Bf16(e) => {
+                for (o, &b) in out.iter_mut().zip(&e[token * w..(token + 1) * w]) {
+                    *o = from_bf16(b);
+                }
+            }
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Embedding::F32(e) => e.len() * 4,
+            Embedding::Bf16(e) => e.len() * 2,
+        }
+    }
 }
 
 pub(super) struct Layer {
@@ -153,11 +211,11 @@ pub(super) struct Layer {
     pub(super) wdown: Matrix,
 }
 
-/// The model: f32 weights, RoPE tables.
+/// The model: weights (f32, or bf16 in the bf16 mode), RoPE tables.
 pub struct Transformer {
     pub config: TransformerConfig,
     /// (vocab, hidden).
-    pub(super) embed: Vec<f32>,
+    pub(super) embed: Embedding,
     /// Output head transposed: (hidden, vocab) (the embedding when tied).
     pub(super) head: Matrix,
     pub(super) output_norm: Vec<f32>,
@@ -165,8 +223,12 @@ pub struct Transformer {
     /// (context, head_dim / 2) each.
     pub(super) cos: Vec<f32>,
     pub(super) sin: Vec<f32>,
-    /// The gemm kernel family of every product ([`KernelFamily::from_env`] at load).
+    /// The gemm kernel family of every f32 product ([`KernelFamily::from_env`] at load).
     pub(super) kernels: KernelFamily,
+    /// How the linear weights are held.
+    pub(super) dtype: WeightDtype,
+    /// The bf16 kernel family of the bf16 mode's products ([`Bf16Family::from_env`] at load).
+    pub(super) bf16_kernels: Bf16Family,
 }
 
 /// Keys and values of one sequence at one layer, position-major: `(positions, kv_width)`.
@@ -211,9 +273,15 @@ impl Transformer {
         gguf_config(&ct, path)
     }
 
+    /// The model at `path` with f32 weights.
     pub fn load(path: &Path) -> Result<Transformer, EngineError> {
+        Self::load_as(path, WeightDtype::F32)
+    }
+
+    /// The model at `path` with its linear weights held as `dtype`.
+    pub fn load_as(path: &Path, dtype: WeightDtype) -> Result<Transformer, EngineError> {
         if path.is_dir() {
-            return Self::load_hf_dir(path);
+            return Self::load_hf_dir(path, dtype);
         }
         let mut file = std::fs::File::open(path).map_err(|e| EngineError::model_file(path, e))?;
         let ct = crate::model_files::read_gguf(&mut file, path)?;
@@ -223,6 +291,7 @@ impl Transformer {
         let device = Device::Cpu;
         Self::build(
             config,
+            dtype,
             tied,
             path,
             |name| names.contains(name),
@@ -243,7 +312,7 @@ impl Transformer {
     /// conversion permutes the query and key rows so that interleaved pairs rotate instead.
     /// The same permutation is applied here to llama weights, so one forward pass serves both
     /// formats (Qwen weights rotate their halves in both formats and are used as stored).
-    fn load_hf_dir(dir: &Path) -> Result<Transformer, EngineError> {
+    fn load_hf_dir(dir: &Path, dtype: WeightDtype) -> Result<Transformer, EngineError> {
         let hf_config::HfModelConfig {
             config,
             tie_word_embeddings,
@@ -261,15 +330,9 @@ impl Transformer {
                 "no *.safetensors weights in the directory",
             ));
         }
-        let mut tensors: HashMap<String, candle_core::Tensor> = HashMap::new();
-        for shard in &shards {
-            let part = candle_core::safetensors::load(shard, &Device::Cpu).map_err(|e| {
-                EngineError::model_file(shard, format!("not a readable safetensors file: {e}"))
-            })?;
-            tensors.extend(part);
-        }
+        let tensors = SafetensorsFiles::open(&shards)?;
         let (n_heads, n_kv_heads) = (config.n_heads, config.n_kv_heads);
-        let has_head = tensors.contains_key("lm_head.weight");
+        let has_head = tensors.contains("lm_head.weight");
         if !tie_word_embeddings && !has_head {
             return Err(EngineError::model_file(
                 dir,
@@ -279,16 +342,13 @@ impl Transformer {
         }
         let tied = tie_word_embeddings;
         let as_stored = arch.rope_style() == RopeStyle::Halves;
-        let present = |name: &str| tensors.contains_key(&hf_tensor_name(name));
-        Self::build(config, tied, dir, present, |name| {
+        let present = |name: &str| tensors.contains(&hf_tensor_name(name));
+        Self::build(config, dtype, tied, dir, present, |name| {
             let hf_name = hf_tensor_name(name);
-            let t = tensors.get(&hf_name).ok_or_else(|| {
-                EngineError::model_file(
-                    dir,
-                    format!("tensor `{hf_name}` missing from the safetensors files"),
-                )
+            let (data, rows, cols) = tensors.get(&hf_name).map_err(|e| match e {
+                EngineError::Model(why) => EngineError::model_file(dir, why),
+                other => other,
             })?;
-            let (data, rows, cols) = dense(&hf_name, t)?;
             if as_stored {
                 return Ok((data, rows, cols));
             }
@@ -308,12 +368,14 @@ impl Transformer {
     /// `head_dim` and `vocab`, which are derived here.
     fn build(
         mut config: TransformerConfig,
+        dtype: WeightDtype,
         tied: bool,
         path: &Path,
         present: impl Fn(&str) -> bool,
         mut get: impl FnMut(&str) -> Result<(Vec<f32>, usize, usize), EngineError>,
     ) -> Result<Transformer, EngineError> {
         let kernels = KernelFamily::from_env().map_err(EngineError::Model)?;
+        let bf16_kernels = Bf16Family::from_env().map_err(EngineError::Model)?;
         let TransformerConfig {
             n_layers,
             hidden,
@@ -338,16 +400,32 @@ impl Transformer {
                 path.display()
             )));
         }
-        // Stack weights (each (out_i, in)) and transpose to (in, Σ out_i) for `x · W`.
+        // Stack weights (each (out_i, in)) and transpose to (in, Σ out_i) for `x · W`: in f32
+        // row-major, or packed in bf16 straight from the parts' rows.
         let stacked_t = |parts: Vec<(Vec<f32>, usize, usize)>| -> Result<Matrix, EngineError> {
             let cols_in = parts.first().map(|p| p.2).unwrap_or(0);
             let rows_out: usize = parts.iter().map(|p| p.1).sum();
+            if parts.iter().any(|(_, _, c)| *c != cols_in) {
+                return Err(EngineError::Model("fused weights disagree in width".into()));
+            }
+            if dtype == WeightDtype::Bf16 {
+                // Output j is row (j - base) of the part that holds it.
+                let mut owner = Vec::with_capacity(rows_out);
+                for (p, (_, r, _)) in parts.iter().enumerate() {
+                    owner.extend((0..*r).map(|i| (p, i)));
+                }
+                return Ok(Matrix::Bf16(Bf16Matrix::from_columns(
+                    cols_in,
+                    rows_out,
+                    |j| {
+                        let (p, i) = owner[j];
+                        &parts[p].0[i * cols_in..(i + 1) * cols_in]
+                    },
+                )));
+            }
             let mut data = vec![0f32; cols_in * rows_out];
             let mut base = 0;
             for (w, r, c) in &parts {
-                if *c != cols_in {
-                    return Err(EngineError::Model("fused weights disagree in width".into()));
-                }
                 for i in 0..*r {
                     for j in 0..*c {
                         data[j * rows_out + base + i] = w[i * c + j];
@@ -355,7 +433,7 @@ impl Transformer {
                 }
                 base += r;
             }
-            Ok(Matrix {
+            Ok(Matrix::F32 {
                 data,
                 rows: cols_in,
                 cols: rows_out,
@@ -367,13 +445,22 @@ impl Transformer {
                 "token embedding width {embed_width} differs from the hidden size {hidden}"
             )));
         }
+        let embed_bf16 = |e: &[f32]| Embedding::Bf16(e.iter().map(|&v| to_bf16(v)).collect());
         // Tied embeddings when there is no separate output matrix.
-        let head = if tied {
-            stacked_t(vec![(embed.clone(), vocab, hidden)])?
+        let (head, embed) = if tied {
+            let store = match dtype {
+                WeightDtype::F32 => Embedding::F32(embed.clone()),
+                WeightDtype::Bf16 => embed_bf16(&embed),
+            };
+            (stacked_t(vec![(embed, vocab, hidden)])?, store)
         } else {
-            stacked_t(vec![get("output.weight")?])?
+            let store = match dtype {
+                WeightDtype::F32 => Embedding::F32(embed),
+                WeightDtype::Bf16 => embed_bf16(&embed),
+            };
+            (stacked_t(vec![get("output.weight")?])?, store)
         };
-        if head.rows != hidden || head.cols != vocab {
+        if head.rows() != hidden || head.cols() != vocab {
             return Err(EngineError::Model(format!(
                 "{}: the output head is not (vocabulary × hidden)",
                 path.display()
@@ -438,14 +525,14 @@ impl Transformer {
             };
             let q_width = n_heads * head_dim;
             let kv_width = n_kv_heads * head_dim;
-            if layer.wqkv.rows != hidden
-                || layer.wqkv.cols != q_width + 2 * kv_width
-                || layer.wo.rows != q_width
-                || layer.wo.cols != hidden
-                || layer.wgu.rows != hidden
-                || layer.wgu.cols != 2 * ffn
-                || layer.wdown.rows != ffn
-                || layer.wdown.cols != hidden
+            if layer.wqkv.rows() != hidden
+                || layer.wqkv.cols() != q_width + 2 * kv_width
+                || layer.wo.rows() != q_width
+                || layer.wo.cols() != hidden
+                || layer.wgu.rows() != hidden
+                || layer.wgu.cols() != 2 * ffn
+                || layer.wdown.rows() != ffn
+                || layer.wdown.cols() != hidden
                 || layer.attn_norm.len() != hidden
                 || layer.ffn_norm.len() != hidden
                 || layer
@@ -502,6 +589,8 @@ impl Transformer {
             cos,
             sin,
             kernels,
+            dtype,
+            bf16_kernels,
         })
     }
 
@@ -521,6 +610,50 @@ impl Transformer {
         }
         self.kernels = family;
         Ok(())
+    }
+
+    /// How the linear weights are held.
+    pub fn dtype(&self) -> WeightDtype {
+        self.dtype
+    }
+
+    /// The bf16 kernel family of the bf16 mode's products.
+    pub fn bf16_kernels(&self) -> Bf16Family {
+        self.bf16_kernels
+    }
+
+    /// Run the bf16 products on `family` (the agreement tests run every family the CPU has).
+    pub fn set_bf16_kernels(&mut self, family: Bf16Family) -> Result<(), EngineError> {
+        if !family.is_available() {
+            return Err(EngineError::Model(format!(
+                "this CPU cannot run the {} bf16 kernels",
+                family.name()
+            )));
+        }
+        self.bf16_kernels = family;
+        Ok(())
+    }
+
+    /// Bytes of the weights (embedding, output head, every layer's matrices and norms).
+    pub fn weight_bytes(&self) -> usize {
+        let vec = |v: &Option<Vec<f32>>| v.as_ref().map_or(0, |v| v.len() * 4);
+        self.embed.bytes()
+            + self.head.bytes()
+            + self.output_norm.len() * 4
+            + self
+                .layers
+                .iter()
+                .map(|l| {
+                    l.wqkv.bytes()
+                        + l.wo.bytes()
+                        + l.wgu.bytes()
+                        + l.wdown.bytes()
+                        + (l.attn_norm.len() + l.ffn_norm.len()) * 4
+                        + vec(&l.qkv_bias)
+                        + vec(&l.q_norm)
+                        + vec(&l.k_norm)
+                })
+                .sum::<usize>()
     }
 
     /// Keys/values of positions `start..start+len` of a sequence's KV (`kv_width` floats per

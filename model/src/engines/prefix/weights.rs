@@ -2,6 +2,11 @@
 //! matrix, the Hugging Face name of a GGUF tensor, and llama.cpp's query/key row permutation
 //! (so that one forward pass serves both formats).
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+
 use candle_core::DType;
 
 use crate::error::EngineError;
@@ -84,4 +89,125 @@ pub fn interleave_rotary_rows(w: &[f32], rows: usize, cols: usize, heads: usize)
         }
     }
     out
+}
+
+/// The tensors of a checkpoint's `*.safetensors` files, read one at a time from disk (no
+/// mapping, no whole-file read), so loading holds one tensor in f32 beside the model being
+/// built: what lets a bf16 model of 16 GB load within its own size.
+pub(super) struct SafetensorsFiles {
+    /// Each tensor's file, dtype, shape and absolute byte range.
+    tensors: HashMap<String, StoredTensor>,
+}
+
+struct StoredTensor {
+    file: PathBuf,
+    dtype: safetensors::Dtype,
+    shape: Vec<usize>,
+    start: u64,
+    len: usize,
+}
+
+impl SafetensorsFiles {
+    /// Read the headers of `shards`.
+    pub(super) fn open(shards: &[PathBuf]) -> Result<SafetensorsFiles, EngineError> {
+        let mut tensors = HashMap::new();
+        for shard in shards {
+            let bad = |why: String| {
+                EngineError::model_file(shard, format!("not a readable safetensors file: {why}"))
+            };
+            let mut file = File::open(shard).map_err(|e| EngineError::model_file(shard, e))?;
+            let file_len = file
+                .metadata()
+                .map_err(|e| EngineError::model_file(shard, e))?
+                .len();
+            let mut n = [0u8; 8];
+            file.read_exact(&mut n).map_err(|e| bad(e.to_string()))?;
+            let header_len = u64::from_le_bytes(n);
+            if header_len > 100_000_000 || 8 + header_len > file_len {
+                return Err(bad(format!("header length {header_len}")));
+            }
+            let mut header = vec![0u8; header_len as usize];
+            file.read_exact(&mut header)
+                .map_err(|e| bad(e.to_string()))?;
+            let entries: HashMap<String, serde_json::Value> =
+                serde_json::from_slice(&header).map_err(|e| bad(e.to_string()))?;
+            let data_start = 8 + header_len;
+            for (name, entry) in entries {
+                if name == "__metadata__" {
+                    continue;
+                }
+                let info: safetensors::tensor::TensorInfo =
+                    serde_json::from_value(entry).map_err(|e| bad(format!("`{name}`: {e}")))?;
+                let (a, b) = info.data_offsets;
+                let want = info.shape.iter().product::<usize>() * info.dtype.bitsize() / 8;
+                if b < a || b - a != want || data_start + b as u64 > file_len {
+                    return Err(bad(format!(
+                        "`{name}`: byte range {a}..{b} does not hold {:?} {:?}",
+                        info.dtype, info.shape
+                    )));
+                }
+                tensors.insert(
+                    name,
+                    StoredTensor {
+                        file: shard.clone(),
+                        dtype: info.dtype,
+                        shape: info.shape,
+                        start: data_start + a as u64,
+                        len: b - a,
+                    },
+                );
+            }
+        }
+        Ok(SafetensorsFiles { tensors })
+    }
+
+    pub(super) fn contains(&self, name: &str) -> bool {
+        self.tensors.contains_key(name)
+    }
+
+    /// Tensor `name` (1 or 2 dimensions) as a row-major f32 matrix: f32 as stored, bf16 and
+    /// f16 widened exactly.
+    pub(super) fn get(&self, name: &str) -> Result<(Vec<f32>, usize, usize), EngineError> {
+        let t = self.tensors.get(name).ok_or_else(|| {
+            EngineError::Model(format!(
+                "tensor `{name}` missing from the safetensors files"
+            ))
+        })?;
+        let (rows, cols) = match t.shape[..] {
+            [n] => (1, n),
+            [r, c] => (r, c),
+            ref d => {
+                return Err(EngineError::Model(format!(
+                    "tensor `{name}` has shape {d:?}, expected 1 or 2 dimensions"
+                )))
+            }
+        };
+        let mut bytes = vec![0u8; t.len];
+        let mut file = File::open(&t.file).map_err(|e| EngineError::model_file(&t.file, e))?;
+        file.seek(SeekFrom::Start(t.start))
+            .and_then(|_| file.read_exact(&mut bytes))
+            .map_err(|e| EngineError::model_file(&t.file, format!("tensor `{name}`: {e}")))?;
+        let two = |c: &[u8]| u16::from_le_bytes([c[0], c[1]]);
+        let data: Vec<f32> = match t.dtype {
+            safetensors::Dtype::F32 => bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            safetensors::Dtype::BF16 => bytes
+                .chunks_exact(2)
+                .map(|c| half::bf16::from_bits(two(c)).to_f32())
+                .collect(),
+            safetensors::Dtype::F16 => bytes
+                .chunks_exact(2)
+                .map(|c| half::f16::from_bits(two(c)).to_f32())
+                .collect(),
+            other => {
+                return Err(EngineError::model_file(
+                    &t.file,
+                    format!("tensor `{name}` is {other:?}; weights must be F32, BF16 or F16"),
+                ))
+            }
+        };
+        Ok((data, rows, cols))
+    }
 }

@@ -1,0 +1,676 @@
+//! The prefix engine's bf16 weights (`dtype = "bf16"`, a named mode, never the default): every
+//! linear weight held as bfloat16, packed once at load for the products, which run on the CPU's
+//! bf16 dot-product units with f32 accumulation.
+//!
+//! **Numbers.** A weight is rounded once to bf16 at load (round to nearest, ties to even; a
+//! subnormal becomes a signed zero). The activations entering a product are rounded the same
+//! way, row by row. Each output element is then the f32 sum, over the depth in pairs
+//! `(2p, 2p+1)`, of `acc += x[2p+1]·w[2p+1]; acc += x[2p]·w[2p]`: exactly what one AVX512-BF16
+//! `vdpbf16ps` lane computes (Intel SDM: odd element first, each step an f32 FMA rounded to
+//! nearest even). A product of two bf16 values is exact in f32, so the FMA equals a multiply
+//! then an add, and the portable family (plain f32 arithmetic, vectorised for AVX2) gives the
+//! same bits. The one exception is the hardware's flush of a subnormal partial sum to zero,
+//! which needs values near 1e-38 and never occurs in a model's products. Norms, RoPE, softmax
+//! and attention stay f32 (`forward.rs`).
+//!
+//! **Layout.** A `k × n` weight (used as `x · W`) is cut into panels of [`PANEL`] columns;
+//! inside a panel, depth pairs follow each other and each pair holds its 32 columns as
+//! `(w[2p, c], w[2p+1, c])`: one 64-byte load gives the 16 bf16 pairs of one `vdpbf16ps`, and
+//! a row's two activations `(x[2p], x[2p+1])` are one broadcast 32-bit word. An odd depth is
+//! padded with a zero pair element; a last partial panel with zero columns.
+//!
+//! **Batch invariance.** Every output element is reduced over the whole depth in one fixed
+//! order, whatever the number of rows or the threads: a row's result never depends on the
+//! other rows of the batch (the property the f32 path gets from `kernels.rs`'s fixed blocking).
+
+use rayon::prelude::*;
+
+/// Columns of one packed panel: two 16-lane AVX-512 registers.
+pub const PANEL: usize = 32;
+
+/// Rows of one register tile: 24 accumulators of 16 lanes in the AVX-512 families, which
+/// leaves 8 of the 32 registers for the panel's values and the broadcasts.
+const TILE_ROWS: usize = 12;
+
+/// `x` rounded to bf16 (nearest, ties to even). NaN stays a quiet NaN; a subnormal (or a value
+/// that only rounding would lift out of the subnormals) becomes a zero of its sign, as the
+/// bf16 units read it.
+pub fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    if x.is_nan() {
+        return ((bits >> 16) as u16) | 0x0040;
+    }
+    if bits & 0x7f80_0000 == 0 {
+        return ((bits >> 16) as u16) & 0x8000;
+    }
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
+    (rounded >> 16) as u16
+}
+
+/// The f32 value of a bf16 (exact).
+pub fn from_bf16(b: u16) -> f32 {
+    f32::from_bits((b as u32) << 16)
+}
+
+/// A family of bf16 product kernels. Every family computes the same bits (module doc); they
+/// differ only in speed, which differs by CPU: on the Sapphire Rapids cores measured here one
+/// `vdpbf16ps` (64 flops) issues every other cycle while two f32 FMAs (64 flops) issue every
+/// cycle, so widening the bf16 values to f32 in registers is twice as fast as the bf16 unit.
+/// [`Bf16Family::detected`] times the families on a small product and keeps the fastest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Bf16Family {
+    /// AVX512-BF16's `vdpbf16ps` (Cooper Lake, Sapphire Rapids and later; Zen 4 and later).
+    Avx512Bf16,
+    /// AVX-512F: the bf16 pairs widened to f32 in registers (a shift and a mask), then f32 FMAs.
+    Avx512Widen,
+    /// Plain f32 arithmetic on the bf16 values, vectorised for AVX2/FMA where the CPU has it.
+    Portable,
+}
+
+/// The environment variable that forces a bf16 family for the whole process.
+pub const BF16_KERNELS_ENV: &str = "C2S_BF16_KERNELS";
+
+impl Bf16Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bf16Family::Avx512Bf16 => "avx512bf16",
+            Bf16Family::Avx512Widen => "avx512",
+            Bf16Family::Portable => "portable",
+        }
+    }
+
+    /// Whether this CPU can run the family.
+    pub fn is_available(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Bf16Family::Avx512Bf16 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bf16")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Bf16Family::Avx512Widen => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(not(target_arch = "x86_64"))]
+            Bf16Family::Avx512Bf16 | Bf16Family::Avx512Widen => false,
+            Bf16Family::Portable => true,
+        }
+    }
+
+    /// Every family this CPU can run.
+    pub fn available() -> Vec<Bf16Family> {
+        [
+            Bf16Family::Avx512Bf16,
+            Bf16Family::Avx512Widen,
+            Bf16Family::Portable,
+        ]
+        .into_iter()
+        .filter(|f| f.is_available())
+        .collect()
+    }
+
+    /// The fastest family of this CPU, timed once per process: the best of seven runs of a
+    /// 128 × 1024 × 512 product on each (some tens of milliseconds in all). The choice changes
+    /// no result: every family computes the same bits.
+    pub fn detected() -> Bf16Family {
+        static FASTEST: std::sync::OnceLock<Bf16Family> = std::sync::OnceLock::new();
+        *FASTEST.get_or_init(|| {
+            let (m, k, n) = (128, 1024, 512);
+            let x: Vec<f32> = (0..m * k)
+                .map(|i| ((i % 97) as f32 - 48.0) / 97.0)
+                .collect();
+            let w: Vec<f32> = (0..k * n)
+                .map(|i| ((i % 89) as f32 - 44.0) / 89.0)
+                .collect();
+            let packed = Bf16Matrix::from_row_major(&w, k, n);
+            let mut out = vec![0f32; m * n];
+            let mut best = (f64::INFINITY, Bf16Family::Portable);
+            for family in Self::available() {
+                packed.product(family, &x, m, &mut out, false);
+                for _ in 0..7 {
+                    let started = std::time::Instant::now();
+                    packed.product(family, &x, m, &mut out, false);
+                    let seconds = started.elapsed().as_secs_f64();
+                    if seconds < best.0 {
+                        best = (seconds, family);
+                    }
+                }
+            }
+            best.1
+        })
+    }
+
+    /// The family a `C2S_BF16_KERNELS` value names (`None` or `auto`: the detected one); an
+    /// unknown name or a family this CPU lacks is an error naming the variable.
+    pub fn named(name: Option<&str>) -> Result<Bf16Family, String> {
+        let family = match name {
+            None | Some("") | Some("auto") => return Ok(Self::detected()),
+            Some("avx512bf16") => Bf16Family::Avx512Bf16,
+            Some("avx512") => Bf16Family::Avx512Widen,
+            Some("portable") => Bf16Family::Portable,
+            Some(other) => {
+                return Err(format!(
+                    "{BF16_KERNELS_ENV}={other}: unknown bf16 kernel family (avx512bf16, avx512, portable, auto)"
+                ))
+            }
+        };
+        if !family.is_available() {
+            return Err(format!(
+                "{BF16_KERNELS_ENV}={}: this CPU cannot run the {} kernels",
+                family.name(),
+                family.name()
+            ));
+        }
+        Ok(family)
+    }
+
+    /// The family of this process: `C2S_BF16_KERNELS` when set, else the detected one.
+    pub fn from_env() -> Result<Bf16Family, String> {
+        Self::named(std::env::var(BF16_KERNELS_ENV).ok().as_deref())
+    }
+}
+
+/// A `k × n` weight in bf16, packed in panels (module doc).
+pub struct Bf16Matrix {
+    data: Vec<u16>,
+    /// Depth `k` (rows of the weight).
+    pub rows: usize,
+    /// Outputs `n` (columns of the weight).
+    pub cols: usize,
+    /// Depth pairs: `ceil(k / 2)`.
+    pairs: usize,
+}
+
+impl Bf16Matrix {
+    /// Pack `Wᵀ` given as its rows: the weight's column `j` is `column(j)`, a slice of `k`
+    /// f32 values (a Hugging Face / GGUF linear weight is stored `(out, in)`, so its rows are
+    /// the columns of `W` in `x · W`).
+    pub fn from_columns<'a>(
+        k: usize,
+        n: usize,
+        column: impl Fn(usize) -> &'a [f32] + Sync,
+    ) -> Bf16Matrix {
+        let pairs = k.div_ceil(2);
+        let panels = n.div_ceil(PANEL);
+        let panel_len = pairs * PANEL * 2;
+        let mut data = vec![0u16; panels * panel_len];
+        data.par_chunks_mut(panel_len)
+            .enumerate()
+            .for_each(|(panel, out)| {
+                for c in 0..PANEL.min(n - panel * PANEL) {
+                    let col = column(panel * PANEL + c);
+                    debug_assert_eq!(col.len(), k);
+                    for (i, &v) in col.iter().enumerate() {
+                        out[((i / 2) * PANEL + c) * 2 + i % 2] = to_bf16(v);
+                    }
+                }
+            });
+        Bf16Matrix {
+            data,
+            rows: k,
+            cols: n,
+            pairs,
+        }
+    }
+
+    /// Pack a row-major `k × n` f32 matrix.
+    pub fn from_row_major(w: &[f32], k: usize, n: usize) -> Bf16Matrix {
+        assert_eq!(w.len(), k * n, "bf16 pack: shape");
+        let transposed: Vec<f32> = (0..n)
+            .flat_map(|j| (0..k).map(move |i| w[i * n + j]))
+            .collect();
+        Self::from_columns(k, n, |j| &transposed[j * k..(j + 1) * k])
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.data.len() * 2
+    }
+
+    /// The weight's element `(i, j)` as f32 (its bf16 value).
+    pub fn get(&self, i: usize, j: usize) -> f32 {
+        let (panel, c) = (j / PANEL, j % PANEL);
+        from_bf16(self.data[panel * self.pairs * PANEL * 2 + ((i / 2) * PANEL + c) * 2 + i % 2])
+    }
+
+    /// `out (m × n, row-major) = [out +] x (m × k, row-major) · W`, on `family` and every rayon
+    /// thread (panels are shared out among the threads).
+    pub fn product(
+        &self,
+        family: Bf16Family,
+        x: &[f32],
+        m: usize,
+        out: &mut [f32],
+        accumulate: bool,
+    ) {
+        let (k, n, pairs) = (self.rows, self.cols, self.pairs);
+        assert_eq!(x.len(), m * k, "bf16 product: input shape");
+        assert_eq!(out.len(), m * n, "bf16 product: output shape");
+        assert!(
+            family.is_available(),
+            "bf16 product: {} kernels on a CPU without them",
+            family.name()
+        );
+        if m == 0 || n == 0 {
+            return;
+        }
+        // The activations rounded to bf16: as one 32-bit word per pair (low half: the even
+        // element) for the bf16 units and the portable loop, or as f32 (even, odd) per pair for
+        // the widening family.
+        let widen = family == Bf16Family::Avx512Widen;
+        let (mut xp, mut xf) = (Vec::new(), Vec::new());
+        if widen {
+            xf = vec![0f32; m * pairs * 2];
+            xf.par_chunks_mut(pairs * 2)
+                .zip(x.par_chunks(k))
+                .for_each(|(dst, row)| {
+                    for (d, &v) in dst.iter_mut().zip(row) {
+                        *d = from_bf16(to_bf16(v));
+                    }
+                });
+        } else {
+            xp = vec![0u32; m * pairs];
+            xp.par_chunks_mut(pairs)
+                .zip(x.par_chunks(k))
+                .for_each(|(dst, row)| {
+                    for (p, d) in dst.iter_mut().enumerate() {
+                        let lo = to_bf16(row[2 * p]) as u32;
+                        let hi = row.get(2 * p + 1).map_or(0, |&v| to_bf16(v) as u32);
+                        *d = lo | (hi << 16);
+                    }
+                });
+        }
+        let panel_len = pairs * PANEL * 2;
+        let out_ptr = SharedOut(out.as_mut_ptr());
+        (0..n.div_ceil(PANEL)).into_par_iter().for_each(|panel| {
+            let w = &self.data[panel * panel_len..(panel + 1) * panel_len];
+            let cols = PANEL.min(n - panel * PANEL);
+            let mut tile = [[0f32; PANEL]; TILE_ROWS];
+            for r0 in (0..m).step_by(TILE_ROWS) {
+                let rows = TILE_ROWS.min(m - r0);
+                let xs = xp.get(r0 * pairs..(r0 + rows) * pairs).unwrap_or(&[]);
+                let xs_f32 = xf.get(2 * r0 * pairs..2 * (r0 + rows) * pairs);
+                tile_product(family, xs, xs_f32, pairs, rows, w, &mut tile);
+                for (r, t) in tile.iter().enumerate().take(rows) {
+                    let base = (r0 + r) * n + panel * PANEL;
+                    // SAFETY: each panel writes only its own columns `[panel·32, panel·32 +
+                    // cols)` of each row, so no two threads touch the same element, and every
+                    // index is inside `out` (m × n, checked above).
+                    unsafe {
+                        let dst = std::slice::from_raw_parts_mut(out_ptr.get().add(base), cols);
+                        if accumulate {
+                            for (d, v) in dst.iter_mut().zip(t) {
+                                *d += v;
+                            }
+                        } else {
+                            dst.copy_from_slice(&t[..cols]);
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// The output pointer, shared by the panel threads (which write disjoint columns).
+#[derive(Clone, Copy)]
+struct SharedOut(*mut f32);
+// SAFETY: the threads write disjoint elements (see `product`).
+unsafe impl Send for SharedOut {}
+unsafe impl Sync for SharedOut {}
+impl SharedOut {
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+/// One register tile: `tile[r][c] = Σ_p` (pair `p` of row `r`) · (pair `p` of column `c`), for
+/// `rows ≤ 12` rows of `xs` (`pairs` words each; `xs_f32`: the same as f32, for the widening
+/// family) against one packed panel `w`.
+fn tile_product(
+    family: Bf16Family,
+    xs: &[u32],
+    xs_f32: Option<&[f32]>,
+    pairs: usize,
+    rows: usize,
+    w: &[u16],
+    tile: &mut [[f32; PANEL]; TILE_ROWS],
+) {
+    match family {
+        #[cfg(target_arch = "x86_64")]
+        Bf16Family::Avx512Bf16 => {
+            macro_rules! rows {
+                ($($n:literal)*) => {
+                    match rows {
+                        // SAFETY: the family is available (checked in `product`); `xs` holds
+                        // `rows · pairs` words and `w` a whole panel of `pairs` pairs.
+                        $($n => unsafe { avx512::tile::<$n>(xs, pairs, w, tile) },)*
+                        _ => unreachable!("a tile has 1 to 12 rows"),
+                    }
+                };
+            }
+            rows!(1 2 3 4 5 6 7 8 9 10 11 12)
+        }
+        #[cfg(target_arch = "x86_64")]
+        Bf16Family::Avx512Widen => {
+            let xf = xs_f32.expect("the widening family reads f32 activations");
+            macro_rules! rows {
+                ($($n:literal)*) => {
+                    match rows {
+                        // SAFETY: the family is available (checked in `product`); `xf` holds
+                        // `2 · rows · pairs` values and `w` a whole panel of `pairs` pairs.
+                        $($n => unsafe { avx512::tile_widen::<$n>(xf, pairs, w, tile) },)*
+                        _ => unreachable!("a tile has 1 to 12 rows"),
+                    }
+                };
+            }
+            rows!(1 2 3 4 5 6 7 8 9 10 11 12)
+        }
+        _ => portable::tile(xs, pairs, rows, w, tile),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{PANEL, TILE_ROWS};
+    use std::arch::x86_64::*;
+
+    /// `R` rows against one panel: 2·R accumulators of 16 lanes, one `vdpbf16ps` per
+    /// accumulator and depth pair.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F and AVX512-BF16; `xs.len() ≥ R · pairs`, `w.len() ≥ pairs · 64`.
+    #[target_feature(enable = "avx512f,avx512bf16")]
+    pub(super) unsafe fn tile<const R: usize>(
+        xs: &[u32],
+        pairs: usize,
+        w: &[u16],
+        tile: &mut [[f32; PANEL]; TILE_ROWS],
+    ) {
+        debug_assert!(xs.len() >= R * pairs && w.len() >= pairs * PANEL * 2);
+        let mut acc = [[_mm512_setzero_ps(); 2]; R];
+        let (xp, wp) = (xs.as_ptr(), w.as_ptr());
+        for p in 0..pairs {
+            let w0: __m512bh = std::mem::transmute(_mm512_loadu_si512(wp.add(p * 64).cast()));
+            let w1: __m512bh = std::mem::transmute(_mm512_loadu_si512(wp.add(p * 64 + 32).cast()));
+            for (r, a) in acc.iter_mut().enumerate() {
+                let x: __m512bh =
+                    std::mem::transmute(_mm512_set1_epi32(*xp.add(r * pairs + p) as i32));
+                a[0] = _mm512_dpbf16_ps(a[0], x, w0);
+                a[1] = _mm512_dpbf16_ps(a[1], x, w1);
+            }
+        }
+        for (t, a) in tile.iter_mut().zip(&acc) {
+            _mm512_storeu_ps(t.as_mut_ptr(), a[0]);
+            _mm512_storeu_ps(t.as_mut_ptr().add(16), a[1]);
+        }
+    }
+
+    /// `R` rows against one panel on f32 FMAs: each 32-bit word of the panel widens to its
+    /// even element (`word << 16`) and its odd one (`word & 0xffff0000`), and each accumulator
+    /// adds the odd product, then the even one, as `vdpbf16ps` does.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `xf.len() ≥ 2 · R · pairs`, `w.len() ≥ pairs · 64`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile_widen<const R: usize>(
+        xf: &[f32],
+        pairs: usize,
+        w: &[u16],
+        tile: &mut [[f32; PANEL]; TILE_ROWS],
+    ) {
+        debug_assert!(xf.len() >= 2 * R * pairs && w.len() >= pairs * PANEL * 2);
+        let mut acc = [[_mm512_setzero_ps(); 2]; R];
+        let (xp, wp) = (xf.as_ptr(), w.as_ptr());
+        let high = _mm512_set1_epi32(0xffff_0000u32 as i32);
+        for p in 0..pairs {
+            let v0 = _mm512_loadu_si512(wp.add(p * 64).cast());
+            let v1 = _mm512_loadu_si512(wp.add(p * 64 + 32).cast());
+            let even = [
+                _mm512_castsi512_ps(_mm512_slli_epi32::<16>(v0)),
+                _mm512_castsi512_ps(_mm512_slli_epi32::<16>(v1)),
+            ];
+            let odd = [
+                _mm512_castsi512_ps(_mm512_and_si512(v0, high)),
+                _mm512_castsi512_ps(_mm512_and_si512(v1, high)),
+            ];
+            for (r, a) in acc.iter_mut().enumerate() {
+                let x0 = _mm512_set1_ps(*xp.add(2 * (r * pairs + p)));
+                let x1 = _mm512_set1_ps(*xp.add(2 * (r * pairs + p) + 1));
+                for h in 0..2 {
+                    a[h] = _mm512_fmadd_ps(x1, odd[h], a[h]);
+                    a[h] = _mm512_fmadd_ps(x0, even[h], a[h]);
+                }
+            }
+        }
+        for (t, a) in tile.iter_mut().zip(&acc) {
+            _mm512_storeu_ps(t.as_mut_ptr(), a[0]);
+            _mm512_storeu_ps(t.as_mut_ptr().add(16), a[1]);
+        }
+    }
+}
+
+mod portable {
+    use super::{from_bf16, PANEL, TILE_ROWS};
+
+    /// The same sums as `vdpbf16ps` in plain f32 (module doc of `bf16`), vectorised for AVX2
+    /// where the CPU has it.
+    pub(super) fn tile(
+        xs: &[u32],
+        pairs: usize,
+        rows: usize,
+        w: &[u16],
+        tile: &mut [[f32; PANEL]; TILE_ROWS],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { tile_avx2(xs, pairs, rows, w, tile) };
+        }
+        tile_any(xs, pairs, rows, w, tile)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn tile_avx2(
+        xs: &[u32],
+        pairs: usize,
+        rows: usize,
+        w: &[u16],
+        tile: &mut [[f32; PANEL]; TILE_ROWS],
+    ) {
+        tile_any(xs, pairs, rows, w, tile)
+    }
+
+    #[inline(always)]
+    fn tile_any(
+        xs: &[u32],
+        pairs: usize,
+        rows: usize,
+        w: &[u16],
+        tile: &mut [[f32; PANEL]; TILE_ROWS],
+    ) {
+        for t in tile.iter_mut().take(rows) {
+            *t = [0.0; PANEL];
+        }
+        let (mut even, mut odd) = ([0f32; PANEL], [0f32; PANEL]);
+        for p in 0..pairs {
+            let wp = &w[p * PANEL * 2..(p + 1) * PANEL * 2];
+            for c in 0..PANEL {
+                even[c] = from_bf16(wp[2 * c]);
+                odd[c] = from_bf16(wp[2 * c + 1]);
+            }
+            for (r, t) in tile.iter_mut().enumerate().take(rows) {
+                let word = xs[r * pairs + p];
+                let (x0, x1) = (from_bf16(word as u16), from_bf16((word >> 16) as u16));
+                for c in 0..PANEL {
+                    // Odd element first, as `vdpbf16ps`; each product is exact in f32.
+                    t[c] += x1 * odd[c];
+                    t[c] += x0 * even[c];
+                }
+            }
+        }
+    }
+}
+
+/// The speed of `family` on an `m × k · k × n` product with bf16 weights, in GFLOP/s (2·m·k·n
+/// per product), on every rayon thread, repeated for at least `min_seconds` after one warm-up:
+/// the benchmark's measured bf16 limit, beside `kernels::product_gflops`.
+pub fn product_gflops(family: Bf16Family, m: usize, k: usize, n: usize, min_seconds: f64) -> f64 {
+    let x: Vec<f32> = (0..m * k)
+        .map(|i| ((i % 97) as f32 - 48.0) / 97.0)
+        .collect();
+    let w: Vec<f32> = (0..k * n)
+        .map(|i| ((i % 89) as f32 - 44.0) / 89.0)
+        .collect();
+    let packed = Bf16Matrix::from_row_major(&w, k, n);
+    let mut out = vec![0f32; m * n];
+    packed.product(family, &x, m, &mut out, false);
+    let started = std::time::Instant::now();
+    let mut runs = 0u64;
+    while runs == 0 || started.elapsed().as_secs_f64() < min_seconds {
+        packed.product(family, &x, m, &mut out, false);
+        runs += 1;
+    }
+    2.0 * (m * k * n) as f64 * runs as f64 / started.elapsed().as_secs_f64() / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn random(len: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Vec<f32> {
+        (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+    }
+
+    #[test]
+    fn rounding_is_to_nearest_even_and_flushes_subnormals() {
+        assert_eq!(to_bf16(1.0), 0x3f80);
+        // 1 + 2^-8 lies halfway between bf16 1 and 1 + 2^-7: ties go to the even one (1).
+        assert_eq!(to_bf16(1.0 + 2f32.powi(-8)), 0x3f80);
+        // 1 + 3·2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: even is 1 + 2^-6.
+        assert_eq!(
+            from_bf16(to_bf16(1.0 + 3.0 * 2f32.powi(-8))),
+            1.0 + 2f32.powi(-6)
+        );
+        assert_eq!(
+            from_bf16(to_bf16(1.0 + 2f32.powi(-8) + 2f32.powi(-20))),
+            1.0 + 2f32.powi(-7)
+        );
+        assert_eq!(to_bf16(-2.5), 0xc020);
+        assert_eq!(to_bf16(f32::MIN_POSITIVE / 4.0), 0x0000);
+        assert_eq!(to_bf16(-f32::MIN_POSITIVE / 4.0), 0x8000);
+        assert!(from_bf16(to_bf16(f32::NAN)).is_nan());
+        assert_eq!(from_bf16(to_bf16(f32::INFINITY)), f32::INFINITY);
+        assert_eq!(from_bf16(to_bf16(f32::MAX)), f32::INFINITY);
+        for v in [0.1f32, -3.75, 1e-30, 12345.678] {
+            let r = from_bf16(to_bf16(v));
+            assert!((r - v).abs() <= v.abs() * 2f32.powi(-8), "{v} -> {r}");
+        }
+    }
+
+    /// The sum of `vdpbf16ps`, written out element by element in f64 (exact for these sums of
+    /// a few thousand products, to the last bit of f32 only approximately): the kernels must
+    /// match it to f32 accuracy, and each other bit for bit.
+    #[test]
+    fn every_family_computes_the_product_of_the_rounded_values() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for &(m, k, n) in &[
+            (1, 64, 1),
+            (3, 577, 70),
+            (9, 1100, 33),
+            (17, 8, 96),
+            (2, 1, 5),
+        ] {
+            let x = random(m * k, &mut rng);
+            let w = random(k * n, &mut rng);
+            let packed = Bf16Matrix::from_row_major(&w, k, n);
+            let mut results = Vec::new();
+            for family in Bf16Family::available() {
+                let mut out = vec![0f32; m * n];
+                packed.product(family, &x, m, &mut out, false);
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: f64 = (0..k)
+                            .map(|t| {
+                                from_bf16(to_bf16(x[i * k + t])) as f64
+                                    * from_bf16(to_bf16(w[t * n + j])) as f64
+                            })
+                            .sum();
+                        let got = out[i * n + j] as f64;
+                        assert!(
+                            (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                            "{} ({m}×{k}×{n}) [{i},{j}]: {got} vs {want}",
+                            family.name()
+                        );
+                    }
+                }
+                results.push((family, out));
+            }
+            for (family, out) in &results[1..] {
+                assert_eq!(
+                    out,
+                    &results[0].1,
+                    "{} and {} differ",
+                    family.name(),
+                    results[0].0.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn accumulating_adds_the_product_and_rows_are_batch_invariant() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let (k, n) = (300, 70);
+        let x = random(20 * k, &mut rng);
+        let w = random(k * n, &mut rng);
+        let packed = Bf16Matrix::from_row_major(&w, k, n);
+        for family in Bf16Family::available() {
+            let mut batch = vec![0f32; 20 * n];
+            packed.product(family, &x, 20, &mut batch, false);
+            let mut alone = vec![0f32; n];
+            packed.product(family, &x[..k], 1, &mut alone, false);
+            assert_eq!(&batch[..n], &alone[..], "{}", family.name());
+            let mut three = vec![0f32; 3 * n];
+            packed.product(family, &x[17 * k..], 3, &mut three, false);
+            assert_eq!(&batch[17 * n..], &three[..], "{}", family.name());
+            let mut acc = vec![1.5f32; n];
+            packed.product(family, &x[..k], 1, &mut acc, true);
+            for (a, b) in acc.iter().zip(&alone) {
+                assert_eq!(*a, 1.5 + b);
+            }
+        }
+    }
+
+    #[test]
+    fn packing_keeps_every_element() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let (k, n) = (7, 37);
+        let w = random(k * n, &mut rng);
+        let packed = Bf16Matrix::from_row_major(&w, k, n);
+        for i in 0..k {
+            for j in 0..n {
+                assert_eq!(packed.get(i, j), from_bf16(to_bf16(w[i * n + j])));
+            }
+        }
+        assert_eq!(packed.bytes(), 2 * 4 * 2 * PANEL * 2);
+    }
+
+    #[test]
+    fn the_environment_names_a_family() {
+        assert_eq!(Bf16Family::named(None), Ok(Bf16Family::detected()));
+        assert_eq!(
+            Bf16Family::named(Some("portable")),
+            Ok(Bf16Family::Portable)
+        );
+        let e = Bf16Family::named(Some("amx")).unwrap_err();
+        assert!(e.contains(BF16_KERNELS_ENV) && e.contains("amx"), "{e}");
+        for name in ["avx512bf16", "avx512"] {
+            match Bf16Family::named(Some(name)) {
+                Ok(f) => assert!(f.is_available() && f.name() == name),
+                Err(e) => assert!(e.contains("cannot run"), "{e}"),
+            }
+        }
+    }
+}
