@@ -451,7 +451,7 @@ fn bf16_weights_run_the_quickstart_arms_and_are_their_own_engine() {
         exact.len()
     );
     // transformers' own bf16 forward moves SmolLM2's probabilities by up to 0.03 from f32 on
-    // the pipeline's prompts (fixtures/smollm2-bf16.json); ours stays within 3× that here.
+    // the pipeline's prompts (fixtures/smollm2-bf16.json); ours stays within about 3× that.
     assert!(max_diff < 0.1, "bf16 moved a probability by {max_diff}");
     // Resuming the f32 directory with bf16 weights would mix two engines' answers.
     let out = run_config(&bf16_cfg, &f32_dir);

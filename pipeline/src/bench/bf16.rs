@@ -16,16 +16,25 @@ use super::{
     print_header, print_row, run_mode_as, scored_probabilities, InferenceBench, ModeResult,
 };
 
+/// (b) must run the prefix engine with f32 weights from a model path.
+pub(super) fn check(config: &Path) -> anyhow::Result<c2s_config::RunConfig> {
+    let cfg = c2s_config::load(config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if cfg.model.engine != c2s_config::EngineKind::Prefix || cfg.model.dtype != WeightDtype::F32 {
+        bail!("--against prefix-bf16 compares the prefix engine's f32 weights with bf16 ones: (b) must run the prefix engine with dtype = \"f32\"");
+    }
+    if cfg.model.hf.is_some() {
+        bail!("--against prefix-bf16 needs a model path (a Hub model: run it once, then give its snapshot directory)");
+    }
+    Ok(cfg)
+}
+
 pub(super) fn compare(
     bench: &InferenceBench,
     config: &Path,
     work: &Path,
     b: &ModeResult,
 ) -> anyhow::Result<()> {
-    let cfg = c2s_config::load(config).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if cfg.model.engine != c2s_config::EngineKind::Prefix || cfg.model.dtype != WeightDtype::F32 {
-        bail!("--against prefix-bf16 compares the prefix engine's f32 weights with bf16 ones: (b) must run the prefix engine with dtype = \"f32\"");
-    }
+    let cfg = check(config)?;
     eprintln!("(c) as (b), with bf16 weights …");
     let c = run_mode_as(
         bench,

@@ -21,16 +21,6 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
-/// The engines `bench inference` can be set beside.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Reference {
-    /// llama.cpp through llama-cpp-python (`scripts/fetch-llamacpp.sh`).
-    Llamacpp,
-    /// The prefix engine itself with bf16 weights (`[model] dtype = "bf16"`): the same panel
-    /// again, side by side with (b)'s f32 (`bench/bf16.rs`).
-    PrefixBf16,
-}
-
 /// What the replay reports (`scripts/llamacpp-replay.py`'s output).
 #[derive(Debug, Deserialize)]
 pub struct Replay {
@@ -53,7 +43,7 @@ pub struct Agreement {
 }
 
 /// Index of the largest probability (the first on ties, as the pipeline's choice).
-pub(super) fn argmax(p: &[f64]) -> Option<usize> {
+fn argmax(p: &[f64]) -> Option<usize> {
     p.iter()
         .enumerate()
         .fold(None, |best: Option<(usize, f64)>, (i, &v)| match best {

@@ -105,7 +105,17 @@ pub struct InferenceBench {
     /// print both speeds and their agreement (`llamacpp`: `scripts/fetch-llamacpp.sh`'s venv;
     /// `prefix-bf16`: the prefix engine with bf16 weights). Repeat for several.
     #[arg(long, value_enum)]
-    against: Vec<llamacpp::Reference>,
+    against: Vec<Reference>,
+}
+
+/// The engines `bench inference` can be set beside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reference {
+    /// llama.cpp through llama-cpp-python (`scripts/fetch-llamacpp.sh`; `bench/llamacpp.rs`).
+    Llamacpp,
+    /// The prefix engine itself with bf16 weights (`[model] dtype = "bf16"`): the same panel
+    /// again, side by side with (b)'s f32 (`bench/bf16.rs`).
+    PrefixBf16,
 }
 
 /// A memory field of `/proc/PID/status` (`VmRSS:`, `VmHWM:`, …) in KiB; `pid` None: this
@@ -308,6 +318,10 @@ fn print_row(name: &str, m: &ModeResult) {
 
 fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     let BenchWork { _tmp, work, config } = prepare(&bench)?;
+    if bench.against.contains(&Reference::PrefixBf16) {
+        // Checked before any pass: a wrong setting would otherwise surface after (a) and (b).
+        bf16::check(&config)?;
+    }
     let a = if bench.only_batched {
         None
     } else {
@@ -327,10 +341,10 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     if bench.engine == c2s_config::EngineKind::Prefix {
         print_f32_limit(&bench.model, &b)?;
     }
-    if bench.against.contains(&llamacpp::Reference::PrefixBf16) {
+    if bench.against.contains(&Reference::PrefixBf16) {
         bf16::compare(&bench, &config, &work, &b)?;
     }
-    if bench.against.contains(&llamacpp::Reference::Llamacpp) {
+    if bench.against.contains(&Reference::Llamacpp) {
         // The model (b) ran: the config's when one was given.
         let model = match &bench.config {
             Some(c) => c2s_config::load(c)

@@ -375,7 +375,11 @@ impl Transformer {
         mut get: impl FnMut(&str) -> Result<(Vec<f32>, usize, usize), EngineError>,
     ) -> Result<Transformer, EngineError> {
         let kernels = KernelFamily::from_env().map_err(EngineError::Model)?;
-        let bf16_kernels = Bf16Family::from_env().map_err(EngineError::Model)?;
+        // Only a bf16 model times (or reads from the environment) its bf16 kernels.
+        let bf16_kernels = match dtype {
+            WeightDtype::Bf16 => Bf16Family::from_env().map_err(EngineError::Model)?,
+            WeightDtype::F32 => Bf16Family::Portable,
+        };
         let TransformerConfig {
             n_layers,
             hidden,
@@ -456,7 +460,12 @@ impl Transformer {
         } else {
             let store = match dtype {
                 WeightDtype::F32 => Embedding::F32(embed),
-                WeightDtype::Bf16 => embed_bf16(&embed),
+                WeightDtype::Bf16 => {
+                    let store = embed_bf16(&embed);
+                    // The f32 table goes before the head is read: one f32 tensor at a time.
+                    drop(embed);
+                    store
+                }
             };
             (stacked_t(vec![get("output.weight")?])?, store)
         };

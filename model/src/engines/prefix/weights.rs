@@ -139,8 +139,12 @@ impl SafetensorsFiles {
                 let info: safetensors::tensor::TensorInfo =
                     serde_json::from_value(entry).map_err(|e| bad(format!("`{name}`: {e}")))?;
                 let (a, b) = info.data_offsets;
-                let want = info.shape.iter().product::<usize>() * info.dtype.bitsize() / 8;
-                if b < a || b - a != want || data_start + b as u64 > file_len {
+                let want = info
+                    .shape
+                    .iter()
+                    .try_fold(info.dtype.bitsize(), |n, &d| n.checked_mul(d))
+                    .map(|bits| bits / 8);
+                if b < a || Some(b - a) != want || data_start + b as u64 > file_len {
                     return Err(bad(format!(
                         "`{name}`: byte range {a}..{b} does not hold {:?} {:?}",
                         info.dtype, info.shape
@@ -166,7 +170,7 @@ impl SafetensorsFiles {
     }
 
     /// Tensor `name` (1 or 2 dimensions) as a row-major f32 matrix: f32 as stored, bf16 and
-    /// f16 widened exactly.
+    /// f16 widened exactly, f64 rounded; another dtype (an integer) is refused, naming it.
     pub(super) fn get(&self, name: &str) -> Result<(Vec<f32>, usize, usize), EngineError> {
         let t = self.tensors.get(name).ok_or_else(|| {
             EngineError::Model(format!(
@@ -182,6 +186,21 @@ impl SafetensorsFiles {
                 )))
             }
         };
+        if !matches!(
+            t.dtype,
+            safetensors::Dtype::F32
+                | safetensors::Dtype::F64
+                | safetensors::Dtype::BF16
+                | safetensors::Dtype::F16
+        ) {
+            return Err(EngineError::model_file(
+                &t.file,
+                format!(
+                    "tensor `{name}` is {:?}; weights must be F32, F64, BF16 or F16",
+                    t.dtype
+                ),
+            ));
+        }
         let mut bytes = vec![0u8; t.len];
         let mut file = File::open(&t.file).map_err(|e| EngineError::model_file(&t.file, e))?;
         file.seek(SeekFrom::Start(t.start))
@@ -201,12 +220,11 @@ impl SafetensorsFiles {
                 .chunks_exact(2)
                 .map(|c| half::f16::from_bits(two(c)).to_f32())
                 .collect(),
-            other => {
-                return Err(EngineError::model_file(
-                    &t.file,
-                    format!("tensor `{name}` is {other:?}; weights must be F32, BF16 or F16"),
-                ))
-            }
+            // Rounded to f32, as candle's `to_dtype(F32)` did.
+            _ => bytes
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f32)
+                .collect(),
         };
         Ok((data, rows, cols))
     }
