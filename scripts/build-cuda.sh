@@ -6,7 +6,7 @@
 # $HOME/.cache/c2s/target is never invalidated. Extra arguments go to cargo.
 #   scripts/build-cuda.sh            # -> $HOME/.cache/c2s/target-cuda/release/choice2seq
 # Set C2S_BUILD_JOBS (default 2) and C2S_NICE (default 5) on a shared machine.
-# A cold build compiles ~100 CUDA kernel files with nvcc; see the README for timings.
+# A cold build compiles ~100 CUDA kernel files with nvcc; see docs/models.md (GPU build) for timings.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 eval "$("$root/scripts/fetch-cuda.sh")"

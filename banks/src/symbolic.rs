@@ -41,7 +41,7 @@
 //! order and its `base_id`, the unit of clustering: 24 records, 12 clusters, beside the 120
 //! natural parents.
 //!
-//! Where the paper is silent (README, "Protocol choices where the paper is silent"): the
+//! Where the paper is silent (docs/protocol-choices.md): the
 //! problem wording (it names the operations, not their text), that symbolic strings may start
 //! with any symbol (they are not numbers), the COPY/REVERSE seed (the bank seed 20261005;
 //! A.6 gives 20261005 as the inference seed, and D.7 its own 20261011), and how the twelve

@@ -7,7 +7,7 @@
 //! descriptions and order". So a request shows the text and the options (each option's name
 //! and description) and nothing else of the catalogue: no task id, no label id under neutral
 //! names, no provenance (the catalogue's `text_kind` and `source` are bookkeeping). The
-//! layout is ours and documented in the README's silent choices: one user message holding a
+//! layout is ours and documented in docs/protocol-choices.md: one user message holding a
 //! JSON object with `question` (the fixed [`QUESTION`]), `options` (`name` and
 //! `description`, in display order, the none option last), `response_format` and the `text`
 //! itself, last, so that the long option list of the full set is a prefix shared by every

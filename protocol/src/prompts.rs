@@ -39,7 +39,7 @@ pub mod text {
     pub const GOLD_COPY: &str =
         "Copy copy_target exactly. Select its character at the specified one-based position.";
     /// D.11's Batch bundles the position questions; the paper gives no text for the bundle,
-    /// so this is GOLD_COPY's wording with every listed position (README: silent choices).
+    /// so this is GOLD_COPY's wording with every listed position (docs/protocol-choices.md).
     pub const GOLD_COPY_BATCH: &str =
         "Copy copy_target exactly. Select its character at each listed one-based position.";
     /// Batch response formats (ours, as GOLD_COPY_BATCH).

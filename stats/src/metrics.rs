@@ -6,7 +6,7 @@
 //! on the all-lengths rows, the equal-length mixture and the exact McNemar test with its Holm
 //! adjustment.
 //!
-//! Choices where the paper is silent (also in the crate README):
+//! Choices where the paper is silent (also in docs/protocol-choices.md):
 //! - SCR cells with a zero numerator use the exact Clopper–Pearson interval (as the paper's
 //!   zero-success cells), every other interval is the stratified bootstrap percentile
 //!   interval. EM, gain rate and loss mass keep the bootstrap even at 0 or 1.

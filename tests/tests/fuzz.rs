@@ -1,4 +1,4 @@
-//! Fuzzing of the parsers that read untrusted input, as ordinary tests (README, "Fuzzing"):
+//! Fuzzing of the parsers that read untrusted input, as ordinary tests (docs/testing.md, "Fuzzing"):
 //! run configs, item / case / dialogue lines (a JSONL file through the JSONL source, and a
 //! Kafka payload's bytes), GGUF headers and metadata (with the tokenizer and model
 //! configuration read from them), safetensors headers, `tokenizer.json` files and chat

@@ -55,7 +55,7 @@ fn parse_targets(s: &str) -> Result<Targets, String> {
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
     /// The exhibit (table1–table4, tableB1–B2, tableC1–C5, tableD1–D17, tableE1–E3,
-    /// figure2–figure21, projection, native-control; the README's exhibit table lists each) or
+    /// figure2–figure21, projection, native-control; docs/exhibits.md lists each) or
     /// `all`.
     #[arg(value_parser = parse_targets)]
     pub exhibit: Targets,

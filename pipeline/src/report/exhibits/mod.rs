@@ -17,7 +17,7 @@
 //! Figure 15 ([`copy_fidelity`]), Figure 16 ([`copy_incorrect`]), Figures 17 and 18 ([`readout_grid`]), Figures 19
 //! and 21 ([`calibration`]); the Native-to-position projection ([`projection`]) and the
 //! candidate-only Native control ([`native_control`]). Every other exhibit's status is in the
-//! README's exhibit table.
+//! exhibit table of docs/exhibits.md.
 
 pub mod binding;
 pub mod branch_factors;
