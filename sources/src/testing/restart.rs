@@ -83,8 +83,24 @@ impl S3Store {
             endpoint: format!("http://{addr}"),
             _dir: dir,
         };
-        let status = http_status(&addr, &format!("PUT /{BUCKET} HTTP/1.1"));
-        assert_eq!(status, 200, "creating bucket `{BUCKET}` in moto_server");
+        // The server can listen before it answers: a connection reset while it starts up is
+        // retried (seen once in CI, under load), any other outcome is final.
+        let request = format!("PUT /{BUCKET} HTTP/1.1");
+        let response = loop {
+            match try_http_body(&addr, &request) {
+                Ok(r) => break r,
+                Err(e) if Instant::now() < deadline => {
+                    eprintln!("moto_server not answering yet ({e}); retrying");
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => panic!("moto_server on {addr} did not answer: {e}"),
+            }
+        };
+        assert_eq!(
+            status_of(&response),
+            200,
+            "creating bucket `{BUCKET}` in moto_server"
+        );
         store
     }
 
@@ -118,18 +134,22 @@ impl Drop for S3Store {
 
 /// The response to `request_line` (no body) as text.
 fn http_body(addr: &str, request_line: &str) -> String {
-    let mut stream = TcpStream::connect(addr).expect("connect to moto_server");
-    let request =
-        format!("{request_line}\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).expect("HTTP request");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("HTTP response");
-    response
+    try_http_body(addr, request_line).expect("HTTP exchange with moto_server")
 }
 
-/// The status code of the response to `request_line`.
-fn http_status(addr: &str, request_line: &str) -> u16 {
-    let response = http_body(addr, request_line);
+/// [`http_body`], an I/O failure returned.
+fn try_http_body(addr: &str, request_line: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(addr)?;
+    let request =
+        format!("{request_line}\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes())?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    Ok(response)
+}
+
+/// The status code of an HTTP response.
+fn status_of(response: &str) -> u16 {
     response
         .split_whitespace()
         .nth(1)

@@ -116,13 +116,7 @@ impl Bf16Family {
         static FASTEST: std::sync::OnceLock<Bf16Family> = std::sync::OnceLock::new();
         *FASTEST.get_or_init(|| {
             let (m, k, n) = (128, 1024, 512);
-            let x: Vec<f32> = (0..m * k)
-                .map(|i| ((i % 97) as f32 - 48.0) / 97.0)
-                .collect();
-            let w: Vec<f32> = (0..k * n)
-                .map(|i| ((i % 89) as f32 - 44.0) / 89.0)
-                .collect();
-            let packed = Bf16Matrix::from_row_major(&w, k, n);
+            let (x, packed) = timing_operands(m, k, n);
             let mut out = vec![0f32; m * n];
             let mut best = (f64::INFINITY, Bf16Family::Portable);
             for family in Self::available() {
@@ -336,37 +330,32 @@ fn tile_product(
     w: &[u16],
     tile: &mut [[f32; PANEL]; TILE_ROWS],
 ) {
+    // One instantiation of an AVX-512 kernel per tile height (1 to 12 rows).
+    #[cfg(target_arch = "x86_64")]
+    macro_rules! by_rows {
+        ($kernel:ident, $x:expr, $($n:literal)*) => {
+            match rows {
+                // SAFETY: the family is available (checked in `product`); the activations hold
+                // `rows · pairs` pairs and `w` a whole panel of `pairs` pairs (the kernels
+                // assert both).
+                $($n => unsafe { avx512::$kernel::<$n>($x, pairs, w, tile) },)*
+                _ => unreachable!("a tile has 1 to 12 rows"),
+            }
+        };
+    }
     match family {
         #[cfg(target_arch = "x86_64")]
-        Bf16Family::Avx512Bf16 => {
-            let xs = xs.expect("the bf16-unit family reads bf16 pairs");
-            macro_rules! rows {
-                ($($n:literal)*) => {
-                    match rows {
-                        // SAFETY: the family is available (checked in `product`); `xs` holds
-                        // `rows · pairs` words and `w` a whole panel of `pairs` pairs.
-                        $($n => unsafe { avx512::tile::<$n>(xs, pairs, w, tile) },)*
-                        _ => unreachable!("a tile has 1 to 12 rows"),
-                    }
-                };
-            }
-            rows!(1 2 3 4 5 6 7 8 9 10 11 12)
-        }
+        Bf16Family::Avx512Bf16 => by_rows!(
+            tile,
+            xs.expect("the bf16-unit family reads bf16 pairs"),
+            1 2 3 4 5 6 7 8 9 10 11 12
+        ),
         #[cfg(target_arch = "x86_64")]
-        Bf16Family::Avx512Widen => {
-            let xf = xs_f32.expect("the widening family reads f32 activations");
-            macro_rules! rows {
-                ($($n:literal)*) => {
-                    match rows {
-                        // SAFETY: the family is available (checked in `product`); `xf` holds
-                        // `2 · rows · pairs` values and `w` a whole panel of `pairs` pairs.
-                        $($n => unsafe { avx512::tile_widen::<$n>(xf, pairs, w, tile) },)*
-                        _ => unreachable!("a tile has 1 to 12 rows"),
-                    }
-                };
-            }
-            rows!(1 2 3 4 5 6 7 8 9 10 11 12)
-        }
+        Bf16Family::Avx512Widen => by_rows!(
+            tile_widen,
+            xs_f32.expect("the widening family reads f32 activations"),
+            1 2 3 4 5 6 7 8 9 10 11 12
+        ),
         _ => portable::tile(
             xs.expect("the portable family reads bf16 pairs"),
             pairs,
@@ -521,17 +510,22 @@ mod portable {
     }
 }
 
-/// The speed of `family` on an `m × k · k × n` product with bf16 weights, in GFLOP/s (2·m·k·n
-/// per product), on every rayon thread, repeated for at least `min_seconds` after one warm-up:
-/// the benchmark's measured bf16 limit, beside `kernels::product_gflops`.
-pub fn product_gflops(family: Bf16Family, m: usize, k: usize, n: usize, min_seconds: f64) -> f64 {
-    let x: Vec<f32> = (0..m * k)
+/// Fixed, non-trivial operands of an `m × k · k × n` timing (values do not change the speed).
+fn timing_operands(m: usize, k: usize, n: usize) -> (Vec<f32>, Bf16Matrix) {
+    let x = (0..m * k)
         .map(|i| ((i % 97) as f32 - 48.0) / 97.0)
         .collect();
     let w: Vec<f32> = (0..k * n)
         .map(|i| ((i % 89) as f32 - 44.0) / 89.0)
         .collect();
-    let packed = Bf16Matrix::from_row_major(&w, k, n);
+    (x, Bf16Matrix::from_row_major(&w, k, n))
+}
+
+/// The speed of `family` on an `m × k · k × n` product with bf16 weights, in GFLOP/s (2·m·k·n
+/// per product), on every rayon thread, repeated for at least `min_seconds` after one warm-up:
+/// the benchmark's measured bf16 limit, beside `kernels::product_gflops`.
+pub fn product_gflops(family: Bf16Family, m: usize, k: usize, n: usize, min_seconds: f64) -> f64 {
+    let (x, packed) = timing_operands(m, k, n);
     let mut out = vec![0f32; m * n];
     packed.product(family, &x, m, &mut out, false);
     let started = std::time::Instant::now();
