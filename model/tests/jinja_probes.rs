@@ -57,10 +57,6 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
     ),
     ("method.list.tuple_slice", "a slice of a tuple is a list"),
     (
-        "loop.vars.index",
-        "a loop over a string has no length (`loop.revindex`, `loop.length`)",
-    ),
-    (
         "stmt.macro.varargs_kwargs",
         "macros take no undeclared arguments (`varargs`, `kwargs`)",
     ),
@@ -71,10 +67,6 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
     (
         "error.op.in_dict_unhashable",
         "`[..] in {..}` is False instead of raising",
-    ),
-    (
-        "error.loop.for_none",
-        "`for` over None loops zero times instead of raising",
     ),
     (
         "error.stmt.namespace_set_underscore",
@@ -88,10 +80,6 @@ const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
     (
         "filter.wordwrap.long_word",
         "`wordwrap` (Python's textwrap) is refused",
-    ),
-    (
-        "global.lipsum_defined",
-        "`lipsum` (random text) is not defined",
     ),
     // The harness: serde_json reads integers beyond 64 bits in `vars` as floats (the same
     // values as template literals pass: literal.int.big, filter.tojson.bigint_literal).

@@ -36,6 +36,17 @@ pub fn install(env: &mut Environment<'static>) {
     );
     env.add_global("dict", Value::from_object(TemplateDict));
     env.add_global("namespace", Value::from_function(namespace));
+    // Jinja2's `lipsum` writes random text, which no renderer can reproduce: defined, as in
+    // Jinja2 (`lipsum is defined`), and refused when called, never rendered differently.
+    env.add_global(
+        "lipsum",
+        Value::from_function(|_: Rest<Value>| -> Result<Value, minijinja::Error> {
+            Err(minijinja::Error::new(
+                minijinja::ErrorKind::InvalidOperation,
+                "lipsum writes random text, which cannot be rendered as Jinja2 renders it",
+            ))
+        }),
+    );
     env.add_global(
         "joiner",
         Value::from_function(minijinja_contrib::globals::joiner),

@@ -1,5 +1,5 @@
 //! Python's binary operators, called where the template wrote `%`, `~`, `+`, `/`, `//` and
-//! `**` ([`rewrite`](super::rewrite)): integers stay integers (`7 // -2` is -4, `-7 % 3` is
+//! `**` ([`rewrite`](super::rewrite)), and what a `for` loop iterates (`__py_iter`): integers stay integers (`7 // -2` is -4, `-7 % 3` is
 //! 2, `2 ** -1` is 0.5), division by zero fails, `'%s' % x` is printf formatting, `~` joins
 //! `str()`s, a tuple adds only to a tuple, and a safe string (MarkupSafe's `Markup`) escapes
 //! the plain text added to it. `*` stays minijinja's (the same products and repetitions,
@@ -24,6 +24,27 @@ pub fn install(env: &mut Environment<'static>) {
     env.add_function("__py_floordiv", py_floordiv);
     env.add_function("__py_pow", py_pow);
     env.add_function("__py_tuple", |items: Rest<Value>| tuple(items.to_vec()));
+    env.add_function("__py_iter", py_iter);
+}
+
+/// What `for x in v` iterates (the rewritten loops call it): Python raises for None and for
+/// numbers; a string is its characters, as a list, so the loop knows its length (minijinja's
+/// own string iteration has none); everything else is iterated as it is.
+fn py_iter(v: Value) -> Result<Value, Error> {
+    match v.kind() {
+        ValueKind::None | ValueKind::Bool | ValueKind::Number => Err(type_error(format!(
+            "'{}' object is not iterable",
+            type_name(&v)
+        ))),
+        ValueKind::String if !v.is_safe() => Ok(Value::from(
+            v.as_str()
+                .unwrap_or_default()
+                .chars()
+                .map(|c| Value::from(c.to_string()))
+                .collect::<Vec<_>>(),
+        )),
+        _ => Ok(v),
+    }
 }
 
 fn type_error(message: impl Into<String>) -> Error {

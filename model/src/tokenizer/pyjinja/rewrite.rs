@@ -108,7 +108,12 @@ impl Walker<'_, '_> {
             Stmt::EmitRaw(_) | Stmt::Continue(_) | Stmt::Break(_) => {}
             Stmt::ForLoop(f) => {
                 self.target(&f.target, depth);
-                self.expr(&f.iter, depth);
+                // `for x in E` iterates `__py_iter(E)`: None raises as in Python, a string
+                // becomes its characters (so `loop.length` and `loop.revindex` exist).
+                let span = span_of(&f.iter);
+                self.open(leftmost(&f.iter) as usize, "__py_iter(", depth);
+                self.close(span.end_offset as usize, ")", depth);
+                self.expr(&f.iter, depth + 1);
                 if let Some(e) = &f.filter_expr {
                     self.expr(e, depth);
                 }
@@ -316,6 +321,27 @@ impl Walker<'_, '_> {
     }
 }
 
+/// Where an expression's text starts: a postfix expression's span (an attribute, an item, a
+/// call, a filter, a test) and a bare tuple's start at their operator or second item, after
+/// the text of their base.
+fn leftmost(e: &Expr<'_>) -> u32 {
+    let own = span_of(e).start_offset;
+    let base = match e {
+        Expr::GetAttr(g) => Some(leftmost(&g.expr)),
+        Expr::GetItem(g) => Some(leftmost(&g.expr)),
+        Expr::Call(c) => Some(leftmost(&c.expr)),
+        Expr::Slice(s) => Some(leftmost(&s.expr)),
+        Expr::Filter(f) => f.expr.as_ref().map(leftmost),
+        Expr::Test(t) => Some(leftmost(&t.expr)),
+        Expr::BinOp(b) => Some(leftmost(&b.left)),
+        Expr::Compare(c) => Some(leftmost(&c.expr)),
+        Expr::IfExpr(i) => Some(leftmost(&i.true_expr)),
+        Expr::List(l) => l.items.first().map(leftmost),
+        _ => None,
+    };
+    base.map_or(own, |b| b.min(own))
+}
+
 fn span_of(e: &Expr<'_>) -> Span {
     match e {
         Expr::Var(s) => s.span(),
@@ -435,9 +461,23 @@ mod tests {
             rewrite("{% set t = 1, 2 %}"),
             "{% set t = __py_tuple(1, 2) %}"
         );
+        // The target is left alone; the iterable goes through `__py_iter`, from the start of
+        // its text (a call's span starts at its `.`).
         assert_eq!(
             rewrite("{% for k, v in d %}{% endfor %}"),
-            "{% for k, v in d %}{% endfor %}"
+            "{% for k, v in __py_iter(d) %}{% endfor %}"
+        );
+        assert_eq!(
+            rewrite("{% for k, v in tool.items() if k != 'a' %}{% endfor %}"),
+            "{% for k, v in __py_iter(tool.items()) if k != 'a' %}{% endfor %}"
+        );
+        assert_eq!(
+            rewrite("{% for m in messages[1:]|reverse %}{% endfor %}"),
+            "{% for m in __py_iter(messages[1:]|reverse) %}{% endfor %}"
+        );
+        assert_eq!(
+            rewrite("{% for x in (1, 2) %}{% endfor %}"),
+            "{% for x in __py_iter(__py_tuple(1, 2)) %}{% endfor %}"
         );
         assert_eq!(rewrite("{{ 'a\\\nb' }}"), "{{ \"ab\" }}");
         assert_eq!(rewrite("a\r\nb"), "a\nb");
