@@ -18,7 +18,7 @@ use candle_core::quantized::gguf_file;
 use crate::error::EngineError;
 
 pub use self::gguf::{scan_gguf, GgufLayout, GgufTensor};
-pub use self::safetensors::check_safetensors;
+pub use self::safetensors::{check_safetensors, read_safetensors_header, SafetensorsHeader};
 
 /// Check the model at `path` before any work: a GGUF file (header, metadata and every
 /// tensor's byte range), or a Hugging Face directory (every `*.safetensors` file's header and

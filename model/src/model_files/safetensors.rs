@@ -21,9 +21,24 @@ struct Header {
     tensors: HashMap<String, TensorInfo>,
 }
 
+/// A checked header: where the data region starts in the file, and each tensor's dtype, shape
+/// and `data_offsets` (relative to the data region).
+pub struct SafetensorsHeader {
+    pub data_start: u64,
+    pub tensors: HashMap<String, TensorInfo>,
+}
+
 /// Check the safetensors file read by `reader` (from its start; `file_len` bytes long): only
 /// the header is read.
 pub fn check_safetensors<R: Read>(reader: &mut R, file_len: u64) -> Result<(), String> {
+    read_safetensors_header(reader, file_len).map(|_| ())
+}
+
+/// [`check_safetensors`], returning the header it checked (what a loader reads tensors by).
+pub fn read_safetensors_header<R: Read>(
+    reader: &mut R,
+    file_len: u64,
+) -> Result<SafetensorsHeader, String> {
     if file_len < 8 {
         return Err(format!(
             "not a safetensors file: {file_len} bytes, too short for a header"
@@ -116,7 +131,10 @@ pub fn check_safetensors<R: Read>(reader: &mut R, file_len: u64) -> Result<(), S
             data_len - covered
         ));
     }
-    Ok(())
+    Ok(SafetensorsHeader {
+        data_start,
+        tensors: header.tensors,
+    })
 }
 
 #[cfg(test)]

@@ -221,8 +221,9 @@ impl Bf16Matrix {
         self.data.len() * 2
     }
 
-    /// The weight's element `(i, j)` as f32 (its bf16 value).
-    pub fn get(&self, i: usize, j: usize) -> f32 {
+    /// The weight's element `(i, j)` as f32 (its bf16 value): what the packing tests read.
+    #[cfg(test)]
+    fn get(&self, i: usize, j: usize) -> f32 {
         let (panel, c) = (j / PANEL, j % PANEL);
         from_bf16(self.data[panel * self.pairs * PANEL * 2 + ((i / 2) * PANEL + c) * 2 + i % 2])
     }

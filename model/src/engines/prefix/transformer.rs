@@ -225,8 +225,6 @@ pub struct Transformer {
     pub(super) sin: Vec<f32>,
     /// The gemm kernel family of every f32 product ([`KernelFamily::from_env`] at load).
     pub(super) kernels: KernelFamily,
-    /// How the linear weights are held.
-    pub(super) dtype: WeightDtype,
     /// The bf16 kernel family of the bf16 mode's products ([`Bf16Family::from_env`] at load).
     pub(super) bf16_kernels: Bf16Family,
 }
@@ -598,7 +596,6 @@ impl Transformer {
             cos,
             sin,
             kernels,
-            dtype,
             bf16_kernels,
         })
     }
@@ -619,11 +616,6 @@ impl Transformer {
         }
         self.kernels = family;
         Ok(())
-    }
-
-    /// How the linear weights are held.
-    pub fn dtype(&self) -> WeightDtype {
-        self.dtype
     }
 
     /// The bf16 kernel family of the bf16 mode's products.

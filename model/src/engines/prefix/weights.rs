@@ -4,12 +4,13 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 
 use candle_core::DType;
 
 use crate::error::EngineError;
+use crate::model_files::read_safetensors_header;
 
 fn cerr(e: candle_core::Error) -> EngineError {
     EngineError::Compute(e.to_string())
@@ -20,21 +21,24 @@ pub(super) fn dense(
     name: &str,
     t: &candle_core::Tensor,
 ) -> Result<(Vec<f32>, usize, usize), EngineError> {
-    let (rows, cols) = match t.dims() {
-        [n] => (1, *n),
-        [r, c] => (*r, *c),
-        d => {
-            return Err(EngineError::Model(format!(
-                "tensor `{name}` has shape {d:?}, expected 1 or 2 dimensions"
-            )))
-        }
-    };
+    let (rows, cols) = matrix_shape(name, t.dims())?;
     let data = t
         .to_dtype(DType::F32)
         .and_then(|t| t.flatten_all())
         .and_then(|t| t.to_vec1())
         .map_err(cerr)?;
     Ok((data, rows, cols))
+}
+
+/// A tensor of 1 or 2 dimensions as (rows, cols) of a row-major matrix.
+fn matrix_shape(name: &str, dims: &[usize]) -> Result<(usize, usize), EngineError> {
+    match *dims {
+        [n] => Ok((1, n)),
+        [r, c] => Ok((r, c)),
+        _ => Err(EngineError::Model(format!(
+            "tensor `{name}` has shape {dims:?}, expected 1 or 2 dimensions"
+        ))),
+    }
 }
 
 /// The Hugging Face name of a weight named as in GGUF files.
@@ -108,55 +112,27 @@ struct StoredTensor {
 }
 
 impl SafetensorsFiles {
-    /// Read the headers of `shards`.
+    /// Read the headers of `shards`, each checked as before any work
+    /// ([`read_safetensors_header`]: sizes from dtype × shape, ranges inside the file).
     pub(super) fn open(shards: &[PathBuf]) -> Result<SafetensorsFiles, EngineError> {
         let mut tensors = HashMap::new();
         for shard in shards {
-            let bad = |why: String| {
-                EngineError::model_file(shard, format!("not a readable safetensors file: {why}"))
-            };
             let mut file = File::open(shard).map_err(|e| EngineError::model_file(shard, e))?;
             let file_len = file
                 .metadata()
                 .map_err(|e| EngineError::model_file(shard, e))?
                 .len();
-            let mut n = [0u8; 8];
-            file.read_exact(&mut n).map_err(|e| bad(e.to_string()))?;
-            let header_len = u64::from_le_bytes(n);
-            if header_len > 100_000_000 || 8 + header_len > file_len {
-                return Err(bad(format!("header length {header_len}")));
-            }
-            let mut header = vec![0u8; header_len as usize];
-            file.read_exact(&mut header)
-                .map_err(|e| bad(e.to_string()))?;
-            let entries: HashMap<String, serde_json::Value> =
-                serde_json::from_slice(&header).map_err(|e| bad(e.to_string()))?;
-            let data_start = 8 + header_len;
-            for (name, entry) in entries {
-                if name == "__metadata__" {
-                    continue;
-                }
-                let info: safetensors::tensor::TensorInfo =
-                    serde_json::from_value(entry).map_err(|e| bad(format!("`{name}`: {e}")))?;
+            let header = read_safetensors_header(&mut BufReader::new(&mut file), file_len)
+                .map_err(|e| EngineError::model_file(shard, e))?;
+            for (name, info) in header.tensors {
                 let (a, b) = info.data_offsets;
-                let want = info
-                    .shape
-                    .iter()
-                    .try_fold(info.dtype.bitsize(), |n, &d| n.checked_mul(d))
-                    .map(|bits| bits / 8);
-                if b < a || Some(b - a) != want || data_start + b as u64 > file_len {
-                    return Err(bad(format!(
-                        "`{name}`: byte range {a}..{b} does not hold {:?} {:?}",
-                        info.dtype, info.shape
-                    )));
-                }
                 tensors.insert(
                     name,
                     StoredTensor {
                         file: shard.clone(),
                         dtype: info.dtype,
                         shape: info.shape,
-                        start: data_start + a as u64,
+                        start: header.data_start + a as u64,
                         len: b - a,
                     },
                 );
@@ -177,15 +153,7 @@ impl SafetensorsFiles {
                 "tensor `{name}` missing from the safetensors files"
             ))
         })?;
-        let (rows, cols) = match t.shape[..] {
-            [n] => (1, n),
-            [r, c] => (r, c),
-            ref d => {
-                return Err(EngineError::Model(format!(
-                    "tensor `{name}` has shape {d:?}, expected 1 or 2 dimensions"
-                )))
-            }
-        };
+        let (rows, cols) = matrix_shape(name, &t.shape)?;
         if !matches!(
             t.dtype,
             safetensors::Dtype::F32
