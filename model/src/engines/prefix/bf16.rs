@@ -10,23 +10,67 @@
 //! nearest even). A product of two bf16 values is exact in f32, so the FMA equals a multiply
 //! then an add, and the portable family (plain f32 arithmetic, vectorised for AVX2) gives the
 //! same bits. The one exception is the hardware's flush of a subnormal partial sum to zero,
-//! which needs values near 1e-38 and never occurs in a model's products. Norms, RoPE, softmax
-//! and attention stay f32 (`forward.rs`).
+//! which needs values near 1e-38 and never occurs in a model's products. The AMX family
+//! ([`amx`]) sums the same rounded products in f32, but each `tdpbf16ps` adds its 32 products in
+//! the tile unit's own order and rounding (Intel's pseudocode shows a sequential order; the
+//! unit measured here matches no sequential order bit for bit), so it agrees with the other
+//! families to the rounding of an f32 sum, not bit for bit: a process uses one family
+//! throughout (chosen once, or forced by `C2S_BF16_KERNELS`, as `C2S_GEMM_KERNELS` forces
+//! the f32 families). Norms, RoPE, softmax and attention stay f32 (`forward.rs`): attention's
+//! products in bf16 (packed per head and call) measured slower here than the f32 gemm.
 //!
 //! **Layout.** A `k × n` weight (used as `x · W`) is cut into panels of [`PANEL`] columns;
 //! inside a panel, depth pairs follow each other and each pair holds its 32 columns as
 //! `(w[2p, c], w[2p+1, c])`: one 64-byte load gives the 16 bf16 pairs of one `vdpbf16ps`, and
-//! a row's two activations `(x[2p], x[2p+1])` are one broadcast 32-bit word. An odd depth is
-//! padded with a zero pair element; a last partial panel with zero columns.
+//! a row's two activations `(x[2p], x[2p+1])` are one broadcast 32-bit word. The same panel is
+//! two AMX tiles of 16 pairs × 16 columns at a row stride of 128 bytes. The depth is padded
+//! with zeros to a whole number of AMX steps ([`STEP_PAIRS`] pairs), a last partial panel with
+//! zero columns, and every panel starts on a cache line (a tile load whose rows cross lines
+//! runs at about half speed, measured).
 //!
 //! **Batch invariance.** Every output element is reduced over the whole depth in one fixed
 //! order, whatever the number of rows or the threads: a row's result never depends on the
 //! other rows of the batch (the property the f32 path gets from `kernels.rs`'s fixed blocking).
+//! In the AMX family too: the rows of a tile are independent lanes, whatever the tile's height.
+
+mod amx;
 
 use rayon::prelude::*;
 
-/// Columns of one packed panel: two 16-lane AVX-512 registers.
+/// Columns of one packed panel: two 16-lane AVX-512 registers, or two AMX tiles.
 pub const PANEL: usize = 32;
+
+/// Depth pairs of one AMX step (a tile of 16 rows of 64 bytes); the packed depth is padded to
+/// a multiple of it.
+pub const STEP_PAIRS: usize = 16;
+
+/// One cache line of bf16 values, the unit of the packed weights (so every panel, and every
+/// AMX tile row, starts on a line).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u16; 32]);
+
+/// A zeroed bf16 buffer that starts on a cache line.
+struct Lines(Vec<Line>);
+
+impl Lines {
+    /// `len` zeros (`len` a multiple of 32).
+    fn zeroed(len: usize) -> Lines {
+        debug_assert_eq!(len % 32, 0);
+        Lines(vec![Line([0; 32]); len / 32])
+    }
+
+    fn as_slice(&self) -> &[u16] {
+        // SAFETY: `Line` is `repr(C)` over `[u16; 32]` with no padding (64 bytes, align 64), so
+        // the lines are `32 · len` contiguous, initialised `u16`s.
+        unsafe { std::slice::from_raw_parts(self.0.as_ptr().cast(), self.0.len() * 32) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u16] {
+        // SAFETY: as in `as_slice`, and the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), self.0.len() * 32) }
+    }
+}
 
 /// Rows of one register tile: 24 accumulators of 16 lanes in the AVX-512 families, which
 /// leaves 8 of the 32 registers for the panel's values and the broadcasts.
@@ -35,16 +79,21 @@ const TILE_ROWS: usize = 12;
 /// `x` rounded to bf16 (nearest, ties to even). NaN stays a quiet NaN; a subnormal (or a value
 /// that only rounding would lift out of the subnormals) becomes a zero of its sign, as the
 /// bf16 units read it.
+#[inline(always)]
 pub fn to_bf16(x: f32) -> u16 {
+    // Selects, not branches, so that a loop of conversions vectorises (with branches they were
+    // a twelfth of a bf16 prefill).
     let bits = x.to_bits();
-    if x.is_nan() {
-        return ((bits >> 16) as u16) | 0x0040;
+    let high = (bits >> 16) as u16;
+    let rounded = (bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16) as u16;
+    let nan = bits & 0x7fff_ffff > 0x7f80_0000;
+    let subnormal = bits & 0x7f80_0000 == 0;
+    let finite = if subnormal { high & 0x8000 } else { rounded };
+    if nan {
+        high | 0x0040
+    } else {
+        finite
     }
-    if bits & 0x7f80_0000 == 0 {
-        return ((bits >> 16) as u16) & 0x8000;
-    }
-    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
-    (rounded >> 16) as u16
 }
 
 /// The f32 value of a bf16 (exact).
@@ -52,15 +101,20 @@ pub fn from_bf16(b: u16) -> f32 {
     f32::from_bits((b as u32) << 16)
 }
 
-/// A family of bf16 product kernels. Every family computes the same bits (module doc; the
-/// tests check it on every family of the machine they run on, and `vdpbf16ps`'s order and
-/// rounding are the Intel SDM's description, checked on the CPUs tested here); they
-/// differ only in speed, which differs by CPU: on the Sapphire Rapids cores measured here one
-/// `vdpbf16ps` (64 flops) issues every other cycle while two f32 FMAs (64 flops) issue every
-/// cycle, so widening the bf16 values to f32 in registers is twice as fast as the bf16 unit.
+/// A family of bf16 product kernels. The three vector families compute the same bits (module
+/// doc; the tests check it on every family of the machine they run on, and `vdpbf16ps`'s order
+/// and rounding are the Intel SDM's description, checked on the CPUs tested here); AMX agrees
+/// with them to f32 rounding. They differ in speed, which differs by CPU: on the Sapphire
+/// Rapids cores measured here one `vdpbf16ps` (64 flops) issues every other cycle while two
+/// f32 FMAs (64 flops) issue every cycle, so widening the bf16 values to f32 in registers is
+/// twice as fast as the bf16 unit, and an AMX tile product (16 384 flops) is several times
+/// faster again where the products have rows to fill its tiles.
 /// [`Bf16Family::detected`] times the families on a small product and keeps the fastest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Bf16Family {
+    /// AMX tiles (`tdpbf16ps`; Sapphire Rapids and later), where the kernel grants the process
+    /// the tile state (Linux: `arch_prctl(ARCH_REQ_XCOMP_PERM)`).
+    Amx,
     /// AVX512-BF16's `vdpbf16ps` (Cooper Lake, Sapphire Rapids and later; Zen 4 and later).
     Avx512Bf16,
     /// AVX-512F: the bf16 pairs widened to f32 in registers (a shift and a mask), then f32 FMAs.
@@ -75,6 +129,7 @@ pub const BF16_KERNELS_ENV: &str = "C2S_BF16_KERNELS";
 impl Bf16Family {
     pub fn name(self) -> &'static str {
         match self {
+            Bf16Family::Amx => "amx",
             Bf16Family::Avx512Bf16 => "avx512bf16",
             Bf16Family::Avx512Widen => "avx512",
             Bf16Family::Portable => "portable",
@@ -94,12 +149,14 @@ impl Bf16Family {
             #[cfg(not(target_arch = "x86_64"))]
             Bf16Family::Avx512Bf16 | Bf16Family::Avx512Widen => false,
             Bf16Family::Portable => true,
+            Bf16Family::Amx => amx::is_available(),
         }
     }
 
     /// Every family this CPU can run.
     pub fn available() -> Vec<Bf16Family> {
         [
+            Bf16Family::Amx,
             Bf16Family::Avx512Bf16,
             Bf16Family::Avx512Widen,
             Bf16Family::Portable,
@@ -110,8 +167,8 @@ impl Bf16Family {
     }
 
     /// The fastest family of this CPU, timed once per process: the best of seven runs of a
-    /// 128 × 1024 × 512 product on each (some tens of milliseconds in all). The choice changes
-    /// no result: every family computes the same bits.
+    /// 128 × 1024 × 512 product on each (some tens of milliseconds in all). Only AMX's choice
+    /// changes results, by f32 rounding (module doc).
     pub fn detected() -> Bf16Family {
         static FASTEST: std::sync::OnceLock<Bf16Family> = std::sync::OnceLock::new();
         *FASTEST.get_or_init(|| {
@@ -139,12 +196,13 @@ impl Bf16Family {
     pub fn named(name: Option<&str>) -> Result<Bf16Family, String> {
         let family = match name {
             None | Some("") | Some("auto") => return Ok(Self::detected()),
+            Some("amx") => Bf16Family::Amx,
             Some("avx512bf16") => Bf16Family::Avx512Bf16,
             Some("avx512") => Bf16Family::Avx512Widen,
             Some("portable") => Bf16Family::Portable,
             Some(other) => {
                 return Err(format!(
-                    "{BF16_KERNELS_ENV}={other}: unknown bf16 kernel family (avx512bf16, avx512, portable, auto)"
+                    "{BF16_KERNELS_ENV}={other}: unknown bf16 kernel family (amx, avx512bf16, avx512, portable, auto)"
                 ))
             }
         };
@@ -166,13 +224,15 @@ impl Bf16Family {
 
 /// A `k × n` weight in bf16, packed in panels (module doc).
 pub struct Bf16Matrix {
-    data: Vec<u16>,
+    data: Lines,
     /// Depth `k` (rows of the weight).
     pub rows: usize,
     /// Outputs `n` (columns of the weight).
     pub cols: usize,
     /// Depth pairs: `ceil(k / 2)`.
     pairs: usize,
+    /// Depth pairs held per panel: `pairs` rounded up to a multiple of [`STEP_PAIRS`].
+    padded_pairs: usize,
 }
 
 impl Bf16Matrix {
@@ -185,10 +245,12 @@ impl Bf16Matrix {
         column: impl Fn(usize) -> &'a [f32] + Sync,
     ) -> Bf16Matrix {
         let pairs = k.div_ceil(2);
+        let padded_pairs = pairs.div_ceil(STEP_PAIRS) * STEP_PAIRS;
         let panels = n.div_ceil(PANEL);
-        let panel_len = pairs * PANEL * 2;
-        let mut data = vec![0u16; panels * panel_len];
-        data.par_chunks_mut(panel_len)
+        let panel_len = padded_pairs * PANEL * 2;
+        let mut data = Lines::zeroed(panels * panel_len);
+        data.as_mut_slice()
+            .par_chunks_mut(panel_len)
             .enumerate()
             .for_each(|(panel, out)| {
                 for c in 0..PANEL.min(n - panel * PANEL) {
@@ -204,6 +266,7 @@ impl Bf16Matrix {
             rows: k,
             cols: n,
             pairs,
+            padded_pairs,
         }
     }
 
@@ -218,14 +281,21 @@ impl Bf16Matrix {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.data.len() * 2
+        self.data.as_slice().len() * 2
+    }
+
+    /// `u16`s of one panel.
+    fn panel_len(&self) -> usize {
+        self.padded_pairs * PANEL * 2
     }
 
     /// The weight's element `(i, j)` as f32 (its bf16 value): what the packing tests read.
     #[cfg(test)]
     fn get(&self, i: usize, j: usize) -> f32 {
         let (panel, c) = (j / PANEL, j % PANEL);
-        from_bf16(self.data[panel * self.pairs * PANEL * 2 + ((i / 2) * PANEL + c) * 2 + i % 2])
+        from_bf16(
+            self.data.as_slice()[panel * self.panel_len() + ((i / 2) * PANEL + c) * 2 + i % 2],
+        )
     }
 
     /// `out (m × n, row-major) = [out +] x (m × k, row-major) · W`, on `family` and every rayon
@@ -248,6 +318,9 @@ impl Bf16Matrix {
         );
         if m == 0 || n == 0 {
             return;
+        }
+        if family == Bf16Family::Amx {
+            return amx::product(self, x, m, out, accumulate);
         }
         // The activations rounded to bf16: as one 32-bit word per pair (low half: the even
         // element) for the bf16 units and the portable loop, or as f32 (even, odd) per pair for
@@ -275,10 +348,10 @@ impl Bf16Matrix {
                     }
                 });
         }
-        let panel_len = pairs * PANEL * 2;
+        let panel_len = self.panel_len();
         let out_ptr = SharedOut(out.as_mut_ptr());
         (0..n.div_ceil(PANEL)).into_par_iter().for_each(|panel| {
-            let w = &self.data[panel * panel_len..(panel + 1) * panel_len];
+            let w = &self.data.as_slice()[panel * panel_len..(panel + 1) * panel_len];
             let cols = PANEL.min(n - panel * PANEL);
             let mut tile = [[0f32; PANEL]; TILE_ROWS];
             for r0 in (0..m).step_by(TILE_ROWS) {
@@ -357,6 +430,7 @@ fn tile_product(
             xs_f32.expect("the widening family reads f32 activations"),
             1 2 3 4 5 6 7 8 9 10 11 12
         ),
+        Bf16Family::Amx => unreachable!("AMX products run in `amx::product`"),
         _ => portable::tile(
             xs.expect("the portable family reads bf16 pairs"),
             pairs,
@@ -575,7 +649,8 @@ mod tests {
 
     /// The sum of `vdpbf16ps`, written out element by element in f64 (exact for these sums of
     /// a few thousand products, to the last bit of f32 only approximately): the kernels must
-    /// match it to f32 accuracy, and each other bit for bit.
+    /// match it to f32 accuracy, and the vector families each other bit for bit (AMX rounds
+    /// inside a tile step in its own order: module doc).
     #[test]
     fn every_family_computes_the_product_of_the_rounded_values() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
@@ -585,6 +660,9 @@ mod tests {
             (9, 1100, 33),
             (17, 8, 96),
             (2, 1, 5),
+            // AMX: whole 32 × 32 blocks; a tail block of 17 rows, two depth steps.
+            (64, 96, 64),
+            (49, 40, 40),
         ] {
             let x = random(m * k, &mut rng);
             let w = random(k * n, &mut rng);
@@ -611,6 +689,7 @@ mod tests {
                 }
                 results.push((family, out));
             }
+            results.retain(|(family, _)| *family != Bf16Family::Amx);
             for (family, out) in &results[1..] {
                 assert_eq!(
                     out,
@@ -627,18 +706,19 @@ mod tests {
     fn accumulating_adds_the_product_and_rows_are_batch_invariant() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let (k, n) = (300, 70);
-        let x = random(20 * k, &mut rng);
+        let x = random(40 * k, &mut rng);
         let w = random(k * n, &mut rng);
         let packed = Bf16Matrix::from_row_major(&w, k, n);
         for family in Bf16Family::available() {
-            let mut batch = vec![0f32; 20 * n];
-            packed.product(family, &x, 20, &mut batch, false);
+            let mut batch = vec![0f32; 40 * n];
+            packed.product(family, &x, 40, &mut batch, false);
             let mut alone = vec![0f32; n];
             packed.product(family, &x[..k], 1, &mut alone, false);
             assert_eq!(&batch[..n], &alone[..], "{}", family.name());
+            // Rows 17..20 in the middle of a block of 32, and alone in a tail of three.
             let mut three = vec![0f32; 3 * n];
-            packed.product(family, &x[17 * k..], 3, &mut three, false);
-            assert_eq!(&batch[17 * n..], &three[..], "{}", family.name());
+            packed.product(family, &x[17 * k..20 * k], 3, &mut three, false);
+            assert_eq!(&batch[17 * n..20 * n], &three[..], "{}", family.name());
             let mut acc = vec![1.5f32; n];
             packed.product(family, &x[..k], 1, &mut acc, true);
             for (a, b) in acc.iter().zip(&alone) {
@@ -658,7 +738,8 @@ mod tests {
                 assert_eq!(packed.get(i, j), from_bf16(to_bf16(w[i * n + j])));
             }
         }
-        assert_eq!(packed.bytes(), 2 * 4 * 2 * PANEL * 2);
+        // Two panels of 16 pairs (4 padded to one AMX step) of 32 columns of 2 bf16.
+        assert_eq!(packed.bytes(), 2 * STEP_PAIRS * PANEL * 2 * 2);
     }
 
     #[test]
@@ -668,9 +749,9 @@ mod tests {
             Bf16Family::named(Some("portable")),
             Ok(Bf16Family::Portable)
         );
-        let e = Bf16Family::named(Some("amx")).unwrap_err();
-        assert!(e.contains(BF16_KERNELS_ENV) && e.contains("amx"), "{e}");
-        for name in ["avx512bf16", "avx512"] {
+        let e = Bf16Family::named(Some("amx2")).unwrap_err();
+        assert!(e.contains(BF16_KERNELS_ENV) && e.contains("amx2"), "{e}");
+        for name in ["amx", "avx512bf16", "avx512"] {
             match Bf16Family::named(Some(name)) {
                 Ok(f) => assert!(f.is_available() && f.name() == name),
                 Err(e) => assert!(e.contains("cannot run"), "{e}"),

@@ -1,0 +1,338 @@
+//! The AMX family of the bf16 products: `tdpbf16ps` on tiles (Intel Sapphire Rapids and later).
+//!
+//! **Blocking.** Eight tile registers hold a 32 × 32 block of the output: four accumulators
+//! (two row halves × the panel's two 16-column halves), two activation tiles (16 rows × 32
+//! depth values each) and the panel's two weight tiles (16 depth pairs × 16 columns, read from
+//! the packed panel at a stride of 128 bytes: `super`'s layout is already AMX's pair layout).
+//! Each step of 32 depth values loads four tiles and issues four products; a block's
+//! accumulators start at zero and go to the output once, directly when the block is whole and
+//! the product is not accumulating, else through a scratch block.
+//!
+//! **Activations.** Rounded to bf16 as in the other families and laid out tile by tile (16
+//! rows × 32 values contiguous per step, so a tile load reads 1 KiB in order; with row-major
+//! activations the strided loads ran a third slower, measured), zero-padded to whole steps.
+//!
+//! **Threads.** Panels are shared out among the rayon threads, as in the other families. Each
+//! task loads its tile configuration (per-thread state) first and releases the tiles at its
+//! end, so a thread holds no tile state between products.
+//!
+//! **Grant.** Linux hands a process the 8 KiB tile state only on request
+//! (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`); [`is_available`] asks once per
+//! process, after CPUID reports AMX-TILE and AMX-BF16. Without the grant a tile instruction
+//! faults, so the family is unavailable where the request fails (other kernels, VMs that hide
+//! the state).
+
+use super::{Bf16Matrix, Lines, SharedOut, PANEL, STEP_PAIRS};
+
+/// Rows of a block: two tiles of 16.
+const BLOCK_ROWS: usize = 32;
+/// Rows of one tile.
+const TILE_ROWS: usize = 16;
+
+/// Whether this CPU has AMX-TILE and AMX-BF16 and the OS granted this process the tile state
+/// (asked once per process).
+pub(super) fn is_available() -> bool {
+    static GRANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GRANTED.get_or_init(tiles::request)
+}
+
+/// `out (m × n) = [out +] x (m × k) · W` on AMX tiles. The caller checked the shapes and that
+/// the family is available.
+pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accumulate: bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(
+            is_available(),
+            "bf16 product: AMX kernels on a CPU without them"
+        );
+        tiles::product(w, x, m, out, accumulate)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (w, x, m, out, accumulate);
+        unreachable!("AMX is an x86-64 family");
+    }
+}
+
+/// `x` (m × k, row-major) rounded to bf16 in tile order: for each block of 16 rows, for each
+/// step of [`STEP_PAIRS`] pairs, its 16 rows of 32 values; rows past `m` and depth past `k`
+/// are zeros.
+fn tile_activations(x: &[f32], m: usize, k: usize, padded_pairs: usize) -> Lines {
+    use rayon::prelude::*;
+    let step_len = TILE_ROWS * STEP_PAIRS * 2;
+    let block_len = padded_pairs / STEP_PAIRS * step_len;
+    let mut lines = Lines::zeroed(m.div_ceil(TILE_ROWS) * block_len);
+    lines
+        .as_mut_slice()
+        .par_chunks_mut(block_len)
+        .zip(x.par_chunks(TILE_ROWS * k))
+        .for_each(|(block, rows)| {
+            for (r, row) in rows.chunks(k).enumerate() {
+                for (s, depth) in row.chunks(STEP_PAIRS * 2).enumerate() {
+                    let dst = &mut block[s * step_len + r * STEP_PAIRS * 2..][..depth.len()];
+                    for (d, &v) in dst.iter_mut().zip(depth) {
+                        *d = super::to_bf16(v);
+                    }
+                }
+            }
+        });
+    lines
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod tiles {
+    pub(super) fn request() -> bool {
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod tiles {
+    use super::{
+        tile_activations, Bf16Matrix, SharedOut, BLOCK_ROWS, PANEL, STEP_PAIRS, TILE_ROWS,
+    };
+    use rayon::prelude::*;
+    use std::arch::asm;
+
+    /// `ARCH_REQ_XCOMP_PERM` of Linux's `arch_prctl` (asm/prctl.h).
+    #[cfg(target_os = "linux")]
+    const ARCH_REQ_XCOMP_PERM: libc::c_ulong = 0x1023;
+    /// The XSAVE component of the tile data (the 8 KiB of tmm0–7).
+    #[cfg(target_os = "linux")]
+    const XFEATURE_XTILEDATA: libc::c_ulong = 18;
+
+    /// CPUID's AMX-TILE and AMX-BF16, then the kernel's grant of the tile state.
+    pub(super) fn request() -> bool {
+        use std::arch::x86_64::{__cpuid, __cpuid_count};
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID exists on every x86-64 CPU; leaf 7 is read only when the CPU has it.
+        let has_amx = unsafe {
+            __cpuid(0).eax >= 7 && {
+                let edx = __cpuid_count(7, 0).edx;
+                edx & (1 << 24) != 0 && edx & (1 << 22) != 0
+            }
+        };
+        has_amx && grant()
+    }
+
+    /// Linux's grant of the tile state to this process.
+    #[cfg(target_os = "linux")]
+    fn grant() -> bool {
+        // SAFETY: a plain system call with integer arguments; it changes only which XSAVE
+        // components this process may use.
+        unsafe {
+            libc::syscall(
+                libc::SYS_arch_prctl,
+                ARCH_REQ_XCOMP_PERM,
+                XFEATURE_XTILEDATA,
+            ) == 0
+        }
+    }
+
+    /// Other systems grant the state differently (or not): not tried.
+    #[cfg(not(target_os = "linux"))]
+    fn grant() -> bool {
+        false
+    }
+
+    /// A tile configuration (palette 1): bytes per row and rows of each of the 16 tiles.
+    #[repr(C, align(64))]
+    struct TileConfig {
+        palette: u8,
+        start_row: u8,
+        reserved: [u8; 14],
+        colsb: [u16; 16],
+        rows: [u8; 16],
+    }
+
+    impl TileConfig {
+        /// tmm0/1: the accumulators of the first `top` rows (left and right 16 columns);
+        /// tmm2/3: those of the next `bottom` rows; tmm4/5: the two activation tiles; tmm6/7:
+        /// the panel's two weight tiles. A tile of no rows is left unconfigured (not used).
+        fn for_rows(rows: usize) -> TileConfig {
+            let top = rows.min(TILE_ROWS) as u8;
+            let bottom = rows.saturating_sub(TILE_ROWS) as u8;
+            let mut config = TileConfig {
+                palette: 1,
+                start_row: 0,
+                reserved: [0; 14],
+                colsb: [0; 16],
+                rows: [0; 16],
+            };
+            for (tile, rows) in [top, top, bottom, bottom, top, bottom, 16, 16]
+                .into_iter()
+                .enumerate()
+            {
+                if rows > 0 {
+                    config.rows[tile] = rows;
+                    config.colsb[tile] = 64;
+                }
+            }
+            config
+        }
+
+        /// Load this configuration into the calling thread's tile state.
+        ///
+        /// # Safety
+        /// The process holds the tile grant ([`request`] returned true).
+        unsafe fn load(&self) {
+            asm!("ldtilecfg [{}]", in(reg) self as *const TileConfig, options(nostack, readonly));
+        }
+    }
+
+    /// Release the calling thread's tile state.
+    ///
+    /// # Safety
+    /// The process holds the tile grant.
+    unsafe fn release() {
+        asm!("tilerelease", options(nostack, nomem));
+    }
+
+    /// One block: `c[r][0..32] = Σ` over `steps` steps of the activation tiles at `a` (16-row
+    /// tiles of 1 KiB; the second row half `half` bytes after the first) times the panel at
+    /// `b`, for `two` row halves; `c` has a row stride of `c_stride` bytes.
+    ///
+    /// # Safety
+    /// The tile configuration for this block's rows is loaded; `a`, `b` hold `steps` steps
+    /// (and `a + half` too when `two`); `c` has room for the block's rows × 32 f32 at its stride.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn block(
+        a: *const u8,
+        half: usize,
+        b: *const u8,
+        steps: usize,
+        c: *mut u8,
+        c_stride: usize,
+        two: bool,
+    ) {
+        const A_STEP: usize = TILE_ROWS * STEP_PAIRS * 4;
+        const B_STEP: usize = STEP_PAIRS * PANEL * 4;
+        if two {
+            asm!(
+                "tilezero tmm0",
+                "tilezero tmm1",
+                "tilezero tmm2",
+                "tilezero tmm3",
+                options(nostack, nomem)
+            );
+            for s in 0..steps {
+                let (a0, b0) = (a.add(s * A_STEP), b.add(s * B_STEP));
+                asm!(
+                    "tileloadd tmm4, [{a0} + {a_stride}*1]",
+                    "tileloadd tmm6, [{b0} + {b_stride}*1]",
+                    "tileloadd tmm7, [{b1} + {b_stride}*1]",
+                    "tdpbf16ps tmm0, tmm4, tmm6",
+                    "tileloadd tmm5, [{a1} + {a_stride}*1]",
+                    "tdpbf16ps tmm1, tmm4, tmm7",
+                    "tdpbf16ps tmm2, tmm5, tmm6",
+                    "tdpbf16ps tmm3, tmm5, tmm7",
+                    a0 = in(reg) a0,
+                    a1 = in(reg) a0.add(half),
+                    a_stride = in(reg) 64usize,
+                    b0 = in(reg) b0,
+                    b1 = in(reg) b0.add(64),
+                    b_stride = in(reg) 128usize,
+                    options(nostack, readonly),
+                );
+            }
+            asm!(
+                "tilestored [{c0} + {stride}*1], tmm0",
+                "tilestored [{c1} + {stride}*1], tmm1",
+                "tilestored [{c2} + {stride}*1], tmm2",
+                "tilestored [{c3} + {stride}*1], tmm3",
+                c0 = in(reg) c,
+                c1 = in(reg) c.add(64),
+                c2 = in(reg) c.add(TILE_ROWS * c_stride),
+                c3 = in(reg) c.add(TILE_ROWS * c_stride + 64),
+                stride = in(reg) c_stride,
+                options(nostack),
+            );
+        } else {
+            asm!("tilezero tmm0", "tilezero tmm1", options(nostack, nomem));
+            for s in 0..steps {
+                let (a0, b0) = (a.add(s * A_STEP), b.add(s * B_STEP));
+                asm!(
+                    "tileloadd tmm4, [{a0} + {a_stride}*1]",
+                    "tileloadd tmm6, [{b0} + {b_stride}*1]",
+                    "tileloadd tmm7, [{b1} + {b_stride}*1]",
+                    "tdpbf16ps tmm0, tmm4, tmm6",
+                    "tdpbf16ps tmm1, tmm4, tmm7",
+                    a0 = in(reg) a0,
+                    a_stride = in(reg) 64usize,
+                    b0 = in(reg) b0,
+                    b1 = in(reg) b0.add(64),
+                    b_stride = in(reg) 128usize,
+                    options(nostack, readonly),
+                );
+            }
+            asm!(
+                "tilestored [{c0} + {stride}*1], tmm0",
+                "tilestored [{c1} + {stride}*1], tmm1",
+                c0 = in(reg) c,
+                c1 = in(reg) c.add(64),
+                stride = in(reg) c_stride,
+                options(nostack),
+            );
+        }
+    }
+
+    /// A 32 × 32 f32 block on a cache line (tile stores of whole lines).
+    #[repr(C, align(64))]
+    struct Scratch([[f32; PANEL]; BLOCK_ROWS]);
+
+    pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accumulate: bool) {
+        let (k, n) = (w.rows, w.cols);
+        let steps = w.padded_pairs / STEP_PAIRS;
+        let xa = tile_activations(x, m, k, w.padded_pairs);
+        let half = steps * TILE_ROWS * STEP_PAIRS * 4;
+        let panel_len = w.panel_len();
+        let out_ptr = SharedOut(out.as_mut_ptr());
+        (0..n.div_ceil(PANEL)).into_par_iter().for_each(|panel| {
+            let weights = &w.data.as_slice()[panel * panel_len..(panel + 1) * panel_len];
+            let cols = PANEL.min(n - panel * PANEL);
+            let mut scratch = Scratch([[0.0; PANEL]; BLOCK_ROWS]);
+            let mut loaded = 0;
+            for r0 in (0..m).step_by(BLOCK_ROWS) {
+                let rows = BLOCK_ROWS.min(m - r0);
+                // SAFETY: `product` runs only where `is_available` (the grant); the
+                // configuration is for `rows`; the activations hold ⌈m/16⌉ blocks of `steps`
+                // steps (the second half exists when `rows > 16`), the panel `steps` steps;
+                // the direct store writes rows `r0..r0+32`, columns of this panel only, all
+                // inside `out` (m × n), and no other thread writes this panel's columns.
+                unsafe {
+                    if rows != loaded {
+                        TileConfig::for_rows(rows).load();
+                        loaded = rows;
+                    }
+                    let a = xa.as_slice().as_ptr().add(r0 / TILE_ROWS * half / 2).cast();
+                    let b = weights.as_ptr().cast();
+                    if rows == BLOCK_ROWS && cols == PANEL && !accumulate {
+                        let c = out_ptr.get().add(r0 * n + panel * PANEL).cast();
+                        block(a, half, b, steps, c, n * 4, true);
+                        continue;
+                    }
+                    let c = scratch.0.as_mut_ptr().cast();
+                    block(a, half, b, steps, c, PANEL * 4, rows > TILE_ROWS);
+                }
+                for (r, t) in scratch.0.iter().enumerate().take(rows) {
+                    // SAFETY: row `r0 + r < m`, this panel's `cols` columns (see above).
+                    let dst = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            out_ptr.get().add((r0 + r) * n + panel * PANEL),
+                            cols,
+                        )
+                    };
+                    if accumulate {
+                        for (d, v) in dst.iter_mut().zip(t) {
+                            *d += v;
+                        }
+                    } else {
+                        dst.copy_from_slice(&t[..cols]);
+                    }
+                }
+            }
+            // SAFETY: the grant is held (as above).
+            unsafe { release() };
+        });
+    }
+}
