@@ -207,67 +207,51 @@ mod tiles {
     ) {
         const A_STEP: usize = TILE_ROWS * STEP_PAIRS * 4;
         const B_STEP: usize = STEP_PAIRS * PANEL * 4;
+        asm!("tilezero tmm0", "tilezero tmm1", options(nostack, nomem));
         if two {
+            asm!("tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
+        }
+        for s in 0..steps {
+            let (a0, b0) = (a.add(s * A_STEP), b.add(s * B_STEP));
+            // The first row half against both weight tiles…
             asm!(
-                "tilezero tmm0",
-                "tilezero tmm1",
-                "tilezero tmm2",
-                "tilezero tmm3",
-                options(nostack, nomem)
+                "tileloadd tmm4, [{a0} + {a_stride}*1]",
+                "tileloadd tmm6, [{b0} + {b_stride}*1]",
+                "tileloadd tmm7, [{b1} + {b_stride}*1]",
+                "tdpbf16ps tmm0, tmm4, tmm6",
+                "tdpbf16ps tmm1, tmm4, tmm7",
+                a0 = in(reg) a0,
+                a_stride = in(reg) 64usize,
+                b0 = in(reg) b0,
+                b1 = in(reg) b0.add(64),
+                b_stride = in(reg) 128usize,
+                options(nostack, readonly),
             );
-            for s in 0..steps {
-                let (a0, b0) = (a.add(s * A_STEP), b.add(s * B_STEP));
+            // …then the second, reusing the weight tiles just loaded.
+            if two {
                 asm!(
-                    "tileloadd tmm4, [{a0} + {a_stride}*1]",
-                    "tileloadd tmm6, [{b0} + {b_stride}*1]",
-                    "tileloadd tmm7, [{b1} + {b_stride}*1]",
-                    "tdpbf16ps tmm0, tmm4, tmm6",
                     "tileloadd tmm5, [{a1} + {a_stride}*1]",
-                    "tdpbf16ps tmm1, tmm4, tmm7",
                     "tdpbf16ps tmm2, tmm5, tmm6",
                     "tdpbf16ps tmm3, tmm5, tmm7",
-                    a0 = in(reg) a0,
                     a1 = in(reg) a0.add(half),
                     a_stride = in(reg) 64usize,
-                    b0 = in(reg) b0,
-                    b1 = in(reg) b0.add(64),
-                    b_stride = in(reg) 128usize,
                     options(nostack, readonly),
                 );
             }
+        }
+        asm!(
+            "tilestored [{c0} + {stride}*1], tmm0",
+            "tilestored [{c1} + {stride}*1], tmm1",
+            c0 = in(reg) c,
+            c1 = in(reg) c.add(64),
+            stride = in(reg) c_stride,
+            options(nostack),
+        );
+        if two {
+            let c = c.add(TILE_ROWS * c_stride);
             asm!(
-                "tilestored [{c0} + {stride}*1], tmm0",
-                "tilestored [{c1} + {stride}*1], tmm1",
-                "tilestored [{c2} + {stride}*1], tmm2",
-                "tilestored [{c3} + {stride}*1], tmm3",
-                c0 = in(reg) c,
-                c1 = in(reg) c.add(64),
-                c2 = in(reg) c.add(TILE_ROWS * c_stride),
-                c3 = in(reg) c.add(TILE_ROWS * c_stride + 64),
-                stride = in(reg) c_stride,
-                options(nostack),
-            );
-        } else {
-            asm!("tilezero tmm0", "tilezero tmm1", options(nostack, nomem));
-            for s in 0..steps {
-                let (a0, b0) = (a.add(s * A_STEP), b.add(s * B_STEP));
-                asm!(
-                    "tileloadd tmm4, [{a0} + {a_stride}*1]",
-                    "tileloadd tmm6, [{b0} + {b_stride}*1]",
-                    "tileloadd tmm7, [{b1} + {b_stride}*1]",
-                    "tdpbf16ps tmm0, tmm4, tmm6",
-                    "tdpbf16ps tmm1, tmm4, tmm7",
-                    a0 = in(reg) a0,
-                    a_stride = in(reg) 64usize,
-                    b0 = in(reg) b0,
-                    b1 = in(reg) b0.add(64),
-                    b_stride = in(reg) 128usize,
-                    options(nostack, readonly),
-                );
-            }
-            asm!(
-                "tilestored [{c0} + {stride}*1], tmm0",
-                "tilestored [{c1} + {stride}*1], tmm1",
+                "tilestored [{c0} + {stride}*1], tmm2",
+                "tilestored [{c1} + {stride}*1], tmm3",
                 c0 = in(reg) c,
                 c1 = in(reg) c.add(64),
                 stride = in(reg) c_stride,
