@@ -83,8 +83,8 @@ impl S3Store {
             endpoint: format!("http://{addr}"),
             _dir: dir,
         };
-        // The server can listen before it answers: a connection reset while it starts up is
-        // retried (seen once in CI, under load), any other outcome is final.
+        // The server can listen before it answers: a failure to reach it (a connection reset,
+        // seen once in CI under load) is retried until the deadline; any answer is final.
         let request = format!("PUT /{BUCKET} HTTP/1.1");
         let response = loop {
             match try_http_body(&addr, &request) {

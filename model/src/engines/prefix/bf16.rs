@@ -44,32 +44,18 @@ pub const PANEL: usize = 32;
 /// a multiple of it.
 pub const STEP_PAIRS: usize = 16;
 
-/// One cache line of bf16 values, the unit of the packed weights (so every panel, and every
-/// AMX tile row, starts on a line).
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Line([u16; 32]);
+/// A bf16 buffer that starts on a cache line: the packed weights (so every panel, and every
+/// AMX tile row, starts on a line) and the AMX activations.
+type Lines = aligned_vec::AVec<u16, aligned_vec::ConstAlign<64>>;
 
-/// A zeroed bf16 buffer that starts on a cache line.
-struct Lines(Vec<Line>);
+/// `len` zeros on a cache line.
+fn zeroed_lines(len: usize) -> Lines {
+    aligned_vec::avec![[64] | 0u16; len]
+}
 
-impl Lines {
-    /// `len` zeros (`len` a multiple of 32).
-    fn zeroed(len: usize) -> Lines {
-        debug_assert_eq!(len % 32, 0);
-        Lines(vec![Line([0; 32]); len / 32])
-    }
-
-    fn as_slice(&self) -> &[u16] {
-        // SAFETY: `Line` is `repr(C)` over `[u16; 32]` with no padding (64 bytes, align 64), so
-        // the lines are `32 · len` contiguous, initialised `u16`s.
-        unsafe { std::slice::from_raw_parts(self.0.as_ptr().cast(), self.0.len() * 32) }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u16] {
-        // SAFETY: as in `as_slice`, and the borrow is unique.
-        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast(), self.0.len() * 32) }
-    }
+/// Depth pairs held per panel for `pairs` pairs: a whole number of AMX steps.
+fn padded_pairs(pairs: usize) -> usize {
+    pairs.div_ceil(STEP_PAIRS) * STEP_PAIRS
 }
 
 /// Rows of one register tile: 24 accumulators of 16 lanes in the AVX-512 families, which
@@ -231,8 +217,6 @@ pub struct Bf16Matrix {
     pub cols: usize,
     /// Depth pairs: `ceil(k / 2)`.
     pairs: usize,
-    /// Depth pairs held per panel: `pairs` rounded up to a multiple of [`STEP_PAIRS`].
-    padded_pairs: usize,
 }
 
 impl Bf16Matrix {
@@ -245,10 +229,9 @@ impl Bf16Matrix {
         column: impl Fn(usize) -> &'a [f32] + Sync,
     ) -> Bf16Matrix {
         let pairs = k.div_ceil(2);
-        let padded_pairs = pairs.div_ceil(STEP_PAIRS) * STEP_PAIRS;
         let panels = n.div_ceil(PANEL);
-        let panel_len = padded_pairs * PANEL * 2;
-        let mut data = Lines::zeroed(panels * panel_len);
+        let panel_len = padded_pairs(pairs) * PANEL * 2;
+        let mut data = zeroed_lines(panels * panel_len);
         data.as_mut_slice()
             .par_chunks_mut(panel_len)
             .enumerate()
@@ -266,7 +249,6 @@ impl Bf16Matrix {
             rows: k,
             cols: n,
             pairs,
-            padded_pairs,
         }
     }
 
@@ -284,9 +266,14 @@ impl Bf16Matrix {
         self.data.as_slice().len() * 2
     }
 
+    /// Depth pairs held per panel: `pairs` rounded up to a multiple of [`STEP_PAIRS`].
+    fn padded_pairs(&self) -> usize {
+        padded_pairs(self.pairs)
+    }
+
     /// `u16`s of one panel.
     fn panel_len(&self) -> usize {
-        self.padded_pairs * PANEL * 2
+        self.padded_pairs() * PANEL * 2
     }
 
     /// The weight's element `(i, j)` as f32 (its bf16 value): what the packing tests read.

@@ -22,7 +22,7 @@
 //! faults, so the family is unavailable where the request fails (other kernels, VMs that hide
 //! the state).
 
-use super::{Bf16Matrix, Lines, SharedOut, PANEL, STEP_PAIRS};
+use super::{zeroed_lines, Bf16Matrix, Lines, SharedOut, PANEL, STEP_PAIRS};
 
 /// Rows of a block: two tiles of 16.
 const BLOCK_ROWS: usize = 32;
@@ -61,7 +61,7 @@ fn tile_activations(x: &[f32], m: usize, k: usize, padded_pairs: usize) -> Lines
     use rayon::prelude::*;
     let step_len = TILE_ROWS * STEP_PAIRS * 2;
     let block_len = padded_pairs / STEP_PAIRS * step_len;
-    let mut lines = Lines::zeroed(m.div_ceil(TILE_ROWS) * block_len);
+    let mut lines = zeroed_lines(m.div_ceil(TILE_ROWS) * block_len);
     lines
         .as_mut_slice()
         .par_chunks_mut(block_len)
@@ -266,8 +266,8 @@ mod tiles {
 
     pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accumulate: bool) {
         let (k, n) = (w.rows, w.cols);
-        let steps = w.padded_pairs / STEP_PAIRS;
-        let xa = tile_activations(x, m, k, w.padded_pairs);
+        let steps = w.padded_pairs() / STEP_PAIRS;
+        let xa = tile_activations(x, m, k, w.padded_pairs());
         let half = steps * TILE_ROWS * STEP_PAIRS * 4;
         let panel_len = w.panel_len();
         let out_ptr = SharedOut(out.as_mut_ptr());
