@@ -18,68 +18,14 @@ use c2s_model::{ChatTemplate, TemplateTime};
 /// None is met by the official templates of `chat_templates.rs`.
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[
     // What minijinja's parser or virtual machine decides, beneath any filter, test or
-    // function an environment can define:
-    (
-        "literal.str.escape.named",
-        "`\\N{NAME}` needs Unicode's name table (left as written)",
-    ),
+    // function an environment can define (both refused, never rendered differently):
     (
         "op.pos",
         "minijinja's grammar has no unary `+` (a syntax error)",
     ),
     (
-        "op.mul.str_negative",
-        "minijinja refuses `'ab' * -1` (Python gives '')",
-    ),
-    (
-        "op.and.values",
-        "minijinja's `and`/`or` of constants give booleans, not an operand",
-    ),
-    (
-        "op.cmp.tuple_list",
-        "`==` compares a tuple and a list by items",
-    ),
-    (
-        "test.callable.values",
-        "minijinja has no bound methods (`'a'.upper` is undefined)",
-    ),
-    (
-        "test.callable.dict_key_shadow",
-        "no bound methods (`d.values` is undefined)",
-    ),
-    (
-        "filter.attr.method",
-        "no bound methods (`'abc'|attr('upper')` is undefined)",
-    ),
-    (
-        "method.list.slice_neg_step",
-        "minijinja's slice `[3:0:-1]` includes the stop",
-    ),
-    ("method.list.tuple_slice", "a slice of a tuple is a list"),
-    (
         "stmt.macro.varargs_kwargs",
         "macros take no undeclared arguments (`varargs`, `kwargs`)",
-    ),
-    (
-        "error.op.compare_int_str",
-        "`<` orders an int and a str instead of raising",
-    ),
-    (
-        "error.op.in_dict_unhashable",
-        "`[..] in {..}` is False instead of raising",
-    ),
-    (
-        "error.stmt.namespace_set_underscore",
-        "`set ns._x` cannot be checked (transformers refuses it)",
-    ),
-    // Not implemented (a template using them is refused, never rendered differently):
-    (
-        "filter.wordwrap",
-        "`wordwrap` (Python's textwrap) is refused",
-    ),
-    (
-        "filter.wordwrap.long_word",
-        "`wordwrap` (Python's textwrap) is refused",
     ),
     // The harness: serde_json reads integers beyond 64 bits in `vars` as floats (the same
     // values as template literals pass: literal.int.big, filter.tojson.bigint_literal).

@@ -165,9 +165,9 @@ fn huge_repetitions_and_ranges_are_refused() {
     assert!(e.contains("repeated string is too large"), "{e}");
     let e = refusal("{% for i in range(10**9) %}{% endfor %}");
     assert!(e.contains("Range too big"), "{e}");
-    // A repeated list is lazy; walking it runs out of fuel.
+    // A repeated list is held to the repeated string's bytes.
     let e = refusal("{% for x in [1] * 10**12 %}{% endfor %}");
-    assert!(e.contains("instructions"), "{e}");
+    assert!(e.contains("repeated sequence is too large"), "{e}");
 }
 
 #[test]
@@ -229,9 +229,6 @@ fn render_child() {
 
 #[test]
 fn templates_that_grow_without_bound_stop_the_process_with_exit_2() {
-    // A fuzzing finding: minijinja folds constants while compiling, each `* 10` building the
-    // string again (minutes for a few hundred of them).
-    let folded = format!("{{{{ 'a' {} }}}}", "* 10".repeat(300));
     for (source, doing) in [
         // A string that doubles: 2^64 bytes in 64 steps.
         ("{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}", "rendering one prompt"),
@@ -239,7 +236,9 @@ fn templates_that_grow_without_bound_stop_the_process_with_exit_2() {
         ("{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|list|length }}", "rendering one prompt"),
         // One huge allocation inside a filter.
         ("{{ 'x'|indent(1000000000000) }}", "rendering one prompt"),
-        (folded.as_str(), "compiling it"),
+        // A fuzzing finding: minijinja folded `'a' * 10 * 10 …` while compiling, building the
+        // string again for each `* 10`. `*` is Python's now, evaluated when rendering.
+        ("{{ 'a' * 10 * 10 * 10 * 10 * 10 * 10 * 10 * 10 }}", "rendering one prompt"),
     ] {
         let out = Command::new(std::env::current_exe().unwrap())
             .args(["render_child", "--exact", "--ignored", "--nocapture"])

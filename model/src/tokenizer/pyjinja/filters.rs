@@ -98,6 +98,7 @@ pub fn install(env: &mut Environment<'static>) {
     env.add_filter("format", format);
     env.add_filter("round", round);
     env.add_filter("indent", indent);
+    env.add_filter("wordwrap", super::wordwrap::wordwrap);
     env.add_filter("truncate", truncate);
     env.add_filter("urlencode", urlencode);
     env.add_filter("xmlattr", xmlattr);
@@ -137,8 +138,10 @@ pub fn install(env: &mut Environment<'static>) {
     });
     env.add_test("string", |v: Value| v.kind() == ValueKind::String);
     // Functions, macros, `loop` and joiners are what minijinja makes plain callable objects.
+    // Jinja2's Undefined has `__call__` (to fail when called), so Python's `callable()` is
+    // true of it: `x.missing is callable`.
     env.add_test("callable", |v: Value| {
-        v.kind() == ValueKind::Plain || super::values::is_macro(&v)
+        v.kind() == ValueKind::Plain || v.is_undefined() || super::values::is_macro(&v)
     });
     env.add_test("odd", |v: Value| parity(&v, 1));
     env.add_test("even", |v: Value| parity(&v, 0));

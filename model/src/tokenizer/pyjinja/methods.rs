@@ -4,11 +4,169 @@
 //! Mutating methods (`append`, `update`, `pop`) are refused, as transformers' immutable
 //! sandbox refuses them.
 
-use minijinja::value::{from_args, Kwargs, Value, ValueKind};
+use std::fmt;
+use std::sync::Arc;
+
+use minijinja::value::{from_args, Kwargs, Object, ObjectRepr, Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
 use super::strings::{self, Align};
 use super::values::{py_str, tuple, DictView, DictViewKind};
+
+/// The public methods of each Python type a template value can be (CPython 3.11's `dir()`):
+/// what Jinja2's `getattr` finds on the value before its items, all of them callable.
+const STR_METHODS: &[&str] = &[
+    "capitalize",
+    "casefold",
+    "center",
+    "count",
+    "encode",
+    "endswith",
+    "expandtabs",
+    "find",
+    "format",
+    "format_map",
+    "index",
+    "isalnum",
+    "isalpha",
+    "isascii",
+    "isdecimal",
+    "isdigit",
+    "isidentifier",
+    "islower",
+    "isnumeric",
+    "isprintable",
+    "isspace",
+    "istitle",
+    "isupper",
+    "join",
+    "ljust",
+    "lower",
+    "lstrip",
+    "maketrans",
+    "partition",
+    "removeprefix",
+    "removesuffix",
+    "replace",
+    "rfind",
+    "rindex",
+    "rjust",
+    "rpartition",
+    "rsplit",
+    "rstrip",
+    "split",
+    "splitlines",
+    "startswith",
+    "strip",
+    "swapcase",
+    "title",
+    "translate",
+    "upper",
+    "zfill",
+];
+const DICT_METHODS: &[&str] = &[
+    "clear",
+    "copy",
+    "fromkeys",
+    "get",
+    "items",
+    "keys",
+    "pop",
+    "popitem",
+    "setdefault",
+    "update",
+    "values",
+];
+const LIST_METHODS: &[&str] = &[
+    "append", "clear", "copy", "count", "extend", "index", "insert", "pop", "remove", "reverse",
+    "sort",
+];
+const TUPLE_METHODS: &[&str] = &["count", "index"];
+const INT_METHODS: &[&str] = &[
+    "as_integer_ratio",
+    "bit_count",
+    "bit_length",
+    "conjugate",
+    "from_bytes",
+    "to_bytes",
+];
+const FLOAT_METHODS: &[&str] = &[
+    "as_integer_ratio",
+    "conjugate",
+    "fromhex",
+    "hex",
+    "is_integer",
+];
+
+/// Whether Python's type of `value` has the method `name`.
+fn has_method(value: &Value, name: &str) -> bool {
+    let methods = match value.kind() {
+        ValueKind::String => STR_METHODS,
+        ValueKind::Map if super::values::is_dict(value) => DICT_METHODS,
+        ValueKind::Seq
+            if value
+                .downcast_object_ref::<super::values::Tuple>()
+                .is_some() =>
+        {
+            TUPLE_METHODS
+        }
+        ValueKind::Seq => LIST_METHODS,
+        ValueKind::Bool => INT_METHODS,
+        ValueKind::Number if value.is_integer() => INT_METHODS,
+        ValueKind::Number => FLOAT_METHODS,
+        _ => &[],
+    };
+    methods.contains(&name)
+}
+
+/// A method taken from a value without calling it (`'a'.upper`, `d|attr('get')`): callable,
+/// and calling it calls the method.
+#[derive(Debug)]
+pub struct BoundMethod {
+    receiver: Value,
+    name: String,
+}
+
+impl Object for BoundMethod {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Plain
+    }
+
+    fn call(self: &Arc<Self>, state: &State, args: &[Value]) -> Result<Value, Error> {
+        unknown_method_callback(state, &self.receiver, &self.name, args)
+    }
+
+    fn render(self: &Arc<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Python also prints the object's address, which no renderer can reproduce.
+        write!(f, "<built-in method {}>", self.name)
+    }
+}
+
+/// The method `name` of Python's type of `value`, bound to it, if the type has one.
+pub fn bound_method(value: &Value, name: &str) -> Option<Value> {
+    has_method(value, name).then(|| {
+        Value::from_object(BoundMethod {
+            receiver: value.clone(),
+            name: name.to_string(),
+        })
+    })
+}
+
+/// Jinja2's `getattr(value, name)`: the method of Python's type if it has one, else what
+/// minijinja finds (an attribute, or the item of that name); an undefined value's
+/// attribute fails, as Jinja2's Undefined does.
+pub fn py_getattr(value: Value, name: String) -> Result<Value, Error> {
+    if value.is_undefined() {
+        return Err(Error::new(
+            ErrorKind::UndefinedError,
+            format!("cannot read the attribute '{name}' of an undefined value"),
+        ));
+    }
+    match bound_method(&value, &name) {
+        Some(method) => Ok(method),
+        None => value.get_attr(&name),
+    }
+}
 
 /// minijinja's hook for methods its values lack.
 pub fn unknown_method_callback(

@@ -15,12 +15,17 @@
 //!   sequences); and minijinja's own names that Jinja2 lacks (`|split`, `is safe`, …)
 //!   removed, so a template using one fails as it fails in transformers.
 //! - **`tojson`** ([`json`]): transformers' `json.dumps(…, ensure_ascii=False)`.
+//! - **Operators** ([`rewrite`], [`operators`], [`compare`]): what minijinja's grammar
+//!   decides differently (`'%s' % x`, `~`, `+`, `/`, `//`, `**`, `*`, comparisons, `in`,
+//!   slices, tuple literals, string escapes) is rewritten in the source into calls of
+//!   Python's semantics.
+//! - **`wordwrap`** ([`wordwrap`]): CPython's `textwrap`.
 //!
-//! `model/tests/jinja_probes.rs` checks hundreds of one-line probes byte for byte against
-//! Jinja2 (`scripts/make-jinja-probes.py`). What minijinja's grammar decides stays
-//! minijinja's: the `%` operator on strings (`'%s' % x`) is refused, and a tuple literal
-//! prints as a list.
+//! `model/tests/jinja_probes.rs` checks 700 one-line probes byte for byte against Jinja2
+//! (`scripts/make-jinja-probes.py`). What is left is refused, never rendered differently:
+//! unary `+` (minijinja's grammar has none) and macros called with undeclared arguments.
 
+pub mod compare;
 pub mod filters;
 pub mod format;
 pub mod json;
@@ -30,6 +35,7 @@ pub mod rewrite;
 pub mod sequences;
 pub mod strings;
 pub mod values;
+pub mod wordwrap;
 
 use minijinja::value::{Kwargs, Value};
 use minijinja::{Environment, Error, ErrorKind};
@@ -47,6 +53,7 @@ pub fn install(env: &mut Environment<'static>) {
     });
     filters::install(env);
     operators::install(env);
+    compare::install(env);
 }
 
 /// A call's positional arguments and its keyword arguments, in call order.

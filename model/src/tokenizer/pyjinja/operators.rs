@@ -2,9 +2,8 @@
 //! `**` ([`rewrite`](super::rewrite)), and what a `for` loop iterates (`__py_iter`): integers stay integers (`7 // -2` is -4, `-7 % 3` is
 //! 2, `2 ** -1` is 0.5), division by zero fails, `'%s' % x` is printf formatting, `~` joins
 //! `str()`s, a tuple adds only to a tuple, and a safe string (MarkupSafe's `Markup`) escapes
-//! the plain text added to it. `*` stays minijinja's (the same products and repetitions,
-//! folded while compiling and within its size limits; only a negative count differs: Python
-//! gives an empty string, minijinja refuses).
+//! the plain text added to it. Comparisons, `in`, slices and `*` are in
+//! [`compare`](super::compare).
 
 use minijinja::value::{Rest, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
@@ -25,6 +24,21 @@ pub fn install(env: &mut Environment<'static>) {
     env.add_function("__py_pow", py_pow);
     env.add_function("__py_tuple", |items: Rest<Value>| tuple(items.to_vec()));
     env.add_function("__py_iter", py_iter);
+    env.add_function("__py_getattr", super::methods::py_getattr);
+    // What the rewriter wraps around a value minijinja must not fold while compiling.
+    env.add_function("__py_value", |v: Value| v);
+    env.add_function(
+        "__py_refuse_underscore_attr",
+        |name: String, _value: Value| {
+            Err::<Value, _>(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "Chat templates cannot store underscore-prefixed attributes on a namespace, \
+                 but got '{name}'. Please rename the attribute."
+                ),
+            ))
+        },
+    );
 }
 
 /// What `for x in v` iterates (the rewritten loops call it): Python raises for None and for
@@ -47,7 +61,7 @@ fn py_iter(v: Value) -> Result<Value, Error> {
     }
 }
 
-fn type_error(message: impl Into<String>) -> Error {
+pub(super) fn type_error(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())
 }
 
@@ -59,7 +73,7 @@ fn unsupported(op: &str, a: &Value, b: &Value) -> Error {
     ))
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(super) fn type_name(v: &Value) -> &'static str {
     match v.kind() {
         ValueKind::Undefined => "Undefined",
         ValueKind::None => "NoneType",
@@ -84,7 +98,7 @@ fn overflow() -> Error {
 
 /// Arithmetic of two numbers: `int_op` when both are integers (None: overflow), else
 /// `float_op`.
-fn arith(
+pub(super) fn arith(
     a: Num,
     b: Num,
     int_op: impl Fn(i128, i128) -> Option<i128>,

@@ -6,13 +6,19 @@
 //! - tuple literals `(1, 2)` (and a bare `a, b` value) become `__py_tuple(…)`, so they print
 //!   and compare as tuples;
 //! - string literals are decoded as Python decodes them (`\` before a newline continues
-//!   the line, `\x41`, `\101`, `\a`, `\v`), where minijinja's decoding differs.
+//!   the line, `\x41`, `\101`, `\a`, `\v`, `\N{BULLET}`), where minijinja's decoding
+//!   differs;
+//! - comparisons and `in` become `__py_compare(a, "==", b, …)`, slices
+//!   `__py_slice(x, start, stop, step)` and `*` `__py_mul(a, b)`
+//!   ([`compare`](super::compare)); an `and` of two constants is kept from minijinja's
+//!   folding (which gives `false` where Python gives the falsy operand);
+//! - `{% set ns._x = … %}` refuses as transformers' sandbox does.
 //!
 //! Jinja2 also normalizes every line ending of the source to `\n`. Assignment targets
 //! (`{% for k, v in … %}`, `{% set a, b = … %}`) are left as they are. A source that does
 //! not parse is returned unchanged, so the compiler reports its error.
 
-use minijinja::machinery::ast::{self, BinOpKind, CallArg, Expr, Stmt};
+use minijinja::machinery::ast::{self, BinOpKind, CallArg, CompareOpKind, Expr, Stmt};
 use minijinja::machinery::{parse, Span, WhitespaceConfig};
 use minijinja::syntax::SyntaxConfig;
 
@@ -134,6 +140,16 @@ impl Walker<'_, '_> {
             }
             Stmt::Set(s) => {
                 self.target(&s.target, depth);
+                // transformers' sandbox refuses `set ns._x = …` when it runs (after the value).
+                if let Expr::GetAttr(g) = &s.target {
+                    if g.name.starts_with('_') {
+                        let call = format!("__py_refuse_underscore_attr({}, ", quote(g.name));
+                        self.open(leftmost(&s.expr) as usize, &call, depth);
+                        self.close(span_of(&s.expr).end_offset as usize, ")", depth);
+                        self.expr(&s.expr, depth + 1);
+                        return;
+                    }
+                }
                 self.expr(&s.expr, depth);
             }
             Stmt::SetBlock(s) => {
@@ -202,19 +218,16 @@ impl Walker<'_, '_> {
         match e {
             Expr::Var(_) => {}
             Expr::Const(c) => self.string_literal(c.span(), &c.value),
-            Expr::Slice(s) => {
-                self.expr(&s.expr, depth);
-                for part in [&s.start, &s.stop, &s.step].into_iter().flatten() {
-                    self.expr(part, depth);
-                }
-            }
+            Expr::Slice(s) => self.slice(s.span(), s, depth),
             Expr::UnaryOp(u) => self.expr(&u.expr, depth),
             Expr::BinOp(b) => self.binop(b.span(), b, depth),
             Expr::Compare(c) => {
-                self.expr(&c.expr, depth);
-                for op in &c.ops {
-                    self.expr(&op.expr, depth);
-                }
+                let links: Vec<(&str, &Expr<'_>)> = c
+                    .ops
+                    .iter()
+                    .map(|op| (compare_symbol(op.op), &op.expr))
+                    .collect();
+                self.comparison(&c.expr, &links, c.span().end_offset, depth)
             }
             Expr::IfExpr(i) => {
                 self.expr(&i.test_expr, depth);
@@ -230,6 +243,12 @@ impl Walker<'_, '_> {
                 self.args(&f.args, depth);
             }
             Expr::Test(t) => {
+                // `x.upper is callable`: Jinja2's getattr finds the method first.
+                if let (Expr::GetAttr(g), "callable") = (&t.expr, t.name) {
+                    if self.getattr(g, depth) {
+                        return self.args(&t.args, depth);
+                    }
+                }
                 self.expr(&t.expr, depth);
                 self.args(&t.args, depth);
             }
@@ -257,6 +276,36 @@ impl Walker<'_, '_> {
             BinOpKind::Div => ("__py_div", "/"),
             BinOpKind::FloorDiv => ("__py_floordiv", "//"),
             BinOpKind::Pow => ("__py_pow", "**"),
+            BinOpKind::Mul => ("__py_mul", "*"),
+            // A lone comparison is a binary operator in minijinja's tree (`not in` an `in`
+            // under a `not`); its span starts at the token before it.
+            BinOpKind::Eq
+            | BinOpKind::Ne
+            | BinOpKind::Lt
+            | BinOpKind::Lte
+            | BinOpKind::Gt
+            | BinOpKind::Gte
+            | BinOpKind::In => {
+                let symbol = match b.op {
+                    BinOpKind::Eq => "==",
+                    BinOpKind::Ne => "!=",
+                    BinOpKind::Lt => "<",
+                    BinOpKind::Lte => "<=",
+                    BinOpKind::Gt => ">",
+                    BinOpKind::Gte => ">=",
+                    _ => "in",
+                };
+                return self.comparison(&b.left, &[(symbol, &b.right)], span.end_offset, depth);
+            }
+            // minijinja folds `and` of two constants to `false` where Python gives the
+            // falsy operand (`0 and 'b'` is 0): a call on the left is not folded.
+            BinOpKind::ScAnd if b.left.as_const().is_some() && b.right.as_const().is_some() => {
+                self.open(leftmost(&b.left) as usize, "__py_value(", depth);
+                self.close(span_of(&b.left).end_offset as usize, ")", depth);
+                self.expr(&b.left, depth + 1);
+                self.expr(&b.right, depth);
+                return;
+            }
             _ => {
                 self.expr(&b.left, depth);
                 self.expr(&b.right, depth);
@@ -279,6 +328,151 @@ impl Walker<'_, '_> {
         self.close(span.end_offset as usize, ")", depth);
         self.expr(&b.left, depth + 1);
         self.expr(&b.right, depth + 1);
+    }
+
+    /// `a OP b OP c …` becomes `__py_compare(a, "OP", b, "OP", c …)`: Python's comparisons
+    /// ([`compare`](super::compare)), a chain ending at its first false link. `links` are
+    /// the operators (`in` stands for `in` and `not in`: the text tells) and right operands;
+    /// `end` is where the comparison's text ends.
+    fn comparison(&mut self, first: &Expr<'_>, links: &[(&str, &Expr<'_>)], end: u32, depth: i64) {
+        let mut replacements = Vec::new();
+        let mut left_end = span_of(first).end_offset as usize;
+        let mut first_parens = 0;
+        for (i, (symbol, right)) in links.iter().enumerate() {
+            let right_start = leftmost(right) as usize;
+            // Between the operands there is only whitespace, parentheses and the operator.
+            let found = self.source.get(left_end..right_start).and_then(|gap| {
+                let at = gap.find(symbol)?;
+                let not = (*symbol == "in").then(|| gap[..at].find("not")).flatten();
+                if i == 0 {
+                    first_parens = gap[..at].matches(')').count();
+                }
+                Some(match not {
+                    Some(n) => (left_end + n, at + symbol.len() - n, "not in"),
+                    None => (left_end + at, symbol.len(), *symbol),
+                })
+            });
+            let Some(found) = found else {
+                return self.comparison_operands(first, links, depth);
+            };
+            replacements.push(found);
+            left_end = span_of(right).end_offset as usize;
+        }
+        let Some(start) = self.start_with_parens(first, first_parens) else {
+            return self.comparison_operands(first, links, depth);
+        };
+        self.open(start, "__py_compare(", depth);
+        for (at, len, symbol) in replacements {
+            self.replace(at, len, &format!(", {}, ", quote(symbol)));
+        }
+        self.close(end as usize, ")", depth);
+        self.comparison_operands(first, links, depth + 1);
+    }
+
+    /// `x.name` becomes `__py_getattr(x, "name")` (Python's methods before minijinja's
+    /// attributes and items); false if the text is not as expected.
+    fn getattr(&mut self, g: &ast::Spanned<ast::GetAttr<'_>>, depth: i64) -> bool {
+        let (base_end, end) = (
+            span_of(&g.expr).end_offset as usize,
+            g.span().end_offset as usize,
+        );
+        let Some(dot) = self.source.get(base_end..end).and_then(|t| t.find('.')) else {
+            return false;
+        };
+        let parens = self.source[base_end..base_end + dot].matches(')').count();
+        let Some(start) = self.start_with_parens(&g.expr, parens) else {
+            return false;
+        };
+        self.open(start, "__py_getattr(", depth);
+        self.replace(
+            base_end + dot,
+            end - base_end - dot,
+            &format!(", {})", quote(g.name)),
+        );
+        self.expr(&g.expr, depth + 1);
+        true
+    }
+
+    /// Where the text of `e` starts with its `parens` enclosing parentheses (the ones closed
+    /// between it and the operator after it): its span starts inside them.
+    fn start_with_parens(&self, e: &Expr<'_>, mut parens: usize) -> Option<usize> {
+        let mut start = leftmost(e) as usize;
+        let bytes = self.source.as_bytes();
+        while parens > 0 {
+            start = start.checked_sub(1)?;
+            match bytes[start] {
+                b'(' => parens -= 1,
+                b' ' | b'\t' | b'\n' => {}
+                _ => return None,
+            }
+        }
+        Some(start)
+    }
+
+    fn comparison_operands(&mut self, first: &Expr<'_>, links: &[(&str, &Expr<'_>)], depth: i64) {
+        self.expr(first, depth);
+        for (_, right) in links {
+            self.expr(right, depth);
+        }
+    }
+
+    /// `seq[start:stop:step]` becomes `__py_slice(seq, start, stop, step)` (absent parts
+    /// `none`): Python's slice indices, and a tuple's or a range's slice keeps its type.
+    fn slice(&mut self, span: Span, s: &ast::Slice<'_>, depth: i64) {
+        let parts = [&s.start, &s.stop, &s.step];
+        let (seq_end, end) = (
+            span_of(&s.expr).end_offset as usize,
+            span.end_offset as usize,
+        );
+        let close = end.checked_sub(1);
+        let bracket = self
+            .source
+            .get(seq_end..end)
+            .and_then(|t| t.find('['))
+            .map(|i| seq_end + i);
+        let (Some(bracket), Some(close)) = (bracket, close) else {
+            return self.slice_parts(s, &parts, depth);
+        };
+        if self.source.as_bytes().get(close) != Some(&b']') {
+            return self.slice_parts(s, &parts, depth);
+        }
+        // The separators: `[`, then each `:` after the previous part, then `]`.
+        let mut separators = vec![bracket];
+        let mut from = bracket + 1;
+        for part in parts.iter().take(2) {
+            if let Some(p) = part {
+                from = span_of(p).end_offset as usize;
+            }
+            match self.source.get(from..close).and_then(|t| t.find(':')) {
+                Some(i) => {
+                    separators.push(from + i);
+                    from += i + 1;
+                }
+                None => break,
+            }
+        }
+        let parens = self.source[seq_end..bracket].matches(')').count();
+        let Some(start) = self.start_with_parens(&s.expr, parens) else {
+            return self.slice_parts(s, &parts, depth);
+        };
+        self.open(start, "__py_slice(", depth);
+        for (i, part) in parts.iter().enumerate() {
+            let absent = if part.is_none() { "none" } else { "" };
+            match separators.get(i) {
+                Some(&at) => self.replace(at, 1, &format!(", {absent}")),
+                // `[a]`-less forms: `x[a:b]` has no second `:`, the step goes before `]`.
+                None => self.open(close, &format!(", {absent}"), depth),
+            }
+        }
+        self.replace(close, 1, ")");
+        self.slice_parts(s, &parts, depth + 1);
+    }
+
+    fn slice_parts(&mut self, s: &ast::Slice<'_>, parts: &[&Option<Expr<'_>>; 3], depth: i64) {
+        self.expr(&s.expr, depth);
+        for part in parts.iter().copied().flatten() {
+            self.expr(part, depth);
+        }
     }
 
     fn list(&mut self, span: Span, items: &[Expr<'_>], depth: i64) {
@@ -325,6 +519,25 @@ impl Walker<'_, '_> {
 /// call, a filter, a test) and a bare tuple's start at their operator or second item, after
 /// the text of their base.
 fn leftmost(e: &Expr<'_>) -> u32 {
+    // A comparison's own span starts at the token before it.
+    match e {
+        Expr::Compare(c) => return leftmost(&c.expr),
+        Expr::BinOp(b)
+            if matches!(
+                b.op,
+                BinOpKind::Eq
+                    | BinOpKind::Ne
+                    | BinOpKind::Lt
+                    | BinOpKind::Lte
+                    | BinOpKind::Gt
+                    | BinOpKind::Gte
+                    | BinOpKind::In
+            ) =>
+        {
+            return leftmost(&b.left)
+        }
+        _ => {}
+    }
     let own = span_of(e).start_offset;
     let base = match e {
         Expr::GetAttr(g) => Some(leftmost(&g.expr)),
@@ -340,6 +553,19 @@ fn leftmost(e: &Expr<'_>) -> u32 {
         _ => None,
     };
     base.map_or(own, |b| b.min(own))
+}
+
+/// A comparison operator's text (`in` for `not in` too: the rewriter reads which).
+fn compare_symbol(op: CompareOpKind) -> &'static str {
+    match op {
+        CompareOpKind::Eq => "==",
+        CompareOpKind::Ne => "!=",
+        CompareOpKind::Lt => "<",
+        CompareOpKind::Lte => "<=",
+        CompareOpKind::Gt => ">",
+        CompareOpKind::Gte => ">=",
+        CompareOpKind::In | CompareOpKind::NotIn => "in",
+    }
 }
 
 fn span_of(e: &Expr<'_>) -> Span {
@@ -362,7 +588,7 @@ fn span_of(e: &Expr<'_>) -> Span {
 }
 
 /// Python's `unicode-escape` decoding of a literal's body, as Jinja2's lexer decodes it
-/// (`\N{name}` is left to minijinja: None).
+/// (None for an escape Python refuses, such as an unknown `\N{name}`: minijinja decides).
 fn python_unescape(body: &str) -> Option<String> {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
@@ -410,7 +636,14 @@ fn python_unescape(body: &str) -> Option<String> {
                 }
                 out.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
             }
-            'N' => return None,
+            // `\N{BULLET}`: Python looks the name up in Unicode's table (any case).
+            'N' => {
+                if chars.next() != Some('{') {
+                    return None;
+                }
+                let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                out.push(unicode_names2::character(&name.to_uppercase())?);
+            }
             other => {
                 out.push('\\');
                 out.push(other);
@@ -469,11 +702,11 @@ mod tests {
         );
         assert_eq!(
             rewrite("{% for k, v in tool.items() if k != 'a' %}{% endfor %}"),
-            "{% for k, v in __py_iter(tool.items()) if k != 'a' %}{% endfor %}"
+            "{% for k, v in __py_iter(tool.items()) if __py_compare(k , \"!=\",  'a') %}{% endfor %}"
         );
         assert_eq!(
             rewrite("{% for m in messages[1:]|reverse %}{% endfor %}"),
-            "{% for m in __py_iter(messages[1:]|reverse) %}{% endfor %}"
+            "{% for m in __py_iter(__py_slice(messages, 1, none, none)|reverse) %}{% endfor %}"
         );
         assert_eq!(
             rewrite("{% for x in (1, 2) %}{% endfor %}"),
@@ -486,5 +719,55 @@ mod tests {
             "{{ __py_concat(\"ab\" ,  x) }}"
         );
         assert_eq!(rewrite("{{ 1 - 2 }}{% if %}"), "{{ 1 - 2 }}{% if %}");
+    }
+
+    #[test]
+    fn comparisons_slices_and_products_are_rewritten() {
+        let cases = [
+            (
+                "{{ (1, 2) == [1, 2] }}",
+                r#"{{ __py_compare(__py_tuple(1, 2) , "==",  [1, 2]) }}"#,
+            ),
+            // A left operand's own parentheses stay inside the call; `not x in y` keeps its
+            // `not`, `x not in y` becomes one operator.
+            (
+                "{% if ((a)) != (b) or not x in y %}{% endif %}",
+                r#"{% if __py_compare(((a)) , "!=",  (b)) or not __py_compare(x , "in",  y) %}{% endif %}"#,
+            ),
+            (
+                "{% if a < b <= c and x not  in y %}{% endif %}",
+                r#"{% if __py_compare(a , "<",  b , "<=",  c) and __py_compare(x , "not in",  y) %}{% endif %}"#,
+            ),
+            (
+                "{{ f((a) == b) }}",
+                r#"{{ f(__py_compare((a) , "==",  b)) }}"#,
+            ),
+            (
+                "{{ m[1:] }}{{ m[::-1] }}{{ m[a:b] }}{{ m[:2:] }}",
+                "{{ __py_slice(m, 1, none, none) }}{{ __py_slice(m, none, none, -1) }}\
+                 {{ __py_slice(m, a, b, none) }}{{ __py_slice(m, none, 2, none) }}",
+            ),
+            (
+                "{{ ('a').upper is callable }}",
+                r#"{{ __py_getattr(('a'), "upper") is callable }}"#,
+            ),
+            (
+                "{{ ('<b>'|safe)[::-1] }}",
+                "{{ __py_slice(('<b>'|safe), none, none, -1) }}",
+            ),
+            (
+                "{{ x.y[i + 1:] * 2 }}",
+                "{{ __py_mul(__py_slice(x.y, __py_add(i ,  1), none, none) ,  2) }}",
+            ),
+            // Two constants under `and` would be folded to `false`.
+            ("{{ 0 and 'b' }}", "{{ __py_value(0) and 'b' }}"),
+            (
+                "{% set ns._x = 1 %}",
+                r#"{% set ns._x = __py_refuse_underscore_attr("_x", 1) %}"#,
+            ),
+        ];
+        for (source, rewritten) in cases {
+            assert_eq!(rewrite(source), rewritten, "{source}");
+        }
     }
 }

@@ -9,35 +9,17 @@ use std::cmp::Ordering;
 use minijinja::value::{Kwargs, Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 
+use super::compare::py_order;
 use super::values::{group_tuple, DictView};
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidOperation, message.into())
 }
 
-/// Python's `<` between two values: numbers (booleans are numbers), strings by code point,
-/// lists and tuples item by item; anything else is a `TypeError`.
+/// Python's `<` between two values ([`py_order`]): numbers (booleans are numbers), strings
+/// by code point, lists and tuples item by item; anything else is a `TypeError`.
 pub fn py_cmp(a: &Value, b: &Value) -> Result<Ordering, Error> {
-    let number = |v: &Value| matches!(v.kind(), ValueKind::Number | ValueKind::Bool);
-    if number(a) && number(b) {
-        return Ok(a.cmp(b));
-    }
-    match (a.kind(), b.kind()) {
-        (ValueKind::String, ValueKind::String) => Ok(a.as_str().cmp(&b.as_str())),
-        (ValueKind::Seq, ValueKind::Seq) => {
-            let xs: Vec<Value> = a.try_iter()?.collect();
-            let ys: Vec<Value> = b.try_iter()?.collect();
-            for (x, y) in xs.iter().zip(&ys) {
-                if x != y {
-                    return py_cmp(x, y);
-                }
-            }
-            Ok(xs.len().cmp(&ys.len()))
-        }
-        (x, y) => Err(invalid(format!(
-            "'<' not supported between instances of {x} and {y}"
-        ))),
-    }
+    Ok(py_order(a, b, "<")?.unwrap_or(Ordering::Equal))
 }
 
 /// Jinja2's `ignore_case`: strings lower-cased, everything else as it is.
@@ -309,9 +291,14 @@ pub fn last(value: Value) -> Result<Value, Error> {
     Ok(items_of(&value)?.pop().unwrap_or(Value::UNDEFINED))
 }
 
-/// `attr(name)`: an attribute only, never a dict key (`{'a': 1}|attr('a')` is undefined).
+/// `attr(name)`: an attribute only, never a dict key (`{'a': 1}|attr('a')` is undefined); a
+/// method is bound (`('a'|attr('upper'))()`).
 pub fn attr(value: Value, name: String) -> Result<Value, Error> {
-    if value.kind() == ValueKind::Map {
+    if let Some(method) = super::methods::bound_method(&value, &name) {
+        return Ok(method);
+    }
+    // A dict's keys are not attributes; a namespace's and a macro's values are.
+    if super::values::is_dict(&value) {
         return Ok(Value::UNDEFINED);
     }
     Ok(value.get_attr(&name).unwrap_or(Value::UNDEFINED))
