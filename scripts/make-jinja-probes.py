@@ -52,17 +52,32 @@ def load_probes():
     return probes
 
 
+def tag_big_ints(value):
+    """`value` with every integer outside 64 bits written as {"$bigint": "digits"}: JSON readers
+    without arbitrary precision (serde_json's default) would read it as a float."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        return {"$bigint": str(value)}
+    if isinstance(value, list):
+        return [tag_big_ints(v) for v in value]
+    if isinstance(value, dict):
+        return {k: tag_big_ints(v) for k, v in value.items()}
+    return value
+
+
 def run_probe(compile_fn, probe):
+    variables = probe.get("vars", {})
     case = {
         "id": probe["id"],
         "template": probe["template"],
-        "vars": probe.get("vars", {}),
+        "vars": tag_big_ints(variables),
         "rendered": None,
         "error": None,
     }
     try:
         compiled = compile_fn(probe["template"])
-        case["rendered"] = compiled.render(**case["vars"])
+        case["rendered"] = compiled.render(**variables)
     except Exception as exc:  # record the exception, keep the case
         case["error"] = {"type": type(exc).__name__, "message": str(exc)}
     return case

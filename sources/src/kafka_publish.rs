@@ -67,6 +67,10 @@ impl KafkaPublisher {
                 &[
                     ("client.id", "c2s-producer".into()),
                     ("acks", "all".into()),
+                    // A message re-sent after a lost acknowledgement (a broker that restarts
+                    // while it is in flight) is kept once: the broker drops a repeated
+                    // producer sequence.
+                    ("enable.idempotence", "true".into()),
                     ("linger.ms", "5".into()),
                     // A broker that restarts is found again within a second.
                     ("reconnect.backoff.max.ms", "1000".into()),
