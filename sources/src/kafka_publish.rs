@@ -67,10 +67,11 @@ impl KafkaPublisher {
                 &[
                     ("client.id", "c2s-producer".into()),
                     ("acks", "all".into()),
-                    // A message re-sent after a lost acknowledgement (a broker that restarts
-                    // while it is in flight) is kept once: the broker drops a repeated
-                    // producer sequence.
-                    ("enable.idempotence", "true".into()),
+                    // Not idempotent: with `enable.idempotence`, a tansu broker killed while a
+                    // message was in flight lost it (1 of 16 outcomes, CI run of 2c50d15;
+                    // its sequence state and its log disagree after the restart). Delivery
+                    // is at least once: a message re-sent after a lost acknowledgement may
+                    // appear twice, with the same key and payload.
                     ("linger.ms", "5".into()),
                     // A broker that restarts is found again within a second.
                     ("reconnect.backoff.max.ms", "1000".into()),

@@ -316,10 +316,11 @@ fn dedup(values: &[f64]) -> Vec<f64> {
 
 /// `[output.kafka]` while the broker is down: the broker is killed once the first outcome is
 /// durable, with the run still working (the real model), and started again 5 s later; every
-/// outcome reaches the topic, each exactly once (a jsonl source, so only the sink depends on
-/// the broker).
+/// outcome reaches the topic (a jsonl source, so only the sink depends on the broker).
+/// Delivery is at least once: a message whose acknowledgement the kill lost is sent again,
+/// so it may appear twice, and then both copies must be the same message.
 #[test]
-fn the_outcome_sink_waits_for_the_broker_and_publishes_every_outcome_once() {
+fn the_outcome_sink_waits_for_the_broker_and_publishes_every_outcome() {
     let mut broker = RestartableBroker::start_new();
     let b = broker.addr.clone();
     let dir = tempfile::tempdir().unwrap();
@@ -363,8 +364,12 @@ fn the_outcome_sink_waits_for_the_broker_and_publishes_every_outcome_once() {
     assert_eq!(outcomes.len(), 16);
     let published = read_topic(&b, "c2s-outcomes", 64, Duration::from_secs(10));
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for (key, _) in &published {
-        *count.entry(key.clone().unwrap_or_default()).or_default() += 1;
+    let mut first: BTreeMap<String, &Vec<u8>> = BTreeMap::new();
+    for (key, payload) in &published {
+        let key = key.clone().unwrap_or_default();
+        *count.entry(key.clone()).or_default() += 1;
+        let original = first.entry(key.clone()).or_insert(payload);
+        assert_eq!(*original, payload, "a repeat of `{key}` is the same message");
     }
     let duplicates: usize = count.values().map(|c| c - 1).sum();
     let lost = outcomes
@@ -388,8 +393,8 @@ fn the_outcome_sink_waits_for_the_broker_and_publishes_every_outcome_once() {
         "the publisher's outage ended: {stderr}"
     );
     assert_eq!(lost, 0, "every outcome published");
-    assert_eq!(duplicates, 0, "every outcome published once: {count:?}");
-    assert_eq!(published.len(), 16);
+    assert_eq!(count.len(), 16, "one key per outcome: {count:?}");
+    assert_eq!(published.len(), 16 + duplicates);
 }
 
 /// The source itself across a restart: the outage is on while the broker is down (found by
