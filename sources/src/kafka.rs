@@ -76,7 +76,7 @@ impl KafkaConnection {
     /// the connection's properties may change), the connection's properties, then `fixed`
     /// (what the pipeline's correctness rests on: the brokers, offsets stored only by
     /// [`KafkaItemSource::commit`]).
-    pub(crate) fn client_config(
+    pub fn client_config(
         &self,
         defaults: &[(&str, String)],
         fixed: &[(&str, String)],
@@ -137,7 +137,8 @@ fn unknown_offset() -> i64 {
 }
 
 impl ConnectionProblems {
-    fn refused(&self) -> bool {
+    /// Whether the cluster refused the client (authentication, TLS): waiting will not help.
+    pub(crate) fn refused(&self) -> bool {
         self.refused.load(Ordering::SeqCst)
     }
 

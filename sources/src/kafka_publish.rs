@@ -133,11 +133,17 @@ impl KafkaPublisher {
             producer.poll(Duration::ZERO);
         }
         // A broker that cannot be reached is waited for: the messages stay queued and are
-        // delivered once it is back, at most KAFKA_MAX_OUTAGE later.
+        // delivered once it is back, at most KAFKA_MAX_OUTAGE later. A cluster that refuses
+        // the client (a wrong password, an untrusted certificate) is not an outage: its
+        // error is returned at once.
         let start = Instant::now();
         loop {
             match producer.flush(Duration::from_secs(1)) {
                 Ok(()) => break,
+                Err(e) if ctx.problems.refused() => {
+                    let action = format!("flush messages to `{topic}`");
+                    return Err(kafka_err(brokers, action, ctx.problems.last())(e));
+                }
                 // The broker was reported lost (now or before, and nothing was delivered
                 // since) and does not take the messages.
                 Err(e) if start.elapsed() < KAFKA_MAX_OUTAGE => {

@@ -13,6 +13,7 @@ mod kafka;
 mod kafka_commit;
 mod kafka_outage;
 mod kafka_publish;
+pub mod local_broker;
 mod parquet_items;
 
 use std::path::PathBuf;
@@ -111,5 +112,3 @@ pub enum SourceError {
         first: String,
     },
 }
-
-pub mod testing;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use c2s_records::{parse_item, ItemPolicy};
-use c2s_sources::testing::Broker;
 use c2s_sources::{create_topic, produce, KafkaItemSource, SourceError, SourceRecord};
+use c2s_testkit::Broker;
 use common::item_json;
 
 const POLL: Duration = Duration::from_millis(100);

@@ -3,7 +3,7 @@
 //!
 //! Tansu 0.6.0 cannot authenticate anyone (its in-memory storage keeps no SCRAM credentials,
 //! it has no PLAIN, and its CLI cannot enable TLS), so a successful SASL session goes through
-//! the SASL/PLAIN + TLS gateway of `c2s_sources::testing` in front of a plaintext tansu;
+//! the SASL/PLAIN + TLS gateway of `c2s_testkit` in front of a plaintext tansu;
 //! SCRAM runs against tansu's own `--authentication`, which refuses it.
 
 mod common;
@@ -11,11 +11,11 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use c2s_sources::testing::gateway::GatewayPolicy;
-use c2s_sources::testing::{Broker, SecuredBroker, TestCa};
 use c2s_sources::{
     create_topic_with, KafkaConnection, KafkaItemSource, KafkaPublisher, SourceError, SourceRecord,
 };
+use c2s_testkit::gateway::GatewayPolicy;
+use c2s_testkit::{Broker, SecuredBroker, TestCa};
 use common::item_json;
 
 const USER: &str = "alice";

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use c2s_e2e::{assert_live_final_equals_offline, model_path, repo_root, run_config, run_ok, write};
 use c2s_sinks::{read_outcomes, read_rejects, read_trajectories};
-use c2s_sources::testing::{read_topic, Broker};
 use c2s_sources::{create_topic, produce};
+use c2s_testkit::{read_topic, Broker};
 
 #[test]
 fn items_from_a_topic_run_and_offsets_are_committed() {
@@ -195,16 +195,16 @@ fn outcomes_and_metric_snapshots_are_published_to_topics() {
 const KAFKA_PASSWORD: &str = "e2e-kafka-Pw-4d9b1f-never-written";
 
 /// A run whose source and `[output.kafka]` sink reach a cluster that requires SASL over TLS
-/// with its own CA (the gateway of `c2s_sources::testing` in front of tansu), the password
+/// with its own CA (the gateway of `c2s_testkit` in front of tansu), the password
 /// from an environment variable: the items are read, the offsets committed, the outcomes
 /// published, and the password is in no output — standard output and error at debug level
 /// with librdkafka's security debugging on, the manifest, the Parquet datasets, the rejects,
 /// the published messages.
 #[test]
 fn a_sasl_ssl_run_reads_and_publishes_and_writes_the_password_nowhere() {
-    use c2s_sources::testing::gateway::GatewayPolicy;
-    use c2s_sources::testing::{read_topic_with, SecuredBroker, TestCa};
     use c2s_sources::{create_topic_with, KafkaConnection, KafkaPublisher};
+    use c2s_testkit::gateway::GatewayPolicy;
+    use c2s_testkit::{read_topic_with, SecuredBroker, TestCa};
 
     let ca = TestCa::create();
     let cluster = SecuredBroker::start(GatewayPolicy {

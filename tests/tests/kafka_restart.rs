@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use c2s_e2e::{binary, model_path, repo_root, write};
 use c2s_sinks::{read_outcomes, read_trajectories};
-use c2s_sources::testing::read_topic;
-use c2s_sources::testing::restart::RestartableBroker;
 use c2s_sources::{create_topic, produce, KafkaItemSource};
+use c2s_testkit::read_topic;
+use c2s_testkit::restart::RestartableBroker;
 
 #[path = "serve/http.rs"]
 #[allow(dead_code)]
@@ -369,7 +369,10 @@ fn the_outcome_sink_waits_for_the_broker_and_publishes_every_outcome() {
         let key = key.clone().unwrap_or_default();
         *count.entry(key.clone()).or_default() += 1;
         let original = first.entry(key.clone()).or_insert(payload);
-        assert_eq!(*original, payload, "a repeat of `{key}` is the same message");
+        assert_eq!(
+            *original, payload,
+            "a repeat of `{key}` is the same message"
+        );
     }
     let duplicates: usize = count.values().map(|c| c - 1).sum();
     let lost = outcomes

@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use c2s_e2e::{binary, keyed, model_path, repo_root, run_ok, text, write};
-use c2s_sources::testing::Broker;
 use c2s_sources::{create_topic, produce};
+use c2s_testkit::Broker;
 
 /// Longest wait for the run to reach a state (a generous bound: a hung run fails the test
 /// instead of hanging it).

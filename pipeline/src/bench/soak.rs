@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use c2s_sources::testing::Broker;
+use c2s_sources::local_broker::LocalBroker;
 use c2s_sources::{create_topic, produce, KafkaItemSource};
 
 /// Settings of `bench soak`.
@@ -78,7 +78,7 @@ pub fn run(args: SoakBench) -> anyhow::Result<ExitCode> {
         "{} not found: run scripts/fetch-broker.sh from the repository root",
         tansu.display()
     );
-    let broker = Broker::start_with(&tansu);
+    let broker = LocalBroker::start(&tansu, &[], None).context("starting the broker")?;
     let b = broker.addr.clone();
     let topic = "soak-items";
     create_topic(&b, topic, 1).context("creating the items topic")?;

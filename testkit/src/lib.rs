@@ -1,17 +1,20 @@
-//! Test support: a real Kafka-compatible broker (tansu, in-memory storage) on a free loopback
-//! port, started from the binary that `scripts/fetch-broker.sh` installs; the same broker
-//! behind a SASL/PLAIN and TLS [`gateway`]; one that can be killed and started again with its
-//! log intact ([`restart`]); a test CA. Used by this crate's tests and by the
-//! end-to-end tests.
+//! Test support, a dev-dependency of the crates whose tests need a real Kafka-compatible
+//! broker: tansu (in-memory storage) on a free loopback port, started from the binary that
+//! `scripts/fetch-broker.sh` installs; the same broker behind a SASL/PLAIN and TLS
+//! [`gateway`]; one that can be killed and started again with its log intact ([`restart`]);
+//! a test CA; and [`read_topic`], every message of a topic. Nothing here ships in the
+//! `choice2seq` binary.
 
 pub mod gateway;
 pub mod restart;
 
-use std::fs::File;
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use c2s_sources::local_broker::LocalBroker;
+use c2s_sources::{KafkaConnection, KAFKA_TIMEOUT};
 
 /// The tansu binary fetched by `scripts/fetch-broker.sh`.
 pub fn tansu_bin() -> PathBuf {
@@ -29,11 +32,17 @@ pub fn tansu_bin() -> PathBuf {
     bin
 }
 
-/// A tansu broker (in-memory storage) on a free loopback port; killed on drop.
-pub struct Broker {
-    child: Child,
-    pub addr: String,
-    _dir: tempfile::TempDir,
+/// A tansu broker (in-memory storage) on a free loopback port; killed on drop. What the
+/// product's own [`LocalBroker`] is, with the constructors tests use (a failure to start
+/// fails the test).
+pub struct Broker(LocalBroker);
+
+impl std::ops::Deref for Broker {
+    type Target = LocalBroker;
+
+    fn deref(&self) -> &LocalBroker {
+        &self.0
+    }
 }
 
 impl Broker {
@@ -55,103 +64,14 @@ impl Broker {
     }
 
     /// A broker from the tansu binary at `bin`.
-    pub fn start_with(bin: &std::path::Path) -> Broker {
+    pub fn start_with(bin: &Path) -> Broker {
         Broker::spawn(bin, &[], None)
     }
 
-    fn spawn(bin: &std::path::Path, extra: &[&str], advertised: Option<&str>) -> Broker {
-        let mut last = String::new();
-        for _ in 0..5 {
-            let port = free_port();
-            let addr = format!("127.0.0.1:{port}");
-            let advertised = advertised.unwrap_or(&addr);
-            let dir = tempfile::tempdir().expect("temp dir");
-            let log_path = dir.path().join("tansu.log");
-            let spec = BrokerSpec {
-                bin,
-                addr: &addr,
-                advertised,
-                storage: "memory://tansu/",
-                extra,
-                env: &[],
-            };
-            match spec.spawn(&log_path) {
-                Ok(child) => {
-                    return Broker {
-                        child,
-                        addr,
-                        _dir: dir,
-                    }
-                }
-                Err(e) => last = e,
-            }
-        }
-        panic!("cannot start a tansu broker: {last}");
-    }
-}
-
-/// A free loopback port (free when asked: another process may take it after).
-pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("no free loopback port")
-        .port()
-}
-
-/// How to start one tansu broker process.
-pub(crate) struct BrokerSpec<'a> {
-    pub bin: &'a std::path::Path,
-    /// `host:port` it listens on.
-    pub addr: &'a str,
-    /// `host:port` it advertises in metadata.
-    pub advertised: &'a str,
-    /// `--storage-engine` URL.
-    pub storage: &'a str,
-    pub extra: &'a [&'a str],
-    pub env: &'a [(String, String)],
-}
-
-impl BrokerSpec<'_> {
-    /// Start the broker, its output appended to `log_path`, and wait until it listens: the
-    /// child, or why it did not start (it exited, or did not listen within 10 s).
-    pub fn spawn(&self, log_path: &std::path::Path) -> Result<Child, String> {
-        let log = File::options()
-            .create(true)
-            .append(true)
-            .open(log_path)
-            .expect("broker log file");
-        let log_err = log.try_clone().expect("broker log file");
-        let mut child = Command::new(self.bin)
-            .args(["broker", "--storage-engine", self.storage])
-            .args(["--listener-url", &format!("tcp://{}", self.addr)])
-            .args([
-                "--advertised-listener-url",
-                &format!("tcp://{}", self.advertised),
-            ])
-            .args(self.extra)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log_err)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                return Err(format!(
-                    "tansu exited with {status}: {}",
-                    std::fs::read_to_string(log_path).unwrap_or_default()
-                ));
-            }
-            if TcpStream::connect(self.addr).is_ok() {
-                return Ok(child);
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("tansu did not listen on {} within 10 s", self.addr));
-            }
-            std::thread::sleep(Duration::from_millis(20));
+    fn spawn(bin: &Path, extra: &[&str], advertised: Option<&str>) -> Broker {
+        match LocalBroker::start(bin, extra, advertised) {
+            Ok(broker) => Broker(broker),
+            Err(e) => panic!("cannot start a tansu broker: {e}"),
         }
     }
 }
@@ -262,13 +182,6 @@ impl TestCa {
     }
 }
 
-impl Drop for Broker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Every message of `topic` from its beginning, as (key, value): reads all partitions until
 /// `expected` messages arrived or nothing new came for `idle`.
 pub fn read_topic(
@@ -277,12 +190,12 @@ pub fn read_topic(
     expected: usize,
     idle: Duration,
 ) -> Vec<(Option<String>, Vec<u8>)> {
-    read_topic_with(&crate::KafkaConnection::new(brokers), topic, expected, idle)
+    read_topic_with(&KafkaConnection::new(brokers), topic, expected, idle)
 }
 
 /// [`read_topic`] through `connection` (a cluster with security settings).
 pub fn read_topic_with(
-    connection: &crate::KafkaConnection,
+    connection: &KafkaConnection,
     topic: &str,
     expected: usize,
     idle: Duration,
@@ -301,7 +214,7 @@ pub fn read_topic_with(
         .create()
         .expect("a Kafka consumer");
     let metadata = consumer
-        .fetch_metadata(Some(topic), crate::KAFKA_TIMEOUT)
+        .fetch_metadata(Some(topic), KAFKA_TIMEOUT)
         .expect("topic metadata");
     let mut tpl = TopicPartitionList::new();
     for t in metadata.topics() {

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{free_port, tansu_bin, BrokerSpec};
+use c2s_sources::local_broker::{free_port, BrokerSpec, BrokerStartError};
+
+use super::tansu_bin;
 
 /// The bucket the broker keeps its log in.
 const BUCKET: &str = "tansu";
@@ -53,7 +55,7 @@ impl S3Store {
     pub fn start() -> S3Store {
         let bin = moto_server();
         let dir = tempfile::tempdir().expect("temp dir");
-        let port = free_port();
+        let port = free_port().expect("a free loopback port");
         let addr = format!("127.0.0.1:{port}");
         let log = std::fs::File::create(dir.path().join("moto.log")).expect("moto log");
         let log_err = log.try_clone().expect("moto log");
@@ -170,9 +172,9 @@ impl RestartableBroker {
     pub fn start_new() -> RestartableBroker {
         let store = S3Store::start();
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut last = String::new();
+        let mut last = None;
         for _ in 0..5 {
-            let addr = format!("127.0.0.1:{}", free_port());
+            let addr = format!("127.0.0.1:{}", free_port().expect("a free loopback port"));
             match spawn_on(&addr, &store, &dir.path().join("tansu.log")) {
                 Ok(child) => {
                     return RestartableBroker {
@@ -182,10 +184,10 @@ impl RestartableBroker {
                         dir,
                     }
                 }
-                Err(e) => last = e,
+                Err(e) => last = Some(e),
             }
         }
-        panic!("cannot start a tansu broker on S3 storage: {last}");
+        panic!("cannot start a tansu broker on S3 storage: {last:?}");
     }
 
     /// The broker's output, every process of it appended.
@@ -233,7 +235,7 @@ impl Drop for RestartableBroker {
 }
 
 /// A tansu broker on `addr` keeping its log in `store`.
-fn spawn_on(addr: &str, store: &S3Store, log: &std::path::Path) -> Result<Child, String> {
+fn spawn_on(addr: &str, store: &S3Store, log: &std::path::Path) -> Result<Child, BrokerStartError> {
     BrokerSpec {
         bin: &tansu_bin(),
         addr,
