@@ -269,6 +269,11 @@ impl Walker<'_, '_> {
     }
 
     fn binop(&mut self, span: Span, b: &ast::BinOp<'_>, depth: i64) {
+        // A lone comparison is a binary operator in minijinja's tree (`not in` an `in`
+        // under a `not`); its span starts at the token before it.
+        if let Some(symbol) = binop_comparison(b.op) {
+            return self.comparison(&b.left, &[(symbol, &b.right)], span.end_offset, depth);
+        }
         let (function, symbol) = match b.op {
             BinOpKind::Rem => ("__py_mod", "%"),
             BinOpKind::Concat => ("__py_concat", "~"),
@@ -277,26 +282,6 @@ impl Walker<'_, '_> {
             BinOpKind::FloorDiv => ("__py_floordiv", "//"),
             BinOpKind::Pow => ("__py_pow", "**"),
             BinOpKind::Mul => ("__py_mul", "*"),
-            // A lone comparison is a binary operator in minijinja's tree (`not in` an `in`
-            // under a `not`); its span starts at the token before it.
-            BinOpKind::Eq
-            | BinOpKind::Ne
-            | BinOpKind::Lt
-            | BinOpKind::Lte
-            | BinOpKind::Gt
-            | BinOpKind::Gte
-            | BinOpKind::In => {
-                let symbol = match b.op {
-                    BinOpKind::Eq => "==",
-                    BinOpKind::Ne => "!=",
-                    BinOpKind::Lt => "<",
-                    BinOpKind::Lte => "<=",
-                    BinOpKind::Gt => ">",
-                    BinOpKind::Gte => ">=",
-                    _ => "in",
-                };
-                return self.comparison(&b.left, &[(symbol, &b.right)], span.end_offset, depth);
-            }
             // minijinja folds `and` of two constants to `false` where Python gives the
             // falsy operand (`0 and 'b'` is 0): a call on the left is not folded.
             BinOpKind::ScAnd if b.left.as_const().is_some() && b.right.as_const().is_some() => {
@@ -522,20 +507,7 @@ fn leftmost(e: &Expr<'_>) -> u32 {
     // A comparison's own span starts at the token before it.
     match e {
         Expr::Compare(c) => return leftmost(&c.expr),
-        Expr::BinOp(b)
-            if matches!(
-                b.op,
-                BinOpKind::Eq
-                    | BinOpKind::Ne
-                    | BinOpKind::Lt
-                    | BinOpKind::Lte
-                    | BinOpKind::Gt
-                    | BinOpKind::Gte
-                    | BinOpKind::In
-            ) =>
-        {
-            return leftmost(&b.left)
-        }
+        Expr::BinOp(b) if binop_comparison(b.op).is_some() => return leftmost(&b.left),
         _ => {}
     }
     let own = span_of(e).start_offset;
@@ -553,6 +525,21 @@ fn leftmost(e: &Expr<'_>) -> u32 {
         _ => None,
     };
     base.map_or(own, |b| b.min(own))
+}
+
+/// The text of a comparison that minijinja's tree holds as a binary operator (a lone
+/// comparison), if `op` is one.
+fn binop_comparison(op: BinOpKind) -> Option<&'static str> {
+    Some(match op {
+        BinOpKind::Eq => "==",
+        BinOpKind::Ne => "!=",
+        BinOpKind::Lt => "<",
+        BinOpKind::Lte => "<=",
+        BinOpKind::Gt => ">",
+        BinOpKind::Gte => ">=",
+        BinOpKind::In => "in",
+        _ => return None,
+    })
 }
 
 /// A comparison operator's text (`in` for `not in` too: the rewriter reads which).
