@@ -462,3 +462,39 @@ fn bf16_weights_run_the_quickstart_arms_and_are_their_own_engine() {
         "{stderr}"
     );
 }
+
+/// `bench engine --dtype bf16` loads the prefix engine in the bf16 mode (its identity says
+/// so) and scores the panel; the dtype is refused for an engine that has no such mode.
+#[test]
+fn bench_engine_holds_the_prefix_weights_as_asked() {
+    let model = c2s_e2e::model_path().display().to_string();
+    let bench = |engine: &str| {
+        c2s_e2e::run(&[
+            "bench",
+            "engine",
+            "--model",
+            &model,
+            "--engine",
+            engine,
+            "--dtype",
+            "bf16",
+            "--per-domain",
+            "2",
+            "--rounds",
+            "1",
+        ])
+    };
+    let out = bench("prefix");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let shown = format!("{stdout}{stderr}");
+    assert!(shown.contains("engine prefix (prefix/bf16)"), "{shown}");
+    assert!(shown.contains("round 0:"), "{shown}");
+    let out = bench("mistralrs");
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("--dtype bf16 is a mode of the prefix engine"),
+        "{stderr}"
+    );
+}

@@ -24,6 +24,10 @@ pub struct EngineCheck {
     /// Engine: `prefix` or `mistralrs`.
     #[arg(long, default_value = "mistralrs")]
     pub engine: c2s_config::EngineKind,
+    /// How the prefix engine holds its weights: `f32` (default) or `bf16` (the named bf16
+    /// mode). The mistralrs engine takes no dtype here.
+    #[arg(long, default_value = "f32", value_parser = crate::cli::config_name::<c2s_model::WeightDtype>)]
+    pub dtype: c2s_model::WeightDtype,
     /// mistral.rs mode: `reference` or `native` (default: native in a cuda build).
     #[arg(long, value_parser = crate::cli::config_name::<c2s_config::MistralRsMode>)]
     pub mode: Option<c2s_config::MistralRsMode>,
@@ -72,10 +76,22 @@ fn panel(banks: &Path, per_domain: usize) -> anyhow::Result<Vec<Request>> {
 fn load(check: &EngineCheck) -> anyhow::Result<Box<dyn Engine>> {
     let path = &check.model;
     Ok(match check.engine {
-        c2s_config::EngineKind::Prefix => Box::new(
-            c2s_model::PrefixEngine::load(path, Default::default())
-                .with_context(|| format!("loading {}", path.display()))?,
-        ),
+        c2s_config::EngineKind::Prefix => {
+            let config = c2s_model::PrefixEngineConfig {
+                dtype: check.dtype,
+                ..Default::default()
+            };
+            Box::new(
+                c2s_model::PrefixEngine::load(path, config)
+                    .with_context(|| format!("loading {}", path.display()))?,
+            )
+        }
+        _ if check.dtype != c2s_model::WeightDtype::F32 => {
+            anyhow::bail!(
+                "--dtype {} is a mode of the prefix engine",
+                check.dtype.name()
+            )
+        }
         #[cfg(feature = "mistralrs")]
         c2s_config::EngineKind::Mistralrs => {
             let mut settings = c2s_model::MistralRsSettings {
