@@ -122,8 +122,8 @@ impl LocalBroker {
         extra: &[&str],
         advertised: Option<&str>,
     ) -> Result<LocalBroker, BrokerStartError> {
-        let mut last = None;
-        for _ in 0..5 {
+        let mut attempt = 1;
+        loop {
             let addr = format!("127.0.0.1:{}", free_port()?);
             let dir = tempfile::tempdir().map_err(|source| BrokerStartError::Log {
                 path: std::env::temp_dir(),
@@ -145,12 +145,10 @@ impl LocalBroker {
                         _dir: dir,
                     })
                 }
-                Err(e) => last = Some(e),
+                Err(e) if attempt == 5 => return Err(e),
+                Err(_) => attempt += 1,
             }
         }
-        Err(last.unwrap_or(BrokerStartError::NotListening {
-            addr: "127.0.0.1".into(),
-        }))
     }
 }
 

@@ -22,6 +22,8 @@ use minijinja::machinery::ast::{self, BinOpKind, CallArg, CompareOpKind, Expr, S
 use minijinja::machinery::{parse, Span, WhitespaceConfig};
 use minijinja::syntax::SyntaxConfig;
 
+use super::compare::CompareOp;
+
 /// One change to the source: text inserted at `at` after removing `remove` bytes.
 struct Edit {
     at: usize,
@@ -222,10 +224,10 @@ impl Walker<'_, '_> {
             Expr::UnaryOp(u) => self.expr(&u.expr, depth),
             Expr::BinOp(b) => self.binop(b.span(), b, depth),
             Expr::Compare(c) => {
-                let links: Vec<(&str, &Expr<'_>)> = c
+                let links: Vec<(CompareOp, &Expr<'_>)> = c
                     .ops
                     .iter()
-                    .map(|op| (compare_symbol(op.op), &op.expr))
+                    .map(|op| (chain_comparison(op.op), &op.expr))
                     .collect();
                 self.comparison(&c.expr, &links, c.span().end_offset, depth)
             }
@@ -271,8 +273,8 @@ impl Walker<'_, '_> {
     fn binop(&mut self, span: Span, b: &ast::BinOp<'_>, depth: i64) {
         // A lone comparison is a binary operator in minijinja's tree (`not in` an `in`
         // under a `not`); its span starts at the token before it.
-        if let Some(symbol) = binop_comparison(b.op) {
-            return self.comparison(&b.left, &[(symbol, &b.right)], span.end_offset, depth);
+        if let Some(op) = binop_comparison(b.op) {
+            return self.comparison(&b.left, &[(op, &b.right)], span.end_offset, depth);
         }
         let (function, symbol) = match b.op {
             BinOpKind::Rem => ("__py_mod", "%"),
@@ -319,22 +321,31 @@ impl Walker<'_, '_> {
     /// ([`compare`](super::compare)), a chain ending at its first false link. `links` are
     /// the operators (`in` stands for `in` and `not in`: the text tells) and right operands;
     /// `end` is where the comparison's text ends.
-    fn comparison(&mut self, first: &Expr<'_>, links: &[(&str, &Expr<'_>)], end: u32, depth: i64) {
+    fn comparison(
+        &mut self,
+        first: &Expr<'_>,
+        links: &[(CompareOp, &Expr<'_>)],
+        end: u32,
+        depth: i64,
+    ) {
         let mut replacements = Vec::new();
         let mut left_end = span_of(first).end_offset as usize;
         let mut first_parens = 0;
-        for (i, (symbol, right)) in links.iter().enumerate() {
+        for (i, (op, right)) in links.iter().enumerate() {
             let right_start = leftmost(right) as usize;
+            let symbol = op.symbol();
             // Between the operands there is only whitespace, parentheses and the operator.
             let found = self.source.get(left_end..right_start).and_then(|gap| {
                 let at = gap.find(symbol)?;
-                let not = (*symbol == "in").then(|| gap[..at].find("not")).flatten();
+                let not = (*op == CompareOp::In)
+                    .then(|| gap[..at].find("not"))
+                    .flatten();
                 if i == 0 {
                     first_parens = gap[..at].matches(')').count();
                 }
                 Some(match not {
-                    Some(n) => (left_end + n, at + symbol.len() - n, "not in"),
-                    None => (left_end + at, symbol.len(), *symbol),
+                    Some(n) => (left_end + n, at + symbol.len() - n, CompareOp::NotIn),
+                    None => (left_end + at, symbol.len(), *op),
                 })
             });
             let Some(found) = found else {
@@ -347,8 +358,8 @@ impl Walker<'_, '_> {
             return self.comparison_operands(first, links, depth);
         };
         self.open(start, "__py_compare(", depth);
-        for (at, len, symbol) in replacements {
-            self.replace(at, len, &format!(", {}, ", quote(symbol)));
+        for (at, len, op) in replacements {
+            self.replace(at, len, &format!(", {}, ", quote(op.symbol())));
         }
         self.close(end as usize, ")", depth);
         self.comparison_operands(first, links, depth + 1);
@@ -394,7 +405,12 @@ impl Walker<'_, '_> {
         Some(start)
     }
 
-    fn comparison_operands(&mut self, first: &Expr<'_>, links: &[(&str, &Expr<'_>)], depth: i64) {
+    fn comparison_operands(
+        &mut self,
+        first: &Expr<'_>,
+        links: &[(CompareOp, &Expr<'_>)],
+        depth: i64,
+    ) {
         self.expr(first, depth);
         for (_, right) in links {
             self.expr(right, depth);
@@ -527,31 +543,31 @@ fn leftmost(e: &Expr<'_>) -> u32 {
     base.map_or(own, |b| b.min(own))
 }
 
-/// The text of a comparison that minijinja's tree holds as a binary operator (a lone
-/// comparison), if `op` is one.
-fn binop_comparison(op: BinOpKind) -> Option<&'static str> {
+/// The comparison that minijinja's tree holds as a binary operator (a lone comparison), if
+/// `op` is one (`not in` is an `in` under a `not`: the rewriter reads the text).
+fn binop_comparison(op: BinOpKind) -> Option<CompareOp> {
     Some(match op {
-        BinOpKind::Eq => "==",
-        BinOpKind::Ne => "!=",
-        BinOpKind::Lt => "<",
-        BinOpKind::Lte => "<=",
-        BinOpKind::Gt => ">",
-        BinOpKind::Gte => ">=",
-        BinOpKind::In => "in",
+        BinOpKind::Eq => CompareOp::Eq,
+        BinOpKind::Ne => CompareOp::Ne,
+        BinOpKind::Lt => CompareOp::Lt,
+        BinOpKind::Lte => CompareOp::Le,
+        BinOpKind::Gt => CompareOp::Gt,
+        BinOpKind::Gte => CompareOp::Ge,
+        BinOpKind::In => CompareOp::In,
         _ => return None,
     })
 }
 
-/// A comparison operator's text (`in` for `not in` too: the rewriter reads which).
-fn compare_symbol(op: CompareOpKind) -> &'static str {
+/// A chained comparison's operator (`not in` as `in`: the rewriter reads which).
+fn chain_comparison(op: CompareOpKind) -> CompareOp {
     match op {
-        CompareOpKind::Eq => "==",
-        CompareOpKind::Ne => "!=",
-        CompareOpKind::Lt => "<",
-        CompareOpKind::Lte => "<=",
-        CompareOpKind::Gt => ">",
-        CompareOpKind::Gte => ">=",
-        CompareOpKind::In | CompareOpKind::NotIn => "in",
+        CompareOpKind::Eq => CompareOp::Eq,
+        CompareOpKind::Ne => CompareOp::Ne,
+        CompareOpKind::Lt => CompareOp::Lt,
+        CompareOpKind::Lte => CompareOp::Le,
+        CompareOpKind::Gt => CompareOp::Gt,
+        CompareOpKind::Gte => CompareOp::Ge,
+        CompareOpKind::In | CompareOpKind::NotIn => CompareOp::In,
     }
 }
 
