@@ -21,7 +21,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dtype.name(),
         model.weight_bytes() >> 20
     );
-    if dtype == WeightDtype::Bf16 {
+    // `C2S_FORWARD_ROUNDS=N`: N rounds of each prefill, then stop (for `perf record`).
+    let rounds: usize = std::env::var("C2S_FORWARD_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0);
+    if dtype == WeightDtype::Bf16 && rounds == 0 {
         use c2s_model::engines::prefix::bf16::{product_gflops, Bf16Family};
         let c = &model.config;
         for family in Bf16Family::available() {
@@ -36,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("bf16 kernels chosen: {}", model.bf16_kernels().name());
     }
     let tokens: Vec<u32> = (0..256u32).map(|i| 100 + i * 7).collect();
-    for round in 0..3 {
+    for round in 0..rounds.max(3) {
         let t = Instant::now();
         let rows = [255usize];
         model.forward(&[SeqInput {
@@ -67,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| (0..60u32).map(|i| 1000 + s * 61 + i).collect())
         .collect();
     let last = [59usize];
-    for round in 0..2 {
+    for round in 0..rounds.max(2) {
         let seqs: Vec<SeqInput<'_>> = suffixes
             .iter()
             .map(|t| SeqInput {
@@ -84,6 +89,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "round {round}: 16 × 60 new tokens after a 240-token prefix: {s:.3} s = {:.0} tok/s",
             960.0 / s
         );
+    }
+    if rounds > 0 {
+        return Ok(());
     }
     // Greedy decoding as the engine steps it: 8 running generations after 400-token prompts,
     // 32 tokens each, one token per sequence per forward pass. (a) each step copies the

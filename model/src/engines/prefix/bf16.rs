@@ -16,8 +16,11 @@
 //! unit measured here matches no sequential order bit for bit), so it agrees with the other
 //! families to the rounding of an f32 sum, not bit for bit: a process uses one family
 //! throughout (chosen once, or forced by `C2S_BF16_KERNELS`, as `C2S_GEMM_KERNELS` forces
-//! the f32 families). Norms, RoPE, softmax and attention stay f32 (`forward.rs`): attention's
-//! products in bf16 (packed per head and call) measured slower here than the f32 gemm.
+//! the f32 families). Norms, RoPE and softmax stay f32. Attention's two products run on AMX
+//! tiles where AMX is the family and the head width a multiple of 32 ([`attend_amx`],
+//! `amx/attention.rs`: queries, keys, values and probabilities rounded to bf16, as
+//! transformers' bf16 forward holds them); elsewhere attention stays f32 (`forward.rs`), since
+//! the vector families' attention products in bf16 measured no faster than the f32 gemm.
 //!
 //! **Layout.** A `k × n` weight (used as `x · W`) is cut into panels of [`PANEL`] columns;
 //! inside a panel, depth pairs follow each other and each pair holds its 32 columns as
@@ -80,6 +83,38 @@ pub fn to_bf16(x: f32) -> u16 {
     } else {
         finite
     }
+}
+
+/// `dst[i] = to_bf16(src[i])` for each `i` (up to the shorter length): [`to_bf16`]'s selects,
+/// compiled for the widest vectors of the CPU (AVX-512 or AVX2), so the same bits at 16 or 8
+/// values per step. Without it the activations' conversion was a tenth of a bf16 prefill.
+pub fn round_into(src: &[f32], dst: &mut [u16]) {
+    #[inline(always)]
+    fn each(src: &[f32], dst: &mut [u16]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = to_bf16(s);
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512bw")]
+        unsafe fn avx512(src: &[f32], dst: &mut [u16]) {
+            each(src, dst)
+        }
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(src: &[f32], dst: &mut [u16]) {
+            each(src, dst)
+        }
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F).
+            return unsafe { avx512(src, dst) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { avx2(src, dst) };
+        }
+    }
+    each(src, dst)
 }
 
 /// The f32 value of a bf16 (exact).
@@ -236,11 +271,46 @@ impl Bf16Matrix {
             .par_chunks_mut(panel_len)
             .enumerate()
             .for_each(|(panel, out)| {
+                let mut rounded = vec![0u16; k];
                 for c in 0..PANEL.min(n - panel * PANEL) {
                     let col = column(panel * PANEL + c);
                     debug_assert_eq!(col.len(), k);
-                    for (i, &v) in col.iter().enumerate() {
-                        out[((i / 2) * PANEL + c) * 2 + i % 2] = to_bf16(v);
+                    round_into(col, &mut rounded);
+                    for (i, &v) in rounded.iter().enumerate() {
+                        out[((i / 2) * PANEL + c) * 2 + i % 2] = v;
+                    }
+                }
+            });
+        Bf16Matrix {
+            data,
+            rows: k,
+            cols: n,
+            pairs,
+        }
+    }
+
+    /// Pack `W` given as its rows: row `i` is `row(i)`, a slice of at least `n` f32 values.
+    pub fn from_rows<'a>(
+        k: usize,
+        n: usize,
+        row: impl Fn(usize) -> &'a [f32] + Sync,
+    ) -> Bf16Matrix {
+        let pairs = k.div_ceil(2);
+        let panels = n.div_ceil(PANEL);
+        let panel_len = padded_pairs(pairs) * PANEL * 2;
+        let mut data = zeroed_lines(panels * panel_len);
+        data.as_mut_slice()
+            .par_chunks_mut(panel_len)
+            .enumerate()
+            .for_each(|(panel, out)| {
+                let first = panel * PANEL;
+                let cols = PANEL.min(n - first);
+                let mut rounded = [0u16; PANEL];
+                for i in 0..k {
+                    round_into(&row(i)[first..first + cols], &mut rounded);
+                    let pair = &mut out[(i / 2) * PANEL * 2 + i % 2..];
+                    for (c, &v) in rounded[..cols].iter().enumerate() {
+                        pair[c * 2] = v;
                     }
                 }
             });
@@ -255,10 +325,7 @@ impl Bf16Matrix {
     /// Pack a row-major `k × n` f32 matrix.
     pub fn from_row_major(w: &[f32], k: usize, n: usize) -> Bf16Matrix {
         assert_eq!(w.len(), k * n, "bf16 pack: shape");
-        let transposed: Vec<f32> = (0..n)
-            .flat_map(|j| (0..k).map(move |i| w[i * n + j]))
-            .collect();
-        Self::from_columns(k, n, |j| &transposed[j * k..(j + 1) * k])
+        Self::from_rows(k, n, |i| &w[i * n..(i + 1) * n])
     }
 
     /// Bytes held.
@@ -364,6 +431,43 @@ impl Bf16Matrix {
                 }
             }
         });
+    }
+}
+
+/// Causal attention of one key/value head's group of query heads on AMX tiles
+/// (`amx/attention.rs`): `queries` is `(rows × d)`, row `r` being new row `r % n` of its head at
+/// position `prefix_len + r % n`; `key(j)`, `value(j)` are position `j`'s `d` values. The
+/// outputs, `(rows × d)`; `None` where `family` is not AMX or `d` not a multiple of 32 (the
+/// caller then runs attention in f32, as the other families do: their attention products
+/// measured no faster than the f32 gemm's).
+#[allow(clippy::too_many_arguments)]
+pub fn attend_amx<'a>(
+    family: Bf16Family,
+    queries: &[f32],
+    n: usize,
+    d: usize,
+    prefix_len: usize,
+    scale: f32,
+    key: impl Fn(usize) -> &'a [f32],
+    value: impl Fn(usize) -> &'a [f32],
+) -> Option<Vec<f32>> {
+    if family != Bf16Family::Amx || d == 0 || !d.is_multiple_of(PANEL) || n == 0 {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(amx::is_available(), "bf16 attention: AMX without the grant");
+        let mut out = vec![0f32; queries.len()];
+        // SAFETY: the grant is held (asserted); `d` is a multiple of 32.
+        unsafe {
+            amx::attention::attend(queries, n, d, prefix_len, scale, key, value, &mut out);
+        }
+        Some(out)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (queries, prefix_len, scale, key, value);
+        None
     }
 }
 

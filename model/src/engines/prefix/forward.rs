@@ -7,6 +7,7 @@
 use gemm::Parallelism;
 use rayon::prelude::*;
 
+use super::bf16::attend_amx;
 use super::kernels::{gemm_into, parallel, View};
 use super::transformer::{LayerKv, Matrix, RopeStyle, SeqInput, SeqOutput, Transformer};
 use super::vexp::exp_in_place;
@@ -250,33 +251,38 @@ impl Transformer {
                     LayerKv { k, v }
                 })
                 .collect();
-            // Attention per (sequence, query head), in parallel: scores = q·Kᵀ, causal softmax,
-            // output = P·V, written to the head's columns of the sequence's rows.
+            // Attention per (sequence, key/value head), in parallel: scores = q·Kᵀ for the
+            // group's query heads at once, causal softmax, output = P·V, written to each head's
+            // columns of the sequence's rows.
             let tasks: Vec<(usize, usize)> = (0..seqs.len())
-                .flat_map(|si| (0..c.n_heads).map(move |hq| (si, hq)))
+                .flat_map(|si| (0..c.n_kv_heads).map(move |g| (si, g)))
                 .filter(|&(si, _)| !seqs[si].tokens.is_empty())
                 .collect();
-            let head_outputs: Vec<Vec<f32>> = tasks
+            let group_outputs: Vec<Vec<f32>> = tasks
                 .par_iter()
-                .map(|&(si, hq)| {
+                .map(|&(si, g)| {
                     let s = &seqs[si];
-                    self.attend_head(
+                    self.attend_group(
                         &qkv[starts[si] * qkv_width..],
                         qkv_width,
                         &layer_kv[si],
                         s.prefix_len,
                         s.tokens.len(),
-                        hq,
-                        hq / group,
+                        g,
                         scale,
                     )
                 })
                 .collect();
-            for (&(si, hq), out) in tasks.iter().zip(&head_outputs) {
+            for (&(si, g), out) in tasks.iter().zip(&group_outputs) {
                 let d = c.head_dim;
-                for (i, o) in out.chunks_exact(d).enumerate() {
-                    let row = starts[si] + i;
-                    attn[row * q_width + hq * d..row * q_width + (hq + 1) * d].copy_from_slice(o);
+                let n = seqs[si].tokens.len();
+                for (j, head) in out.chunks_exact(n * d).enumerate() {
+                    let hq = g * group + j;
+                    for (i, o) in head.chunks_exact(d).enumerate() {
+                        let row = starts[si] + i;
+                        attn[row * q_width + hq * d..row * q_width + (hq + 1) * d]
+                            .copy_from_slice(o);
+                    }
                 }
             }
             for (si, kv) in layer_kv.into_iter().enumerate() {
@@ -338,38 +344,56 @@ impl Transformer {
         Ok(outputs)
     }
 
-    /// Attention of one query head over one sequence: `q` starts at the sequence's first new
-    /// row (row stride `q_stride`), `kv` holds `prefix_len + n` positions. Returns the head's
-    /// output, `(n, head_dim)` row-major.
+    /// Attention of key/value head `g`'s group of query heads over one sequence: `q` starts at
+    /// the sequence's first new row (row stride `q_stride`), `kv` holds `prefix_len + n`
+    /// positions. The group's queries are stacked into one matrix, so each product packs the
+    /// head's keys (or values) once for the whole group (every row of a product is reduced on
+    /// its own, so stacking changes no bit). Returns the outputs, `(group · n, head_dim)`, head
+    /// by head.
     #[allow(clippy::too_many_arguments)]
-    fn attend_head(
+    fn attend_group(
         &self,
         q: &[f32],
         q_stride: usize,
         kv: &LayerKv,
         prefix_len: usize,
         n: usize,
-        hq: usize,
         g: usize,
         scale: f32,
     ) -> Vec<f32> {
         let c = &self.config;
         let d = c.head_dim;
         let kv_width = c.kv_width();
+        let group = c.n_heads / c.n_kv_heads;
         let t = prefix_len + n;
         assert!(
             kv.k.len() == t * kv_width && kv.v.len() == t * kv_width,
             "attention: keys and values of {t} positions"
         );
-        // This head's columns: queries of the new rows, keys and values of every position.
-        let queries = View {
-            data: q,
-            offset: hq * d,
-            rows: n,
-            cols: d,
-            row_stride: q_stride,
-            col_stride: 1,
-        };
+        let rows = group * n;
+        let mut queries = Vec::with_capacity(rows * d);
+        for hq in g * group..(g + 1) * group {
+            for i in 0..n {
+                queries.extend_from_slice(&q[i * q_stride + hq * d..i * q_stride + (hq + 1) * d]);
+            }
+        }
+        // The bf16 mode on AMX runs the group on tiles (`bf16/amx/attention.rs`).
+        if self.is_bf16() {
+            let span = |j: usize| j * kv_width + g * d..j * kv_width + (g + 1) * d;
+            if let Some(out) = attend_amx(
+                self.bf16_kernels,
+                &queries,
+                n,
+                d,
+                prefix_len,
+                scale,
+                |j| &kv.k[span(j)],
+                |j| &kv.v[span(j)],
+            ) {
+                return out;
+            }
+        }
+        // This head's columns of every position's keys and values.
         let keys = View {
             data: &kv.k,
             offset: g * d,
@@ -382,19 +406,20 @@ impl Transformer {
             data: &kv.v,
             ..keys
         };
-        let mut scores = vec![0f32; n * t];
+        let mut scores = vec![0f32; rows * t];
         gemm_into(
             self.kernels,
             &mut scores,
             false,
-            queries,
+            View::dense(&queries, rows, d),
             keys.t(),
             scale,
             Parallelism::None,
         );
-        // Causal softmax: row i (position prefix_len + i) sees positions 0..=prefix_len + i.
-        for (i, row) in scores.chunks_exact_mut(t).enumerate() {
-            let visible = prefix_len + i + 1;
+        // Causal softmax: row r is new row r % n (position prefix_len + r % n), which sees
+        // positions 0..=prefix_len + r % n.
+        for (r, row) in scores.chunks_exact_mut(t).enumerate() {
+            let visible = prefix_len + r % n + 1;
             let (seen, masked) = row.split_at_mut(visible);
             let max = seen.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
             for v in seen.iter_mut() {
@@ -408,12 +433,12 @@ impl Transformer {
             }
             masked.fill(0.0);
         }
-        let mut out = vec![0f32; n * d];
+        let mut out = vec![0f32; rows * d];
         gemm_into(
             self.kernels,
             &mut out,
             false,
-            View::dense(&scores, n, t),
+            View::dense(&scores, rows, t),
             values,
             1.0,
             Parallelism::None,

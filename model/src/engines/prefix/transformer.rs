@@ -635,6 +635,13 @@ impl Transformer {
         Ok(())
     }
 
+    /// Whether the linear weights are held in bf16 (the bf16 mode).
+    pub(super) fn is_bf16(&self) -> bool {
+        self.layers
+            .first()
+            .is_some_and(|l| matches!(l.wqkv, Matrix::Bf16(_)))
+    }
+
     /// Bytes of the weights (embedding, output head, every layer's matrices and norms).
     pub fn weight_bytes(&self) -> usize {
         let vec = |v: &Option<Vec<f32>>| v.as_ref().map_or(0, |v| v.len() * 4);

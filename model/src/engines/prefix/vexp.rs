@@ -52,7 +52,7 @@ fn exp_slice(xs: &mut [f32]) {
 
 /// Cephes' `expf` without branches (module doc).
 #[inline(always)]
-fn exp(x: f32) -> f32 {
+pub(crate) fn exp(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
     // Adding and removing 1.5 · 2^23 rounds to the nearest integer (ties to even).

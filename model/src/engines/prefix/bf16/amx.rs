@@ -24,6 +24,9 @@
 
 use super::{zeroed_lines, Bf16Matrix, Lines, SharedOut, PANEL, STEP_PAIRS};
 
+#[cfg(target_arch = "x86_64")]
+pub(super) mod attention;
+
 /// Rows of a block: two tiles of 16.
 const BLOCK_ROWS: usize = 32;
 /// Rows of one tile.
@@ -70,9 +73,7 @@ fn tile_activations(x: &[f32], m: usize, k: usize, padded_pairs: usize) -> Lines
             for (r, row) in rows.chunks(k).enumerate() {
                 for (s, depth) in row.chunks(STEP_PAIRS * 2).enumerate() {
                     let dst = &mut block[s * step_len + r * STEP_PAIRS * 2..][..depth.len()];
-                    for (d, &v) in dst.iter_mut().zip(depth) {
-                        *d = super::to_bf16(v);
-                    }
+                    super::round_into(depth, dst);
                 }
             }
         });
@@ -137,7 +138,7 @@ mod tiles {
 
     /// A tile configuration (palette 1): bytes per row and rows of each of the 16 tiles.
     #[repr(C, align(64))]
-    struct TileConfig {
+    pub(super) struct TileConfig {
         palette: u8,
         start_row: u8,
         reserved: [u8; 14],
@@ -149,7 +150,7 @@ mod tiles {
         /// tmm0/1: the accumulators of the first `top` rows (left and right 16 columns);
         /// tmm2/3: those of the next `bottom` rows; tmm4/5: the two activation tiles; tmm6/7:
         /// the panel's two weight tiles. A tile of no rows is left unconfigured (not used).
-        fn for_rows(rows: usize) -> TileConfig {
+        pub(super) fn for_rows(rows: usize) -> TileConfig {
             let top = rows.min(TILE_ROWS) as u8;
             let bottom = rows.saturating_sub(TILE_ROWS) as u8;
             let mut config = TileConfig {
@@ -175,7 +176,7 @@ mod tiles {
         ///
         /// # Safety
         /// The process holds the tile grant ([`request`] returned true).
-        unsafe fn load(&self) {
+        pub(super) unsafe fn load(&self) {
             asm!("ldtilecfg [{}]", in(reg) self as *const TileConfig, options(nostack, readonly));
         }
     }
@@ -184,7 +185,7 @@ mod tiles {
     ///
     /// # Safety
     /// The process holds the tile grant.
-    unsafe fn release() {
+    pub(super) unsafe fn release() {
         asm!("tilerelease", options(nostack, nomem));
     }
 
@@ -196,7 +197,7 @@ mod tiles {
     /// The tile configuration for this block's rows is loaded; `a`, `b` hold `steps` steps
     /// (and `a + half` too when `two`); `c` has room for the block's rows × 32 f32 at its stride.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn block(
+    pub(super) unsafe fn block(
         a: *const u8,
         half: usize,
         b: *const u8,
@@ -260,6 +261,19 @@ mod tiles {
         }
     }
 
+    /// Bytes of activations a row chunk of a product holds at most: three quarters of a 2 MiB
+    /// L2 cache (Sapphire Rapids'), leaving room for the panel and the output.
+    const CHUNK_BYTES: usize = 1536 << 10;
+
+    /// Rows of one chunk of `m` rows, a whole number of blocks, for `tile_bytes` bytes per
+    /// 16-row tile: as few chunks as hold at most [`CHUNK_BYTES`] each.
+    fn chunk_rows(m: usize, tile_bytes: usize) -> usize {
+        let chunks = (m.div_ceil(TILE_ROWS) * tile_bytes)
+            .div_ceil(CHUNK_BYTES)
+            .max(1);
+        m.div_ceil(chunks).div_ceil(BLOCK_ROWS) * BLOCK_ROWS
+    }
+
     /// A 32 × 32 f32 block on a cache line (tile stores of whole lines).
     #[repr(C, align(64))]
     struct Scratch([[f32; PANEL]; BLOCK_ROWS]);
@@ -271,52 +285,61 @@ mod tiles {
         let half = steps * TILE_ROWS * STEP_PAIRS * 4;
         let panel_len = w.panel_len();
         let out_ptr = SharedOut(out.as_mut_ptr());
-        (0..n.div_ceil(PANEL)).into_par_iter().for_each(|panel| {
-            let weights = &w.data.as_slice()[panel * panel_len..(panel + 1) * panel_len];
-            let cols = PANEL.min(n - panel * PANEL);
-            let mut scratch = Scratch([[0.0; PANEL]; BLOCK_ROWS]);
-            let mut loaded = 0;
-            for r0 in (0..m).step_by(BLOCK_ROWS) {
-                let rows = BLOCK_ROWS.min(m - r0);
-                // SAFETY: `product` runs only where `is_available` (the grant); the
-                // configuration is for `rows`; the activations hold ⌈m/16⌉ blocks of `steps`
-                // steps (the second half exists when `rows > 16`), the panel `steps` steps;
-                // the direct store writes rows `r0..r0+32`, columns of this panel only, all
-                // inside `out` (m × n), and no other thread writes this panel's columns.
-                unsafe {
-                    if rows != loaded {
-                        TileConfig::for_rows(rows).load();
-                        loaded = rows;
-                    }
-                    let a = xa.as_slice().as_ptr().add(r0 / TILE_ROWS * half / 2).cast();
-                    let b = weights.as_ptr().cast();
-                    if rows == BLOCK_ROWS && cols == PANEL && !accumulate {
-                        let c = out_ptr.get().add(r0 * n + panel * PANEL).cast();
-                        block(a, half, b, steps, c, n * 4, true);
-                        continue;
-                    }
-                    let c = scratch.0.as_mut_ptr().cast();
-                    block(a, half, b, steps, c, PANEL * 4, rows > TILE_ROWS);
-                }
-                for (r, t) in scratch.0.iter().enumerate().take(rows) {
-                    // SAFETY: row `r0 + r < m`, this panel's `cols` columns (see above).
-                    let dst = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            out_ptr.get().add((r0 + r) * n + panel * PANEL),
-                            cols,
-                        )
-                    };
-                    if accumulate {
-                        for (d, v) in dst.iter_mut().zip(t) {
-                            *d += v;
+        // Work items are (row chunk, panel), chunk-major: a thread takes a run of items and
+        // passes every panel over one chunk of activations while it stays in its L2 cache
+        // (with whole-height panels, each panel streamed all the activations again).
+        let chunk_rows = chunk_rows(m, half);
+        let panels = n.div_ceil(PANEL);
+        (0..m.div_ceil(chunk_rows) * panels)
+            .into_par_iter()
+            .for_each(|item| {
+                let (chunk, panel) = (item / panels, item % panels);
+                let weights = &w.data.as_slice()[panel * panel_len..(panel + 1) * panel_len];
+                let cols = PANEL.min(n - panel * PANEL);
+                let mut scratch = Scratch([[0.0; PANEL]; BLOCK_ROWS]);
+                let mut loaded = 0;
+                let chunk_end = m.min((chunk + 1) * chunk_rows);
+                for r0 in (chunk * chunk_rows..chunk_end).step_by(BLOCK_ROWS) {
+                    let rows = BLOCK_ROWS.min(m - r0);
+                    // SAFETY: `product` runs only where `is_available` (the grant); the
+                    // configuration is for `rows`; the activations hold ⌈m/16⌉ blocks of `steps`
+                    // steps (the second half exists when `rows > 16`), the panel `steps` steps;
+                    // the direct store writes rows `r0..r0+32`, columns of this panel only, all
+                    // inside `out` (m × n), and no other thread writes this panel's columns.
+                    unsafe {
+                        if rows != loaded {
+                            TileConfig::for_rows(rows).load();
+                            loaded = rows;
                         }
-                    } else {
-                        dst.copy_from_slice(&t[..cols]);
+                        let a = xa.as_slice().as_ptr().add(r0 / TILE_ROWS * half / 2).cast();
+                        let b = weights.as_ptr().cast();
+                        if rows == BLOCK_ROWS && cols == PANEL && !accumulate {
+                            let c = out_ptr.get().add(r0 * n + panel * PANEL).cast();
+                            block(a, half, b, steps, c, n * 4, true);
+                            continue;
+                        }
+                        let c = scratch.0.as_mut_ptr().cast();
+                        block(a, half, b, steps, c, PANEL * 4, rows > TILE_ROWS);
+                    }
+                    for (r, t) in scratch.0.iter().enumerate().take(rows) {
+                        // SAFETY: row `r0 + r < m`, this panel's `cols` columns (see above).
+                        let dst = unsafe {
+                            std::slice::from_raw_parts_mut(
+                                out_ptr.get().add((r0 + r) * n + panel * PANEL),
+                                cols,
+                            )
+                        };
+                        if accumulate {
+                            for (d, v) in dst.iter_mut().zip(t) {
+                                *d += v;
+                            }
+                        } else {
+                            dst.copy_from_slice(&t[..cols]);
+                        }
                     }
                 }
-            }
-            // SAFETY: the grant is held (as above).
-            unsafe { release() };
-        });
+                // SAFETY: the grant is held (as above).
+                unsafe { release() };
+            });
     }
 }
