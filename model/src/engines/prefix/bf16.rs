@@ -819,6 +819,41 @@ mod tests {
     }
 
     #[test]
+    fn the_vectorised_rounding_gives_the_scalar_bits() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+        let mut values: Vec<f32> = (0..4099).map(|_| f32::from_bits(rng.random())).collect();
+        values.extend([
+            0.0,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -1e-39,
+            1.0 + f32::EPSILON * 64.0,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ]);
+        let mut rounded = vec![0u16; values.len()];
+        round_into(&values, &mut rounded);
+        for (v, r) in values.iter().zip(&rounded) {
+            assert_eq!(*r, to_bf16(*v), "{v:e} ({:#x})", v.to_bits());
+        }
+    }
+
+    #[test]
+    fn packing_from_rows_or_from_columns_is_the_same() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+        let (k, n) = (37, 45);
+        let w = random(k * n, &mut rng);
+        let columns: Vec<f32> = (0..n)
+            .flat_map(|j| (0..k).map(|i| w[i * n + j]).collect::<Vec<_>>())
+            .collect();
+        let by_rows = Bf16Matrix::from_row_major(&w, k, n);
+        let by_columns = Bf16Matrix::from_columns(k, n, |j| &columns[j * k..(j + 1) * k]);
+        assert_eq!(by_rows.data.as_slice(), by_columns.data.as_slice());
+    }
+
+    #[test]
     fn packing_keeps_every_element() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
         let (k, n) = (7, 37);
