@@ -299,7 +299,7 @@ pub fn four_by_two_candidates(product: u64, branch: usize, rng: &mut ChaCha8Rng)
             let mut c = gold.clone();
             c[0] = f;
             c[branch] = d;
-            out.push(String::from_utf8(c).expect("digits are ASCII"));
+            out.push(c.iter().map(|&digit| char::from(digit)).collect());
         }
     }
     out.shuffle(rng);

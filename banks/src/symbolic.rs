@@ -379,20 +379,16 @@ pub fn binding_bases(copy_reverse: &[Item], seed: u64) -> Result<Vec<String>, St
 pub fn binding_items(copy_reverse: &[Item], bases: &[String]) -> Result<Vec<Item>, String> {
     let mut out = Vec::new();
     for base in bases {
-        let digits = copy_reverse
+        let (digits, m) = copy_reverse
             .iter()
-            .find(|it| {
-                it.domain == Domain::SymbolicDigits
-                    && it
-                        .symbolic
-                        .as_ref()
-                        .is_some_and(|m| &m.base_id == base && m.operation == Operation::Copy)
+            .filter(|it| it.domain == Domain::SymbolicDigits)
+            .find_map(|it| {
+                it.symbolic
+                    .as_ref()
+                    .filter(|m| &m.base_id == base && m.operation == Operation::Copy)
+                    .map(|m| (it, m))
             })
             .ok_or_else(|| format!("binding: no digit COPY presentation of base {base}"))?;
-        let m = digits
-            .symbolic
-            .as_ref()
-            .expect("found by its symbolic metadata");
         for domain in BINDING_ENCODINGS {
             let source = encode(domain, &m.source);
             let meta = SymbolicMeta {

@@ -257,6 +257,8 @@ impl InferenceService {
             ..Shared::default()
         }));
         let thread_shared = shared.clone();
+        // A thread the OS cannot give at start-up leaves no service to run: not an input error.
+        #[allow(clippy::expect_used)]
         thread::Builder::new()
             .name("c2s-engine".into())
             .spawn(move || engine_loop(engine, rx, thread_shared, config))

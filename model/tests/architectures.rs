@@ -6,6 +6,10 @@
 //! weights are seeded random values stored as Q8_0, Q4_K, Q6_K and F32 tensors, so the
 //! dequantization of each of those types is exercised too.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::max_abs_diff;
 

@@ -23,6 +23,10 @@
 //! mean log-probability difference within 0.06. The test also holds our bf16 mode to its own
 //! purpose: closer to the exact f32 forward than transformers' bf16 is, on average.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use c2s_model::engines::prefix::bf16::Bf16Family;

@@ -8,6 +8,10 @@
 //! refuses its input (`raise_exception`) must be refused here too. Every case renders with
 //! `enable_thinking=False`, as the paper runs its models (A.7: "Thinking is disabled.").
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use c2s_model::tokenizer::template::TemplateKwargs;

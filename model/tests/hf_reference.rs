@@ -10,6 +10,10 @@
 //! (`rope_theta` / `rope_scaling` at the top level instead of transformers 5's
 //! `rope_parameters`): both must give the same numbers.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use c2s_model::engines::prefix::kernels::KernelFamily;

@@ -9,6 +9,10 @@
 //! bytes. The few constructs minijinja's grammar decides differently are listed in
 //! [`KNOWN_DIVERGENCES`] with the reason; each must still diverge (so the list stays true).
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -7,6 +7,10 @@
 //! This binary installs the pipeline's allocator ([`RenderBudgetAlloc`]), as `choice2seq`
 //! does; the shapes that end the process run in a child process (this binary again).
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -69,3 +69,12 @@ impl Counters {
         c.load(Ordering::Relaxed)
     }
 }
+
+/// The `N` streams of timely's `partition(N, …)`, in partition order (it returns them as a
+/// vector of that length), so that each is named where it is taken.
+pub(crate) fn partitions<const N: usize, S>(streams: Vec<S>) -> [S; N] {
+    match streams.try_into() {
+        Ok(streams) => streams,
+        Err(streams) => unreachable!("partition({N}) gave {} streams", streams.len()),
+    }
+}

@@ -219,27 +219,24 @@ fn push_error(live: &Mutex<LiveTable>, message: String) {
 pub fn count_changes<'s>(
     updates: StreamVec<'s, u64, (StatsKey, u64, isize)>,
 ) -> StreamVec<'s, u64, (StatsKey, i64)> {
-    let mut parts = updates
+    let parts = updates
         .partition::<CapacityContainerBuilder<Vec<(StatsKey, u64, isize)>>, _, _>(2, |u| {
             (u64::from(matches!(u.0, StatsKey::Confidence { .. })), u)
         });
-    let direct = parts
-        .pop()
-        .expect("2 parts")
-        .unary::<CapacityContainerBuilder<Vec<(StatsKey, i64)>>, _, _, _>(
-            Pipeline,
-            "ConfidenceChanges",
-            |_, _| {
-                move |input, output| {
-                    input.for_each(|cap, data| {
-                        output
-                            .session(&cap)
-                            .give_iterator(data.drain(..).map(|(k, _, n)| (k, n as i64)));
-                    });
-                }
-            },
-        );
-    let counted = parts.pop().expect("2 parts");
+    let [counted, direct] = crate::partitions(parts);
+    let direct = direct.unary::<CapacityContainerBuilder<Vec<(StatsKey, i64)>>, _, _, _>(
+        Pipeline,
+        "ConfidenceChanges",
+        |_, _| {
+            move |input, output| {
+                input.for_each(|cap, data| {
+                    output
+                        .session(&cap)
+                        .give_iterator(data.drain(..).map(|(k, _, n)| (k, n as i64)));
+                });
+            }
+        },
+    );
     counted
         .as_collection()
         .count()

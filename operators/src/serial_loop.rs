@@ -119,20 +119,16 @@ pub fn serial_loop<'s>(
                     }
                 },
             );
-        let mut parts =
-            events.partition::<CapacityContainerBuilder<Vec<LoopEvent>>, _, _>(4, |e| {
-                let k = match &e {
-                    LoopEvent::Request(_) => 0,
-                    LoopEvent::Exchange(_) => 1,
-                    LoopEvent::Done(_) => 2,
-                    LoopEvent::Reject(_) => 3,
-                };
-                (k, e)
-            });
-        let rejects = parts.pop().expect("4 parts");
-        let done = parts.pop().expect("4 parts");
-        let exchanges = parts.pop().expect("4 parts");
-        let requests = parts.pop().expect("4 parts");
+        let parts = events.partition::<CapacityContainerBuilder<Vec<LoopEvent>>, _, _>(4, |e| {
+            let k = match &e {
+                LoopEvent::Request(_) => 0,
+                LoopEvent::Exchange(_) => 1,
+                LoopEvent::Done(_) => 2,
+                LoopEvent::Reject(_) => 3,
+            };
+            (k, e)
+        });
+        let [requests, exchanges, done, rejects] = crate::partitions(parts);
         let requests = requests.flat_map_events(|e| match e {
             LoopEvent::Request(r) => Some(r),
             _ => None,
@@ -332,18 +328,15 @@ where
     R: Clone + 'static,
 {
     use timely::dataflow::operators::core::Partition;
-    let mut parts =
-        events.partition::<CapacityContainerBuilder<Vec<StageEvent<R>>>, _, _>(3, |e| {
-            let k = match &e {
-                StageEvent::Record(_) => 0,
-                StageEvent::Exchange(_) => 1,
-                StageEvent::Reject(_) => 2,
-            };
-            (k, e)
-        });
-    let rejects = parts.pop().expect("3 parts");
-    let exchanges = parts.pop().expect("3 parts");
-    let records = parts.pop().expect("3 parts");
+    let parts = events.partition::<CapacityContainerBuilder<Vec<StageEvent<R>>>, _, _>(3, |e| {
+        let k = match &e {
+            StageEvent::Record(_) => 0,
+            StageEvent::Exchange(_) => 1,
+            StageEvent::Reject(_) => 2,
+        };
+        (k, e)
+    });
+    let [records, exchanges, rejects] = crate::partitions(parts);
     (
         records.flat_map_events(|e| match e {
             StageEvent::Record(r) => Some(*r),

@@ -3,6 +3,10 @@
 //! note when `python3` cannot import pyarrow, unless `C2S_REQUIRE_PYARROW=1` (CI) makes
 //! that a failure.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::Path;

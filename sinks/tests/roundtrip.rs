@@ -2,6 +2,10 @@
 //! read back with the parquet crate alone, in the documented schema, and decode to the same
 //! rows.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::fs::File;

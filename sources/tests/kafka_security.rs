@@ -6,6 +6,10 @@
 //! the SASL/PLAIN + TLS gateway of `c2s_testkit` in front of a plaintext tansu;
 //! SCRAM runs against tansu's own `--authentication`, which refuses it.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeSet;

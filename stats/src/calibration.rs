@@ -76,12 +76,13 @@ where
         let c = match out.last_mut() {
             Some(c) if c.score.total_cmp(&s).is_eq() => c,
             _ => {
+                let i = out.len();
                 out.push(ScoreCount {
                     score: s,
                     wrong: 0,
                     correct: 0,
                 });
-                out.last_mut().expect("just pushed")
+                &mut out[i]
             }
         };
         if y {

@@ -3,6 +3,10 @@
 //! References: Python 3 with scikit-learn 1.9.1, numpy 2.4.6, scipy 1.17.1 (a scratch venv);
 //! the snippet behind every literal is quoted next to it.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use c2s_records::coverage::{
     CoverageSplit, Decision, DecisionSpec, NameVariant, ScoringRule, SetKind, NONE_LABEL,
 };

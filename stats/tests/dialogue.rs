@@ -6,6 +6,10 @@
 //! wrong turn whose intent field is correct and whose slot field is wrong. Each turn has two
 //! fields (`active_intent`, `price_range`).
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use c2s_records::dialogue::{
     DialogueArm, DialogueContract, DialogueSpec, DialogueSplit, FieldFailure, FieldTurn,
     Perturbation, PriorMode,

@@ -7,6 +7,10 @@
 //! process — moto's `moto_server` (PyPI `moto[server]`) on a loopback port — which outlives
 //! every broker process started on it.
 
+// Test support: a failed unwrap fails the test that called it (the workspace denies
+// unwrap and expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;

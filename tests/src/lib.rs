@@ -1,6 +1,10 @@
 //! Helpers of the end-to-end tests in `tests/tests/`: where the `choice2seq` binary and the
 //! repository are.
 
+// Test support: a failed unwrap fails the test that called it (the workspace denies
+// unwrap and expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

@@ -2,6 +2,10 @@
 //! config on the real model, the requests it makes, `choice2seq coverage` on the run, resume,
 //! bad cases and bad configs.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

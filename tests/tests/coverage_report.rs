@@ -4,6 +4,10 @@
 //! against `c2s_stats::coverage::coverage_summary` of the same decisions. A coverage run
 //! mixed with another run is refused.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

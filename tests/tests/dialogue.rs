@@ -2,6 +2,10 @@
 //! the requests it makes, `choice2seq dialogue` on the run, resume, the generated (strict
 //! JSON) contract, bad dialogues and bad configs.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

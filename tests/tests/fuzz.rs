@@ -8,6 +8,10 @@
 //! --workspace --test fuzz` runs each for ten minutes. See [`harness`] for what counts as a
 //! finding.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "fuzz/harness.rs"]
 mod harness;
 

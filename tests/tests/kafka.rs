@@ -3,6 +3,10 @@
 //! offsets are committed once outputs are durable, so a second run of the same group finds
 //! nothing new; `[output.kafka]` publishes outcomes and metric snapshots.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -4,6 +4,10 @@
 //! shown on /metrics meanwhile; the `[output.kafka]` sink waits for the broker and publishes
 //! every outcome.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;

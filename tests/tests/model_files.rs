@@ -4,6 +4,10 @@
 //! that grows a string without bound stops the run with exit 2 and the memory budget's
 //! message, before any work.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use c2s_e2e::{model_path, repo_root, run_config, text, write};

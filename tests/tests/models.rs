@@ -8,6 +8,10 @@
 //! agreement tests (`model/tests/fixtures/hf/qwen3`), its context raised so that the
 //! benchmark's prompts fit.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use c2s_e2e::{bank_head, repo_root, run_config, run_ok, text, write};

@@ -4,6 +4,10 @@
 //! the simulated one. One real-model run per new arm family (Table 3's WholeGenerate and
 //! PrefixContinue; the readout grid) checks what the model actually receives.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use c2s_e2e::{repo_root, run_ok, write};

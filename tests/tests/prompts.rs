@@ -5,6 +5,10 @@
 //! `prompts/` lacks), `choice2seq show`, and the live page's `/request/ID` over the run
 //! (`choice2seq view`).
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "serve/http.rs"]
 mod http;
 

@@ -1,6 +1,10 @@
 //! `choice2seq report RUN_DIR` writes report.md and report.html with the paired tables and
 //! figures (SVG and PNG) of a simulated run; without fonts it still writes the SVGs.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;

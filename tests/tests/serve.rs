@@ -11,6 +11,10 @@
 //! `C2S_CHROMIUM`); without them the checks that need them are skipped with a note, unless
 //! `C2S_REQUIRE_PYARROW=1` (CI) makes that a failure.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "serve/http.rs"]
 mod http;
 

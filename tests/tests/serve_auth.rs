@@ -5,6 +5,10 @@
 //! variable that is unset or empty, exits 2 before any work; and the token is written
 //! nowhere: not in the run directory (manifest, Parquet parts, logs), not on stdout or stderr.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "serve/http.rs"]
 mod http;
 

@@ -2,6 +2,10 @@
 //! the twelve-character crossed-factor panel (D.7), each on the first items of its frozen bank,
 //! then `choice2seq contrasts` on the run.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use c2s_e2e::{repo_root, run, run_ok, text, write};

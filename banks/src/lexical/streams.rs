@@ -188,8 +188,8 @@ pub fn select_quota(cells: &[Cell], per_cell: usize) -> (Vec<usize>, BTreeMap<Ce
                     break;
                 };
                 selected.push(r);
-                *next.get_mut(&d).expect("every cell has a cursor") += 1;
-                *counts.get_mut(&d).expect("every cell has a count") += 1;
+                *next.entry(d).or_default() += 1;
+                *counts.entry(d).or_default() += 1;
                 short -= 1;
             }
         }

@@ -63,6 +63,7 @@
 mod continuous;
 mod staging;
 
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Once};
 
@@ -520,8 +521,9 @@ impl MistralRsEngine {
                         }
                     }
                     _ => SchedulerConfig::DefaultScheduler {
+                        // The config holds at least one sequence.
                         method: DefaultSchedulerMethod::Fixed(
-                            max_sequences.try_into().expect("at least one"),
+                            NonZeroUsize::new(max_sequences).unwrap_or(NonZeroUsize::MIN),
                         ),
                     },
                 }

@@ -356,27 +356,32 @@ impl OpenAiEngine {
     /// Run `n` calls with at most `concurrency` in flight; results in call order.
     fn run_calls<T: Send>(&self, n: usize, call: impl Fn(usize) -> T + Sync) -> Vec<T> {
         let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
         let workers = self.client.settings.concurrency.clamp(1, n.max(1));
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= n {
-                        break;
-                    }
-                    let r = call(i);
-                    let mut v = results.lock().unwrap_or_else(|e| e.into_inner());
-                    v[i] = Some(r);
-                });
-            }
+        let mut results: Vec<(usize, T)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= n {
+                                break done;
+                            }
+                            done.push((i, call(i)));
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
         });
-        results
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .into_iter()
-            .map(|r| r.expect("every call ran"))
-            .collect()
+        results.sort_by_key(|(i, _)| *i);
+        results.into_iter().map(|(_, r)| r).collect()
     }
 
     /// Log-probability of `option_tokens` after `prompt_text` (one echo request): the sum and

@@ -1,4 +1,8 @@
 //! Sample records shared by the sink tests.
+
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
 use std::fs::File;

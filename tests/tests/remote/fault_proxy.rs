@@ -16,6 +16,10 @@
 //! the client is one numbered call. Other methods (the engine's `GET /v1/models` probe) always
 //! pass. The proxy counts what it did, so the test can print and check it.
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,10 @@
 //! A minimal HTTP/1.1 client over a raw socket: requests are sent exactly as written (a
 //! path-traversal probe is not normalized away, as a browser or curl would).
 
+// Test and example code: a failed unwrap fails the run (the workspace denies unwrap and
+// expect outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

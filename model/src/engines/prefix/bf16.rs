@@ -410,9 +410,11 @@ impl Bf16Matrix {
             let mut tile = [[0f32; PANEL]; TILE_ROWS];
             for r0 in (0..m).step_by(TILE_ROWS) {
                 let rows = TILE_ROWS.min(m - r0);
-                let xs = xp.get(r0 * pairs..(r0 + rows) * pairs);
-                let xs_f32 = xf.get(2 * r0 * pairs..2 * (r0 + rows) * pairs);
-                tile_product(family, xs, xs_f32, pairs, rows, w, &mut tile);
+                let xs = match widen {
+                    true => Rows::Widened(&xf[2 * r0 * pairs..2 * (r0 + rows) * pairs]),
+                    false => Rows::Pairs(&xp[r0 * pairs..(r0 + rows) * pairs]),
+                };
+                tile_product(family, xs, pairs, rows, w, &mut tile);
                 for (r, t) in tile.iter().enumerate().take(rows) {
                     let base = (r0 + r) * n + panel * PANEL;
                     // SAFETY: each panel writes only its own columns `[panel·32, panel·32 +
@@ -483,13 +485,22 @@ impl SharedOut {
     }
 }
 
+/// A register tile's rows of activations, rounded to bf16.
+#[derive(Clone, Copy)]
+enum Rows<'a> {
+    /// One 32-bit word per pair (low half: the even element), for the bf16 units and the
+    /// portable loop.
+    Pairs(&'a [u32]),
+    /// f32 (even, odd) per pair, for the widening family.
+    Widened(&'a [f32]),
+}
+
 /// One register tile: `tile[r][c] = Σ_p` (pair `p` of row `r`) · (pair `p` of column `c`), for
-/// `rows ≤ 12` rows of `xs` (`pairs` words each; `xs_f32`: the same as f32, for the widening
-/// family) against one packed panel `w`.
+/// `rows ≤ 12` rows of `xs` (`pairs` pairs each, in the family's form) against one packed
+/// panel `w`.
 fn tile_product(
     family: Bf16Family,
-    xs: Option<&[u32]>,
-    xs_f32: Option<&[f32]>,
+    xs: Rows<'_>,
     pairs: usize,
     rows: usize,
     w: &[u16],
@@ -508,27 +519,16 @@ fn tile_product(
             }
         };
     }
-    match family {
+    match (family, xs) {
+        (Bf16Family::Amx, _) => unreachable!("AMX products run in `amx::product`"),
         #[cfg(target_arch = "x86_64")]
-        Bf16Family::Avx512Bf16 => by_rows!(
-            tile,
-            xs.expect("the bf16-unit family reads bf16 pairs"),
-            1 2 3 4 5 6 7 8 9 10 11 12
-        ),
+        (Bf16Family::Avx512Bf16, Rows::Pairs(xs)) => by_rows!(tile, xs, 1 2 3 4 5 6 7 8 9 10 11 12),
         #[cfg(target_arch = "x86_64")]
-        Bf16Family::Avx512Widen => by_rows!(
-            tile_widen,
-            xs_f32.expect("the widening family reads f32 activations"),
-            1 2 3 4 5 6 7 8 9 10 11 12
-        ),
-        Bf16Family::Amx => unreachable!("AMX products run in `amx::product`"),
-        _ => portable::tile(
-            xs.expect("the portable family reads bf16 pairs"),
-            pairs,
-            rows,
-            w,
-            tile,
-        ),
+        (Bf16Family::Avx512Widen, Rows::Widened(xf)) => {
+            by_rows!(tile_widen, xf, 1 2 3 4 5 6 7 8 9 10 11 12)
+        }
+        (_, Rows::Pairs(xs)) => portable::tile(xs, pairs, rows, w, tile),
+        (_, Rows::Widened(_)) => unreachable!("only the widening family widens its rows"),
     }
 }
 

@@ -131,6 +131,7 @@ pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
         {
             Some(i) => &mut out[i],
             None => {
+                let i = out.len();
                 out.push(OurPanel {
                     model: g.model.clone(),
                     domain,
@@ -139,7 +140,7 @@ pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
                     native: estimate(index.get(&g, None, "native_em"), None),
                     bars: std::array::from_fn(|_| (None, UNDEFINED.to_string())),
                 });
-                out.last_mut().expect("just pushed")
+                &mut out[i]
             }
         };
         panel.bars[bar] = (
