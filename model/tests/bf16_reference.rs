@@ -30,7 +30,7 @@
 use std::path::PathBuf;
 
 use c2s_model::engines::prefix::bf16::Bf16Family;
-use c2s_model::engines::prefix::transformer::{SeqInput, Transformer, WeightDtype};
+use c2s_model::engines::prefix::transformer::{LayerKv, SeqInput, Transformer, WeightDtype};
 use c2s_model::log_softmax;
 
 fn fixtures() -> PathBuf {
@@ -249,5 +249,65 @@ fn vector_families_give_the_same_bits_and_amx_moves_less_than_the_mode() {
             "{} moved the logits by {moved}, more than bf16 itself ({mode})",
             family.name()
         );
+    }
+}
+
+/// In the bf16 mode (on AMX tiles where the machine grants them, where the forward pass packs
+/// a prefix that several sequences continue once for all of them), a sequence's logits are the
+/// same bits whether it continues a prefix alone, beside another sequence that continues the
+/// same prefix, or is computed whole from scratch.
+#[test]
+fn bf16_logits_do_not_depend_on_the_batch_or_the_prefix_split() {
+    let model = Transformer::load_as(&smollm2(), WeightDtype::Bf16).unwrap();
+    let prefix_tokens: Vec<u32> = (0..75).map(|i| 200 + i * 3).collect();
+    let a: Vec<u32> = (0..21).map(|i| 1000 + i).collect();
+    let b: Vec<u32> = (0..9).map(|i| 2000 + i * 5).collect();
+    let prefix = model
+        .forward(&[SeqInput {
+            prefix: None,
+            prefix_len: 0,
+            tokens: &prefix_tokens,
+            logit_rows: &[],
+        }])
+        .unwrap()
+        .remove(0)
+        .kv;
+    let rows_a: Vec<usize> = (0..a.len()).collect();
+    let alone = model
+        .forward(&[after(&prefix, prefix_tokens.len(), &a, &rows_a)])
+        .unwrap();
+    let beside = model
+        .forward(&[
+            after(&prefix, prefix_tokens.len(), &b, &[0]),
+            after(&prefix, prefix_tokens.len(), &a, &rows_a),
+        ])
+        .unwrap();
+    assert_eq!(alone[0].logits, beside[1].logits, "beside another sequence");
+    let whole: Vec<u32> = prefix_tokens.iter().chain(&a).copied().collect();
+    let whole_rows: Vec<usize> = (prefix_tokens.len()..whole.len()).collect();
+    let fresh = model
+        .forward(&[SeqInput {
+            prefix: None,
+            prefix_len: 0,
+            tokens: &whole,
+            logit_rows: &whole_rows,
+        }])
+        .unwrap();
+    assert_eq!(alone[0].logits, fresh[0].logits, "computed whole");
+    println!("bf16 kernels: {}", model.bf16_kernels().name());
+}
+
+/// `tokens` continuing `prefix` (`prefix_len` positions), logits at `rows`.
+fn after<'a>(
+    prefix: &'a [LayerKv],
+    prefix_len: usize,
+    tokens: &'a [u32],
+    rows: &'a [usize],
+) -> SeqInput<'a> {
+    SeqInput {
+        prefix: Some(prefix),
+        prefix_len,
+        tokens,
+        logit_rows: rows,
     }
 }

@@ -436,40 +436,69 @@ impl Bf16Matrix {
     }
 }
 
-/// Causal attention of one key/value head's group of query heads on AMX tiles
-/// (`amx/attention.rs`): `queries` is `(rows × d)`, row `r` being new row `r % n` of its head at
-/// position `prefix_len + r % n`; `key(j)`, `value(j)` are position `j`'s `d` values. The
-/// outputs, `(rows × d)`; `None` where `family` is not AMX or `d` not a multiple of 32 (the
-/// caller then runs attention in f32, as the other families do: their attention products
-/// measured no faster than the f32 gemm's).
-#[allow(clippy::too_many_arguments)]
-pub fn attend_amx<'a>(
+/// One key/value head's keys and values packed for the AMX attention ([`pack_kv_amx`]).
+#[cfg(target_arch = "x86_64")]
+pub use amx::attention::PackedKv;
+
+/// One key/value head's keys and values packed for the AMX attention: none exists off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+pub enum PackedKv {}
+
+/// Position `j`'s keys or values of one key/value head.
+pub type HeadRows<'a> = &'a dyn Fn(usize) -> &'a [f32];
+
+/// Pack one key/value head's keys and values of positions `0..positions` (`key(j)`,
+/// `value(j)`: position `j`'s `d` values) for [`attend_amx`], copying what `prefix` (the
+/// packing of the same head's first positions, e.g. a prefix several sequences share) holds.
+/// `None` where `family` is not AMX or `d` not a multiple of 32: attention then stays f32, as
+/// in the other families (their attention products in bf16 measured no faster than the f32
+/// gemm's).
+pub fn pack_kv_amx<'a>(
     family: Bf16Family,
-    queries: &[f32],
-    n: usize,
     d: usize,
-    prefix_len: usize,
-    scale: f32,
-    key: impl Fn(usize) -> &'a [f32],
-    value: impl Fn(usize) -> &'a [f32],
-) -> Option<Vec<f32>> {
-    if family != Bf16Family::Amx || d == 0 || !d.is_multiple_of(PANEL) || n == 0 {
+    positions: usize,
+    key: HeadRows<'a>,
+    value: HeadRows<'a>,
+    prefix: Option<&PackedKv>,
+) -> Option<PackedKv> {
+    if family != Bf16Family::Amx || d == 0 || !d.is_multiple_of(PANEL) || positions == 0 {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
     {
-        assert!(amx::is_available(), "bf16 attention: AMX without the grant");
-        let mut out = vec![0f32; queries.len()];
-        // SAFETY: the grant is held (asserted); `d` is a multiple of 32.
-        unsafe {
-            amx::attention::attend(queries, n, d, prefix_len, scale, key, value, &mut out);
-        }
-        Some(out)
+        Some(PackedKv::pack(d, positions, key, value, prefix))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (queries, prefix_len, scale, key, value);
+        let _ = (key, value, prefix);
         None
+    }
+}
+
+/// Causal attention of one key/value head's group of query heads on AMX tiles
+/// (`amx/attention.rs`): `queries` is `(rows × d)`, row `r` being new row `r % n` of its head at
+/// position `prefix_len + r % n`, over `kv`'s `prefix_len + n` positions. The outputs,
+/// `(rows × d)`.
+pub fn attend_amx(
+    queries: &[f32],
+    n: usize,
+    prefix_len: usize,
+    scale: f32,
+    kv: &PackedKv,
+) -> Vec<f32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // A packing exists only for the AMX family, chosen only with the grant.
+        assert!(amx::is_available(), "bf16 attention: AMX without the grant");
+        let mut out = vec![0f32; queries.len()];
+        // SAFETY: the grant is held (asserted).
+        unsafe { amx::attention::attend(queries, n, prefix_len, scale, kv, &mut out) };
+        out
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (queries, n, prefix_len, scale);
+        match *kv {}
     }
 }
 

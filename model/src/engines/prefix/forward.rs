@@ -7,7 +7,7 @@
 use gemm::Parallelism;
 use rayon::prelude::*;
 
-use super::bf16::attend_amx;
+use super::bf16::{attend_amx, pack_kv_amx, PackedKv};
 use super::kernels::{gemm_into, parallel, View};
 use super::transformer::{LayerKv, Matrix, RopeStyle, SeqInput, SeqOutput, Transformer};
 use super::vexp::exp_in_place;
@@ -258,10 +258,17 @@ impl Transformer {
                 .flat_map(|si| (0..c.n_kv_heads).map(move |g| (si, g)))
                 .filter(|&(si, _)| !seqs[si].tokens.is_empty())
                 .collect();
+            let shared = self.pack_shared_prefixes(seqs, li);
             let group_outputs: Vec<Vec<f32>> = tasks
                 .par_iter()
                 .map(|&(si, g)| {
                     let s = &seqs[si];
+                    let prefix = s.prefix.and_then(|p| {
+                        shared
+                            .iter()
+                            .find(|(q, len, _)| q.as_ptr() == p.as_ptr() && *len == s.prefix_len)
+                            .map(|(_, _, heads)| &heads[g])
+                    });
                     self.attend_group(
                         &qkv[starts[si] * qkv_width..],
                         qkv_width,
@@ -270,6 +277,7 @@ impl Transformer {
                         s.tokens.len(),
                         g,
                         scale,
+                        prefix,
                     )
                 })
                 .collect();
@@ -344,12 +352,58 @@ impl Transformer {
         Ok(outputs)
     }
 
+    /// On AMX tiles, the prefixes that two or more sequences of the batch continue, each
+    /// packed once per key/value head at layer `li` (`(prefix, positions, per head)`), so
+    /// that each sequence packs only its own positions. Empty elsewhere.
+    fn pack_shared_prefixes<'p>(
+        &self,
+        seqs: &[SeqInput<'p>],
+        li: usize,
+    ) -> Vec<(&'p [LayerKv], usize, Vec<PackedKv>)> {
+        let c = &self.config;
+        let (d, kv_width) = (c.head_dim, c.kv_width());
+        if !self.is_bf16() || seqs.len() < 2 {
+            return Vec::new();
+        }
+        let mut prefixes: Vec<(&'p [LayerKv], usize, usize)> = Vec::new();
+        for s in seqs
+            .iter()
+            .filter(|s| s.prefix_len > 0 && !s.tokens.is_empty())
+        {
+            let Some(p) = s.prefix else { continue };
+            match prefixes
+                .iter_mut()
+                .find(|(q, len, _)| q.as_ptr() == p.as_ptr() && *len == s.prefix_len)
+            {
+                Some((_, _, users)) => *users += 1,
+                None => prefixes.push((p, s.prefix_len, 1)),
+            }
+        }
+        prefixes
+            .into_par_iter()
+            .filter(|&(_, _, users)| users > 1)
+            .filter_map(|(p, len, _)| {
+                let layer = &p[li];
+                let heads = (0..c.n_kv_heads)
+                    .map(|g| {
+                        let span = |j: usize| j * kv_width + g * d..j * kv_width + (g + 1) * d;
+                        let key = |j: usize| &layer.k[span(j)];
+                        let value = |j: usize| &layer.v[span(j)];
+                        pack_kv_amx(self.bf16_kernels, d, len, &key, &value, None)
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some((p, len, heads))
+            })
+            .collect()
+    }
+
     /// Attention of key/value head `g`'s group of query heads over one sequence: `q` starts at
     /// the sequence's first new row (row stride `q_stride`), `kv` holds `prefix_len + n`
     /// positions. The group's queries are stacked into one matrix, so each product packs the
     /// head's keys (or values) once for the whole group (every row of a product is reduced on
-    /// its own, so stacking changes no bit). Returns the outputs, `(group · n, head_dim)`, head
-    /// by head.
+    /// its own, so stacking changes no bit). On AMX tiles, `shared` is this head's packing of
+    /// the sequence's prefix when other sequences of the batch continue it too. Returns the
+    /// outputs, `(group · n, head_dim)`, head by head.
     #[allow(clippy::too_many_arguments)]
     fn attend_group(
         &self,
@@ -360,6 +414,7 @@ impl Transformer {
         n: usize,
         g: usize,
         scale: f32,
+        shared: Option<&PackedKv>,
     ) -> Vec<f32> {
         let c = &self.config;
         let d = c.head_dim;
@@ -380,17 +435,10 @@ impl Transformer {
         // The bf16 mode on AMX runs the group on tiles (`bf16/amx/attention.rs`).
         if self.is_bf16() {
             let span = |j: usize| j * kv_width + g * d..j * kv_width + (g + 1) * d;
-            if let Some(out) = attend_amx(
-                self.bf16_kernels,
-                &queries,
-                n,
-                d,
-                prefix_len,
-                scale,
-                |j| &kv.k[span(j)],
-                |j| &kv.v[span(j)],
-            ) {
-                return out;
+            let key = |j: usize| &kv.k[span(j)];
+            let value = |j: usize| &kv.v[span(j)];
+            if let Some(packed) = pack_kv_amx(self.bf16_kernels, d, t, &key, &value, shared) {
+                return attend_amx(&queries, n, prefix_len, scale, &packed);
             }
         }
         // This head's columns of every position's keys and values.

@@ -191,7 +191,8 @@ mod tiles {
 
     /// One block: `c[r][0..32] = Σ` over `steps` steps of the activation tiles at `a` (16-row
     /// tiles of 1 KiB; the second row half `half` bytes after the first) times the panel at
-    /// `b`, for `two` row halves; `c` has a row stride of `c_stride` bytes.
+    /// `b` (its 32 columns' pairs, one pair row every `b_row` bytes: 128 in a packed panel),
+    /// for `two` row halves; `c` has a row stride of `c_stride` bytes.
     ///
     /// # Safety
     /// The tile configuration for this block's rows is loaded; `a`, `b` hold `steps` steps
@@ -201,19 +202,20 @@ mod tiles {
         a: *const u8,
         half: usize,
         b: *const u8,
+        b_row: usize,
         steps: usize,
         c: *mut u8,
         c_stride: usize,
         two: bool,
     ) {
         const A_STEP: usize = TILE_ROWS * STEP_PAIRS * 4;
-        const B_STEP: usize = STEP_PAIRS * PANEL * 4;
+        let b_step = STEP_PAIRS * b_row;
         asm!("tilezero tmm0", "tilezero tmm1", options(nostack, nomem));
         if two {
             asm!("tilezero tmm2", "tilezero tmm3", options(nostack, nomem));
         }
         for s in 0..steps {
-            let (a0, b0) = (a.add(s * A_STEP), b.add(s * B_STEP));
+            let (a0, b0) = (a.add(s * A_STEP), b.add(s * b_step));
             // The first row half against both weight tiles…
             asm!(
                 "tileloadd tmm4, [{a0} + {a_stride}*1]",
@@ -225,7 +227,7 @@ mod tiles {
                 a_stride = in(reg) 64usize,
                 b0 = in(reg) b0,
                 b1 = in(reg) b0.add(64),
-                b_stride = in(reg) 128usize,
+                b_stride = in(reg) b_row,
                 options(nostack, readonly),
             );
             // …then the second, reusing the weight tiles just loaded.
@@ -274,6 +276,9 @@ mod tiles {
         m.div_ceil(chunks).div_ceil(BLOCK_ROWS) * BLOCK_ROWS
     }
 
+    /// Bytes of one pair row of a packed panel: 32 columns of two bf16.
+    pub(super) const PANEL_ROW: usize = PANEL * 4;
+
     /// A 32 × 32 f32 block on a cache line (tile stores of whole lines).
     #[repr(C, align(64))]
     struct Scratch([[f32; PANEL]; BLOCK_ROWS]);
@@ -315,11 +320,11 @@ mod tiles {
                         let b = weights.as_ptr().cast();
                         if rows == BLOCK_ROWS && cols == PANEL && !accumulate {
                             let c = out_ptr.get().add(r0 * n + panel * PANEL).cast();
-                            block(a, half, b, steps, c, n * 4, true);
+                            block(a, half, b, PANEL_ROW, steps, c, n * 4, true);
                             continue;
                         }
                         let c = scratch.0.as_mut_ptr().cast();
-                        block(a, half, b, steps, c, PANEL * 4, rows > TILE_ROWS);
+                        block(a, half, b, PANEL_ROW, steps, c, PANEL * 4, rows > TILE_ROWS);
                     }
                     for (r, t) in scratch.0.iter().enumerate().take(rows) {
                         // SAFETY: row `r0 + r < m`, this panel's `cols` columns (see above).

@@ -12,12 +12,16 @@
 //! computed panel are never read; its probabilities there are zeros. Every row is an
 //! independent lane of both products, so a row's output does not depend on the others.
 //!
-//! **Layouts** (`super`'s): the keys are packed as the panels of `Kᵀ` (32 keys per panel,
-//! depth pairs of the head's dimensions), the values as the panels of `V` (32 dimensions per
-//! panel, depth pairs of positions); the queries and the probabilities are laid out tile by
-//! tile (16 rows × 32 values per step).
+//! **Layouts.** A key/value head's keys and values are packed once per call ([`PackedKv`]):
+//! the keys as the panels of `Kᵀ` (`super`'s layout: 32 keys per panel, depth pairs of the
+//! head's dimensions), the values as pair rows (positions `2q, 2q+1` of every dimension, one
+//! row after the other, read by the tiles at a stride of one row). Both are laid out by
+//! position, so a prefix's packing is the beginning of every longer sequence's: the forward
+//! pass packs a prefix that several sequences continue once, and each sequence copies it and
+//! packs only its own positions. The queries and the probabilities are laid out tile by tile
+//! (16 rows × 32 values per step).
 
-use super::tiles::{block, release, TileConfig};
+use super::tiles::{block, release, TileConfig, PANEL_ROW};
 use super::{BLOCK_ROWS, TILE_ROWS};
 use crate::engines::prefix::bf16::{round_into, to_bf16, zeroed_lines, Lines, PANEL, STEP_PAIRS};
 use crate::engines::prefix::vexp::exp;
@@ -25,32 +29,98 @@ use crate::engines::prefix::vexp::exp;
 /// Values of one step of one 16-row tile: 16 rows × 32.
 const STEP_VALUES: usize = TILE_ROWS * STEP_PAIRS * 2;
 
+/// One key/value head's keys and values of positions `0..positions`, packed for the tiles
+/// (module doc).
+pub struct PackedKv {
+    /// `Kᵀ` in panels of 32 keys: pair `q` of key `c` is word `q·32 + c` of its panel.
+    keys: Lines,
+    /// Pair rows: positions `(2q, 2q+1)` of dimension `c` are word `q·d + c`.
+    values: Lines,
+    positions: usize,
+    d: usize,
+}
+
+impl PackedKv {
+    /// Pack `key(j)`, `value(j)` (position `j`'s `d` values, `d` a multiple of 32) for
+    /// `j < positions`, copying what `prefix` (a packing of the first positions of the same
+    /// keys and values) holds whole: its complete key panels and value pairs.
+    pub(in crate::engines::prefix::bf16) fn pack<'a>(
+        d: usize,
+        positions: usize,
+        key: impl Fn(usize) -> &'a [f32],
+        value: impl Fn(usize) -> &'a [f32],
+        prefix: Option<&PackedKv>,
+    ) -> PackedKv {
+        assert!(d.is_multiple_of(PANEL));
+        let t_pad = positions.div_ceil(PANEL) * PANEL;
+        let panel_len = d * PANEL;
+        let mut keys = zeroed_lines(t_pad / PANEL * panel_len);
+        let mut values = zeroed_lines(t_pad * d);
+        let (mut first_key, mut first_pair) = (0, 0);
+        if let Some(p) = prefix.filter(|p| p.d == d && p.positions <= positions) {
+            let whole = p.positions / PANEL * panel_len;
+            keys[..whole].copy_from_slice(&p.keys[..whole]);
+            let pairs = p.positions / 2 * 2 * d;
+            values[..pairs].copy_from_slice(&p.values[..pairs]);
+            (first_key, first_pair) = (p.positions / PANEL * PANEL, p.positions / 2);
+        }
+        let packed = words(&mut keys);
+        let mut rounded = vec![0u16; d];
+        for j in first_key..positions {
+            round_into(key(j), &mut rounded);
+            let panel = &mut packed[j / PANEL * panel_len / 2..(j / PANEL + 1) * panel_len / 2];
+            for (word, pair) in panel[j % PANEL..]
+                .iter_mut()
+                .step_by(PANEL)
+                .zip(rounded.chunks_exact(2))
+            {
+                *word = pair[0] as u32 | (pair[1] as u32) << 16;
+            }
+        }
+        let packed = words(&mut values);
+        let (mut even, mut odd) = (vec![0u16; d], vec![0u16; d]);
+        for q in first_pair..positions.div_ceil(2) {
+            round_into(value(2 * q), &mut even);
+            match 2 * q + 1 < positions {
+                true => round_into(value(2 * q + 1), &mut odd),
+                false => odd.fill(0),
+            }
+            for ((word, &lo), &hi) in packed[q * d..(q + 1) * d].iter_mut().zip(&even).zip(&odd) {
+                *word = lo as u32 | (hi as u32) << 16;
+            }
+        }
+        PackedKv {
+            keys,
+            values,
+            positions,
+            d,
+        }
+    }
+}
+
 /// One group's attention: `queries` is `(rows × d)` (row `r` is new row `r % n` of its head,
-/// at position `prefix_len + r % n`), `key(j)` and `value(j)` are position `j`'s `d` values for
-/// `j < prefix_len + n`; writes `out` (`rows × d`).
+/// at position `prefix_len + r % n`) over `kv`'s `prefix_len + n` positions; writes `out`
+/// (`rows × d`).
 ///
 /// # Safety
-/// The process holds the tile grant; `d` is a multiple of 32.
-#[allow(clippy::too_many_arguments)]
-pub(in crate::engines::prefix::bf16) unsafe fn attend<'a>(
+/// The process holds the tile grant.
+pub(in crate::engines::prefix::bf16) unsafe fn attend(
     queries: &[f32],
     n: usize,
-    d: usize,
     prefix_len: usize,
     scale: f32,
-    key: impl Fn(usize) -> &'a [f32],
-    value: impl Fn(usize) -> &'a [f32],
+    kv: &PackedKv,
     out: &mut [f32],
 ) {
+    let d = kv.d;
     let rows = queries.len() / d;
     let t = prefix_len + n;
-    assert!(d.is_multiple_of(PANEL) && out.len() == rows * d && n > 0);
+    assert!(kv.positions == t && out.len() == rows * d && n > 0);
     let t_pad = t.div_ceil(PANEL) * PANEL;
     let q_steps = d / PANEL;
     let p_steps = t_pad / PANEL;
     let q_tiles = tiled(queries, rows, d);
-    let keys = key_panels(&key, t, t_pad, d);
-    let values = value_panels(&value, t, t_pad, d);
+    let (keys, values) = (&kv.keys, &kv.values);
     let mut scores = vec![0f32; BLOCK_ROWS * t_pad];
     let mut probs = zeroed_lines(rows.div_ceil(TILE_ROWS) * p_steps * STEP_VALUES);
     let mut loaded = 0;
@@ -73,11 +143,11 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend<'a>(
             .as_ptr()
             .cast::<u8>()
             .add(r0 / TILE_ROWS * q_tile_bytes);
-        let panel_bytes = q_steps * STEP_PAIRS * PANEL * 4;
+        let panel_bytes = d * PANEL * 2;
         for p in 0..panels {
             let b = keys.as_ptr().cast::<u8>().add(p * panel_bytes);
             let c = scores.as_mut_ptr().add(p * PANEL).cast();
-            block(a, q_tile_bytes, b, q_steps, c, t_pad * 4, two);
+            block(a, q_tile_bytes, b, PANEL_ROW, q_steps, c, t_pad * 4, two);
         }
         // Softmax of each row over what it sees, rounded into the probabilities' tiles.
         for (i, row) in scores.chunks_exact_mut(t_pad).take(block_rows).enumerate() {
@@ -86,17 +156,17 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend<'a>(
             let tile = &mut probs[r / TILE_ROWS * p_steps * STEP_VALUES..];
             softmax_into_tile(seen, scale, &mut tile[(r % TILE_ROWS) * PANEL..]);
         }
-        // P·V over the reached depth, straight into the output rows.
+        // P·V over the reached depth, straight into the output rows: dimensions 32p.. of
+        // each pair row.
         let p_tile_bytes = p_steps * STEP_VALUES * 2;
         let a = probs
             .as_ptr()
             .cast::<u8>()
             .add(r0 / TILE_ROWS * p_tile_bytes);
-        let panel_bytes = t_pad / 2 * PANEL * 4;
         for p in 0..d / PANEL {
-            let b = values.as_ptr().cast::<u8>().add(p * panel_bytes);
+            let b = values.as_ptr().cast::<u8>().add(p * PANEL_ROW);
             let c = out.as_mut_ptr().add(r0 * d + p * PANEL).cast();
-            block(a, p_tile_bytes, b, panels, c, d * 4, two);
+            block(a, p_tile_bytes, b, d * 4, panels, c, d * 4, two);
         }
     }
     release();
@@ -196,61 +266,10 @@ fn words(lines: &mut Lines) -> &mut [u32] {
     words
 }
 
-/// `Kᵀ` (`d × t_pad`) packed in panels of 32 keys: pair `q` of key `c` is word `q·32 + c`.
-fn key_panels<'a>(key: &impl Fn(usize) -> &'a [f32], t: usize, t_pad: usize, d: usize) -> Lines {
-    let panel_words = d / 2 * PANEL;
-    let mut panels = zeroed_lines(t_pad / PANEL * panel_words * 2);
-    let packed = words(&mut panels);
-    let mut rounded = vec![0u16; d];
-    for (j, panel_key) in (0..t).zip((0..PANEL).cycle()) {
-        round_into(key(j), &mut rounded);
-        let panel = &mut packed[j / PANEL * panel_words..(j / PANEL + 1) * panel_words];
-        for (word, pair) in panel[panel_key..]
-            .iter_mut()
-            .step_by(PANEL)
-            .zip(rounded.chunks_exact(2))
-        {
-            *word = pair[0] as u32 | (pair[1] as u32) << 16;
-        }
-    }
-    panels
-}
-
-/// `V` (`t_pad × d`) packed in panels of 32 dimensions: positions `(2q, 2q+1)` of dimension
-/// `c` are word `q·32 + c`; positions past `t` are zeros.
-fn value_panels<'a>(
-    value: &impl Fn(usize) -> &'a [f32],
-    t: usize,
-    t_pad: usize,
-    d: usize,
-) -> Lines {
-    let panel_words = t_pad / 2 * PANEL;
-    let mut panels = zeroed_lines(d / PANEL * panel_words * 2);
-    let packed = words(&mut panels);
-    let (mut even, mut odd) = (vec![0u16; d], vec![0u16; d]);
-    for q in 0..t.div_ceil(2) {
-        round_into(value(2 * q), &mut even);
-        match 2 * q + 1 < t {
-            true => round_into(value(2 * q + 1), &mut odd),
-            false => odd.fill(0),
-        }
-        for (p, (lo, hi)) in even
-            .chunks_exact(PANEL)
-            .zip(odd.chunks_exact(PANEL))
-            .enumerate()
-        {
-            let row = &mut packed[p * panel_words + q * PANEL..p * panel_words + (q + 1) * PANEL];
-            for ((word, &lo), &hi) in row.iter_mut().zip(lo).zip(hi) {
-                *word = lo as u32 | (hi as u32) << 16;
-            }
-        }
-    }
-    panels
-}
-
 #[cfg(test)]
 mod tests {
-    use crate::engines::prefix::bf16::{attend_amx, from_bf16, to_bf16, Bf16Family};
+    use super::PackedKv;
+    use crate::engines::prefix::bf16::{attend_amx, from_bf16, pack_kv_amx, to_bf16, Bf16Family};
     use rand::{Rng, SeedableRng};
 
     fn bf16(x: f32) -> f64 {
@@ -311,18 +330,12 @@ mod tests {
         let values = random(t * d, &mut rng);
         // Three heads of `t` fresh rows, stacked (blocks of 32 straddle the heads).
         let queries = random(3 * t * d, &mut rng);
+        let key = |j: usize| &keys[j * d..(j + 1) * d];
+        let value = |j: usize| &values[j * d..(j + 1) * d];
         let run = |queries: &[f32], n: usize, prefix_len: usize| {
-            attend_amx(
-                Bf16Family::Amx,
-                queries,
-                n,
-                d,
-                prefix_len,
-                scale,
-                |j| &keys[j * d..(j + 1) * d],
-                |j| &values[j * d..(j + 1) * d],
-            )
-            .expect("AMX runs a head width of 64")
+            let packed = pack_kv_amx(Bf16Family::Amx, d, prefix_len + n, &key, &value, None)
+                .expect("AMX runs a head width of 64");
+            attend_amx(queries, n, prefix_len, scale, &packed)
         };
         let fresh = run(&queries, t, 0);
         let want = reference(&queries, t, d, 0, scale, &keys, &values);
@@ -353,10 +366,34 @@ mod tests {
     }
 
     fn run_none(keys: &[f32], values: &[f32]) -> bool {
-        let q = vec![0.5f32; 48];
         let key = |j: usize| &keys[j * 48..(j + 1) * 48];
         let value = |j: usize| &values[j * 48..(j + 1) * 48];
-        attend_amx(Bf16Family::Amx, &q, 1, 48, 0, 1.0, key, value).is_none()
-            && attend_amx(Bf16Family::Portable, &q[..32], 1, 32, 0, 1.0, key, value).is_none()
+        pack_kv_amx(Bf16Family::Amx, 48, 2, &key, &value, None).is_none()
+            && pack_kv_amx(Bf16Family::Portable, 32, 2, &key, &value, None).is_none()
+    }
+
+    #[test]
+    fn a_packing_that_copies_its_prefix_is_the_packing_from_scratch() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+        let (d, t) = (64, 83);
+        let keys: Vec<f32> = (0..t * d).map(|_| rng.random_range(-2f32..2.0)).collect();
+        let values: Vec<f32> = (0..t * d).map(|_| rng.random_range(-2f32..2.0)).collect();
+        let key = |j: usize| &keys[j * d..(j + 1) * d];
+        let value = |j: usize| &values[j * d..(j + 1) * d];
+        let whole = PackedKv::pack(d, t, key, value, None);
+        for prefix_len in [1, 2, 31, 32, 33, 54, 64, 82, 83] {
+            let prefix = PackedKv::pack(d, prefix_len, key, value, None);
+            let copied = PackedKv::pack(d, t, key, value, Some(&prefix));
+            assert_eq!(
+                copied.keys.as_slice(),
+                whole.keys.as_slice(),
+                "keys, {prefix_len}"
+            );
+            assert_eq!(
+                copied.values.as_slice(),
+                whole.values.as_slice(),
+                "values, {prefix_len}"
+            );
+        }
     }
 }
