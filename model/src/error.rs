@@ -18,6 +18,9 @@ pub enum EngineError {
     Request(String),
     #[error("the inference engine stopped")]
     Stopped,
+    /// A kernel family forced by the environment that this process cannot use.
+    #[error(transparent)]
+    Kernels(#[from] crate::engines::prefix::kernels::KernelChoiceError),
     /// A remote server could not be reached for longer than the run waits
     /// (`[inference] max_outage_seconds`): no failure of the model.
     #[error(transparent)]

@@ -73,8 +73,8 @@ pub(super) fn compare(
     let model = c2s_model::engines::prefix::transformer::Transformer::check_config(&cfg.model.path)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let (m, k, n) = (512, model.hidden, 2 * model.ffn);
-    let f32_family = kernels::KernelFamily::from_env().map_err(anyhow::Error::msg)?;
-    let bf16_family = bf16::Bf16Family::from_env().map_err(anyhow::Error::msg)?;
+    let f32_family = kernels::KernelFamily::from_env()?;
+    let bf16_family = bf16::Bf16Family::from_env()?;
     let mut limits = vec![format!(
         "f32 {} {:.1}",
         f32_family.name(),

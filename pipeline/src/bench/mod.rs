@@ -392,7 +392,7 @@ fn print_f32_limit(model: &Path, b: &ModeResult) -> anyhow::Result<()> {
     use c2s_model::engines::prefix::kernels::{product_gflops, product_threads, KernelFamily};
     use c2s_model::engines::prefix::transformer::Transformer;
     let cfg = Transformer::check_config(model).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let family = KernelFamily::from_env().map_err(anyhow::Error::msg)?;
+    let family = KernelFamily::from_env()?;
     let flops = cfg.linear_flops_per_token();
     let e = &b.report.engine.engine;
     let engine_tps = e.computed_tokens as f64 / e.forward_seconds.max(1e-9);

@@ -40,6 +40,8 @@ mod amx;
 
 use rayon::prelude::*;
 
+use super::kernels::KernelChoiceError;
+
 /// Columns of one packed panel: two 16-lane AVX-512 registers, or two AMX tiles.
 pub const PANEL: usize = 32;
 
@@ -214,7 +216,7 @@ impl Bf16Family {
 
     /// The family a `C2S_BF16_KERNELS` value names (`None` or `auto`: the detected one); an
     /// unknown name or a family this CPU lacks is an error naming the variable.
-    pub fn named(name: Option<&str>) -> Result<Bf16Family, String> {
+    pub fn named(name: Option<&str>) -> Result<Bf16Family, KernelChoiceError> {
         let family = match name {
             None | Some("") | Some("auto") => return Ok(Self::detected()),
             Some("amx") => Bf16Family::Amx,
@@ -222,23 +224,26 @@ impl Bf16Family {
             Some("avx512") => Bf16Family::Avx512Widen,
             Some("portable") => Bf16Family::Portable,
             Some(other) => {
-                return Err(format!(
-                    "{BF16_KERNELS_ENV}={other}: unknown bf16 kernel family (amx, avx512bf16, avx512, portable, auto)"
-                ))
+                return Err(KernelChoiceError::Unknown {
+                    variable: BF16_KERNELS_ENV,
+                    value: other.to_string(),
+                    kind: "bf16 kernel",
+                    choices: "amx, avx512bf16, avx512, portable, auto",
+                })
             }
         };
         if !family.is_available() {
-            return Err(format!(
-                "{BF16_KERNELS_ENV}={}: this CPU cannot run the {} kernels",
+            return Err(KernelChoiceError::unavailable(
+                BF16_KERNELS_ENV,
                 family.name(),
-                family.name()
+                Self::available().iter().map(|f| f.name()),
             ));
         }
         Ok(family)
     }
 
     /// The family of this process: `C2S_BF16_KERNELS` when set, else the detected one.
-    pub fn from_env() -> Result<Bf16Family, String> {
+    pub fn from_env() -> Result<Bf16Family, KernelChoiceError> {
         Self::named(std::env::var(BF16_KERNELS_ENV).ok().as_deref())
     }
 }
@@ -263,30 +268,17 @@ impl Bf16Matrix {
         n: usize,
         column: impl Fn(usize) -> &'a [f32] + Sync,
     ) -> Bf16Matrix {
-        let pairs = k.div_ceil(2);
-        let panels = n.div_ceil(PANEL);
-        let panel_len = padded_pairs(pairs) * PANEL * 2;
-        let mut data = zeroed_lines(panels * panel_len);
-        data.as_mut_slice()
-            .par_chunks_mut(panel_len)
-            .enumerate()
-            .for_each(|(panel, out)| {
-                let mut rounded = vec![0u16; k];
-                for c in 0..PANEL.min(n - panel * PANEL) {
-                    let col = column(panel * PANEL + c);
-                    debug_assert_eq!(col.len(), k);
-                    round_into(col, &mut rounded);
-                    for (i, &v) in rounded.iter().enumerate() {
-                        out[((i / 2) * PANEL + c) * 2 + i % 2] = v;
-                    }
+        Self::packed(k, n, |first, cols, out| {
+            let mut rounded = vec![0u16; k];
+            for c in 0..cols {
+                let col = column(first + c);
+                debug_assert_eq!(col.len(), k);
+                round_into(col, &mut rounded);
+                for (i, &v) in rounded.iter().enumerate() {
+                    out[((i / 2) * PANEL + c) * 2 + i % 2] = v;
                 }
-            });
-        Bf16Matrix {
-            data,
-            rows: k,
-            cols: n,
-            pairs,
-        }
+            }
+        })
     }
 
     /// Pack `W` given as its rows: row `i` is `row(i)`, a slice of at least `n` f32 values.
@@ -295,24 +287,30 @@ impl Bf16Matrix {
         n: usize,
         row: impl Fn(usize) -> &'a [f32] + Sync,
     ) -> Bf16Matrix {
+        Self::packed(k, n, |first, cols, out| {
+            let mut rounded = [0u16; PANEL];
+            for i in 0..k {
+                round_into(&row(i)[first..first + cols], &mut rounded);
+                let pair = &mut out[(i / 2) * PANEL * 2 + i % 2..];
+                for (c, &v) in rounded[..cols].iter().enumerate() {
+                    pair[c * 2] = v;
+                }
+            }
+        })
+    }
+
+    /// A `k × n` weight whose panels `fill(first column, columns, panel)` writes, in parallel
+    /// over the panels (each zeroed, on a cache line).
+    fn packed(k: usize, n: usize, fill: impl Fn(usize, usize, &mut [u16]) + Sync) -> Bf16Matrix {
         let pairs = k.div_ceil(2);
-        let panels = n.div_ceil(PANEL);
         let panel_len = padded_pairs(pairs) * PANEL * 2;
-        let mut data = zeroed_lines(panels * panel_len);
+        let mut data = zeroed_lines(n.div_ceil(PANEL) * panel_len);
         data.as_mut_slice()
             .par_chunks_mut(panel_len)
             .enumerate()
             .for_each(|(panel, out)| {
                 let first = panel * PANEL;
-                let cols = PANEL.min(n - first);
-                let mut rounded = [0u16; PANEL];
-                for i in 0..k {
-                    round_into(&row(i)[first..first + cols], &mut rounded);
-                    let pair = &mut out[(i / 2) * PANEL * 2 + i % 2..];
-                    for (c, &v) in rounded[..cols].iter().enumerate() {
-                        pair[c * 2] = v;
-                    }
-                }
+                fill(first, PANEL.min(n - first), out)
             });
         Bf16Matrix {
             data,
@@ -904,12 +902,12 @@ mod tests {
             Bf16Family::named(Some("portable")),
             Ok(Bf16Family::Portable)
         );
-        let e = Bf16Family::named(Some("amx2")).unwrap_err();
+        let e = Bf16Family::named(Some("amx2")).unwrap_err().to_string();
         assert!(e.contains(BF16_KERNELS_ENV) && e.contains("amx2"), "{e}");
         for name in ["amx", "avx512bf16", "avx512"] {
             match Bf16Family::named(Some(name)) {
                 Ok(f) => assert!(f.is_available() && f.name() == name),
-                Err(e) => assert!(e.contains("cannot run"), "{e}"),
+                Err(e) => assert!(e.to_string().contains("cannot run"), "{e}"),
             }
         }
     }

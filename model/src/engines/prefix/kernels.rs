@@ -30,6 +30,48 @@ pub enum KernelFamily {
 /// The environment variable that forces a family for the whole process.
 pub const KERNELS_ENV: &str = "C2S_GEMM_KERNELS";
 
+/// A kernel family forced by an environment variable (`C2S_GEMM_KERNELS`, `C2S_BF16_KERNELS`)
+/// that this process cannot use: the error names the variable and its value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KernelChoiceError {
+    /// The value names no family.
+    #[error("{variable}={value}: unknown {kind} family ({choices})")]
+    Unknown {
+        variable: &'static str,
+        value: String,
+        /// "kernel" or "bf16 kernel".
+        kind: &'static str,
+        /// The values the variable takes.
+        choices: &'static str,
+    },
+    /// The family exists, but this CPU (or the OS's grant) cannot run it.
+    #[error("{variable}={value}: this CPU cannot run the {family} kernels (it has: {available})")]
+    Unavailable {
+        variable: &'static str,
+        value: String,
+        family: &'static str,
+        /// The families it can run, comma-separated.
+        available: String,
+    },
+}
+
+impl KernelChoiceError {
+    /// `variable` named `family` (by its own name), which this CPU cannot run; it can run
+    /// `available`.
+    pub(crate) fn unavailable<'a>(
+        variable: &'static str,
+        family: &'static str,
+        available: impl Iterator<Item = &'a str>,
+    ) -> KernelChoiceError {
+        KernelChoiceError::Unavailable {
+            variable,
+            value: family.to_string(),
+            family,
+            available: available.collect::<Vec<_>>().join(", "),
+        }
+    }
+}
+
 impl KernelFamily {
     pub fn name(self) -> &'static str {
         match self {
@@ -77,12 +119,12 @@ impl KernelFamily {
 
     /// The family of this process: `C2S_GEMM_KERNELS` when set (an unknown name, or a family
     /// the CPU lacks, is an error naming the variable), else [`KernelFamily::detected`].
-    pub fn from_env() -> Result<KernelFamily, String> {
+    pub fn from_env() -> Result<KernelFamily, KernelChoiceError> {
         Self::named(std::env::var(KERNELS_ENV).ok().as_deref())
     }
 
     /// The family a `C2S_GEMM_KERNELS` value names (`None`: unset).
-    pub fn named(name: Option<&str>) -> Result<KernelFamily, String> {
+    pub fn named(name: Option<&str>) -> Result<KernelFamily, KernelChoiceError> {
         let Some(name) = name else {
             return Ok(Self::detected());
         };
@@ -91,20 +133,19 @@ impl KernelFamily {
             "avx2" => KernelFamily::Avx2Fma,
             "avx512" => KernelFamily::Avx512,
             other => {
-                return Err(format!(
-                    "{KERNELS_ENV}={other}: unknown kernel family (avx2, avx512, auto)"
-                ))
+                return Err(KernelChoiceError::Unknown {
+                    variable: KERNELS_ENV,
+                    value: other.to_string(),
+                    kind: "kernel",
+                    choices: "avx2, avx512, auto",
+                })
             }
         };
         if !family.is_available() {
-            return Err(format!(
-                "{KERNELS_ENV}={name}: this CPU cannot run the {} kernels (it has: {})",
+            return Err(KernelChoiceError::unavailable(
+                KERNELS_ENV,
                 family.name(),
-                Self::available()
-                    .iter()
-                    .map(|f| f.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                Self::available().iter().map(|f| f.name()),
             ));
         }
         Ok(family)
@@ -558,7 +599,7 @@ mod tests {
             KernelFamily::named(Some("auto")),
             Ok(KernelFamily::detected())
         );
-        let e = KernelFamily::named(Some("avx3")).unwrap_err();
+        let e = KernelFamily::named(Some("avx3")).unwrap_err().to_string();
         assert!(e.contains(KERNELS_ENV) && e.contains("avx3"), "{e}");
         for (name, family) in [
             ("avx2", KernelFamily::Avx2Fma),
@@ -566,7 +607,10 @@ mod tests {
         ] {
             match KernelFamily::named(Some(name)) {
                 Ok(f) => assert!(f == family && f.is_available()),
-                Err(e) => assert!(!family.is_available() && e.contains("cannot run"), "{e}"),
+                Err(e) => assert!(
+                    !family.is_available() && e.to_string().contains("cannot run"),
+                    "{e}"
+                ),
             }
         }
         #[cfg(target_arch = "x86_64")]

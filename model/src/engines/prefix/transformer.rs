@@ -372,10 +372,10 @@ impl Transformer {
         present: impl Fn(&str) -> bool,
         mut get: impl FnMut(&str) -> Result<(Vec<f32>, usize, usize), EngineError>,
     ) -> Result<Transformer, EngineError> {
-        let kernels = KernelFamily::from_env().map_err(EngineError::Model)?;
+        let kernels = KernelFamily::from_env()?;
         // Only a bf16 model times (or reads from the environment) its bf16 kernels.
         let bf16_kernels = match dtype {
-            WeightDtype::Bf16 => Bf16Family::from_env().map_err(EngineError::Model)?,
+            WeightDtype::Bf16 => Bf16Family::from_env()?,
             WeightDtype::F32 => Bf16Family::Portable,
         };
         let TransformerConfig {
