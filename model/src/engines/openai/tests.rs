@@ -158,57 +158,11 @@ fn a_doubled_bos_is_an_error() {
     }
 }
 
-/// A self-signed certificate for 127.0.0.1 (the `openssl` command, which
-/// scripts/build-deps.sh installs), as a rustls server configuration.
-fn self_signed(dir: &std::path::Path) -> Arc<rustls::ServerConfig> {
-    use rustls::pki_types::pem::PemObject;
-    let out = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-            "key.pem",
-            "-out",
-            "cert.pem",
-        ])
-        .current_dir(dir)
-        .output()
-        .expect("the openssl command (scripts/build-deps.sh installs it)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let certs = rustls::pki_types::CertificateDer::pem_file_iter(dir.join("cert.pem"))
-        .and_then(|c| c.collect::<Result<Vec<_>, _>>())
-        .expect("certificate");
-    let key = rustls::pki_types::PrivateKeyDer::from_pem_file(dir.join("key.pem")).expect("key");
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("protocol versions")
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .expect("server configuration");
-    Arc::new(config)
-}
-
-/// An HTTPS server with a self-signed certificate: refused by default, accepted (and recorded
-/// in the probe) with `insecure_skip_verify`.
+/// An HTTPS server whose certificate a test CA signed (no trust store holds it): refused by
+/// default, accepted (and recorded in the probe) with `insecure_skip_verify`.
 #[test]
 fn tls_is_verified_unless_explicitly_skipped() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = self_signed(dir.path());
+    let config = c2s_testkit::TestCa::create().server_config();
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let url = format!("https://{}/v1", listener.local_addr().expect("address"));
     std::thread::spawn(move || {

@@ -185,6 +185,7 @@ impl Transformer {
         let mut kv_out: Vec<Vec<LayerKv>> = vec![Vec::with_capacity(c.n_layers); seqs.len()];
         let scale = 1.0 / (c.head_dim as f32).sqrt();
         let group = c.n_heads / c.n_kv_heads;
+        let (shared_prefixes, shared_prefix_of) = self.shared_prefixes(seqs);
         for (li, layer) in self.layers.iter().enumerate() {
             rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
             self.matmul(&h, total, &layer.wqkv, &mut qkv, false);
@@ -258,17 +259,23 @@ impl Transformer {
                 .flat_map(|si| (0..c.n_kv_heads).map(move |g| (si, g)))
                 .filter(|&(si, _)| !seqs[si].tokens.is_empty())
                 .collect();
-            let shared = self.pack_shared_prefixes(seqs, li);
+            // A shared prefix's keys and values at this layer, packed once per key/value head
+            // for all the sequences that continue it.
+            let shared: Vec<Option<Vec<PackedKv>>> = shared_prefixes
+                .par_iter()
+                .map(|&(p, len)| {
+                    (0..c.n_kv_heads)
+                        .map(|g| self.pack_head(&p[li], g, len, None))
+                        .collect()
+                })
+                .collect();
             let group_outputs: Vec<Vec<f32>> = tasks
                 .par_iter()
                 .map(|&(si, g)| {
                     let s = &seqs[si];
-                    let prefix = s.prefix.and_then(|p| {
-                        shared
-                            .iter()
-                            .find(|(q, len, _)| q.as_ptr() == p.as_ptr() && *len == s.prefix_len)
-                            .map(|(_, _, heads)| &heads[g])
-                    });
+                    let prefix = shared_prefix_of[si]
+                        .and_then(|i| shared[i].as_ref())
+                        .map(|heads| &heads[g]);
                     self.attend_group(
                         &qkv[starts[si] * qkv_width..],
                         qkv_width,
@@ -352,49 +359,64 @@ impl Transformer {
         Ok(outputs)
     }
 
-    /// On AMX tiles, the prefixes that two or more sequences of the batch continue, each
-    /// packed once per key/value head at layer `li` (`(prefix, positions, per head)`), so
-    /// that each sequence packs only its own positions. Empty elsewhere.
-    fn pack_shared_prefixes<'p>(
+    /// On AMX tiles, the prefixes (the same cached keys and values, of the same length) that
+    /// two or more sequences of the batch continue, and for each sequence the index of its
+    /// own among them: each layer packs such a prefix once for all its sequences. Empty (and
+    /// every index `None`) elsewhere.
+    #[allow(clippy::type_complexity)]
+    fn shared_prefixes<'p>(
         &self,
         seqs: &[SeqInput<'p>],
-        li: usize,
-    ) -> Vec<(&'p [LayerKv], usize, Vec<PackedKv>)> {
-        let c = &self.config;
-        let (d, kv_width) = (c.head_dim, c.kv_width());
-        if !self.is_bf16() || seqs.len() < 2 {
-            return Vec::new();
+    ) -> (Vec<(&'p [LayerKv], usize)>, Vec<Option<usize>>) {
+        if !self.is_bf16() {
+            return (Vec::new(), vec![None; seqs.len()]);
         }
-        let mut prefixes: Vec<(&'p [LayerKv], usize, usize)> = Vec::new();
-        for s in seqs
+        let prefix_of: Vec<Option<(&'p [LayerKv], usize)>> = seqs
             .iter()
-            .filter(|s| s.prefix_len > 0 && !s.tokens.is_empty())
-        {
-            let Some(p) = s.prefix else { continue };
-            match prefixes
-                .iter_mut()
-                .find(|(q, len, _)| q.as_ptr() == p.as_ptr() && *len == s.prefix_len)
-            {
-                Some((_, _, users)) => *users += 1,
-                None => prefixes.push((p, s.prefix_len, 1)),
-            }
-        }
-        prefixes
-            .into_par_iter()
-            .filter(|&(_, _, users)| users > 1)
-            .filter_map(|(p, len, _)| {
-                let layer = &p[li];
-                let heads = (0..c.n_kv_heads)
-                    .map(|g| {
-                        let span = |j: usize| j * kv_width + g * d..j * kv_width + (g + 1) * d;
-                        let key = |j: usize| &layer.k[span(j)];
-                        let value = |j: usize| &layer.v[span(j)];
-                        pack_kv_amx(self.bf16_kernels, d, len, &key, &value, None)
-                    })
-                    .collect::<Option<Vec<_>>>()?;
-                Some((p, len, heads))
+            .map(|s| {
+                let p = s
+                    .prefix
+                    .filter(|_| s.prefix_len > 0 && !s.tokens.is_empty())?;
+                Some((p, s.prefix_len))
             })
-            .collect()
+            .collect();
+        let same = |a: &(&[LayerKv], usize), b: &(&[LayerKv], usize)| {
+            a.0.as_ptr() == b.0.as_ptr() && a.1 == b.1
+        };
+        let mut shared: Vec<(&'p [LayerKv], usize)> = Vec::new();
+        let of_seq = prefix_of
+            .iter()
+            .map(|p| {
+                let p = (*p)?;
+                // A prefix only one sequence continues is packed by that sequence's own call.
+                if prefix_of.iter().flatten().filter(|q| same(q, &p)).count() < 2 {
+                    return None;
+                }
+                Some(shared.iter().position(|q| same(q, &p)).unwrap_or_else(|| {
+                    shared.push(p);
+                    shared.len() - 1
+                }))
+            })
+            .collect();
+        (shared, of_seq)
+    }
+
+    /// Key/value head `g`'s keys and values of `kv`'s first `positions` positions, packed for
+    /// the AMX attention (copying `prefix`'s packing of its first positions); `None` where it
+    /// does not run (`bf16::pack_kv_amx`).
+    fn pack_head(
+        &self,
+        kv: &LayerKv,
+        g: usize,
+        positions: usize,
+        prefix: Option<&PackedKv>,
+    ) -> Option<PackedKv> {
+        let d = self.config.head_dim;
+        let kv_width = self.config.kv_width();
+        let span = |j: usize| j * kv_width + g * d..j * kv_width + (g + 1) * d;
+        let key = |j: usize| &kv.k[span(j)];
+        let value = |j: usize| &kv.v[span(j)];
+        pack_kv_amx(self.bf16_kernels, d, positions, &key, &value, prefix)
     }
 
     /// Attention of key/value head `g`'s group of query heads over one sequence: `q` starts at
@@ -434,10 +456,7 @@ impl Transformer {
         }
         // The bf16 mode on AMX runs the group on tiles (`bf16/amx/attention.rs`).
         if self.is_bf16() {
-            let span = |j: usize| j * kv_width + g * d..j * kv_width + (g + 1) * d;
-            let key = |j: usize| &kv.k[span(j)];
-            let value = |j: usize| &kv.v[span(j)];
-            if let Some(packed) = pack_kv_amx(self.bf16_kernels, d, t, &key, &value, shared) {
+            if let Some(packed) = self.pack_head(kv, g, t, shared) {
                 return attend_amx(&queries, n, prefix_len, scale, &packed);
             }
         }

@@ -59,25 +59,33 @@ pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accu
 
 /// `x` (m × k, row-major) rounded to bf16 in tile order: for each block of 16 rows, for each
 /// step of [`STEP_PAIRS`] pairs, its 16 rows of 32 values; rows past `m` and depth past `k`
-/// are zeros.
+/// are zeros. The blocks are filled in parallel.
 fn tile_activations(x: &[f32], m: usize, k: usize, padded_pairs: usize) -> Lines {
     use rayon::prelude::*;
-    let step_len = TILE_ROWS * STEP_PAIRS * 2;
-    let block_len = padded_pairs / STEP_PAIRS * step_len;
+    let block_len = tile_block_len(padded_pairs);
     let mut lines = zeroed_lines(m.div_ceil(TILE_ROWS) * block_len);
     lines
         .as_mut_slice()
         .par_chunks_mut(block_len)
         .zip(x.par_chunks(TILE_ROWS * k))
-        .for_each(|(block, rows)| {
-            for (r, row) in rows.chunks(k).enumerate() {
-                for (s, depth) in row.chunks(STEP_PAIRS * 2).enumerate() {
-                    let dst = &mut block[s * step_len + r * STEP_PAIRS * 2..][..depth.len()];
-                    super::round_into(depth, dst);
-                }
-            }
-        });
+        .for_each(|(block, rows)| tile_block(rows, k, block));
     lines
+}
+
+/// `u16`s of one 16-row block of tile-ordered activations of `padded_pairs` pairs.
+fn tile_block_len(padded_pairs: usize) -> usize {
+    padded_pairs / STEP_PAIRS * TILE_ROWS * STEP_PAIRS * 2
+}
+
+/// Up to 16 rows of `k` values each, rounded into one zeroed block of tile order.
+fn tile_block(rows: &[f32], k: usize, block: &mut [u16]) {
+    let step_len = TILE_ROWS * STEP_PAIRS * 2;
+    for (r, row) in rows.chunks(k).enumerate() {
+        for (s, depth) in row.chunks(STEP_PAIRS * 2).enumerate() {
+            let dst = &mut block[s * step_len + r * STEP_PAIRS * 2..][..depth.len()];
+            super::round_into(depth, dst);
+        }
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]

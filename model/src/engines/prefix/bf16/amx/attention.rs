@@ -22,7 +22,7 @@
 //! (16 rows × 32 values per step).
 
 use super::tiles::{block, release, TileConfig, PANEL_ROW};
-use super::{BLOCK_ROWS, TILE_ROWS};
+use super::{tile_block, tile_block_len, BLOCK_ROWS, TILE_ROWS};
 use crate::engines::prefix::bf16::{round_into, to_bf16, zeroed_lines, Lines, PANEL, STEP_PAIRS};
 use crate::engines::prefix::vexp::exp;
 
@@ -242,17 +242,13 @@ fn softmax_row(scores: &mut [f32], scale: f32, tile: &mut [u16]) {
     }
 }
 
-/// `x` (`rows × k`, `k` a multiple of 32) rounded to bf16 tile by tile: per 16 rows, per step
-/// of 32 values, 16 rows of 32; rows past `rows` are zeros.
+/// `x` (`rows × k`, `k` a multiple of 32) rounded to bf16 in tile order, as the products'
+/// activations (`tile_activations`), block after block in this task.
 fn tiled(x: &[f32], rows: usize, k: usize) -> Lines {
-    let steps = k / PANEL;
-    let mut tiles = zeroed_lines(rows.div_ceil(TILE_ROWS) * steps * STEP_VALUES);
-    for (r, row) in x.chunks_exact(k).enumerate() {
-        let tile = &mut tiles[r / TILE_ROWS * steps * STEP_VALUES..];
-        for (s, chunk) in row.chunks_exact(PANEL).enumerate() {
-            let at = s * STEP_VALUES + (r % TILE_ROWS) * PANEL;
-            round_into(chunk, &mut tile[at..at + PANEL]);
-        }
+    let block_len = tile_block_len(k / 2);
+    let mut tiles = zeroed_lines(rows.div_ceil(TILE_ROWS) * block_len);
+    for (block, x) in tiles.chunks_mut(block_len).zip(x.chunks(TILE_ROWS * k)) {
+        tile_block(x, k, block);
     }
     tiles
 }
