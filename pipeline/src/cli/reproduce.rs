@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{bail, Context};
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::report::exhibits::{self, table1, Exhibit, PanelRun};
 
@@ -37,26 +37,19 @@ use crate::report::exhibits::{self, table1, Exhibit, PanelRun};
 pub struct Targets(pub Vec<Exhibit>);
 
 fn parse_targets(s: &str) -> Result<Targets, String> {
-    if s == "all" {
-        return Ok(Targets(Exhibit::ALL.to_vec()));
-    }
-    Exhibit::from_str(s, false)
-        .map(|e| Targets(vec![e]))
-        .map_err(|_| {
-            let names: Vec<&str> = Exhibit::ALL.iter().map(|e| e.name()).collect();
-            format!(
-                "`{s}` is not an exhibit: one of {}, or all",
-                names.join(", ")
-            )
-        })
+    let exhibits = match s {
+        "all" => Exhibit::all(),
+        name => Exhibit::named(name).map(|e| vec![e]),
+    };
+    exhibits.map(Targets).map_err(|e| format!("{e:#}"))
 }
 
 /// Reproduce one exhibit of the paper, or all of them.
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
     /// The exhibit (table1–table4, tableB1–B2, tableC1–C5, tableD1–D17, tableE1–E3,
-    /// figure2–figure21, projection, native-control; docs/exhibits.md lists each) or
-    /// `all`.
+    /// figure2–figure21, projection, native-control: exhibits/*.toml, listed in
+    /// docs/exhibits.md) or `all`.
     #[arg(value_parser = parse_targets)]
     pub exhibit: Targets,
     /// A model every panel runs (GGUF file or Hugging Face directory). Repeat it to compare
@@ -171,7 +164,7 @@ pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     let mut ready: Vec<PanelRun> = Vec::new();
     for exhibit in &args.exhibit.0 {
         let mut panel_runs = Vec::new();
-        for &panel in exhibit.panels() {
+        for panel in exhibit.panels() {
             if let Some(run) = ready.iter().find(|r| r.panel == panel) {
                 panel_runs.push(run.clone());
                 continue;

@@ -35,9 +35,11 @@ pub mod matched_contracts;
 pub mod native_control;
 pub mod nested_binding;
 pub mod padded;
+pub mod paper;
 pub mod projection;
 pub mod prompt_variants;
 pub mod readout_grid;
+pub mod registry;
 pub mod repeats;
 pub mod robustness;
 pub mod semantic;
@@ -59,292 +61,116 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use c2s_records::{PairedOutcome, Trajectory};
 use c2s_stats::{CellRow, ContrastRow, MetricRow, StatsConfig};
-use clap::ValueEnum;
 
 use super::doc::Doc;
 use super::tables::UNDEFINED;
 
-/// An exhibit of the paper that `reproduce` can write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Exhibit {
-    /// Table 1: paired correctness on 384 items per domain, code and direct interfaces.
-    #[value(name = "table1")]
-    Table1,
-    /// Table 2: the semantic bridge's named fields, Native/Serial EM, joint counts, SCR.
-    #[value(name = "table2")]
-    Table2,
-    /// Table B2: the semantic bridge per representation (named and binary), SCR with CIs.
-    #[value(name = "tableB2")]
-    TableB2,
-    /// Table 3: Native, WholeGenerate, position queries and PrefixContinue on 96 items per
-    /// domain: correct counts, valid trajectories, calls per item.
-    #[value(name = "table3")]
-    Table3,
-    /// Table 4: Serial fidelity to fresh own plans, raw and indexed, and indexed gold EM.
-    #[value(name = "table4")]
-    Table4,
-    /// Table B1: Native against whole-answer generation (64 new tokens): joint, lost, gained.
-    #[value(name = "tableB1")]
-    TableB1,
-    /// Table C1: dialogue endpoints of the Joint arm per prior-state mode (Appendix C).
-    #[value(name = "tableC1")]
-    TableC1,
-    /// Table C2: Oracle − Rollout differences with dialogue and component intervals.
-    #[value(name = "tableC2")]
-    TableC2,
-    /// Table C3: failed trajectories and their recoveries.
-    #[value(name = "tableC3")]
-    TableC3,
-    /// Table C4: every arm under the sign tests' mode, with the Serial − Joint sign tests.
-    #[value(name = "tableC4")]
-    TableC4,
-    /// Table C5: retention against Joint, validity, calls and input tokens.
-    #[value(name = "tableC5")]
-    TableC5,
-    /// Table D1: SCR on the population Native-correct under every row (D.1).
-    #[value(name = "tableD1")]
-    TableD1,
-    /// Table D2: three identical Native requests and Serial trajectories per parent (D.2).
-    #[value(name = "tableD2")]
-    TableD2,
-    /// Table D3: direct-output prompt variants v1–v3: Serial EM, SCR, change from v1.
-    #[value(name = "tableD3")]
-    TableD3,
-    /// Table D4: mean and worst-template SCR with a parent bootstrap.
-    #[value(name = "tableD4")]
-    TableD4,
-    /// Table D5: Full against UnionFill: both wrong, recovered, lost, both correct.
-    #[value(name = "tableD5")]
-    TableD5,
-    /// Table D6: calls, forced positions and candidate membership under Full and UnionFill.
-    #[value(name = "tableD6")]
-    TableD6,
-    /// Table D7: position-wise union sizes and Cartesian output spaces of the banks (no model
-    /// call).
-    #[value(name = "tableD7")]
-    TableD7,
-    /// Table D8: twelve-character reversal cells, correct and SCR counts.
-    #[value(name = "tableD8")]
-    TableD8,
-    /// Table D9: Indexed against byte- and token-matched Padded copying.
-    #[value(name = "tableD9")]
-    TableD9,
-    /// Table D10: the nested binding probe, literal against opaque names (D.11).
-    #[value(name = "tableD10")]
-    TableD10,
-    /// Table D12: Product's AUROC and AP minus the negative-length ranking's, with paired item
-    /// intervals (D.15).
-    #[value(name = "tableD12")]
-    TableD12,
-    /// Table D13: the original lexical population under equal-length weights (D.15).
-    #[value(name = "tableD13")]
-    TableD13,
-    /// Table D14: lexical Brier, ECE, AUROC and AP of the three confidence scores (D.14).
-    #[value(name = "tableD14")]
-    TableD14,
-    /// Table D15: joint counts, SCR, SCR − Serial EM and the gain rate of Table 1's rows and
-    /// the semantic bridge's.
-    #[value(name = "tableD15")]
-    TableD15,
-    /// Table D16: the lexical output resource audit of Full, TrieCall, TrieFill and
-    /// UnionCall (membership classes and recombinations).
-    #[value(name = "tableD16")]
-    TableD16,
-    /// Table D17: generation budgets, observed maxima and truncations of Table 3's panel.
-    #[value(name = "tableD17")]
-    TableD17,
-    /// Table E1: Serial and TeacherForced share instructions and canonical JSON state; only
-    /// prefix sources differ (rendered by our request code, no model call).
-    #[value(name = "tableE1")]
-    TableE1,
-    /// Table E2: the six T0–T2 system messages, ours against the paper's verbatim text.
-    #[value(name = "tableE2")]
-    TableE2,
-    /// Table E3: E.6's two complete requests and our scorer's class of each printed response.
-    #[value(name = "tableE3")]
-    TableE3,
-    /// Figure 2's numbers: Native accuracy and SCR per target length for each model and
-    /// interface of Table 1.
-    #[value(name = "figure2")]
-    Figure2,
-    /// Figure 4's numbers: raw and indexed fidelity to fresh own plans under Independent and
-    /// Serial control, and the indexed gold EM (A.5, B.1).
-    #[value(name = "figure4")]
-    Figure4,
-    /// Figure 5's numbers: (a) letter − digit Serial EM on matched COPY/REVERSE bases; (b) the
-    /// extra option-name conflict loss (B.4, B.5).
-    #[value(name = "figure5")]
-    Figure5,
-    /// Figure 6's numbers: accuracy at the queried position under Raw / Indexed / Direct
-    /// evidence (B.5).
-    #[value(name = "figure6")]
-    Figure6,
-    /// Figure 7's numbers: code against character output under Raw / Indexed / Direct evidence
-    /// (B.6, the 864-request panel).
-    #[value(name = "figure7")]
-    Figure7,
-    /// Figure 8's numbers: Oracle − Rollout per endpoint (Table C2's differences).
-    #[value(name = "figure8")]
-    Figure8,
-    /// Figure 9's numbers: Serial − Joint per endpoint (Table C4's differences).
-    #[value(name = "figure9")]
-    Figure9,
-    /// Figure 10's numbers: SCR and Serial EM change per natural-task setting (reference,
-    /// option orders, prompt variants, repeats; D.2, D.3).
-    #[value(name = "figure10")]
-    Figure10,
-    /// Figure 11's numbers: Native, Full and position-union Serial EM and the Union − Full
-    /// paired gain (D.5).
-    #[value(name = "figure11")]
-    Figure11,
-    /// Figure 12's numbers: Serial EM under TrieFill, TrieCall, UnionCall and Full beside
-    /// Native (D.5).
-    #[value(name = "figure12")]
-    Figure12,
-    /// Figure 13's numbers: twelve-character reversal factor effects (D.7).
-    #[value(name = "figure13")]
-    Figure13,
-    /// Figure 14's numbers: string EM against the independence reference per length,
-    /// Independent on 384 items per domain and TeacherForced on 60 (D.10).
-    #[value(name = "figure14")]
-    Figure14,
-    /// Figure 15's numbers: complete copy fidelity under Independent / Serial / Batch and the
-    /// indexing gain (D.11).
-    #[value(name = "figure15")]
-    Figure15,
-    /// Figure 16's numbers: fidelity to correct and incorrect supplied targets (D.12).
-    #[value(name = "figure16")]
-    Figure16,
-    /// Figure 17's numbers: character − code accuracy per template and option order (D.13).
-    #[value(name = "figure17")]
-    Figure17,
-    /// Figure 18's numbers: template interactions of the character − code gap (D.13).
-    #[value(name = "figure18")]
-    Figure18,
-    /// Figure 19's numbers: reliability bins of the three confidence scores with intervals
-    /// (D.14).
-    #[value(name = "figure19")]
-    Figure19,
-    /// Figure 21's numbers: screening precision at selected coverage for the three scores and
-    /// the length ranking (D.15).
-    #[value(name = "figure21")]
-    Figure21,
-    /// The Native-to-position projection (A.6, B.7): TV/JS and unsupported mass.
-    #[value(name = "projection")]
-    Projection,
-    /// The candidate-only Native control (A.4): Native and NativeControl EM beside chance.
-    #[value(name = "native-control")]
-    NativeControl,
+/// The code that computes an exhibit from its panels' runs and the paper model the
+/// differences are taken against.
+pub type Compute = fn(&[PanelRun], &str) -> anyhow::Result<Doc>;
+
+/// The code of each registered exhibit ([`registry`]), by the name of its spec.
+pub const CODE: &[(&str, Compute)] = &[
+    ("table1", table1::document),
+    ("table2", semantic::table2),
+    ("tableB2", semantic::table_b2),
+    ("table3", table3::document),
+    ("tableD1", table_d1::document),
+    ("tableC1", dialogue::table_c1),
+    ("tableC2", |runs, _| dialogue::table_c2(runs)),
+    ("tableC3", |runs, _| dialogue::table_c3(runs)),
+    ("tableC4", |runs, _| dialogue::table_c4(runs)),
+    ("tableC5", |runs, _| dialogue::table_c5(runs)),
+    ("table4", fresh_plan::document),
+    ("tableB1", |runs, _| whole_answer::document(runs)),
+    ("tableD2", |runs, _| repeats::document(runs)),
+    ("tableD3", |runs, _| prompt_variants::table_d3(runs)),
+    ("tableD4", |runs, _| prompt_variants::table_d4(runs)),
+    ("tableD5", support::table_d5),
+    ("tableD6", support::table_d6),
+    ("tableD7", |_, _| table_d7::document()),
+    ("tableE1", |_, _| contracts::table_e1()),
+    ("tableE2", |_, _| Ok(contracts::table_e2())),
+    ("tableE3", |_, _| contracts::table_e3()),
+    ("tableD8", twelve_character::document),
+    ("tableD9", padded::document),
+    ("tableD10", nested_binding::document),
+    ("tableD12", |runs, _| calibration::table_d12(runs)),
+    ("tableD13", |runs, _| cohorts::document(runs)),
+    ("tableD14", |runs, _| calibration::table_d14(runs)),
+    ("tableD15", table_d15::document),
+    ("tableD16", |runs, _| table_d16::document(runs)),
+    ("tableD17", |runs, _| table_d17::document(runs)),
+    ("figure7", |runs, _| matched_contracts::document(runs)),
+    ("figure2", |runs, _| by_length::document(runs)),
+    ("figure4", fresh_plan::figure4),
+    ("figure5", binding::figure5),
+    ("figure6", binding::figure6),
+    ("figure8", |runs, _| dialogue::figure8(runs)),
+    ("figure9", |runs, _| dialogue::figure9(runs)),
+    ("figure10", robustness::figure10),
+    ("figure11", union_gain::document),
+    ("figure13", branch_factors::document),
+    ("figure15", copy_fidelity::figure15),
+    ("figure16", copy_incorrect::figure16),
+    ("figure17", readout_grid::figure17),
+    ("figure18", readout_grid::figure18),
+    ("figure19", |runs, _| calibration::figure19(runs)),
+    ("figure21", |runs, _| calibration::figure21(runs)),
+    ("figure12", support_controllers::document),
+    ("figure14", |runs, _| independence::document(runs)),
+    ("projection", |runs, _| projection::document(runs)),
+    ("native-control", |runs, _| native_control::document(runs)),
+];
+
+/// An exhibit `reproduce` can write: its spec ([`registry::ExhibitSpec`]) and its code.
+#[derive(Debug, Clone, Copy)]
+pub struct Exhibit {
+    spec: &'static registry::ExhibitSpec,
+    compute: Compute,
 }
 
+impl PartialEq for Exhibit {
+    fn eq(&self, other: &Exhibit) -> bool {
+        self.spec.name == other.spec.name
+    }
+}
+
+impl Eq for Exhibit {}
+
 impl Exhibit {
-    /// Every exhibit, in the order `reproduce all` writes them.
-    pub const ALL: [Exhibit; 50] = [
-        Exhibit::Table1,
-        Exhibit::Table2,
-        Exhibit::TableB2,
-        Exhibit::TableC1,
-        Exhibit::TableC2,
-        Exhibit::TableC3,
-        Exhibit::TableC4,
-        Exhibit::TableC5,
-        Exhibit::Table3,
-        Exhibit::Table4,
-        Exhibit::TableB1,
-        Exhibit::TableD1,
-        Exhibit::TableD2,
-        Exhibit::TableD3,
-        Exhibit::TableD4,
-        Exhibit::TableD5,
-        Exhibit::TableD6,
-        Exhibit::TableD7,
-        Exhibit::TableD8,
-        Exhibit::TableD9,
-        Exhibit::TableD10,
-        Exhibit::TableD12,
-        Exhibit::TableD13,
-        Exhibit::TableD14,
-        Exhibit::TableD15,
-        Exhibit::TableD16,
-        Exhibit::TableD17,
-        Exhibit::TableE1,
-        Exhibit::TableE2,
-        Exhibit::TableE3,
-        Exhibit::Figure2,
-        Exhibit::Figure4,
-        Exhibit::Figure5,
-        Exhibit::Figure6,
-        Exhibit::Figure7,
-        Exhibit::Figure8,
-        Exhibit::Figure9,
-        Exhibit::Figure10,
-        Exhibit::Figure11,
-        Exhibit::Figure12,
-        Exhibit::Figure13,
-        Exhibit::Figure14,
-        Exhibit::Figure15,
-        Exhibit::Figure16,
-        Exhibit::Figure17,
-        Exhibit::Figure18,
-        Exhibit::Figure19,
-        Exhibit::Figure21,
-        Exhibit::Projection,
-        Exhibit::NativeControl,
-    ];
+    /// Every registered exhibit, in the order `reproduce all` writes them.
+    pub fn all() -> anyhow::Result<Vec<Exhibit>> {
+        registry::specs()?.iter().map(Exhibit::of).collect()
+    }
+
+    /// The exhibit `name` (`table1`, `figure14`, …).
+    pub fn named(name: &str) -> anyhow::Result<Exhibit> {
+        let specs = registry::specs()?;
+        match specs.iter().find(|s| s.name == name) {
+            Some(spec) => Exhibit::of(spec),
+            None => {
+                let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+                anyhow::bail!(
+                    "`{name}` is not an exhibit: one of {}, or all",
+                    names.join(", ")
+                )
+            }
+        }
+    }
+
+    fn of(spec: &'static registry::ExhibitSpec) -> anyhow::Result<Exhibit> {
+        let Some((_, compute)) = CODE.iter().find(|(name, _)| *name == spec.name) else {
+            anyhow::bail!("exhibits/{}.toml: no code computes it", spec.name)
+        };
+        Ok(Exhibit {
+            spec,
+            compute: *compute,
+        })
+    }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Exhibit::Table1 => "table1",
-            Exhibit::Table2 => "table2",
-            Exhibit::TableB2 => "tableB2",
-            Exhibit::Table3 => "table3",
-            Exhibit::Table4 => "table4",
-            Exhibit::TableB1 => "tableB1",
-            Exhibit::TableC1 => "tableC1",
-            Exhibit::TableC2 => "tableC2",
-            Exhibit::TableC3 => "tableC3",
-            Exhibit::TableC4 => "tableC4",
-            Exhibit::TableC5 => "tableC5",
-            Exhibit::TableD1 => "tableD1",
-            Exhibit::TableD2 => "tableD2",
-            Exhibit::TableD3 => "tableD3",
-            Exhibit::TableD4 => "tableD4",
-            Exhibit::TableD5 => "tableD5",
-            Exhibit::TableD6 => "tableD6",
-            Exhibit::TableD7 => "tableD7",
-            Exhibit::TableE1 => "tableE1",
-            Exhibit::TableE2 => "tableE2",
-            Exhibit::TableE3 => "tableE3",
-            Exhibit::TableD8 => "tableD8",
-            Exhibit::TableD9 => "tableD9",
-            Exhibit::TableD10 => "tableD10",
-            Exhibit::TableD12 => "tableD12",
-            Exhibit::TableD13 => "tableD13",
-            Exhibit::TableD14 => "tableD14",
-            Exhibit::TableD15 => "tableD15",
-            Exhibit::TableD16 => "tableD16",
-            Exhibit::TableD17 => "tableD17",
-            Exhibit::Figure7 => "figure7",
-            Exhibit::Figure2 => "figure2",
-            Exhibit::Figure4 => "figure4",
-            Exhibit::Figure5 => "figure5",
-            Exhibit::Figure6 => "figure6",
-            Exhibit::Figure8 => "figure8",
-            Exhibit::Figure9 => "figure9",
-            Exhibit::Figure10 => "figure10",
-            Exhibit::Figure11 => "figure11",
-            Exhibit::Figure13 => "figure13",
-            Exhibit::Figure15 => "figure15",
-            Exhibit::Figure16 => "figure16",
-            Exhibit::Figure17 => "figure17",
-            Exhibit::Figure18 => "figure18",
-            Exhibit::Figure19 => "figure19",
-            Exhibit::Figure21 => "figure21",
-            Exhibit::Figure12 => "figure12",
-            Exhibit::Figure14 => "figure14",
-            Exhibit::Projection => "projection",
-            Exhibit::NativeControl => "native-control",
-        }
+        &self.spec.name
     }
 
     /// The config of a panel: `config/panels/NAME.toml`.
@@ -353,107 +179,13 @@ impl Exhibit {
     }
 
     /// The panels the exhibit is computed from ([`Exhibit::panel_config`]).
-    pub fn panels(self) -> &'static [&'static str] {
-        match self {
-            Exhibit::Table1 | Exhibit::TableD1 | Exhibit::Figure2 => {
-                &["table1-code", "table1-direct"]
-            }
-            Exhibit::TableD12
-            | Exhibit::TableD13
-            | Exhibit::TableD14
-            | Exhibit::Figure19
-            | Exhibit::Figure21 => &["table1-code"],
-            Exhibit::Table2 | Exhibit::TableB2 => &["semantic-bridge"],
-            Exhibit::Table3 | Exhibit::TableD17 => &["table3"],
-            // Computed from the banks themselves: no panel, no model call.
-            Exhibit::TableD7 => &[],
-            // Rendered and scored by the request code itself: no panel, no model call.
-            Exhibit::TableE1 | Exhibit::TableE2 | Exhibit::TableE3 => &[],
-            Exhibit::TableD15 => &["table1-code", "table1-direct", "semantic-bridge"],
-            Exhibit::TableD16 | Exhibit::Figure12 => &["support"],
-            // C.1's prior-state replay and C.2's matched construction are separate panels
-            // (§3.3: "A separate replay compares transcript recomputation with predicted or
-            // gold prior state").
-            Exhibit::TableC1 | Exhibit::TableC2 | Exhibit::TableC3 | Exhibit::Figure8 => {
-                &["dialogue-prior"]
-            }
-            Exhibit::TableC4 | Exhibit::TableC5 | Exhibit::Figure9 => &["dialogue-matched"],
-            Exhibit::Table4 | Exhibit::Figure4 => &["fresh-plan"],
-            Exhibit::TableB1 => &["whole-answer"],
-            Exhibit::TableD2 => &["repeats"],
-            Exhibit::TableD3 | Exhibit::TableD4 => &["prompt-variants-direct"],
-            Exhibit::TableD5 | Exhibit::TableD6 => &["support-union"],
-            Exhibit::TableD8 | Exhibit::Figure13 => &["twelve-character"],
-            Exhibit::Figure5 => &["copy-reverse", "binding"],
-            Exhibit::Figure6 => &["binding"],
-            Exhibit::Figure10 => &["prompt-variants", "option-orders", "repeats"],
-            Exhibit::Figure11 => &["support-union"],
-            Exhibit::Figure15 => &["copy"],
-            Exhibit::Figure16 => &["copy-incorrect"],
-            Exhibit::Figure17 | Exhibit::Figure18 => &["readout-grid"],
-            Exhibit::TableD9 => &["padded", "padded-tokens"],
-            Exhibit::TableD10 => &["nested-binding"],
-            Exhibit::Figure7 => &["matched-contracts"],
-            Exhibit::Figure14 => &["independent-384", "teacher-forced"],
-            Exhibit::Projection => &["independent-384"],
-            Exhibit::NativeControl => &["native-control"],
-        }
+    pub fn panels(self) -> Vec<&'static str> {
+        self.spec.panels.iter().map(String::as_str).collect()
     }
 
     /// The exhibit's document from its panels' run directories.
     pub fn document(self, runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-        match self {
-            Exhibit::Table1 => table1::document(runs, against),
-            Exhibit::Table2 => semantic::table2(runs, against),
-            Exhibit::TableB2 => semantic::table_b2(runs, against),
-            Exhibit::Table3 => table3::document(runs, against),
-            Exhibit::TableD1 => table_d1::document(runs, against),
-            Exhibit::TableC1 => dialogue::table_c1(runs, against),
-            Exhibit::TableC2 => dialogue::table_c2(runs),
-            Exhibit::TableC3 => dialogue::table_c3(runs),
-            Exhibit::TableC4 => dialogue::table_c4(runs),
-            Exhibit::TableC5 => dialogue::table_c5(runs),
-            Exhibit::Table4 => fresh_plan::document(runs, against),
-            Exhibit::TableB1 => whole_answer::document(runs),
-            Exhibit::TableD2 => repeats::document(runs),
-            Exhibit::TableD3 => prompt_variants::table_d3(runs),
-            Exhibit::TableD4 => prompt_variants::table_d4(runs),
-            Exhibit::TableD5 => support::table_d5(runs, against),
-            Exhibit::TableD6 => support::table_d6(runs, against),
-            Exhibit::TableD7 => table_d7::document(),
-            Exhibit::TableE1 => contracts::table_e1(),
-            Exhibit::TableE2 => Ok(contracts::table_e2()),
-            Exhibit::TableE3 => contracts::table_e3(),
-            Exhibit::TableD8 => twelve_character::document(runs, against),
-            Exhibit::TableD9 => padded::document(runs, against),
-            Exhibit::TableD10 => nested_binding::document(runs, against),
-            Exhibit::TableD12 => calibration::table_d12(runs),
-            Exhibit::TableD13 => cohorts::document(runs),
-            Exhibit::TableD14 => calibration::table_d14(runs),
-            Exhibit::TableD15 => table_d15::document(runs, against),
-            Exhibit::TableD16 => table_d16::document(runs),
-            Exhibit::TableD17 => table_d17::document(runs),
-            Exhibit::Figure7 => matched_contracts::document(runs),
-            Exhibit::Figure2 => by_length::document(runs),
-            Exhibit::Figure4 => fresh_plan::figure4(runs, against),
-            Exhibit::Figure5 => binding::figure5(runs, against),
-            Exhibit::Figure6 => binding::figure6(runs, against),
-            Exhibit::Figure8 => dialogue::figure8(runs),
-            Exhibit::Figure9 => dialogue::figure9(runs),
-            Exhibit::Figure10 => robustness::figure10(runs, against),
-            Exhibit::Figure11 => union_gain::document(runs, against),
-            Exhibit::Figure13 => branch_factors::document(runs, against),
-            Exhibit::Figure15 => copy_fidelity::figure15(runs, against),
-            Exhibit::Figure16 => copy_incorrect::figure16(runs, against),
-            Exhibit::Figure17 => readout_grid::figure17(runs, against),
-            Exhibit::Figure18 => readout_grid::figure18(runs, against),
-            Exhibit::Figure19 => calibration::figure19(runs),
-            Exhibit::Figure21 => calibration::figure21(runs),
-            Exhibit::Figure12 => support_controllers::document(runs, against),
-            Exhibit::Figure14 => independence::document(runs),
-            Exhibit::Projection => projection::document(runs),
-            Exhibit::NativeControl => native_control::document(runs),
-        }
+        (self.compute)(runs, against)
     }
 }
 

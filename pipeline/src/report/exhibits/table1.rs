@@ -26,7 +26,7 @@ pub enum Interface {
 }
 
 impl Interface {
-    /// The interface of Table 1's two panels ([`super::Exhibit::panels`]).
+    /// The interface of Table 1's two panels (exhibits/table1.toml).
     pub(super) fn of_panel(panel: &str) -> anyhow::Result<Interface> {
         match panel {
             "table1-code" => Ok(Interface::Code),

@@ -1,0 +1,162 @@
+//! The paper's printed numbers, as data: `exhibits/NAME.tsv` (or `NAME.PART.tsv` for an
+//! exhibit that prints several tables) beside the exhibit's spec. Each file is one printed
+//! table: a header naming its columns, then one tab-separated line per printed row, values as
+//! the paper prints them (counts, percentages, intervals as three columns; no quoting; `#`
+//! starts a comment line). An exhibit reads its rows into its own row type, field by field in column
+//! order (a field that is a pair or an array takes that many columns):
+//!
+//! ```ignore
+//! static PAPER: PaperTable<PaperRow> = PaperTable::new("table1");
+//! for row in PAPER.rows()? { … }
+//! ```
+//!
+//! Every column must be read: a row type narrower than its file's header is an error, as is a
+//! value that does not parse, each naming the file and line.
+
+use std::sync::OnceLock;
+
+use anyhow::Context;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::registry::PAPER_TABLES;
+
+/// A table of the paper's printed numbers, read once on first use.
+pub struct PaperTable<T: 'static> {
+    name: &'static str,
+    rows: OnceLock<Result<Vec<T>, String>>,
+}
+
+impl<T: DeserializeOwned + Serialize + Send + Sync + 'static> PaperTable<T> {
+    /// The table `exhibits/NAME.tsv`.
+    pub const fn new(name: &'static str) -> PaperTable<T> {
+        PaperTable {
+            name,
+            rows: OnceLock::new(),
+        }
+    }
+
+    /// Its rows, in the paper's order.
+    pub fn rows(&'static self) -> anyhow::Result<&'static [T]> {
+        let rows = self
+            .rows
+            .get_or_init(|| read(self.name).map_err(|e| format!("{e:#}")));
+        rows.as_deref().map_err(|e| anyhow::anyhow!("{e}"))
+    }
+}
+
+/// The rows of the embedded table `name`.
+fn read<T: DeserializeOwned + Serialize>(name: &str) -> anyhow::Result<Vec<T>> {
+    let Some((_, text)) = PAPER_TABLES.iter().find(|(n, _)| *n == name) else {
+        anyhow::bail!("exhibits/{name}.tsv: no such table")
+    };
+    parse(name, text)
+}
+
+fn parse<T: DeserializeOwned + Serialize>(name: &str, text: &str) -> anyhow::Result<Vec<T>> {
+    let file = format!("exhibits/{name}.tsv");
+    // Lines numbered as an editor numbers them; comments and blank lines skipped.
+    let mut lines = (text.lines().enumerate())
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| !line.trim().is_empty() && !line.starts_with('#'));
+    let Some((_, header)) = lines.next() else {
+        anyhow::bail!("{file}: no header")
+    };
+    let columns = header.split('\t').count();
+    let mut rows = Vec::new();
+    for (line, text) in lines {
+        let record = csv::StringRecord::from(text.split('\t').collect::<Vec<_>>());
+        anyhow::ensure!(
+            record.len() == columns,
+            "{file}:{line}: {} values under {columns} columns",
+            record.len()
+        );
+        let row: T = record
+            .deserialize(None)
+            .with_context(|| format!("{file}:{line}"))?;
+        let read = width(&row).with_context(|| format!("{file}:{line}"))?;
+        anyhow::ensure!(
+            read == columns,
+            "{file}:{line}: the exhibit reads {read} of the table's {columns} columns"
+        );
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// How many columns a row takes: its fields written out flat.
+fn width<T: Serialize>(row: &T) -> anyhow::Result<usize> {
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    writer.serialize(row)?;
+    writer.flush()?;
+    let bytes = writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(bytes.as_slice());
+    Ok(reader.records().next().transpose()?.map_or(0, |r| r.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, PartialEq, Deserialize, Serialize)]
+    struct Row {
+        model: String,
+        joint: [u64; 2],
+        scr: (f64, f64, f64),
+    }
+
+    #[test]
+    fn rows_are_read_in_column_order_with_pairs_and_arrays_flat() {
+        let text =
+            "model\tboth\tneither\tscr\tlow\thigh\n# a comment\nJev\t1\t2\t33.0\t-29\t37.5\n";
+        let rows: Vec<Row> = parse("t", text).unwrap();
+        let want = Row {
+            model: "Jev".into(),
+            joint: [1, 2],
+            scr: (33.0, -29.0, 37.5),
+        };
+        assert_eq!(rows, [want]);
+    }
+
+    #[test]
+    fn a_column_left_unread_or_a_bad_value_names_the_file_and_line() {
+        let wide = "model\tboth\tneither\tscr\tlow\thigh\textra\nJev\t1\t2\t3\t4\t5\t6\n";
+        let err = parse::<Row>("t", wide).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("exhibits/t.tsv:2: the exhibit reads 6 of the table's 7"),
+            "{err:#}"
+        );
+        let bad = "# a comment\nmodel\tboth\tneither\tscr\tlow\thigh\n\nJev\t1\tx\t3\t4\t5\n";
+        let err = parse::<Row>("t", bad).unwrap_err();
+        assert!(
+            format!("{err:#}").starts_with("exhibits/t.tsv:4"),
+            "{err:#}"
+        );
+        let short = "model\tboth\tneither\tscr\tlow\thigh\nJev\t1\t2\t3\t4\n";
+        let err = parse::<Row>("t", short).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("t.tsv:2: 5 values under 6 columns"),
+            "{err:#}"
+        );
+    }
+
+    /// Every embedded table is read by its exhibit's tests; here, that each one is named by a
+    /// registered exhibit (`NAME.tsv` or `NAME.PART.tsv`).
+    #[test]
+    fn every_table_belongs_to_an_exhibit() {
+        let specs = super::super::registry::specs().unwrap();
+        for (name, _) in PAPER_TABLES {
+            let exhibit = name.split('.').next().unwrap_or(name);
+            assert!(
+                specs.iter().any(|s| s.name == exhibit),
+                "exhibits/{name}.tsv: no exhibit {exhibit}"
+            );
+        }
+    }
+}
