@@ -146,11 +146,12 @@ fn layout(args: &ReproduceArgs) -> anyhow::Result<(Vec<ModelRuns>, PathBuf)> {
 
 pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     // A bad argument stops before any panel runs, with exit 2.
-    if !table1::paper_models().contains(&args.against.as_str()) {
+    let paper_models = table1::paper_models()?;
+    if !paper_models.contains(&args.against.as_str()) {
         eprintln!(
             "error: --against {}: not a model of the paper ({})",
             args.against,
-            table1::paper_models().join(", ")
+            paper_models.join(", ")
         );
         return Ok(ExitCode::from(2));
     }

@@ -11,13 +11,16 @@
 //! domain for one paper model (`--against`).
 
 use c2s_stats::MetricRow;
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{paper_domain, pp_diff, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{count, pct, ratio, scr_cell, MetricIndex, UNDEFINED};
 
 /// The two interfaces of Table 1's rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Interface {
     /// Scored legal codes (Jev and StartLux score their returned choices; Qwen "(code)").
     Code,
@@ -43,16 +46,16 @@ impl Interface {
     }
 }
 
-/// One row of the paper's Table 1, as printed.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One row of the paper's Table 1, as printed (exhibits/table1.tsv).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
     /// The model as the paper names it.
-    pub model: &'static str,
+    pub model: String,
     /// The "Model / interface" cell.
-    pub label: &'static str,
+    pub label: String,
     pub interface: Interface,
     /// `math` or `lexical`, as printed.
-    pub domain: &'static str,
+    pub domain: String,
     /// Joint counts: both / Native only / Serial only / neither.
     pub joint: [u64; 4],
     /// SCR [95% CI] in percent, as printed; `exact`: the † of a zero-success cell.
@@ -72,125 +75,14 @@ impl PaperRow {
     }
 }
 
-const fn row(
-    model: &'static str,
-    label: &'static str,
-    interface: Interface,
-    domain: &'static str,
-    joint: [u64; 4],
-    scr: (f64, f64, f64),
-    exact: bool,
-) -> PaperRow {
-    PaperRow {
-        model,
-        label,
-        interface,
-        domain,
-        joint,
-        scr,
-        exact,
-    }
-}
-
 /// The paper's Table 1 (its Native and Serial EM are the joint counts over 384).
-pub const PAPER: [PaperRow; 10] = [
-    row(
-        "Jev",
-        "Jev",
-        Interface::Code,
-        "math",
-        [123, 250, 0, 11],
-        (33.0, 29.0, 37.0),
-        false,
-    ),
-    row(
-        "Jev",
-        "Jev",
-        Interface::Code,
-        "lexical",
-        [8, 374, 0, 2],
-        (2.1, 0.8, 3.7),
-        false,
-    ),
-    row(
-        "StartLux",
-        "StartLux",
-        Interface::Code,
-        "math",
-        [8, 227, 1, 148],
-        (3.4, 1.3, 5.9),
-        false,
-    ),
-    row(
-        "StartLux",
-        "StartLux",
-        Interface::Code,
-        "lexical",
-        [1, 359, 0, 24],
-        (0.3, 0.0, 0.8),
-        false,
-    ),
-    row(
-        "Qwen3-8B",
-        "Qwen3-8B (code)",
-        Interface::Code,
-        "math",
-        [0, 59, 0, 325],
-        (0.0, 0.0, 6.1),
-        true,
-    ),
-    row(
-        "Qwen3-8B",
-        "Qwen3-8B (code)",
-        Interface::Code,
-        "lexical",
-        [0, 363, 0, 21],
-        (0.0, 0.0, 1.0),
-        true,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5-27B (code)",
-        Interface::Code,
-        "math",
-        [1, 96, 1, 286],
-        (1.0, 0.0, 3.4),
-        false,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5-27B (code)",
-        Interface::Code,
-        "lexical",
-        [5, 378, 0, 1],
-        (1.3, 0.3, 2.6),
-        false,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5-27B (direct)",
-        Interface::Direct,
-        "math",
-        [39, 339, 0, 6],
-        (10.3, 7.4, 13.3),
-        false,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5-27B (direct)",
-        Interface::Direct,
-        "lexical",
-        [132, 248, 0, 4],
-        (34.7, 30.0, 39.6),
-        false,
-    ),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table1");
 
 /// The paper's models, for `--against`.
-pub fn paper_models() -> Vec<&'static str> {
-    let mut m: Vec<&str> = PAPER.iter().map(|r| r.model).collect();
+pub fn paper_models() -> anyhow::Result<Vec<&'static str>> {
+    let mut m: Vec<&str> = PAPER.rows()?.iter().map(|r| r.model.as_str()).collect();
     m.dedup();
-    m
+    Ok(m)
 }
 
 /// One of our rows: its interface and the metric rows of its (model, domain) group.
@@ -251,8 +143,8 @@ const HEADER: [&str; 7] = [
 fn paper_cells(r: &PaperRow) -> Vec<String> {
     let native_correct = r.joint[0] + r.joint[1];
     vec![
-        r.label.to_string(),
-        r.domain.to_string(),
+        r.label.clone(),
+        r.domain.clone(),
         pct(Some(r.native_em())),
         r.joint.map(|c| c.to_string()).join("/"),
         pct(Some(r.serial_em())),
@@ -268,7 +160,8 @@ fn paper_cells(r: &PaperRow) -> Vec<String> {
 }
 
 /// Table 1's document: ours, the paper's, and the differences against `against`.
-pub fn layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let mut doc = Doc::new("Table 1: Paired correctness");
     doc.p(
         "Joint counts give both correct / Native only / Serial only / neither; EM and SCR are \
@@ -291,7 +184,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: HEADER.map(String::from).to_vec(),
-        rows: PAPER.iter().map(paper_cells).collect(),
+        rows: printed.iter().map(paper_cells).collect(),
         notes: vec![
             "384 items per domain; Native and Serial EM are the joint counts over 384.".into(),
         ],
@@ -312,7 +205,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
         ..Table::default()
     };
     for r in ours {
-        let paper = PAPER
+        let paper = printed
             .iter()
             .find(|p| p.model == against && p.interface == r.interface && p.domain == r.domain);
         let (label, cells) = match paper {
@@ -342,7 +235,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
             .into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 /// Read each panel's run and lay out the table.
@@ -354,7 +247,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
             Interface::of_panel(run.panel)?,
         ));
     }
-    Ok(layout(&ours, against))
+    layout(&ours, against)
 }
 
 #[cfg(test)]
@@ -366,7 +259,7 @@ mod tests {
     #[test]
     fn the_papers_rows_are_consistent() {
         let printed_native = [97.1, 99.5, 61.2, 93.8, 15.4, 94.5, 25.3, 99.7, 98.4, 99.0];
-        for (r, want) in PAPER.iter().zip(printed_native) {
+        for (r, want) in PAPER.rows().unwrap().iter().zip(printed_native) {
             assert_eq!(r.n(), 384, "{}", r.label);
             assert!(
                 (100.0 * r.native_em() - want).abs() < 0.06,
@@ -376,7 +269,7 @@ mod tests {
             );
         }
         assert_eq!(
-            paper_models(),
+            paper_models().unwrap(),
             ["Jev", "StartLux", "Qwen3-8B", "Qwen3.5-27B"]
         );
     }
@@ -429,7 +322,7 @@ mod tests {
                 "40.0 [10.0, 70.0]"
             ]
         );
-        let md = layout(&ours, "Qwen3.5-27B").markdown();
+        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
         for want in [
             "| Model / interface | Domain | Native EM | Joint counts | Serial EM | SCR count | SCR [95% CI] |",
             "| Jev | math | 97.1 | 123/250/0/11 | 32.0 | 123/373 | 33.0 [29.0, 37.0] |",

@@ -10,17 +10,42 @@
 //! neither).
 
 use c2s_stats::MetricRow;
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::table1::Interface;
 use super::{differences, paper_domain, pp_diff, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{count, pct, Group, MetricIndex, UNDEFINED};
 
-/// Where a row comes from: one of Table 1's interfaces or the semantic bridge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a row comes from: one of Table 1's interfaces or the semantic bridge (in
+/// exhibits/tableD15.tsv: `code`, `direct`, `bridge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum Source {
     Table1(Interface),
     SemanticBridge,
+}
+
+impl TryFrom<String> for Source {
+    type Error = String;
+    fn try_from(name: String) -> Result<Source, String> {
+        match name.as_str() {
+            "code" => Ok(Source::Table1(Interface::Code)),
+            "direct" => Ok(Source::Table1(Interface::Direct)),
+            "bridge" => Ok(Source::SemanticBridge),
+            other => Err(format!("`{other}` is not a source: code, direct or bridge")),
+        }
+    }
+}
+
+impl From<Source> for String {
+    fn from(source: Source) -> String {
+        match source {
+            Source::Table1(i) => i.label().to_string(),
+            Source::SemanticBridge => "bridge".to_string(),
+        }
+    }
 }
 
 impl Source {
@@ -51,13 +76,13 @@ impl Source {
 }
 
 /// One row of Table D15 as printed: the joint counts and the three printed summaries.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub model: &'static str,
+    pub model: String,
     /// The "Model / interface" cell.
-    pub label: &'static str,
+    pub label: String,
     pub source: Source,
-    pub task: &'static str,
+    pub task: String,
     /// Both / Native only / Serial only / neither.
     pub joint: [u64; 4],
     /// SCR (%), ∆ (pp), gain rate (%), as printed.
@@ -79,159 +104,8 @@ impl PaperRow {
     }
 }
 
-const CODE: Source = Source::Table1(Interface::Code);
-const DIRECT: Source = Source::Table1(Interface::Direct);
-const BRIDGE: Source = Source::SemanticBridge;
-
-const fn row(
-    model: &'static str,
-    label: &'static str,
-    source: Source,
-    task: &'static str,
-    joint: [u64; 4],
-    printed: (f64, f64, f64),
-) -> PaperRow {
-    PaperRow {
-        model,
-        label,
-        source,
-        task,
-        joint,
-        printed,
-    }
-}
-
 /// Table D15 as printed, in its order.
-pub const PAPER: [PaperRow; 16] = [
-    row(
-        "Jev",
-        "Jev",
-        CODE,
-        "lexical",
-        [8, 374, 0, 2],
-        (2.1, 0.0, 0.0),
-    ),
-    row(
-        "Jev",
-        "Jev",
-        CODE,
-        "math",
-        [123, 250, 0, 11],
-        (33.0, 0.9, 0.0),
-    ),
-    row(
-        "Qwen3-8B",
-        "Qwen3-8B",
-        CODE,
-        "lexical",
-        [0, 363, 0, 21],
-        (0.0, 0.0, 0.0),
-    ),
-    row(
-        "Qwen3-8B",
-        "Qwen3-8B",
-        CODE,
-        "math",
-        [0, 59, 0, 325],
-        (0.0, 0.0, 0.0),
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5 / code",
-        CODE,
-        "lexical",
-        [5, 378, 0, 1],
-        (1.3, 0.0, 0.0),
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5 / code",
-        CODE,
-        "math",
-        [1, 96, 1, 286],
-        (1.0, 0.5, 0.3),
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5 / direct",
-        DIRECT,
-        "lexical",
-        [132, 248, 0, 4],
-        (34.7, 0.4, 0.0),
-    ),
-    row(
-        "Qwen3.5-27B",
-        "Qwen3.5 / direct",
-        DIRECT,
-        "math",
-        [39, 339, 0, 6],
-        (10.3, 0.2, 0.0),
-    ),
-    row(
-        "StartLux",
-        "StartLux",
-        CODE,
-        "lexical",
-        [1, 359, 0, 24],
-        (0.3, 0.0, 0.0),
-    ),
-    row(
-        "StartLux",
-        "StartLux",
-        CODE,
-        "math",
-        [8, 227, 1, 148],
-        (3.4, 1.1, 0.7),
-    ),
-    row(
-        "Jev",
-        "Jev",
-        BRIDGE,
-        "binary fields",
-        [80, 7, 29, 12],
-        (92.0, 6.8, 70.7),
-    ),
-    row(
-        "Jev",
-        "Jev",
-        BRIDGE,
-        "named fields",
-        [111, 4, 5, 8],
-        (96.5, 5.9, 38.5),
-    ),
-    row(
-        "Qwen3-8B",
-        "Qwen3-8B",
-        BRIDGE,
-        "binary fields",
-        [1, 18, 19, 90],
-        (5.3, -10.4, 17.4),
-    ),
-    row(
-        "Qwen3-8B",
-        "Qwen3-8B",
-        BRIDGE,
-        "named fields",
-        [6, 22, 31, 69],
-        (21.4, -7.5, 31.0),
-    ),
-    row(
-        "StartLux",
-        "StartLux",
-        BRIDGE,
-        "binary fields",
-        [25, 25, 13, 65],
-        (50.0, 20.3, 16.7),
-    ),
-    row(
-        "StartLux",
-        "StartLux",
-        BRIDGE,
-        "named fields",
-        [51, 15, 40, 22],
-        (77.3, 6.2, 64.5),
-    ),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD15");
 
 /// One of our rows: a paired (model, task) group of one source.
 #[derive(Debug, Clone)]
@@ -298,7 +172,8 @@ const HEADER: [&str; 7] = [
 ];
 
 /// Table D15's document: ours, the paper's sixteen rows, and the differences.
-pub fn layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let mut doc = Doc::new("Table D15: Marginal improvement and correctness turnover");
     doc.p(
         "Joint counts give both correct / Native only / Serial only / neither. SCR, its \
@@ -335,7 +210,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: HEADER.map(String::from).to_vec(),
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|p| {
                 vec![
@@ -353,7 +228,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.model),
+        printed.iter().map(|p| p.model.as_str()),
         against,
         3,
         &[
@@ -367,7 +242,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     );
     for r in ours {
         for m in &models {
-            let paper = PAPER
+            let paper = printed
                 .iter()
                 .find(|p| p.model == *m && p.source == r.source && p.task == r.task);
             let (label, cells) = match paper {
@@ -393,7 +268,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
         "Percentage points, this run minus the paper's row of the same interface and task.".into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 /// Read the three panels' runs and lay out the table.
@@ -405,7 +280,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
             Source::of_panel(run.panel)?,
         ));
     }
-    Ok(layout(&ours, against))
+    layout(&ours, against)
 }
 
 #[cfg(test)]
@@ -419,7 +294,7 @@ mod tests {
     /// rows are Table 1's joint counts.
     #[test]
     fn the_papers_summaries_follow_from_its_joint_counts() {
-        for p in PAPER {
+        for p in PAPER.rows().unwrap() {
             let (scr, serial, gain) = p.rates();
             let ctx = format!("{} {}", p.label, p.task);
             assert!((100.0 * scr - p.printed.0).abs() < 0.051, "SCR of {ctx}");
@@ -429,8 +304,10 @@ mod tests {
             );
             assert!((100.0 * gain - p.printed.2).abs() < 0.051, "gain of {ctx}");
         }
-        for t1 in super::super::table1::PAPER {
+        for t1 in super::super::table1::PAPER.rows().unwrap() {
             let d15 = PAPER
+                .rows()
+                .unwrap()
                 .iter()
                 .find(|p| {
                     p.model == t1.model
@@ -458,10 +335,10 @@ mod tests {
                 "gain_rate",
             )
         });
-        let ours = our_rows(&rows, CODE);
+        let ours = our_rows(&rows, Source::Table1(Interface::Code));
         assert_eq!(ours.len(), 1);
         // SCR 2/5 = 40.0; Serial EM 3/8 = 37.5; ∆ +2.5; gain 1/3.
-        let md = layout(&ours, "Jev").markdown();
+        let md = layout(&ours, "Jev").unwrap().markdown();
         for want in [
             "| Model / interface | Task | Items | Joint counts | SCR (%) | ∆ | Gain rate (%) |",
             "| m / code | math | 8 | 2/3/1/2 | 40.0 | +2.5 | 33.3 |",
@@ -473,11 +350,11 @@ mod tests {
         }
         // The bridge's rows keep only its two representations.
         let bridge = paired_rows("m", "semantic_named", [1, 1, 1, 1], (0.0, 1.0));
-        let ours = our_rows(&bridge, BRIDGE);
+        let ours = our_rows(&bridge, Source::SemanticBridge);
         assert_eq!(ours[0].task, "named fields");
         assert!(our_rows(
             &paired_rows("m", "arithmetic", [1, 1, 1, 1], (0.0, 1.0)),
-            BRIDGE
+            Source::SemanticBridge
         )
         .is_empty());
     }
