@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use c2s_stats::{CellRow, ContrastRow};
 
 use super::padded::sig3;
-use super::twelve_character::{PAPER, PAPER_MODELS};
+use super::twelve_character::{PaperRow, PAPER, PAPER_MODELS};
 use super::{differences, distinct, percent_interval, pp_diff, run_of, signed1, starred, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
@@ -84,11 +84,12 @@ fn side(effect: usize, branch: &str, cell: &str) -> f64 {
 
 /// Panel (c) from the printed counts: each side holds four of the eight cells, so the effect is
 /// (Σ compared correct − Σ reference correct) / (4 × 32).
-pub fn paper_effects() -> Vec<PaperEffect> {
+pub fn paper_effects() -> anyhow::Result<Vec<PaperEffect>> {
+    let printed = PAPER.rows()?;
     let mut out = Vec::new();
     for (effect, _) in EFFECTS.iter().enumerate() {
         for (m, model) in PAPER_MODELS.iter().enumerate() {
-            let sum: f64 = PAPER
+            let sum: f64 = printed
                 .iter()
                 .map(|(branch, cell, counts)| side(effect, branch, cell) * counts[m].0 .0 as f64)
                 .sum();
@@ -100,12 +101,12 @@ pub fn paper_effects() -> Vec<PaperEffect> {
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// The correct count of a printed cell (paper model index `m`).
-fn paper_count(m: usize, branch: &str, cell: &str) -> Option<(u64, u64)> {
-    PAPER
+fn paper_count(printed: &[PaperRow], m: usize, branch: &str, cell: &str) -> Option<(u64, u64)> {
+    printed
         .iter()
         .find(|(b, c, _)| *b == branch && *c == cell)
         .map(|(_, _, counts)| counts[m].0)
@@ -141,7 +142,8 @@ fn grid_header(first: &str) -> Vec<String> {
 }
 
 /// Figure 13's numbers: our counts and factor effects, the paper's, and the differences.
-pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> Doc {
+pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let models = distinct(
         counts
             .keys()
@@ -245,7 +247,8 @@ pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> Doc 
                 BRANCHES.iter().map(move |branch| {
                     let mut row = vec![model.to_string(), branch.to_string()];
                     row.extend(COLUMNS.iter().map(|(_, cell)| {
-                        paper_count(m, branch, cell).map_or_else(|| UNDEFINED.to_string(), count)
+                        paper_count(paper_rows, m, branch, cell)
+                            .map_or_else(|| UNDEFINED.to_string(), count)
                     }));
                     row
                 })
@@ -253,7 +256,7 @@ pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> Doc 
             .collect(),
         notes: vec!["(a, b) as printed (Table D8's correct counts), 32 sources per cell.".into()],
     });
-    let paper = paper_effects();
+    let paper = paper_effects()?;
     doc.table(Table {
         text_columns: 2,
         header: ["Effect", "Model", "EM difference, pp", "Survives Holm"]
@@ -293,7 +296,7 @@ pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> Doc 
                     let ours = counts
                         .get(&(m.to_string(), cell_name(branch, cell)))
                         .and_then(|c| rate(*c));
-                    match paper_count(pi, branch, cell).and_then(rate) {
+                    match paper_count(paper_rows, pi, branch, cell).and_then(rate) {
                         Some(printed) => pp_diff(ours, 100.0 * printed),
                         None => UNDEFINED.to_string(),
                     }
@@ -335,7 +338,7 @@ pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> Doc 
         .notes
         .push("(c): percentage points, ours minus the paper's derived effect.".into());
     doc.table(effects);
-    doc
+    Ok(doc)
 }
 
 /// Read the twelve-character panel's run and lay out the numbers.
@@ -343,7 +346,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let (contrasts, cells) = run_of(runs, "twelve-character")?
         .load()?
         .contrast_tables()?;
-    Ok(layout(&our_counts(&cells), &contrasts, against))
+    layout(&our_counts(&cells), &contrasts, against)
 }
 
 #[cfg(test)]
@@ -355,7 +358,7 @@ mod tests {
     /// within the figure's −30 to 0 axis, Jev's two surviving effects the largest.
     #[test]
     fn the_papers_effects_follow_from_its_counts() {
-        let effects = paper_effects();
+        let effects = paper_effects().unwrap();
         let get = |model: &str, effect: usize| {
             effects
                 .iter()
@@ -405,7 +408,7 @@ mod tests {
             },
             sign_p_holm: Some(0.0012),
         };
-        let md = layout(&counts, &[contrast], "Jev").markdown();
+        let md = layout(&counts, &[contrast], "Jev").unwrap().markdown();
         for want in [
             "| Model | Branch | 10 choices, 2 queries | 26 choices, 2 queries | 10 choices, 6 queries | 26 choices, 6 queries |",
             "| m | Early | 8/32 | – | – | – |",

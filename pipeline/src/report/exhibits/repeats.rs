@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use c2s_records::Trajectory;
 use c2s_stats::MetricRow;
 
+use super::paper::PaperTable;
 use super::{distinct, paper_domain, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
@@ -21,12 +22,9 @@ pub const REPEATS: usize = 3;
 pub const PAPER_MODEL: &str = "Jev";
 
 /// Table D2 as printed: domain, Native correct (k, n), Serial k retained / Native correct.
-pub type PaperRow = (&'static str, (u64, u64), [(u64, u64); REPEATS]);
+pub type PaperRow = (String, (u64, u64), [(u64, u64); REPEATS]);
 
-pub const PAPER: [PaperRow; 2] = [
-    ("math", (35, 36), [(12, 35), (13, 35), (12, 35)]),
-    ("lexical", (36, 36), [(0, 36), (1, 36), (1, 36)]),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD2");
 
 /// The repeat of an arm label (`…/r2` → 2; no suffix → 0).
 pub fn repeat_of(arm: &str) -> usize {
@@ -136,7 +134,8 @@ fn header() -> Vec<String> {
     .to_vec()
 }
 
-pub fn layout(ours: &[OurRow]) -> Doc {
+pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let mut doc =
         Doc::new("Table D2: Across three repeats, Native choices agree but Serial successes vary");
     doc.p("Counts are retained/Native correct.");
@@ -177,7 +176,7 @@ pub fn layout(ours: &[OurRow]) -> Doc {
     doc.table(Table {
         text_columns: 1,
         header: header(),
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|(d, native, serial)| {
                 let mut cells = vec![d.to_string(), count(Some(*native))];
@@ -187,13 +186,13 @@ pub fn layout(ours: &[OurRow]) -> Doc {
             .collect(),
         notes: vec!["36 parents per domain.".into()],
     });
-    doc
+    Ok(doc)
 }
 
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "repeats")?;
     let run = run.load()?;
-    Ok(layout(&our_rows(&run.metric_rows()?, &run.trajectories)))
+    layout(&our_rows(&run.metric_rows()?, &run.trajectories))
 }
 
 #[cfg(test)]
@@ -229,7 +228,7 @@ mod tests {
                     }),
             );
         }
-        let md = layout(&our_rows(&rows, &[])).markdown();
+        let md = layout(&our_rows(&rows, &[])).unwrap().markdown();
         for want in [
             "| Domain | Native correct | Serial 0 | Serial 1 | Serial 2 |",
             "| math | 4/8 | 3/4 | 2/4 | 3/4 |",

@@ -571,20 +571,20 @@ mod tests {
             setting("Repeat 1"),
             setting("Repeat 2"),
         );
-        for (domain, (native_correct, _), serial) in repeats::PAPER {
+        for (domain, (native_correct, _), serial) in repeats::PAPER.rows().unwrap() {
             let panel = paper(repeats::PAPER_MODEL, domain);
             let read = [
                 panel.retained[reference],
                 panel.retained[first],
                 panel.retained[second],
             ];
-            assert_eq!(read, serial, "{domain}");
-            assert_eq!(read[0].1, native_correct, "{domain}");
+            assert_eq!(read, *serial, "{domain}");
+            assert_eq!(read[0].1, *native_correct, "{domain}");
             // Labels top to bottom: Repeat 2 is the first count, Repeat 1 the second,
             // Reference the last.
             let last = panel.retained.len() - 1;
             let other = [panel.retained[last], panel.retained[1], panel.retained[0]];
-            assert_ne!(other, serial, "{domain}");
+            assert_ne!(other, *serial, "{domain}");
         }
     }
 

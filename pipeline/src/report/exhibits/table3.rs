@@ -10,7 +10,9 @@
 use std::collections::BTreeMap;
 
 use c2s_records::{Domain, Trajectory};
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{distinct, pp_diff, run_of, signed2, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
@@ -24,9 +26,9 @@ pub const INTERFACES: [(&str, &str); 4] = [
 ];
 
 /// One row of Table 3 as printed (Qwen3.5-27B; 96 items per domain).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub interface: &'static str,
+    pub interface: String,
     /// Correct of 96: arithmetic, lexical.
     pub correct: (u64, u64),
     /// Valid trajectories, percent: arithmetic, lexical.
@@ -36,32 +38,7 @@ pub struct PaperRow {
 
 pub const PAPER_ITEMS: u64 = 96;
 
-pub const PAPER: [PaperRow; 4] = [
-    PaperRow {
-        interface: "Native",
-        correct: (94, 96),
-        valid: (100.0, 100.0),
-        calls: 1.00,
-    },
-    PaperRow {
-        interface: "WholeGenerate",
-        correct: (94, 91),
-        valid: (100.0, 100.0),
-        calls: 1.00,
-    },
-    PaperRow {
-        interface: "Position query",
-        correct: (14, 27),
-        valid: (100.0, 100.0),
-        calls: 5.50,
-    },
-    PaperRow {
-        interface: "PrefixContinue",
-        correct: (94, 0),
-        valid: (100.0, 9.4),
-        calls: 5.50,
-    },
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table3");
 
 /// Counts of one (interface, domain) cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -164,7 +141,8 @@ fn header() -> Vec<String> {
 }
 
 /// Table 3's document: ours, the paper's, and the differences.
-pub fn layout(ours: &[OurRow]) -> Doc {
+pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let mut doc = Doc::new("Table 3: One-response solving and repeated position queries");
     doc.p(
         "Correct counts are content EM; valid trajectories are arithmetic/lexical percentages; \
@@ -205,7 +183,7 @@ pub fn layout(ours: &[OurRow]) -> Doc {
     doc.table(Table {
         text_columns: 1,
         header: header(),
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|p| {
                 vec![
@@ -240,7 +218,7 @@ pub fn layout(ours: &[OurRow]) -> Doc {
         ..Table::default()
     };
     for r in ours {
-        let Some(p) = PAPER.iter().find(|p| p.interface == r.interface) else {
+        let Some(p) = printed.iter().find(|p| p.interface == r.interface) else {
             continue;
         };
         let per = |c: u64| 100.0 * c as f64 / PAPER_ITEMS as f64;
@@ -261,12 +239,12 @@ pub fn layout(ours: &[OurRow]) -> Doc {
             .into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "table3")?.load()?;
-    Ok(layout(&our_rows(&run.trajectories)))
+    layout(&our_rows(&run.trajectories))
 }
 
 #[cfg(test)]
@@ -287,8 +265,10 @@ mod tests {
         // Lengths 3–8 in equal numbers: a position query asks 5.5 times per item.
         let mean_length = (3..=8).sum::<u64>() as f64 / 6.0;
         assert_eq!(mean_length, 5.5);
-        assert_eq!(PAPER[2].calls, mean_length);
-        assert_eq!(INTERFACES.map(|(name, _)| name), PAPER.map(|p| p.interface));
+        let printed = PAPER.rows().unwrap();
+        assert_eq!(printed[2].calls, mean_length);
+        let interfaces: Vec<&str> = printed.iter().map(|p| p.interface.as_str()).collect();
+        assert_eq!(INTERFACES.map(|(name, _)| name), interfaces.as_slice());
     }
 
     #[test]
@@ -307,7 +287,7 @@ mod tests {
                 lexical: counts(8, 0, 1, 44),
             },
         ];
-        let md = layout(&ours).markdown();
+        let md = layout(&ours).unwrap().markdown();
         for want in [
             "| Interface | Arithmetic | Lexical | Valid | Calls |",
             "| Native | 6/8 | 2/8 | 100/100 | 1.00 |",

@@ -20,7 +20,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Context;
 use c2s_records::{PairedOutcome, Trajectory};
 use c2s_stats::MetricRow;
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::table1::Interface;
 use super::{differences, paper_domain, pp_diff, PanelRun};
 use crate::report::doc::{Doc, Table};
@@ -31,46 +33,17 @@ use crate::report::tables::{ratio, scr_cell, MetricIndex, UNDEFINED};
 pub const D1_SEED: u64 = 20_261_008;
 
 /// One row of Table D1 as printed.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub model: &'static str,
-    pub domain: &'static str,
+    pub model: String,
+    pub domain: String,
     /// Common Native-correct items / items.
     pub coverage: (u64, u64),
     pub retained: u64,
     pub scr: (f64, f64, f64),
 }
 
-pub const PAPER: [PaperRow; 4] = [
-    PaperRow {
-        model: "Jev",
-        domain: "math",
-        coverage: (367, 384),
-        retained: 118,
-        scr: (32.2, 28.1, 36.2),
-    },
-    PaperRow {
-        model: "Qwen3.5-27B",
-        domain: "math",
-        coverage: (367, 384),
-        retained: 38,
-        scr: (10.4, 7.4, 13.4),
-    },
-    PaperRow {
-        model: "Jev",
-        domain: "lexical",
-        coverage: (379, 384),
-        retained: 8,
-        scr: (2.1, 0.8, 3.7),
-    },
-    PaperRow {
-        model: "Qwen3.5-27B",
-        domain: "lexical",
-        coverage: (379, 384),
-        retained: 131,
-        scr: (34.6, 29.8, 39.3),
-    },
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD1");
 
 /// A paired row of the exhibit: a model's Native/Serial comparison under one interface.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -224,7 +197,8 @@ fn header() -> Vec<String> {
 }
 
 /// Table D1's document: ours, the paper's, and the differences.
-pub fn layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let mut doc = Doc::new("Table D1: SCR on a common Native-correct population");
     doc.p(
         "Coverage, retained counts and 95% item bootstrap intervals stratified by length are \
@@ -256,7 +230,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: header(),
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|p| {
                 vec![
@@ -272,15 +246,15 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.model),
+        printed.iter().map(|p| p.model.as_str()),
         against,
         3,
         &["Model", "Domain", "Paper row", "Δ Coverage", "Δ SCR"],
     );
     for r in ours {
-        for p in PAPER
+        for p in printed
             .iter()
-            .filter(|p| models.contains(&p.model) && p.domain == r.domain)
+            .filter(|p| models.contains(&p.model.as_str()) && p.domain == r.domain)
         {
             let coverage = (r.coverage.1 > 0).then(|| r.coverage.0 as f64 / r.coverage.1 as f64);
             diff.rows.push(vec![
@@ -295,7 +269,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     diff.notes
         .push("Percentage points, this run minus the paper's row of the same domain.".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
@@ -312,7 +286,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
             },
         });
     }
-    Ok(layout(&our_rows(&panels)?, against))
+    layout(&our_rows(&panels)?, against)
 }
 
 #[cfg(test)]
@@ -321,7 +295,7 @@ mod tests {
 
     #[test]
     fn the_papers_rows_are_consistent() {
-        for p in PAPER {
+        for p in PAPER.rows().unwrap() {
             let scr = 100.0 * p.retained as f64 / p.coverage.0 as f64;
             assert!((scr - p.scr.0).abs() < 0.06, "{} {}", p.model, p.domain);
         }
@@ -417,7 +391,7 @@ mod tests {
                 ),
             ]
         );
-        let md = layout(&ours, "Qwen3.5-27B").markdown();
+        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
         for want in [
             "| Model | Domain | Coverage | Retained | SCR [95% CI] |",
             "| Jev | math | 367/384 | 118/367 | 32.2 [28.1, 36.2] |",

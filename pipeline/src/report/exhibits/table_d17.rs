@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 
 use c2s_records::Decoding;
 use c2s_sinks::RequestRow;
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{paper_domain, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
@@ -28,43 +30,18 @@ pub const INTERFACES: [(&str, &str); 3] = [
 ];
 
 /// One row of Table D17 as printed (Qwen3.5-27B).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub task: &'static str,
-    pub interface: &'static str,
+    pub task: String,
+    pub interface: String,
     pub requests: u64,
     pub cap: u32,
     pub max: u32,
     pub truncated: u64,
 }
 
-const fn row(
-    task: &'static str,
-    interface: &'static str,
-    requests: u64,
-    cap: u32,
-    max: u32,
-    truncated: u64,
-) -> PaperRow {
-    PaperRow {
-        task,
-        interface,
-        requests,
-        cap,
-        max,
-        truncated,
-    }
-}
-
 /// Table D17 as printed.
-pub const PAPER: [PaperRow; 6] = [
-    row("lexical", "Position", 528, 8, 2, 0),
-    row("lexical", "PrefixContinue", 528, 32, 32, 4),
-    row("lexical", "WholeGenerate", 96, 32, 4, 0),
-    row("math", "Position", 528, 8, 2, 0),
-    row("math", "PrefixContinue", 528, 32, 9, 0),
-    row("math", "WholeGenerate", 96, 32, 9, 0),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD17");
 
 /// One of our rows' tallies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -119,7 +96,8 @@ fn interface_rank(interface: &str) -> usize {
 }
 
 /// Table D17's document: ours per model, the paper's rows, and ours beside the paper's row.
-pub fn layout(ours: &BTreeMap<(String, String, &'static str), Budget>) -> Doc {
+pub fn layout(ours: &BTreeMap<(String, String, &'static str), Budget>) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let mut doc = Doc::new("Table D17: Observed generation budgets");
     doc.p(
         "Position-query failure occurs without hitting the output cap. Budgets and observed \
@@ -167,7 +145,7 @@ pub fn layout(ours: &BTreeMap<(String, String, &'static str), Budget>) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: HEADER.map(String::from).to_vec(),
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|p| {
                 vec![
@@ -185,7 +163,7 @@ pub fn layout(ours: &BTreeMap<(String, String, &'static str), Budget>) -> Doc {
                 .into(),
         ],
     });
-    doc
+    Ok(doc)
 }
 
 /// Read Table 3's run and lay out the table.
@@ -201,7 +179,7 @@ pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     for dir in &run.run_dirs {
         requests.extend(c2s_sinks::read_requests(&dir.join("requests"))?);
     }
-    Ok(layout(&budgets(&requests, &domain_of)))
+    layout(&budgets(&requests, &domain_of))
 }
 
 #[cfg(test)]
@@ -212,11 +190,18 @@ mod tests {
     #[test]
     fn the_papers_position_queries_are_table3s_calls() {
         let calls = super::super::table3::PAPER
+            .rows()
+            .unwrap()
             .iter()
             .find(|p| p.interface == "Position query")
             .map(|p| p.calls)
             .unwrap();
-        for p in PAPER.iter().filter(|p| p.interface == "Position") {
+        for p in PAPER
+            .rows()
+            .unwrap()
+            .iter()
+            .filter(|p| p.interface == "Position")
+        {
             assert_eq!(p.requests as f64, calls * 96.0);
             assert!(p.max <= p.cap);
         }
@@ -266,7 +251,7 @@ mod tests {
                 truncated: 0
             }
         );
-        let md = layout(&b).markdown();
+        let md = layout(&b).unwrap().markdown();
         for want in [
             "## This run: m",
             "| Task | Interface | Requests | Cap | Max | Truncated |",

@@ -12,34 +12,18 @@ use std::collections::BTreeMap;
 
 use c2s_stats::CellRow;
 
+use super::paper::PaperTable;
 use super::{compared_models, distinct, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 
 /// A row of Table D8 as printed: branch, choices / queries, and per paper model (correct,
 /// SCR count) as (k, n) pairs.
-pub type PaperRow = (&'static str, &'static str, [((u64, u64), (u64, u64)); 2]);
+pub type PaperRow = (String, String, [((u64, u64), (u64, u64)); 2]);
 
 /// The paper's two models, in its column order (the table prints the second as "Qwen").
 pub const PAPER_MODELS: [&str; 2] = ["Jev", "Qwen3.5-27B"];
 
-pub const PAPER: [PaperRow; 8] = [
-    (
-        "Early",
-        "10 / 2",
-        [((15, 32), (15, 31)), ((4, 32), (3, 21))],
-    ),
-    (
-        "Early",
-        "26 / 2",
-        [((11, 32), (11, 31)), ((2, 32), (1, 21))],
-    ),
-    ("Early", "10 / 6", [((1, 32), (1, 31)), ((1, 32), (1, 21))]),
-    ("Early", "26 / 6", [((1, 32), (1, 31)), ((0, 32), (0, 21))]),
-    ("Late", "10 / 2", [((0, 32), (0, 26)), ((1, 32), (1, 16))]),
-    ("Late", "26 / 2", [((0, 32), (0, 26)), ((0, 32), (0, 16))]),
-    ("Late", "10 / 6", [((0, 32), (0, 26)), ((0, 32), (0, 16))]),
-    ("Late", "26 / 6", [((0, 32), (0, 26)), ((0, 32), (0, 16))]),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD8");
 
 /// The cell name of a printed row (`early 10 / 2`).
 fn cell_name(branch: &str, choices: &str) -> String {
@@ -68,7 +52,8 @@ fn scr_count(c: &CellRow) -> String {
     }
 }
 
-pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> Doc {
+pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let models = distinct(cells.keys().map(|(m, _)| m.as_str()));
     let mut doc = Doc::new(
         "Table D8: Correctness depends on branch location and queried depth despite a fixed \
@@ -87,7 +72,7 @@ pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> Doc
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|(branch, choices, _)| {
                 let mut row = vec![branch.to_string(), choices.to_string()];
@@ -120,7 +105,7 @@ pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> Doc
         ]
         .map(String::from)
         .to_vec(),
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|(branch, choices, m)| {
                 vec![
@@ -153,7 +138,7 @@ pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> Doc
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER
+        rows: printed
             .iter()
             .map(|(branch, choices, paper)| {
                 let mut row = vec![branch.to_string(), choices.to_string()];
@@ -173,14 +158,14 @@ pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> Doc
             .collect(),
         notes: vec!["Complete-output correct, percentage points.".into()],
     });
-    doc
+    Ok(doc)
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let (_, cells) = run_of(runs, "twelve-character")?
         .load()?
         .contrast_tables()?;
-    Ok(layout(&our_cells(&cells), against))
+    layout(&our_cells(&cells), against)
 }
 
 #[cfg(test)]
@@ -190,9 +175,9 @@ mod tests {
     #[test]
     fn the_papers_rows_are_its_cells() {
         // 32 sources per cell; SCR counts never exceed the correct counts.
-        for (b, c, m) in PAPER {
+        for (b, c, m) in PAPER.rows().unwrap() {
             for ((k, n), (both, native)) in m {
-                assert_eq!(n, 32, "{b} {c}");
+                assert_eq!(*n, 32, "{b} {c}");
                 assert!(both <= k && both <= native, "{b} {c}");
             }
         }
@@ -216,7 +201,7 @@ mod tests {
             cell("early 10 / 2", 8, 8, 30, None),
             cell("late 26 / 6", 0, 0, 26, Some(0.1323)),
         ]);
-        let md = layout(&cells, "Qwen3.5-27B").markdown();
+        let md = layout(&cells, "Qwen3.5-27B").unwrap().markdown();
         for want in [
             "| Branch | Choices / queries | m correct | m SCR count |",
             "| Early | 10 / 2 | 8/32 | 8/30 |",
