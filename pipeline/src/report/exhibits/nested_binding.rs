@@ -11,48 +11,18 @@
 use c2s_stats::{ContrastRow, MetricRow};
 
 use super::padded::sig3;
+use super::paper::PaperTable;
 use super::{differences, paper_domain, percent_interval, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::MetricIndex;
 
 /// A row of Table D10 as printed: model, domain, evidence, literal and opaque correct of 48,
 /// difference [CI], Holm p.
-pub type PaperRow = (
-    &'static str,
-    &'static str,
-    &'static str,
-    u64,
-    u64,
-    (f64, f64, f64),
-    f64,
-);
+pub type PaperRow = (String, String, String, u64, u64, (f64, f64, f64), f64);
 
 pub const PAPER_PARENTS: u64 = 48;
 
-pub const PAPER: [PaperRow; 6] = [
-    ("Jev", "lexical", "raw", 35, 34, (2.1, -8.3, 12.5), 1.0),
-    ("Jev", "math", "raw", 43, 43, (0.0, -6.2, 6.2), 1.0),
-    (
-        "Qwen3.5-27B",
-        "lexical",
-        "raw",
-        37,
-        11,
-        (54.2, 41.7, 66.7),
-        3.3e-07,
-    ),
-    (
-        "Qwen3.5-27B",
-        "math",
-        "raw",
-        41,
-        14,
-        (56.2, 41.7, 68.8),
-        1.8e-07,
-    ),
-    ("StartLux", "lexical", "raw", 11, 11, (0.0, 0.0, 0.0), 1.0),
-    ("StartLux", "math", "raw", 26, 26, (0.0, 0.0, 0.0), 1.0),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD10");
 
 /// One of our rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,7 +97,8 @@ fn header() -> Vec<String> {
     .to_vec()
 }
 
-pub fn layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let mut doc =
         Doc::new("Table D10: Literal names against opaque names at one preselected position");
     doc.p(
@@ -162,7 +133,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 3,
         header: header(),
-        rows: PAPER
+        rows: paper_rows
             .iter()
             .map(|(m, d, e, lit, opq, diff, p)| {
                 vec![
@@ -186,7 +157,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.0),
+        paper_rows.iter().map(|p| p.0.as_str()),
         against,
         4,
         &[
@@ -200,9 +171,9 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
         ],
     );
     for r in ours {
-        for p in PAPER
+        for p in paper_rows
             .iter()
-            .filter(|p| models.contains(&p.0) && p.1 == r.domain && p.2 == r.evidence)
+            .filter(|p| models.contains(&p.0.as_str()) && p.1 == r.domain && p.2 == r.evidence)
         {
             let rate = |(k, n): (u64, u64)| (n > 0).then(|| k as f64 / n as f64);
             let paper = |k: u64| 100.0 * k as f64 / PAPER_PARENTS as f64;
@@ -220,13 +191,13 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     diff.notes
         .push("Percentage points (ours over our parents, the paper's over 48).".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "nested-binding")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    Ok(layout(&our_rows(&run.metric_rows()?, &contrasts), against))
+    layout(&our_rows(&run.metric_rows()?, &contrasts), against)
 }
 
 #[cfg(test)]
@@ -260,7 +231,9 @@ mod tests {
                 ..r
             })
             .collect();
-        let md = layout(&our_rows(&rows, &[]), "Qwen3.5-27B").markdown();
+        let md = layout(&our_rows(&rows, &[]), "Qwen3.5-27B")
+            .unwrap()
+            .markdown();
         for want in [
             "| Model | Domain | Evidence | Literal | Opaque | Difference [95% CI] | Holm p |",
             "| m | math | raw | 30/48 | 12/48 | – | – |",

@@ -11,17 +11,19 @@
 //! from the panel's Indexed − Padded unit contrast of that domain.
 
 use c2s_stats::{ContrastRow, MetricRow};
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{differences, paper_domain, percent_interval, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
 
 /// A row of Table D9 as printed.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub model: &'static str,
-    pub domain: &'static str,
-    pub matched: &'static str,
+    pub model: String,
+    pub domain: String,
+    pub matched: String,
     pub indexed: u64,
     pub padded: u64,
     pub difference: (f64, f64, f64),
@@ -30,75 +32,7 @@ pub struct PaperRow {
 
 pub const PAPER_PARENTS: u64 = 48;
 
-const fn row(
-    model: &'static str,
-    domain: &'static str,
-    matched: &'static str,
-    counts: (u64, u64),
-    difference: (f64, f64, f64),
-    holm_p: f64,
-) -> PaperRow {
-    PaperRow {
-        model,
-        domain,
-        matched,
-        indexed: counts.0,
-        padded: counts.1,
-        difference,
-        holm_p,
-    }
-}
-
-pub const PAPER: [PaperRow; 6] = [
-    row(
-        "Jev",
-        "math",
-        "bytes",
-        (43, 17),
-        (54.2, 43.8, 64.6),
-        8.94e-08,
-    ),
-    row(
-        "Jev",
-        "lexical",
-        "bytes",
-        (47, 8),
-        (81.2, 72.9, 89.6),
-        1.46e-11,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "math",
-        "bytes",
-        (23, 8),
-        (31.2, 18.8, 43.8),
-        0.00146,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "lexical",
-        "bytes",
-        (47, 38),
-        (18.8, 10.4, 27.1),
-        0.00391,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "math",
-        "tokens",
-        (23, 9),
-        (29.2, 16.7, 41.7),
-        0.00258,
-    ),
-    row(
-        "Qwen3.5-27B",
-        "lexical",
-        "tokens",
-        (47, 34),
-        (27.1, 16.7, 37.5),
-        0.000488,
-    ),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD9");
 
 /// The match of each panel.
 pub const PANELS: [(&str, &str); 2] = [("padded", "bytes"), ("padded-tokens", "tokens")];
@@ -183,7 +117,8 @@ fn header() -> Vec<String> {
     .to_vec()
 }
 
-pub fn layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let mut doc =
         Doc::new("Table D9: Indexed copying improves fidelity over nonindexed length controls");
     doc.p(
@@ -215,7 +150,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 3,
         header: header(),
-        rows: PAPER
+        rows: paper_rows
             .iter()
             .map(|p| {
                 vec![
@@ -236,7 +171,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.model),
+        paper_rows.iter().map(|p| p.model.as_str()),
         against,
         4,
         &[
@@ -250,10 +185,9 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
         ],
     );
     for r in ours {
-        for p in PAPER
-            .iter()
-            .filter(|p| models.contains(&p.model) && p.domain == r.domain && p.matched == r.matched)
-        {
+        for p in paper_rows.iter().filter(|p| {
+            models.contains(&p.model.as_str()) && p.domain == r.domain && p.matched == r.matched
+        }) {
             let rate = |(k, n): (u64, u64)| (n > 0).then(|| k as f64 / n as f64);
             let paper_rate = |k: u64| 100.0 * k as f64 / PAPER_PARENTS as f64;
             diff.rows.push(vec![
@@ -270,7 +204,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     diff.notes
         .push("Percentage points (ours over our parents, the paper's over 48).".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
@@ -283,7 +217,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
         let (contrasts, _) = run.contrast_tables()?;
         ours.extend(our_rows(matched, &run.metric_rows()?, &contrasts));
     }
-    Ok(layout(&ours, against))
+    layout(&ours, against)
 }
 
 #[cfg(test)]
@@ -338,7 +272,7 @@ mod tests {
             sign_p_holm: Some(1e-8),
         };
         let ours = our_rows("bytes", &rows, &[contrast]);
-        let md = layout(&ours, "Jev").markdown();
+        let md = layout(&ours, "Jev").unwrap().markdown();
         for want in [
             "| Model | Domain | Match | Indexed | Padded | Difference [95% CI] | Holm p |",
             "| m | lexical | bytes | 40/48 | 12/48 | 58.3 [45.0, 70.0] | 1.00e-7 |",

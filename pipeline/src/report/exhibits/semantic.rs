@@ -11,7 +11,9 @@
 //! SCR [95% CI].
 
 use c2s_stats::MetricRow;
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{differences, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{count, pct, ratio, scr_cell, MetricIndex, UNDEFINED};
@@ -26,89 +28,29 @@ fn representation(domain: &str) -> Option<&'static str> {
 }
 
 /// One row of Table B2 as printed (Table 2's rows are its named rows with joint counts).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub model: &'static str,
-    pub representation: &'static str,
+    pub model: String,
+    pub representation: String,
     pub native_em: f64,
     pub serial_em: f64,
     /// Retained / Native correct.
     pub scr_count: (u64, u64),
     pub scr: (f64, f64, f64),
     /// Table 2's joint counts (named rows only): both / Native only / Serial only / neither.
-    pub joint: Option<[u64; 4]>,
+    pub joint_counts: [Option<u64>; 4],
 }
 
-const fn row(
-    model: &'static str,
-    representation: &'static str,
-    ems: (f64, f64),
-    scr_count: (u64, u64),
-    scr: (f64, f64, f64),
-    joint: Option<[u64; 4]>,
-) -> PaperRow {
-    PaperRow {
-        model,
-        representation,
-        native_em: ems.0,
-        serial_em: ems.1,
-        scr_count,
-        scr,
-        joint,
+impl PaperRow {
+    /// Table 2's joint counts, on the named rows.
+    pub fn joint(&self) -> Option<[u64; 4]> {
+        let [a, b, c, d] = self.joint_counts;
+        Some([a?, b?, c?, d?])
     }
 }
 
 /// Table B2 as printed, in its order; the named rows carry Table 2's joint counts.
-pub const PAPER: [PaperRow; 6] = [
-    row(
-        "Jev",
-        "named",
-        (89.8, 90.6),
-        (111, 115),
-        (96.5, 93.0, 99.2),
-        Some([111, 4, 5, 8]),
-    ),
-    row(
-        "Jev",
-        "binary",
-        (68.0, 85.2),
-        (80, 87),
-        (92.0, 86.0, 96.8),
-        None,
-    ),
-    row(
-        "StartLux",
-        "named",
-        (51.6, 71.1),
-        (51, 66),
-        (77.3, 67.6, 86.6),
-        Some([51, 15, 40, 22]),
-    ),
-    row(
-        "StartLux",
-        "binary",
-        (39.1, 29.7),
-        (25, 50),
-        (50.0, 40.4, 60.5),
-        None,
-    ),
-    row(
-        "Qwen3-8B",
-        "named",
-        (21.9, 28.9),
-        (6, 28),
-        (21.4, 8.0, 36.0),
-        Some([6, 22, 31, 69]),
-    ),
-    row(
-        "Qwen3-8B",
-        "binary",
-        (14.8, 15.6),
-        (1, 19),
-        (5.3, 0.0, 16.7),
-        None,
-    ),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableB2");
 
 /// Table 2 prints its models in this order (Jev, Qwen3-8B, StartLux).
 const TABLE2_ORDER: [&str; 3] = ["Jev", "Qwen3-8B", "StartLux"];
@@ -160,7 +102,8 @@ fn table2_cells(model: &str, native: String, joint: String, scr: String) -> Vec<
 }
 
 /// Table 2's document: our named rows, the paper's, and the differences.
-pub fn table2_layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn table2_layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER.rows()?;
     let header: Vec<String> = ["Model", "Native/Serial EM", "Joint counts", "SCR"]
         .map(String::from)
         .to_vec();
@@ -193,7 +136,7 @@ pub fn table2_layout(ours: &[OurRow], against: &str) -> Doc {
     doc.h(2, "The paper (Table 2)");
     let paper_named = || {
         TABLE2_ORDER.iter().filter_map(|m| {
-            PAPER
+            printed
                 .iter()
                 .find(|p| p.model == *m && p.representation == "named")
         })
@@ -204,9 +147,9 @@ pub fn table2_layout(ours: &[OurRow], against: &str) -> Doc {
         rows: paper_named()
             .map(|p| {
                 table2_cells(
-                    p.model,
+                    &p.model,
                     format!("{:.1}/{:.1}", p.native_em, p.serial_em),
-                    p.joint.map_or(UNDEFINED.to_string(), |j| {
+                    p.joint().map_or(UNDEFINED.to_string(), |j| {
                         j.map(|c| c.to_string()).join("/")
                     }),
                     format!("{:.1}", p.scr.0),
@@ -215,12 +158,13 @@ pub fn table2_layout(ours: &[OurRow], against: &str) -> Doc {
             .collect(),
         notes: vec![],
     });
-    difference_rows(&mut doc, &named, against, "Table 2");
-    doc
+    difference_rows(&mut doc, printed, &named, against, "Table 2");
+    Ok(doc)
 }
 
 /// Table B2's document: our rows per representation, the paper's, and the differences.
-pub fn table_b2_layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn table_b2_layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let header: Vec<String> = [
         "Model",
         "Representation",
@@ -261,7 +205,7 @@ pub fn table_b2_layout(ours: &[OurRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER
+        rows: paper_rows
             .iter()
             .map(|p| {
                 vec![
@@ -277,15 +221,21 @@ pub fn table_b2_layout(ours: &[OurRow], against: &str) -> Doc {
         notes: vec![],
     });
     let all: Vec<&OurRow> = ours.iter().collect();
-    difference_rows(&mut doc, &all, against, "Table B2");
-    doc
+    difference_rows(&mut doc, paper_rows, &all, against, "Table B2");
+    Ok(doc)
 }
 
 /// Ours minus each compared paper model's row of the same representation.
-fn difference_rows(doc: &mut Doc, ours: &[&OurRow], against: &str, exhibit: &str) {
+fn difference_rows(
+    doc: &mut Doc,
+    printed: &[PaperRow],
+    ours: &[&OurRow],
+    against: &str,
+    exhibit: &str,
+) {
     let (models, mut table) = differences(
         doc,
-        PAPER.iter().map(|p| p.model),
+        printed.iter().map(|p| p.model.as_str()),
         against,
         3,
         &[
@@ -299,7 +249,7 @@ fn difference_rows(doc: &mut Doc, ours: &[&OurRow], against: &str, exhibit: &str
     );
     for r in ours {
         for m in &models {
-            let Some(p) = PAPER
+            let Some(p) = printed
                 .iter()
                 .find(|p| p.model == *m && p.representation == r.representation)
             else {
@@ -323,12 +273,12 @@ fn difference_rows(doc: &mut Doc, ours: &[&OurRow], against: &str, exhibit: &str
 
 pub fn table2(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let rows = run_of(runs, "semantic-bridge")?.load()?.metric_rows()?;
-    Ok(table2_layout(&our_rows(&rows), against))
+    table2_layout(&our_rows(&rows), against)
 }
 
 pub fn table_b2(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let rows = run_of(runs, "semantic-bridge")?.load()?.metric_rows()?;
-    Ok(table_b2_layout(&our_rows(&rows), against))
+    table_b2_layout(&our_rows(&rows), against)
 }
 
 #[cfg(test)]
@@ -340,8 +290,8 @@ mod tests {
     /// B2's SCR counts and EMs ("Jev 89.8/90.6 111/4/5/8 96.5").
     #[test]
     fn the_papers_rows_are_consistent() {
-        for p in PAPER {
-            let Some(j) = p.joint else { continue };
+        for p in PAPER.rows().unwrap() {
+            let Some(j) = p.joint() else { continue };
             assert_eq!(j.iter().sum::<u64>(), 128, "{}", p.model);
             assert_eq!((j[0], j[0] + j[1]), p.scr_count, "{}", p.model);
             let native = 100.0 * (j[0] + j[1]) as f64 / 128.0;
@@ -349,7 +299,7 @@ mod tests {
             assert!((native - p.native_em).abs() < 0.06, "{}", p.model);
             assert!((serial - p.serial_em).abs() < 0.06, "{}", p.model);
         }
-        for p in PAPER {
+        for p in PAPER.rows().unwrap() {
             let scr = 100.0 * p.scr_count.0 as f64 / p.scr_count.1 as f64;
             assert!(
                 (scr - p.scr.0).abs() < 0.06,
@@ -371,7 +321,7 @@ mod tests {
         ));
         let ours = our_rows(&rows);
         assert_eq!(ours.len(), 2);
-        let md = table2_layout(&ours, "Qwen3.5-27B").markdown();
+        let md = table2_layout(&ours, "Qwen3.5-27B").unwrap().markdown();
         for want in [
             "| Model | Native/Serial EM | Joint counts | SCR |",
             "| m | 62.5/54.7 | 60/20/10/38 | 75.0 |",
@@ -381,7 +331,7 @@ mod tests {
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
-        let md = table_b2_layout(&ours, "StartLux").markdown();
+        let md = table_b2_layout(&ours, "StartLux").unwrap().markdown();
         for want in [
             "| Model | Representation | Native EM | Serial EM | SCR count | SCR [95% CI] |",
             "| m | binary | 46.9 | 54.7 | 40/60 | 66.7 [50.0, 80.0] |",

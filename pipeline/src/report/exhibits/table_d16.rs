@@ -19,7 +19,9 @@
 use std::collections::BTreeMap;
 
 use c2s_records::{Domain, Membership, Trajectory};
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::support_controllers::Parents;
 use super::{panel_ids, run_of, PanelRun, QWEN_192};
 use crate::report::doc::{Doc, Table};
@@ -39,42 +41,17 @@ pub struct Audit {
 }
 
 /// One row of Table D16 as printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub model: &'static str,
-    pub controller: &'static str,
+    pub model: String,
+    pub controller: String,
     pub items: u64,
     pub counts: [u64; 6],
     pub recombinations: u64,
 }
 
-const fn row(
-    model: &'static str,
-    controller: &'static str,
-    items: u64,
-    counts: [u64; 6],
-    recombinations: u64,
-) -> PaperRow {
-    PaperRow {
-        model,
-        controller,
-        items,
-        counts,
-        recombinations,
-    }
-}
-
 /// Table D16 as printed.
-pub const PAPER: [PaperRow; 8] = [
-    row("Jev", "Full", 384, [7, 1, 0, 11, 0, 365], 22),
-    row("Jev", "TrieCall", 384, [315, 69, 0, 0, 0, 0], 0),
-    row("Jev", "TrieFill", 384, [314, 70, 0, 0, 0, 0], 0),
-    row("Jev", "UnionCall", 384, [92, 9, 0, 11, 1, 271], 283),
-    row("Qwen3.5-27B", "Full", 96, [27, 7, 0, 2, 1, 59], 2),
-    row("Qwen3.5-27B", "TrieCall", 96, [63, 28, 5, 0, 0, 0], 0),
-    row("Qwen3.5-27B", "TrieFill", 96, [65, 31, 0, 0, 0, 0], 0),
-    row("Qwen3.5-27B", "UnionCall", 96, [41, 14, 22, 1, 0, 18], 19),
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD16");
 
 /// The lexical Serial trajectories' audit per (model, controller).
 pub fn audits(trajectories: &[Trajectory]) -> BTreeMap<(String, &'static str), Audit> {
@@ -139,7 +116,8 @@ fn controller_rank(c: &str) -> usize {
 pub type Audits = BTreeMap<(String, &'static str), Audit>;
 
 /// Table D16's document: ours on each parents, and the paper's rows.
-pub fn layout(ours: &[(Parents, Audits)]) -> Doc {
+pub fn layout(ours: &[(Parents, Audits)]) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let mut doc = Doc::new("Table D16: Lexical output resource audit");
     doc.p(
         "Counts list gold / other candidate / malformed / other noun / other word / \
@@ -197,7 +175,7 @@ pub fn layout(ours: &[(Parents, Audits)]) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: HEADER.map(String::from).to_vec(),
-        rows: PAPER
+        rows: paper_rows
             .iter()
             .map(|p| {
                 vec![
@@ -211,17 +189,17 @@ pub fn layout(ours: &[(Parents, Audits)]) -> Doc {
             .collect(),
         notes: vec!["No gold-synset alternatives were found.".into()],
     });
-    doc
+    Ok(doc)
 }
 
 /// Read the support panel's run and lay out the table.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "support")?.load()?;
     let subset = run.restricted(&panel_ids(QWEN_192)?);
-    Ok(layout(&[
+    layout(&[
         (Parents::All, audits(&run.trajectories)),
         (Parents::Qwen192, audits(&subset.trajectories)),
-    ]))
+    ])
 }
 
 #[cfg(test)]
@@ -231,7 +209,7 @@ mod tests {
     /// Every printed row's counts add up to its items.
     #[test]
     fn the_papers_counts_partition_its_items() {
-        for p in PAPER {
+        for p in PAPER.rows().unwrap() {
             assert_eq!(
                 p.counts.iter().sum::<u64>(),
                 p.items,
@@ -275,7 +253,9 @@ mod tests {
         assert_eq!(full.counts, [1, 0, 0, 0, 0, 2]);
         assert_eq!(full.gold_synset_lemma, 1);
         assert_eq!(full.recombinations, 1);
-        let md = layout(&[(Parents::All, a.clone()), (Parents::Qwen192, a)]).markdown();
+        let md = layout(&[(Parents::All, a.clone()), (Parents::Qwen192, a)])
+            .unwrap()
+            .markdown();
         for want in [
             "| Model | Parents | Controller | Items | Output counts | Recombinations |",
             "| m | all | Full | 4 | 1/0/0/0/0/2 | 1 |",
