@@ -14,7 +14,9 @@
 use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{differences, paper_domain, pp_diff, run_of, Count, PanelRun};
 use crate::report::doc::{Doc, Table};
 
@@ -24,37 +26,16 @@ pub const INDEXED_ARM: &str = "SelfPlanSpell/Full/code/indexed/serial";
 
 /// One row of Table 4 as printed: raw fidelity, indexed fidelity, indexed gold EM, of
 /// `PAPER_PLANS`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
-    pub model: &'static str,
-    pub domain: &'static str,
+    pub model: String,
+    pub domain: String,
     pub counts: [u64; 3],
 }
 
 pub const PAPER_PLANS: u64 = 30;
 
-pub const PAPER: [PaperRow; 4] = [
-    PaperRow {
-        model: "Jev",
-        domain: "math",
-        counts: [17, 30, 28],
-    },
-    PaperRow {
-        model: "Jev",
-        domain: "lexical",
-        counts: [4, 29, 29],
-    },
-    PaperRow {
-        model: "StartLux",
-        domain: "math",
-        counts: [8, 25, 16],
-    },
-    PaperRow {
-        model: "StartLux",
-        domain: "lexical",
-        counts: [1, 29, 28],
-    },
-];
+pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table4");
 
 /// One of our rows: raw fidelity, indexed fidelity, indexed gold EM.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -102,7 +83,8 @@ fn header() -> Vec<String> {
         .to_vec()
 }
 
-pub fn layout(ours: &[OurRow], against: &str) -> Doc {
+pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let mut doc = Doc::new("Table 4: Serial plan-copying fidelity and indexed task correctness");
     doc.p(
         "Raw and Indexed measure fidelity to freshly selected model plans, including incorrect \
@@ -129,7 +111,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: header(),
-        rows: PAPER
+        rows: paper_rows
             .iter()
             .map(|p| {
                 let mut cells = vec![p.model.to_string(), p.domain.to_string()];
@@ -141,7 +123,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.model),
+        paper_rows.iter().map(|p| p.model.as_str()),
         against,
         3,
         &[
@@ -154,9 +136,9 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
         ],
     );
     for r in ours {
-        for p in PAPER
+        for p in paper_rows
             .iter()
-            .filter(|p| models.contains(&p.model) && p.domain == r.domain)
+            .filter(|p| models.contains(&p.model.as_str()) && p.domain == r.domain)
         {
             let mut cells = vec![
                 r.model.clone(),
@@ -175,12 +157,12 @@ pub fn layout(ours: &[OurRow], against: &str) -> Doc {
     diff.notes
         .push("Percentage points (ours over our plans, the paper's over 30).".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "fresh-plan")?.load()?;
-    Ok(layout(&our_rows(&run.trajectories), against))
+    layout(&our_rows(&run.trajectories), against)
 }
 
 /// Figure 4's controls, in its order, with the arm-label suffix of each.
@@ -188,16 +170,8 @@ pub const CONTROLS: [(&str, &str); 2] = [("Independent", "independent"), ("Seria
 
 /// Figure 4 as printed: model, domain, control, raw and indexed fidelity of 30. Its Serial bars
 /// are Table 4's Raw and Indexed columns.
-pub const PAPER_FIGURE4: [(&str, &str, &str, [u64; 2]); 8] = [
-    ("Jev", "math", "Independent", [13, 30]),
-    ("Jev", "math", "Serial", [17, 30]),
-    ("StartLux", "math", "Independent", [2, 23]),
-    ("StartLux", "math", "Serial", [8, 25]),
-    ("Jev", "lexical", "Independent", [3, 24]),
-    ("Jev", "lexical", "Serial", [4, 29]),
-    ("StartLux", "lexical", "Independent", [0, 29]),
-    ("StartLux", "lexical", "Serial", [1, 29]),
-];
+pub static PAPER_FIGURE4: PaperTable<(String, String, String, [u64; 2])> =
+    PaperTable::new("figure4");
 
 /// Our Figure 4 rows: (control, row) per model and domain, Independent first.
 pub fn figure4_rows(trajectories: &[Trajectory]) -> Vec<(&'static str, OurRow)> {
@@ -222,7 +196,8 @@ pub fn figure4_rows(trajectories: &[Trajectory]) -> Vec<(&'static str, OurRow)> 
     out
 }
 
-pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> Doc {
+pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_FIGURE4.rows()?;
     let mut doc =
         Doc::new("Figure 4: Plan fidelity under Independent and Serial control (numbers)");
     doc.p(
@@ -262,7 +237,7 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 3,
         header,
-        rows: PAPER_FIGURE4
+        rows: paper_rows
             .iter()
             .map(|(model, domain, control, [raw, indexed])| {
                 vec![
@@ -279,7 +254,7 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER_FIGURE4.iter().map(|p| p.0),
+        paper_rows.iter().map(|p| p.0.as_str()),
         against,
         4,
         &[
@@ -292,9 +267,9 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> Doc {
         ],
     );
     for (control, r) in ours {
-        for (model, _, _, counts) in PAPER_FIGURE4
+        for (model, _, _, counts) in paper_rows
             .iter()
-            .filter(|p| models.contains(&p.0) && p.1 == r.domain && p.2 == *control)
+            .filter(|p| models.contains(&p.0.as_str()) && p.1 == r.domain && p.2 == *control)
         {
             let mut cells = vec![
                 r.model.clone(),
@@ -314,12 +289,12 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> Doc {
     diff.notes
         .push("Percentage points (ours over our plans, the paper's over 30).".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn figure4(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "fresh-plan")?.load()?;
-    Ok(figure4_layout(&figure4_rows(&run.trajectories), against))
+    figure4_layout(&figure4_rows(&run.trajectories), against)
 }
 
 #[cfg(test)]
@@ -329,8 +304,10 @@ mod tests {
     /// Figure 4's Serial bars are Table 4's Raw and Indexed columns.
     #[test]
     fn figure4s_serial_bars_are_table4s() {
-        for p in PAPER {
+        for p in PAPER.rows().unwrap() {
             let bar = PAPER_FIGURE4
+                .rows()
+                .unwrap()
                 .iter()
                 .find(|f| f.0 == p.model && f.1 == p.domain && f.2 == "Serial")
                 .expect("a Serial bar per Table 4 row");
@@ -358,7 +335,7 @@ mod tests {
         ];
         let rows = figure4_rows(&ts);
         assert_eq!(rows.len(), 2);
-        let md = figure4_layout(&rows, "Jev").markdown();
+        let md = figure4_layout(&rows, "Jev").unwrap().markdown();
         for want in [
             "| Model | Domain | Control | Raw | Indexed | Indexed gold EM |",
             "| m | math | Independent | 0/1 | 1/1 | 1/1 |",
@@ -378,7 +355,7 @@ mod tests {
             domain: "math".into(),
             counts: [c(3, 30), c(27, 30), c(12, 30)],
         }];
-        let md = layout(&ours, "Qwen3.5-27B").markdown();
+        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
         for want in [
             "| Model | Domain | Raw | Indexed | Gold EM |",
             "| m | math | 3/30 | 27/30 | 12/30 |",

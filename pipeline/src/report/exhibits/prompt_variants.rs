@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use c2s_records::Trajectory;
 use c2s_stats::{ContrastRow, Estimate, MetricRow, StatsConfig, TemplateOutcomes};
 
+use super::paper::PaperTable;
 use super::{distinct, paper_domain, pp_diff, printed_interval, run_of, signed1, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{pct, ratio, scr_cell, MetricIndex, UNDEFINED};
@@ -28,61 +29,24 @@ pub const VARIANTS: [&str; 3] = ["v1", "v2", "v3"];
 pub const PAPER_MODEL: &str = "Qwen3.5-27B";
 
 /// A row of Table D3 as printed: domain, prompt, Serial EM, retained / Native correct,
-/// SCR [CI], EM change [CI] and Holm p (none for the reference v1).
+/// SCR [CI], EM change [CI] and Holm p (empty for the reference v1).
 pub type D3Row = (
-    &'static str,
-    &'static str,
+    String,
+    String,
     f64,
     (u64, u64),
     (f64, f64, f64),
-    Option<((f64, f64, f64), &'static str)>,
+    [Option<f64>; 3],
+    Option<String>,
 );
 
-pub const PAPER_D3: [D3Row; 6] = [
-    ("lexical", "v1", 39.6, (38, 95), (40.0, 30.5, 49.5), None),
-    (
-        "lexical",
-        "v2",
-        56.2,
-        (54, 96),
-        (56.2, 46.9, 65.6),
-        Some(((16.7, 7.3, 26.0), "0.005")),
-    ),
-    (
-        "lexical",
-        "v3",
-        50.0,
-        (47, 95),
-        (49.5, 39.6, 59.4),
-        Some(((10.4, 1.0, 19.8), "0.105")),
-    ),
-    ("math", "v1", 7.3, (7, 95), (7.4, 3.1, 12.5), None),
-    (
-        "math",
-        "v2",
-        28.1,
-        (27, 94),
-        (28.7, 21.5, 35.8),
-        Some(((20.8, 13.5, 28.1), "<0.001")),
-    ),
-    (
-        "math",
-        "v3",
-        13.5,
-        (12, 95),
-        (12.6, 7.3, 18.8),
-        Some(((6.2, -1.0, 13.5), "0.180")),
-    ),
-];
+pub static PAPER_D3: PaperTable<D3Row> = PaperTable::new("tableD3");
 
 /// A printed value with its interval.
 pub type Printed = (f64, f64, f64);
 
 /// Table D4 as printed: domain, mean [CI], worst [CI].
-pub const PAPER_D4: [(&str, Printed, Printed); 2] = [
-    ("Arithmetic", (16.2, 12.1, 20.6), (7.4, 3.1, 11.7)),
-    ("Lexical", (48.6, 40.3, 56.9), (40.0, 30.5, 49.5)),
-];
+pub static PAPER_D4: PaperTable<(String, Printed, Printed)> = PaperTable::new("tableD4");
 
 /// The template of an arm label (`Serial/Full/char/v2` → 1); v1 labels carry no suffix.
 fn variant_of(arm: &str) -> usize {
@@ -261,7 +225,8 @@ fn d3_header() -> Vec<String> {
     .to_vec()
 }
 
-pub fn d3_layout(ours: &[OurD3Row]) -> Doc {
+pub fn d3_layout(ours: &[OurD3Row]) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_D3.rows()?;
     let mut doc =
         Doc::new("Table D3: Prompt wording changes content accuracy under character output");
     doc.p(
@@ -300,12 +265,14 @@ pub fn d3_layout(ours: &[OurD3Row]) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: d3_header(),
-        rows: PAPER_D3
+        rows: paper_rows
             .iter()
-            .map(|(d, v, em, (k, n), scr, change)| {
-                let (c, p) = match change {
-                    Some((c, p)) => (printed_interval(*c), p.to_string()),
-                    None => ("reference".to_string(), "N/A".to_string()),
+            .map(|(d, v, em, (k, n), scr, change, holm_p)| {
+                let (c, p) = match (change, holm_p) {
+                    ([Some(c), Some(lo), Some(hi)], Some(p)) => {
+                        (printed_interval((*c, *lo, *hi)), p.clone())
+                    }
+                    _ => ("reference".to_string(), "N/A".to_string()),
                 };
                 vec![
                     d.to_string(),
@@ -329,7 +296,7 @@ pub fn d3_layout(ours: &[OurD3Row]) -> Doc {
         ..Table::default()
     };
     for r in ours {
-        let Some(p) = PAPER_D3
+        let Some(p) = paper_rows
             .iter()
             .find(|p| p.0 == r.domain && p.1 == VARIANTS[r.variant])
         else {
@@ -344,10 +311,11 @@ pub fn d3_layout(ours: &[OurD3Row]) -> Doc {
     }
     diff.notes.push("Percentage points.".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
-pub fn d4_layout(ours: &[OurD4Row]) -> Doc {
+pub fn d4_layout(ours: &[OurD4Row]) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_D4.rows()?;
     let header: Vec<String> = ["Domain", "Mean [95% CI]", "Worst [95% CI]"]
         .map(String::from)
         .to_vec();
@@ -389,7 +357,7 @@ pub fn d4_layout(ours: &[OurD4Row]) -> Doc {
     doc.table(Table {
         text_columns: 1,
         header,
-        rows: PAPER_D4
+        rows: paper_rows
             .iter()
             .map(|(d, m, w)| vec![d.to_string(), printed_interval(*m), printed_interval(*w)])
             .collect(),
@@ -404,7 +372,7 @@ pub fn d4_layout(ours: &[OurD4Row]) -> Doc {
         ..Table::default()
     };
     for r in ours {
-        let Some((_, m, w)) = PAPER_D4.iter().find(|p| p.0 == capital(&r.domain)) else {
+        let Some((_, m, w)) = paper_rows.iter().find(|p| p.0 == capital(&r.domain)) else {
             continue;
         };
         diff.rows.push(vec![
@@ -416,18 +384,18 @@ pub fn d4_layout(ours: &[OurD4Row]) -> Doc {
     }
     diff.notes.push("Percentage points.".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn table_d3(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "prompt-variants-direct")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    Ok(d3_layout(&d3_rows(&run.metric_rows()?, &contrasts)))
+    d3_layout(&d3_rows(&run.metric_rows()?, &contrasts))
 }
 
 pub fn table_d4(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "prompt-variants-direct")?.load()?;
-    Ok(d4_layout(&d4_rows(&run.trajectories, &run.stats)?))
+    d4_layout(&d4_rows(&run.trajectories, &run.stats)?)
 }
 
 #[cfg(test)]
@@ -438,13 +406,15 @@ mod tests {
     /// Table D4's point values are the means and minima of Table D3's SCRs.
     #[test]
     fn table_d4_is_table_d3_averaged_and_minimized() {
-        for (domain, mean, worst) in PAPER_D4 {
+        for (domain, mean, worst) in PAPER_D4.rows().unwrap() {
             let d = if domain == "Arithmetic" {
                 "math"
             } else {
                 "lexical"
             };
             let scrs: Vec<f64> = PAPER_D3
+                .rows()
+                .unwrap()
                 .iter()
                 .filter(|r| r.0 == d)
                 .map(|r| r.4 .0)
@@ -476,7 +446,7 @@ mod tests {
             paired_rows("m", "arithmetic", [6, 2, 2, 6], (0.5, 1.0)),
             "Native/string/v2 vs Serial/Full/char/v2",
         ));
-        let md = d3_layout(&d3_rows(&rows, &[])).markdown();
+        let md = d3_layout(&d3_rows(&rows, &[])).unwrap().markdown();
         for want in [
             "| Domain | Prompt | Serial EM | Retained | SCR [95% CI] | EM change [95% CI] | Holm p |",
             "| math | v1 | 25.0 | 4/8 | 50.0 [20.0, 80.0] | reference | N/A |",
@@ -502,7 +472,7 @@ mod tests {
             mean: Some(e(0.2, 0.1, 0.3)),
             worst: Some(e(0.05, 0.0, 0.1)),
         }];
-        let md = d4_layout(&ours).markdown();
+        let md = d4_layout(&ours).unwrap().markdown();
         for want in [
             "| Domain | Mean [95% CI] | Worst [95% CI] |",
             "| Arithmetic | 20.0 [10.0, 30.0] | 5.0 [0.0, 10.0] |",

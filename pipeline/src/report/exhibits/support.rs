@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use c2s_records::{Membership, Trajectory};
 use c2s_stats::MetricRow;
 
+use super::paper::PaperTable;
 use super::{differences, paper_domain, pp_diff, run_of, signed2, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
@@ -27,27 +28,11 @@ pub const UNION_ARM: &str = "Serial/UnionFill/code";
 pub const PAPER_ITEMS: u64 = 384;
 
 /// Table D5 as printed: model, domain, both wrong / recovered / lost / both correct.
-pub const PAPER_D5: [(&str, &str, [u64; 4]); 6] = [
-    ("Jev", "math", [84, 192, 8, 100]),
-    ("Jev", "lexical", [285, 91, 0, 8]),
-    ("StartLux", "math", [274, 103, 3, 4]),
-    // "3661710": 366/17/1/0, not 366/1/7/10 (both add to 384): Table D6 gives StartLux
-    // lexical Full outputs 1.0% candidate membership, so Full is correct on at most 4 items.
-    ("StartLux", "lexical", [366, 17, 1, 0]),
-    ("Qwen3.5-27B", "math", [244, 105, 14, 21]),
-    ("Qwen3.5-27B", "lexical", [166, 87, 30, 101]),
-];
+pub static PAPER_D5: PaperTable<(String, String, [u64; 4])> = PaperTable::new("tableD5");
 
 /// Table D6 as printed: model, domain, Full calls, Union calls, Forced, Full member %, Union
 /// member %.
-pub const PAPER_D6: [(&str, &str, [u64; 3], [f64; 2]); 6] = [
-    ("Jev", "lexical", [2112, 2112, 0], [2.6, 28.6]),
-    ("Jev", "math", [2112, 768, 1344], [33.9, 100.0]),
-    ("StartLux", "lexical", [2112, 2112, 0], [1.0, 9.1]),
-    ("StartLux", "math", [2112, 768, 1344], [5.2, 100.0]),
-    ("Qwen3.5-27B", "lexical", [2112, 2112, 0], [40.6, 62.8]),
-    ("Qwen3.5-27B", "math", [2112, 768, 1344], [20.1, 98.2]),
-];
+pub static PAPER_D6: PaperTable<(String, String, [u64; 3], [f64; 2])> = PaperTable::new("tableD6");
 
 /// One of our D5 rows: the four joint counts over `n` items.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,7 +123,8 @@ fn pct1(v: Option<f64>) -> String {
     v.map_or(UNDEFINED.to_string(), |v| format!("{:.1}", 100.0 * v))
 }
 
-pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
+pub fn d5_layout(ours: &[D5Row], against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER_D5.rows()?;
     let header: Vec<String> = [
         "Model",
         "Domain",
@@ -176,7 +162,7 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER_D5
+        rows: printed
             .iter()
             .map(|(m, d, c)| {
                 let mut cells = vec![m.to_string(), d.to_string()];
@@ -188,7 +174,7 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER_D5.iter().map(|p| p.0),
+        printed.iter().map(|p| p.0.as_str()),
         against,
         3,
         &[
@@ -202,9 +188,9 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
         ],
     );
     for r in ours {
-        for (m, d, c) in PAPER_D5
+        for (m, d, c) in printed
             .iter()
-            .filter(|(m, d, _)| models.contains(m) && *d == r.domain)
+            .filter(|(m, d, _)| models.contains(&m.as_str()) && *d == r.domain)
         {
             let mut cells = vec![r.model.clone(), r.domain.clone(), format!("{m} {d}")];
             for (i, paper) in c.iter().enumerate() {
@@ -220,10 +206,11 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> Doc {
     diff.notes
         .push("Percentage points of the items (ours over our items, the paper's over 384).".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
-pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
+pub fn d6_layout(ours: &[D6Row], against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER_D6.rows()?;
     let header: Vec<String> = [
         "Model",
         "Domain",
@@ -266,7 +253,7 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER_D6
+        rows: printed
             .iter()
             .map(|(m, d, c, p)| {
                 let mut cells = vec![m.to_string(), d.to_string()];
@@ -279,7 +266,7 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER_D6.iter().map(|p| p.0),
+        printed.iter().map(|p| p.0.as_str()),
         against,
         3,
         &[
@@ -293,9 +280,9 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
         ],
     );
     for r in ours {
-        for (m, d, c, p) in PAPER_D6
+        for (m, d, c, p) in printed
             .iter()
-            .filter(|(m, d, _, _)| models.contains(m) && *d == r.domain)
+            .filter(|(m, d, _, _)| models.contains(&m.as_str()) && *d == r.domain)
         {
             let per_item = |calls: u64, n: u64, paper: u64| {
                 if n == 0 {
@@ -320,17 +307,17 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> Doc {
             .into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn table_d5(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let rows = run_of(runs, "support-union")?.load()?.metric_rows()?;
-    Ok(d5_layout(&d5_rows(&rows), against))
+    d5_layout(&d5_rows(&rows), against)
 }
 
 pub fn table_d6(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "support-union")?.load()?;
-    Ok(d6_layout(&d6_rows(&run.trajectories), against))
+    d6_layout(&d6_rows(&run.trajectories), against)
 }
 
 #[cfg(test)]
@@ -340,18 +327,23 @@ mod tests {
 
     #[test]
     fn the_papers_rows_add_up() {
-        for (m, d, c) in PAPER_D5 {
+        for (m, d, c) in PAPER_D5.rows().unwrap() {
             assert_eq!(c.iter().sum::<u64>(), PAPER_ITEMS, "{m} {d}");
         }
         // 384 items × mean length 5.5 queries; the math union forces all but two positions.
-        for (m, d, c, _) in PAPER_D6 {
+        for (m, d, c, _) in PAPER_D6.rows().unwrap() {
             assert_eq!(c[0], 2112, "{m} {d}");
             assert_eq!(c[1] + c[2], c[0], "{m} {d}");
         }
         // A correct output is a candidate: each arm's correct share stays within its
         // candidate membership (Full: lost + both correct; Union: recovered + both correct).
-        for (m, d, c) in PAPER_D5 {
-            let (_, _, _, member) = PAPER_D6.iter().find(|p| p.0 == m && p.1 == d).unwrap();
+        for (m, d, c) in PAPER_D5.rows().unwrap() {
+            let (_, _, _, member) = PAPER_D6
+                .rows()
+                .unwrap()
+                .iter()
+                .find(|p| p.0 == *m && p.1 == *d)
+                .unwrap();
             let share = |k: u64| 100.0 * k as f64 / PAPER_ITEMS as f64;
             assert!(share(c[2] + c[3]) <= member[0], "{m} {d} Full");
             assert!(share(c[1] + c[3]) <= member[1], "{m} {d} Union");
@@ -367,7 +359,9 @@ mod tests {
                 ..r
             })
             .collect();
-        let md = d5_layout(&d5_rows(&rows), "Qwen3.5-27B").markdown();
+        let md = d5_layout(&d5_rows(&rows), "Qwen3.5-27B")
+            .unwrap()
+            .markdown();
         for want in [
             "| Model | Domain | Both wrong | Recovered | Lost | Both correct |",
             "| m | lexical | 10 | 3 | 1 | 2 |",
@@ -385,7 +379,7 @@ mod tests {
             full_member: (2, 8),
             union_member: (8, 8),
         }];
-        let md = d6_layout(&ours, "Jev").markdown();
+        let md = d6_layout(&ours, "Jev").unwrap().markdown();
         for want in [
             "| Model | Domain | Full calls | Union calls | Forced | Full member | Union member |",
             "| m | math | 44 | 16 | 28 | 25.0 | 100.0 |",
