@@ -38,6 +38,7 @@
 use c2s_records::{DialogueArm, PriorMode};
 use c2s_stats::dialogue::{ContrastKind, DialogueSummary, Stat};
 
+use super::paper::PaperTable;
 use super::{differences, pp_diff, printed_interval, run_of, signed1, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
@@ -52,134 +53,44 @@ pub fn mode_name(mode: PriorMode) -> &'static str {
 }
 
 /// Table C1 as printed: model, mode, trajectory, mean turn, final, valid format (percent).
-pub const PAPER_C1: [(&str, &str, [f64; 4]); 9] = [
-    ("Jev", "HistoryRecompute", [27.1, 75.3, 53.1, 100.0]),
-    ("Jev", "Oracle", [33.3, 83.2, 68.8, 100.0]),
-    ("Jev", "Rollout", [33.3, 77.0, 61.5, 100.0]),
-    ("StartLux", "HistoryRecompute", [25.0, 69.7, 59.4, 100.0]),
-    ("StartLux", "Oracle", [30.2, 80.6, 71.9, 100.0]),
-    ("StartLux", "Rollout", [30.2, 71.9, 59.4, 100.0]),
-    ("Qwen3.5-27B", "HistoryRecompute", [30.2, 76.3, 58.3, 100.0]),
-    ("Qwen3.5-27B", "Oracle", [26.0, 80.0, 61.5, 100.0]),
-    ("Qwen3.5-27B", "Rollout", [26.0, 73.5, 53.1, 100.0]),
-];
+pub static PAPER_C1: PaperTable<(String, String, [f64; 4])> = PaperTable::new("tableC1");
 
 /// A printed difference with its dialogue and component intervals.
 pub type PrintedDifference = (f64, (f64, f64), (f64, f64));
 
 /// Table C2 as printed: model, endpoint, difference [dialogue CI], component CI.
-pub const PAPER_C2: [(&str, &str, PrintedDifference); 12] = [
-    ("Jev", "trajectory", (0.0, (-2.1, 2.1), (-3.1, 3.1))),
-    ("Jev", "mean turn", (6.2, (3.7, 8.6), (3.1, 9.5))),
-    ("Jev", "final", (7.3, (2.1, 12.5), (1.0, 14.3))),
-    ("Jev", "mean field", (2.4, (1.5, 3.3), (1.3, 3.6))),
-    ("StartLux", "trajectory", (0.0, (0.0, 0.0), (0.0, 0.0))),
-    ("StartLux", "mean turn", (8.7, (6.7, 10.7), (5.6, 12.0))),
-    ("StartLux", "final", (12.5, (7.3, 17.7), (6.2, 19.6))),
-    ("StartLux", "mean field", (3.7, (2.9, 4.6), (2.4, 5.2))),
-    ("Qwen3.5-27B", "trajectory", (0.0, (0.0, 0.0), (0.0, 0.0))),
-    ("Qwen3.5-27B", "mean turn", (6.5, (4.3, 8.9), (3.9, 9.5))),
-    ("Qwen3.5-27B", "final", (8.3, (2.1, 14.6), (1.0, 15.8))),
-    ("Qwen3.5-27B", "mean field", (3.0, (2.0, 4.1), (1.7, 4.5))),
-];
+pub static PAPER_C2: PaperTable<(String, String, PrintedDifference)> = PaperTable::new("tableC2");
 
 /// Table C3 as printed: model, mode, failed, any recovery, final recovery.
-pub const PAPER_C3: [(&str, &str, [u64; 3]); 9] = [
-    ("Jev", "HistoryRecompute", [70, 36, 25]),
-    ("Jev", "Oracle", [64, 47, 34]),
-    ("Jev", "Rollout", [64, 36, 27]),
-    ("Qwen3.5-27B", "HistoryRecompute", [67, 37, 27]),
-    ("Qwen3.5-27B", "Oracle", [71, 47, 34]),
-    ("Qwen3.5-27B", "Rollout", [71, 33, 26]),
-    ("StartLux", "HistoryRecompute", [72, 47, 33]),
-    ("StartLux", "Oracle", [67, 56, 40]),
-    ("StartLux", "Rollout", [67, 38, 28]),
-];
+pub static PAPER_C3: PaperTable<(String, String, [u64; 3])> = PaperTable::new("tableC3");
 
 /// A printed value with its interval, in percent.
 pub type Printed = (f64, f64, f64);
 
 /// Table C4 as printed: model, arm, mean turn, final state, trajectory.
-pub const PAPER_C4: [(&str, &str, [Printed; 3]); 6] = [
-    (
-        "Jev",
-        "Joint",
-        [(76.0, 71.0, 80.7), (55.2, 44.8, 64.6), (33.3, 24.0, 42.7)],
-    ),
-    (
-        "Jev",
-        "Independent",
-        [(76.0, 71.0, 80.8), (56.2, 45.8, 65.6), (32.3, 22.9, 41.7)],
-    ),
-    (
-        "Jev",
-        "Serial",
-        [(75.5, 70.8, 80.0), (52.1, 41.7, 62.5), (27.1, 18.8, 36.5)],
-    ),
-    (
-        "Qwen3.5-27B",
-        "Joint",
-        [(75.4, 70.8, 79.8), (57.3, 46.9, 66.7), (28.1, 19.8, 37.5)],
-    ),
-    (
-        "Qwen3.5-27B",
-        "Independent",
-        [(70.6, 66.1, 75.0), (58.3, 47.9, 67.7), (20.8, 12.5, 29.2)],
-    ),
-    (
-        "Qwen3.5-27B",
-        "Serial",
-        [(72.3, 67.9, 76.6), (59.4, 49.0, 68.8), (24.0, 15.6, 32.3)],
-    ),
-];
+pub static PAPER_C4: PaperTable<(String, String, [Printed; 3])> = PaperTable::new("tableC4");
 
 /// Table C5 as printed: model, arm, retained turns (of Joint-correct), retention [CI] (the
 /// Joint rows are the reference), valid %, calls, input tokens.
 pub type C5Row = (
-    &'static str,
-    &'static str,
-    Option<((u64, u64), Printed)>,
+    String,
+    String,
+    [Option<u64>; 2],
+    [Option<f64>; 3],
     f64,
     u64,
     u64,
 );
 
-pub const PAPER_C5: [C5Row; 6] = [
-    (
-        "Jev",
-        "Independent",
-        Some(((423, 429), (98.5, 97.2, 99.6))),
-        100.0,
-        1716,
-        1_651_282,
-    ),
-    ("Jev", "Joint", None, 100.0, 576, 822_825),
-    (
-        "Jev",
-        "Serial",
-        Some(((420, 429), (97.9, 96.6, 99.2))),
-        100.0,
-        1716,
-        1_686_253,
-    ),
-    (
-        "Qwen3.5-27B",
-        "Independent",
-        Some(((388, 426), (91.9, 88.9, 94.7))),
-        99.2,
-        1716,
-        1_059_954,
-    ),
-    ("Qwen3.5-27B", "Joint", None, 100.0, 576, 591_013),
-    (
-        "Qwen3.5-27B",
-        "Serial",
-        Some(((395, 426), (93.3, 90.6, 95.8))),
-        99.4,
-        1716,
-        1_084_404,
-    ),
-];
+pub static PAPER_C5: PaperTable<C5Row> = PaperTable::new("tableC5");
+
+/// A printed C5 row's retained turns and retention (`None`: a Joint row, the reference).
+pub fn retention(row: &C5Row) -> Option<((u64, u64), Printed)> {
+    let ([Some(k), Some(n)], [Some(r), Some(lo), Some(hi)]) = (row.2, row.3) else {
+        return None;
+    };
+    Some(((k, n), (r, lo, hi)))
+}
 
 /// The arm as the paper names it.
 pub fn arm_name(arm: DialogueArm) -> &'static str {
@@ -204,7 +115,8 @@ fn local_mode(s: &DialogueSummary) -> PriorMode {
         .map_or(PriorMode::HistoryRecompute, |t| t.mode)
 }
 
-pub fn c4_layout(s: &DialogueSummary) -> Doc {
+pub fn c4_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_C4.rows()?;
     let header: Vec<String> = ["Model", "Arm", "Mean turn", "Final state", "Trajectory"]
         .map(String::from)
         .to_vec();
@@ -258,7 +170,7 @@ pub fn c4_layout(s: &DialogueSummary) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER_C4
+        rows: paper_rows
             .iter()
             .map(|(m, a, v)| {
                 let mut row = vec![m.to_string(), a.to_string()];
@@ -268,10 +180,11 @@ pub fn c4_layout(s: &DialogueSummary) -> Doc {
             .collect(),
         notes: vec![],
     });
-    doc
+    Ok(doc)
 }
 
-pub fn c5_layout(s: &DialogueSummary) -> Doc {
+pub fn c5_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_C5.rows()?;
     let header: Vec<String> = [
         "Model",
         "Arm",
@@ -329,11 +242,12 @@ pub fn c5_layout(s: &DialogueSummary) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER_C5
+        rows: paper_rows
             .iter()
-            .map(|(m, a, r, valid, calls, tokens)| {
-                let (turns, ret) = match r {
-                    Some(((k, n), p)) => (format!("{k}/{n}"), printed_interval(*p)),
+            .map(|row| {
+                let (m, a, _, _, valid, calls, tokens) = row;
+                let (turns, ret) = match retention(row) {
+                    Some(((k, n), p)) => (format!("{k}/{n}"), printed_interval(p)),
                     None => ("reference".to_string(), "reference".to_string()),
                 };
                 vec![
@@ -349,7 +263,7 @@ pub fn c5_layout(s: &DialogueSummary) -> Doc {
             .collect(),
         notes: vec![],
     });
-    doc
+    Ok(doc)
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -369,7 +283,8 @@ fn difference(s: &Stat) -> (String, String) {
     (d, ci(s.component_ci.as_ref()))
 }
 
-pub fn c1_layout(s: &DialogueSummary, against: &str) -> Doc {
+pub fn c1_layout(s: &DialogueSummary, against: &str) -> anyhow::Result<Doc> {
+    let printed = PAPER_C1.rows()?;
     let header: Vec<String> = [
         "Model",
         "Mode",
@@ -418,7 +333,7 @@ pub fn c1_layout(s: &DialogueSummary, against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER_C1
+        rows: printed
             .iter()
             .map(|(m, mode, v)| {
                 let mut row = vec![m.to_string(), mode.to_string()];
@@ -430,7 +345,7 @@ pub fn c1_layout(s: &DialogueSummary, against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER_C1.iter().map(|p| p.0),
+        printed.iter().map(|p| p.0.as_str()),
         against,
         3,
         &[
@@ -445,9 +360,9 @@ pub fn c1_layout(s: &DialogueSummary, against: &str) -> Doc {
     );
     for r in &joint {
         let mode = mode_name(r.spec.mode);
-        for (m, _, v) in PAPER_C1
+        for (m, _, v) in printed
             .iter()
-            .filter(|p| models.contains(&p.0) && p.1 == mode)
+            .filter(|p| models.contains(&p.0.as_str()) && p.1 == mode)
         {
             diff.rows.push(vec![
                 r.model.clone(),
@@ -462,10 +377,11 @@ pub fn c1_layout(s: &DialogueSummary, against: &str) -> Doc {
     }
     diff.notes.push("Percentage points.".into());
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
-pub fn c2_layout(s: &DialogueSummary) -> Doc {
+pub fn c2_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
+    let printed = PAPER_C2.rows()?;
     let header: Vec<String> = [
         "Model",
         "Endpoint",
@@ -505,7 +421,7 @@ pub fn c2_layout(s: &DialogueSummary) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER_C2
+        rows: printed
             .iter()
             .map(|(m, e, (d, (lo, hi), (clo, chi)))| {
                 vec![
@@ -518,10 +434,11 @@ pub fn c2_layout(s: &DialogueSummary) -> Doc {
             .collect(),
         notes: vec![],
     });
-    doc
+    Ok(doc)
 }
 
-pub fn c3_layout(s: &DialogueSummary) -> Doc {
+pub fn c3_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
+    let printed = PAPER_C3.rows()?;
     let header: Vec<String> = ["Model", "Mode", "Failed", "Any recovery", "Final recovery"]
         .map(String::from)
         .to_vec();
@@ -552,7 +469,7 @@ pub fn c3_layout(s: &DialogueSummary) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header,
-        rows: PAPER_C3
+        rows: printed
             .iter()
             .map(|(m, mode, c)| {
                 let mut row = vec![m.to_string(), mode.to_string()];
@@ -562,7 +479,7 @@ pub fn c3_layout(s: &DialogueSummary) -> Doc {
             .collect(),
         notes: vec![],
     });
-    doc
+    Ok(doc)
 }
 
 /// C.1's prior-state replay (Tables C1–C3, Figure 8).
@@ -576,23 +493,23 @@ fn summary(runs: &[PanelRun], panel: &str) -> anyhow::Result<DialogueSummary> {
 }
 
 pub fn table_c1(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-    Ok(c1_layout(&summary(runs, PRIOR_PANEL)?, against))
+    c1_layout(&summary(runs, PRIOR_PANEL)?, against)
 }
 
 pub fn table_c2(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c2_layout(&summary(runs, PRIOR_PANEL)?))
+    c2_layout(&summary(runs, PRIOR_PANEL)?)
 }
 
 pub fn table_c3(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c3_layout(&summary(runs, PRIOR_PANEL)?))
+    c3_layout(&summary(runs, PRIOR_PANEL)?)
 }
 
 pub fn table_c4(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c4_layout(&summary(runs, MATCHED_PANEL)?))
+    c4_layout(&summary(runs, MATCHED_PANEL)?)
 }
 
 pub fn table_c5(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    Ok(c5_layout(&summary(runs, MATCHED_PANEL)?))
+    c5_layout(&summary(runs, MATCHED_PANEL)?)
 }
 
 /// A table's document under a figure's title, with a first paragraph saying what the figure
@@ -610,7 +527,7 @@ fn as_figure(mut doc: Doc, title: &str, note: &str) -> Doc {
 /// differences of Table C2 (trajectory, mean turn, final state per model).
 pub fn figure8(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     Ok(as_figure(
-        c2_layout(&summary(runs, PRIOR_PANEL)?),
+        c2_layout(&summary(runs, PRIOR_PANEL)?)?,
         "Figure 8 (numbers): Oracle − Rollout",
         "Figure 8 plots Table C2's Oracle − Rollout differences (trajectory, mean turn, final \
          state) per model with their dialogue intervals; these are its numbers.",
@@ -623,7 +540,7 @@ pub fn figure8(runs: &[PanelRun]) -> anyhow::Result<Doc> {
 /// differences of Table C4 (trajectory, final state, mean turn) with their sign tests.
 pub fn figure9(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     Ok(as_figure(
-        c4_layout(&summary(runs, MATCHED_PANEL)?),
+        c4_layout(&summary(runs, MATCHED_PANEL)?)?,
         "Figure 9 (numbers): Serial − Joint",
         "Figure 9 plots the Serial − Joint differences of Table C4 (trajectory, final state, \
          mean turn) per model with 95% dialogue-bootstrap intervals and Holm-corrected sign \
@@ -656,8 +573,10 @@ mod tests {
     /// and the local arms ask three fields per turn where Joint asks once (1,716 against 576).
     #[test]
     fn table_c5_is_consistent() {
-        for (m, a, r, _, calls, _) in PAPER_C5 {
-            if let Some(((k, n), p)) = r {
+        for row in PAPER_C5.rows().unwrap() {
+            let (m, a, _, _, _, calls, _) = row;
+            let calls = *calls;
+            if let Some(((k, n), p)) = retention(row) {
                 assert!((100.0 * k as f64 / n as f64 - p.0).abs() < 1.0, "{m} {a}");
                 assert_eq!(calls, 1716);
             } else {
@@ -668,8 +587,13 @@ mod tests {
 
     #[test]
     fn tables_c1_and_c3_agree() {
-        for (m, mode, c) in PAPER_C3 {
-            let (_, _, v) = PAPER_C1.iter().find(|p| p.0 == m && p.1 == mode).unwrap();
+        for (m, mode, c) in PAPER_C3.rows().unwrap() {
+            let (_, _, v) = PAPER_C1
+                .rows()
+                .unwrap()
+                .iter()
+                .find(|p| p.0 == *m && p.1 == *mode)
+                .unwrap();
             let failed = 96.0 - v[0] / 100.0 * 96.0;
             assert!((failed - c[0] as f64).abs() < 0.6, "{m} {mode}: {failed}");
             assert!(c[2] <= c[1] && c[1] <= c[0], "{m} {mode}");
