@@ -41,6 +41,7 @@ use c2s_stats::{
     calibration_intervals, BootstrapConfig, CalibrationIntervals, Estimate, ScoredItem,
 };
 
+use super::paper::PaperTable;
 use super::{differences, percent_interval, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
@@ -52,127 +53,11 @@ pub const SERIAL_ARM: &str = "Serial/Full/code";
 type Printed = (f64, f64, f64);
 
 /// Table D12 as printed: population / mixture, AUROC difference, AP difference.
-pub const PAPER_D12: [(&str, Printed, Printed); 4] = [
-    ("Arithmetic", (0.068, 0.051, 0.086), (0.175, 0.135, 0.216)),
-    (
-        "Original lexical",
-        (0.032, -0.034, 0.085),
-        (0.128, 0.016, 0.425),
-    ),
-    (
-        "New lexical / source",
-        (0.011, -0.043, 0.064),
-        (0.055, -0.012, 0.249),
-    ),
-    (
-        "New lexical / equal",
-        (0.032, -0.013, 0.075),
-        (0.141, 0.023, 0.444),
-    ),
-];
+pub static PAPER_D12: PaperTable<(String, Printed, Printed)> = PaperTable::new("tableD12");
 
 /// Table D14 as printed: population, mixture, score, Brier, ECE, AUROC, AP.
-pub const PAPER_D14: [(&str, &str, &str, [Printed; 4]); 9] = [
-    (
-        "Original",
-        "Equal",
-        "Product",
-        [
-            (0.019, 0.009, 0.030),
-            (0.010, 0.005, 0.025),
-            (0.936, 0.877, 0.978),
-            (0.231, 0.081, 0.543),
-        ],
-    ),
-    (
-        "Original",
-        "Equal",
-        "Geom.",
-        [
-            (0.109, 0.101, 0.117),
-            (0.286, 0.269, 0.301),
-            (0.849, 0.659, 0.959),
-            (0.164, 0.045, 0.461),
-        ],
-    ),
-    (
-        "Original",
-        "Equal",
-        "Minimum",
-        [
-            (0.057, 0.050, 0.064),
-            (0.183, 0.169, 0.198),
-            (0.871, 0.724, 0.966),
-            (0.174, 0.048, 0.477),
-        ],
-    ),
-    (
-        "New",
-        "Source",
-        "Product",
-        [
-            (0.005, 0.003, 0.008),
-            (0.003, 0.001, 0.006),
-            (0.910, 0.830, 0.973),
-            (0.126, 0.041, 0.351),
-        ],
-    ),
-    (
-        "New",
-        "Source",
-        "Geom.",
-        [
-            (0.096, 0.093, 0.098),
-            (0.286, 0.281, 0.290),
-            (0.838, 0.706, 0.942),
-            (0.066, 0.020, 0.191),
-        ],
-    ),
-    (
-        "New",
-        "Source",
-        "Minimum",
-        [
-            (0.044, 0.042, 0.046),
-            (0.184, 0.180, 0.187),
-            (0.806, 0.680, 0.909),
-            (0.049, 0.012, 0.187),
-        ],
-    ),
-    (
-        "New",
-        "Equal",
-        "Product",
-        [
-            (0.019, 0.009, 0.030),
-            (0.008, 0.003, 0.021),
-            (0.926, 0.864, 0.965),
-            (0.248, 0.089, 0.568),
-        ],
-    ),
-    (
-        "New",
-        "Equal",
-        "Geom.",
-        [
-            (0.107, 0.102, 0.114),
-            (0.283, 0.269, 0.296),
-            (0.857, 0.726, 0.946),
-            (0.175, 0.051, 0.434),
-        ],
-    ),
-    (
-        "New",
-        "Equal",
-        "Minimum",
-        [
-            (0.056, 0.051, 0.063),
-            (0.181, 0.168, 0.194),
-            (0.859, 0.763, 0.933),
-            (0.161, 0.043, 0.437),
-        ],
-    ),
-];
+pub static PAPER_D14: PaperTable<(String, String, String, [Printed; 4])> =
+    PaperTable::new("tableD14");
 
 /// The paper's score labels, in [`c2s_stats::ScoreKind::ALL`]'s order.
 pub const SCORE_LABELS: [&str; 3] = ["Product", "Geom.", "Minimum"];
@@ -275,7 +160,8 @@ fn diff(e: &Estimate, paper: f64) -> String {
 }
 
 /// Table D12's document.
-pub fn table_d12_layout(ours: &[Population], level: f64) -> Doc {
+pub fn table_d12_layout(ours: &[Population], level: f64) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_D12.rows()?;
     let mut doc = Doc::new("Table D12: Product against the negative-length ranking");
     doc.p(
         "Differences compare Product with negative-length ranking, with paired 95% item \
@@ -315,7 +201,7 @@ pub fn table_d12_layout(ours: &[Population], level: f64) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: header.clone(),
-        rows: PAPER_D12
+        rows: paper_rows
             .iter()
             .map(|(label, auroc, ap)| {
                 vec![
@@ -345,7 +231,7 @@ pub fn table_d12_layout(ours: &[Population], level: f64) -> Doc {
     );
     for p in ours {
         let label = p.d12_label();
-        let Some((paper_label, auroc, ap)) = PAPER_D12.iter().find(|(l, _, _)| *l == label) else {
+        let Some((paper_label, auroc, ap)) = paper_rows.iter().find(|(l, _, _)| *l == label) else {
             continue;
         };
         let product = &p.estimates.scores[0];
@@ -358,11 +244,12 @@ pub fn table_d12_layout(ours: &[Population], level: f64) -> Doc {
         ]);
     }
     doc.table(table);
-    doc
+    Ok(doc)
 }
 
 /// Table D14's document (lexical populations).
-pub fn table_d14_layout(ours: &[Population], level: f64) -> Doc {
+pub fn table_d14_layout(ours: &[Population], level: f64) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_D14.rows()?;
     let mut doc = Doc::new("Table D14: Lexical calibration and ranking");
     doc.p(
         "Intervals are paired 95% item bootstrap. Equal assigns weight 1/6 to each length. \
@@ -412,7 +299,7 @@ pub fn table_d14_layout(ours: &[Population], level: f64) -> Doc {
     doc.table(Table {
         text_columns: 4,
         header: header.clone(),
-        rows: PAPER_D14
+        rows: paper_rows
             .iter()
             .map(|(population, mixture, score, values)| {
                 let mut row = vec![
@@ -436,7 +323,7 @@ pub fn table_d14_layout(ours: &[Population], level: f64) -> Doc {
     );
     for p in &lexical {
         for (s, label) in p.estimates.scores.iter().zip(SCORE_LABELS) {
-            let Some((_, _, _, v)) = PAPER_D14.iter().find(|(pop, mix, score, _)| {
+            let Some((_, _, _, v)) = paper_rows.iter().find(|(pop, mix, score, _)| {
                 *pop == "Original" && *mix == "Equal" && *score == label
             }) else {
                 continue;
@@ -455,7 +342,7 @@ pub fn table_d14_layout(ours: &[Population], level: f64) -> Doc {
         .notes
         .push("This run's original population minus the paper's Original / Equal row.".into());
     doc.table(table);
-    doc
+    Ok(doc)
 }
 
 /// Figure 19's numbers: one table per (model, domain) and score.
@@ -598,12 +485,12 @@ fn load(runs: &[PanelRun]) -> anyhow::Result<(Vec<Population>, f64)> {
 
 pub fn table_d12(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let (populations, level) = load(runs)?;
-    Ok(table_d12_layout(&populations, level))
+    table_d12_layout(&populations, level)
 }
 
 pub fn table_d14(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let (populations, level) = load(runs)?;
-    Ok(table_d14_layout(&populations, level))
+    table_d14_layout(&populations, level)
 }
 
 #[cfg(test)]
@@ -676,7 +563,7 @@ mod tests {
     #[test]
     fn the_layouts_have_the_papers_columns_rows_and_differences() {
         let p = populations(&sample(), &cfg(), 0.95).unwrap();
-        let d12 = table_d12_layout(&p, 0.95).markdown();
+        let d12 = table_d12_layout(&p, 0.95).unwrap().markdown();
         for want in [
             "| Model | Population / mixture | AUROC difference | AP difference |",
             "| m | Original lexical / equal (= source) |",
@@ -686,7 +573,7 @@ mod tests {
         ] {
             assert!(d12.contains(want), "missing {want:?} in\n{d12}");
         }
-        let d14 = table_d14_layout(&p, 0.95).markdown();
+        let d14 = table_d14_layout(&p, 0.95).unwrap().markdown();
         for want in [
             "| Model | Population | Mixture | Score | Brier | ECE | AUROC | AP |",
             "| m | Original | Equal (= source) | Product |",

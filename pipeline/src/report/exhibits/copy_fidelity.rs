@@ -31,6 +31,7 @@ use c2s_records::Trajectory;
 use c2s_stats::ContrastRow;
 
 use super::padded::sig3;
+use super::paper::PaperTable;
 use super::{differences, paper_domain, percent_interval, pp_diff, run_of, Count, PanelRun};
 use crate::report::doc::{Doc, Table};
 
@@ -218,17 +219,10 @@ pub(super) fn sorted(mut rows: Vec<DifferenceRow>, labels: &[(&str, &str)]) -> V
 
 /// Figure 15 (a, b) as printed: model, domain, and raw → indexed fidelity of 48 under each of
 /// [`CONTROLLERS`] (I, S, B).
-pub type PaperCopyRow = (&'static str, &'static str, [(u64, u64); 3]);
+pub type PaperCopyRow = (String, String, [(u64, u64); 3]);
 
 /// Figure 15 (a, b) as printed, read in annotation order (see the module note).
-pub const PAPER_FIGURE15: [PaperCopyRow; 6] = [
-    ("Jev", "math", [(28, 48), (29, 48), (26, 48)]),
-    ("StartLux", "math", [(5, 48), (10, 48), (5, 48)]),
-    ("Qwen3.5-27B", "math", [(13, 46), (13, 47), (48, 48)]),
-    ("Jev", "lexical", [(8, 48), (9, 48), (8, 48)]),
-    ("StartLux", "lexical", [(0, 47), (0, 43), (0, 47)]),
-    ("Qwen3.5-27B", "lexical", [(9, 48), (11, 48), (48, 48)]),
-];
+pub static PAPER_FIGURE15: PaperTable<PaperCopyRow> = PaperTable::new("figure15");
 
 /// The gains of Figure 15's Holm family: (as printed, the declared contrast's name before
 /// `, DOMAIN`).
@@ -264,10 +258,9 @@ pub fn copy_rows(trajectories: &[Trajectory]) -> Vec<FidelityRow> {
 }
 
 /// Figure 15 (a, b) as printed, as rows.
-pub fn printed_copies() -> Vec<FidelityRow> {
-    PAPER_FIGURE15
-        .iter()
-        .flat_map(|&(model, domain, counts)| {
+pub fn printed_copies(rows: &[PaperCopyRow]) -> Vec<FidelityRow> {
+    rows.iter()
+        .flat_map(|(model, domain, counts)| {
             CONTROLLERS
                 .iter()
                 .zip(counts)
@@ -275,8 +268,8 @@ pub fn printed_copies() -> Vec<FidelityRow> {
                     model: model.to_string(),
                     domain: domain.to_string(),
                     label: controller.to_string(),
-                    raw: printed(raw),
-                    indexed: printed(indexed),
+                    raw: printed(*raw),
+                    indexed: printed(*indexed),
                 })
         })
         .collect()
@@ -302,38 +295,40 @@ pub fn gain_rows(contrasts: &[ContrastRow]) -> Vec<DifferenceRow> {
 }
 
 /// The paper's count of (model, domain, controller): raw and indexed.
-fn paper_copy(model: &str, domain: &str, controller: &str) -> Option<(u64, u64)> {
-    let (_, _, counts) = PAPER_FIGURE15
-        .iter()
-        .find(|p| p.0 == model && p.1 == domain)?;
+fn paper_copy(
+    rows: &[PaperCopyRow],
+    model: &str,
+    domain: &str,
+    controller: &str,
+) -> Option<(u64, u64)> {
+    let (_, _, counts) = rows.iter().find(|p| p.0 == model && p.1 == domain)?;
     let rank = CONTROLLERS.iter().position(|(c, _)| *c == controller)?;
     Some(counts[rank])
 }
 
 /// The paper's gain of (model, domain) as a fraction, derived from its printed counts: Serial
 /// indexed − raw, or raw Batch − Independent.
-pub fn paper_gain(model: &str, domain: &str, gain: &str) -> Option<f64> {
+pub fn paper_gain(rows: &[PaperCopyRow], model: &str, domain: &str, gain: &str) -> Option<f64> {
     let (compared, reference) = if gain == GAINS[0].0 {
-        let (raw, indexed) = paper_copy(model, domain, "Serial")?;
+        let (raw, indexed) = paper_copy(rows, model, domain, "Serial")?;
         (indexed, raw)
     } else {
-        let (batch, _) = paper_copy(model, domain, "Batch")?;
-        let (independent, _) = paper_copy(model, domain, "Independent")?;
+        let (batch, _) = paper_copy(rows, model, domain, "Batch")?;
+        let (independent, _) = paper_copy(rows, model, domain, "Independent")?;
         (batch, independent)
     };
     Some((compared as f64 - reference as f64) / PAPER_PARENTS as f64)
 }
 
 /// Figure 15's gains derived from the printed counts, as rows.
-pub fn printed_gains() -> Vec<DifferenceRow> {
-    PAPER_FIGURE15
-        .iter()
-        .flat_map(|&(model, domain, _)| {
+pub fn printed_gains(rows: &[PaperCopyRow]) -> Vec<DifferenceRow> {
+    rows.iter()
+        .flat_map(|(model, domain, _)| {
             GAINS.iter().map(move |&(gain, _)| DifferenceRow {
                 model: model.to_string(),
                 domain: domain.to_string(),
                 label: gain,
-                difference: paper_gain(model, domain, gain).map(|d| (d, None, None)),
+                difference: paper_gain(rows, model, domain, gain).map(|d| (d, None, None)),
                 holm_p: None,
             })
         })
@@ -341,7 +336,12 @@ pub fn printed_gains() -> Vec<DifferenceRow> {
 }
 
 /// Figure 15's numbers: ours, the paper's printed counts and derived gains, the differences.
-pub fn figure15_layout(copies: &[FidelityRow], gains: &[DifferenceRow], against: &str) -> Doc {
+pub fn figure15_layout(
+    copies: &[FidelityRow],
+    gains: &[DifferenceRow],
+    against: &str,
+) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_FIGURE15.rows()?;
     let mut doc = Doc::new("Figure 15: Indexing improves complete copying (numbers)");
     doc.p(
         "Complete copy fidelity to a supplied gold target under fixed position questions, raw \
@@ -368,7 +368,7 @@ pub fn figure15_layout(copies: &[FidelityRow], gains: &[DifferenceRow], against:
     ));
     doc.h(2, "The paper (Figure 15)");
     doc.h(3, "(a, b) Complete copy fidelity, raw → indexed");
-    let copies_printed = printed_copies();
+    let copies_printed = printed_copies(paper_rows);
     doc.table(table(
         COPY_TABLE,
         copies_printed.iter().map(FidelityRow::cells).collect(),
@@ -376,7 +376,7 @@ pub fn figure15_layout(copies: &[FidelityRow], gains: &[DifferenceRow], against:
          module documentation gives the evidence).",
     ));
     doc.h(3, "(c, d) Paired gains, derived from the printed counts");
-    let gains_printed = printed_gains();
+    let gains_printed = printed_gains(paper_rows);
     doc.table(table(
         GAIN_TABLE,
         gains_printed.iter().map(DifferenceRow::cells).collect(),
@@ -387,7 +387,7 @@ pub fn figure15_layout(copies: &[FidelityRow], gains: &[DifferenceRow], against:
     ));
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER_FIGURE15.iter().map(|p| p.0),
+        paper_rows.iter().map(|p| p.0.as_str()),
         against,
         COPY_DIFFERENCES.0,
         &columns(COPY_DIFFERENCES),
@@ -400,18 +400,18 @@ pub fn figure15_layout(copies: &[FidelityRow], gains: &[DifferenceRow], against:
         difference_differences(gains, &gains_printed, &models),
         "Percentage points, against the gain derived from the printed counts.",
     ));
-    doc
+    Ok(doc)
 }
 
 /// Read the copy panel's run and lay out Figure 15's numbers.
 pub fn figure15(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "copy")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    Ok(figure15_layout(
+    figure15_layout(
         &copy_rows(&run.trajectories),
         &gain_rows(&contrasts),
         against,
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -440,22 +440,23 @@ mod tests {
     /// The transcribed counts agree with the captions' claims.
     #[test]
     fn the_printed_numbers_are_consistent() {
-        for (raw, indexed) in PAPER_FIGURE15.iter().flat_map(|p| p.2) {
+        let rows = PAPER_FIGURE15.rows().unwrap();
+        for (raw, indexed) in rows.iter().flat_map(|p| p.2) {
             assert!((raw < indexed && indexed <= PAPER_PARENTS) || raw == PAPER_PARENTS);
         }
         for model in ["Jev", "StartLux", "Qwen3.5-27B"] {
             for domain in ["math", "lexical"] {
                 for (controller, _) in CONTROLLERS {
-                    assert!(paper_copy(model, domain, controller).is_some());
+                    assert!(paper_copy(rows, model, domain, controller).is_some());
                 }
                 // "(c,d) Serial indexing gains are positive for every model/domain."
-                assert!(paper_gain(model, domain, GAINS[0].0).is_some_and(|g| g > 0.0));
+                assert!(paper_gain(rows, model, domain, GAINS[0].0).is_some_and(|g| g > 0.0));
                 // "raw Batch helps Qwen3.5-27B": only Qwen's raw Batch exceeds Independent.
-                let batch = paper_gain(model, domain, GAINS[1].0).expect("printed");
+                let batch = paper_gain(rows, model, domain, GAINS[1].0).expect("printed");
                 assert_eq!(batch > 0.2, model == "Qwen3.5-27B", "{model} {domain}");
             }
         }
-        let serial_gain = paper_gain("Jev", "lexical", GAINS[0].0).expect("printed");
+        let serial_gain = paper_gain(rows, "Jev", "lexical", GAINS[0].0).expect("printed");
         assert_eq!(signed1(100.0 * serial_gain), "81.2");
     }
 
@@ -488,7 +489,7 @@ mod tests {
         ]);
         assert_eq!(gains.len(), 2);
         assert_eq!(gains[0].label, GAINS[0].0);
-        let md = figure15_layout(&copies, &gains, "Jev").markdown();
+        let md = figure15_layout(&copies, &gains, "Jev").unwrap().markdown();
         for want in [
             "| Model | Domain | Controller | Raw | Indexed |",
             "| m | math | Serial | 1/2 | 2/2 |",

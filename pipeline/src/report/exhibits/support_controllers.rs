@@ -17,7 +17,9 @@
 //! panels ([`Parents`]).
 
 use c2s_stats::MetricRow;
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{differences, panel_ids, paper_domain, pp_diff, run_of, PanelRun, QWEN_192};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{estimate, MetricIndex, UNDEFINED};
@@ -31,41 +33,16 @@ pub const BARS: [(&str, &str); 4] = [
 ];
 
 /// One panel of Figure 12 as printed: complete-string EM (%) of the four bars.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperPanel {
-    pub model: &'static str,
-    pub domain: &'static str,
+    pub model: String,
+    pub domain: String,
     pub items: u64,
     pub em: [f64; 4],
 }
 
 /// Figure 12's four panels as printed.
-pub const PAPER: [PaperPanel; 4] = [
-    PaperPanel {
-        model: "Jev",
-        domain: "math",
-        items: 384,
-        em: [77.9, 79.4, 76.8, 28.1],
-    },
-    PaperPanel {
-        model: "Qwen3.5-27B",
-        domain: "math",
-        items: 96,
-        em: [37.5, 32.3, 32.3, 14.6],
-    },
-    PaperPanel {
-        model: "Jev",
-        domain: "lexical",
-        items: 384,
-        em: [81.8, 82.0, 24.0, 1.8],
-    },
-    PaperPanel {
-        model: "Qwen3.5-27B",
-        domain: "lexical",
-        items: 96,
-        em: [67.7, 65.6, 42.7, 28.1],
-    },
-];
+pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure12");
 
 /// The parents a row of ours is on, each set beside the paper's rows on the same parents
 /// (D.6).
@@ -163,7 +140,8 @@ fn header(parents: bool) -> Vec<String> {
 }
 
 /// Figure 12's numbers: ours, the paper's bars, and the differences.
-pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
+pub fn layout(ours: &[OurPanel], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let mut doc = Doc::new("Figure 12: Candidate-consistent controllers (numbers)");
     doc.p(
         "Complete-string EM (%) of Serial under four controllers. Trie's valid outputs belong \
@@ -204,7 +182,7 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 2,
         header: header(false),
-        rows: PAPER
+        rows: paper_rows
             .iter()
             .map(|p| {
                 let mut row = vec![
@@ -224,7 +202,7 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
     diff_header.extend(labels.iter().map(String::as_str));
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.model),
+        paper_rows.iter().map(|p| p.model.as_str()),
         against,
         4,
         &diff_header,
@@ -234,7 +212,7 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
             .iter()
             .filter(|m| Parents::of_paper_model(m) == ours.parents)
         {
-            let paper = PAPER
+            let paper = paper_rows
                 .iter()
                 .find(|p| p.model == *m && p.domain == ours.domain);
             let mut row = vec![
@@ -266,7 +244,7 @@ pub fn layout(ours: &[OurPanel], against: &str) -> Doc {
             .into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 /// Read the support panel's run and lay out the numbers.
@@ -275,7 +253,7 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let subset = run.restricted(&panel_ids(QWEN_192)?);
     let mut ours = our_panels(&run.metric_rows()?, Parents::All);
     ours.extend(our_panels(&subset.metric_rows()?, Parents::Qwen192));
-    Ok(layout(&ours, against))
+    layout(&ours, against)
 }
 
 #[cfg(test)]
@@ -316,7 +294,7 @@ mod tests {
         // D.6: "Jev evaluates all 768 parents; Qwen uses 192 selected by item hash": the
         // subset's rows are set beside the Qwen panels only, all items beside Jev's.
         ours.extend(our_panels(&rows, Parents::Qwen192));
-        let md = layout(&ours, "Jev").markdown();
+        let md = layout(&ours, "Jev").unwrap().markdown();
         for want in [
             "| Model | Domain | Parents | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
             "| m | lexical | all | 8 | 50.0 | – | – | 12.5 | 50.0 |",
@@ -328,7 +306,7 @@ mod tests {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
         assert!(!md.contains("| m | lexical | qwen-192 | Jev"), "{md}");
-        let md = layout(&ours, "Qwen3.5-27B").markdown();
+        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
         assert!(
             md.contains("| m | lexical | qwen-192 | Qwen3.5-27B / lexical | −17.7 |"),
             "{md}"
