@@ -33,6 +33,7 @@ use super::copy_fidelity::{
     PAPER_PARENTS,
 };
 use super::item_intervals::Interval;
+use super::paper::PaperTable;
 use super::{differences, item_intervals, paper_domain, percent_interval, pp_diff, run_of};
 use super::{Count, PanelRun};
 use crate::report::doc::Doc;
@@ -40,17 +41,10 @@ use crate::report::tables::MetricIndex;
 
 /// Figure 16 (a, b) as printed: model, domain and fidelity of 48 to the correct target (raw,
 /// indexed) and the wrong target (raw, indexed).
-pub type PaperTargetRow = (&'static str, &'static str, [u64; 4]);
+pub type PaperTargetRow = (String, String, [u64; 4]);
 
 /// Figure 16 (a, b) as printed, read in annotation order (see the module note).
-pub const PAPER_FIGURE16: [PaperTargetRow; 6] = [
-    ("Jev", "math", [28, 48, 34, 48]),
-    ("StartLux", "math", [12, 48, 10, 47]),
-    ("Qwen3.5-27B", "math", [17, 48, 15, 48]),
-    ("Jev", "lexical", [11, 48, 10, 48]),
-    ("StartLux", "lexical", [3, 45, 3, 45]),
-    ("Qwen3.5-27B", "lexical", [11, 47, 5, 46]),
-];
+pub static PAPER_FIGURE16: PaperTable<PaperTargetRow> = PaperTable::new("figure16");
 
 /// The groups of incorrect targets: arithmetic by differences from gold, lexical by origin.
 pub const ONE_SUBSTITUTION: &str = "one substitution";
@@ -66,23 +60,10 @@ const GROUP_ORDER: [&str; 4] = [
 
 /// Figure 16 (c, d) as printed: model, domain, group, and fidelity to the incorrect target
 /// raw → indexed of the group's n.
-pub type PaperGroupRow = (&'static str, &'static str, &'static str, u64, u64, u64);
+pub type PaperGroupRow = (String, String, String, u64, u64, u64);
 
 /// Figure 16 (c, d) as printed, read in annotation order (see the module note).
-pub const PAPER_GROUPS: [PaperGroupRow; 12] = [
-    ("Jev", "math", ONE_SUBSTITUTION, 24, 30, 30),
-    ("Jev", "math", MULTIPLE_DIFFERENCES, 10, 18, 18),
-    ("StartLux", "math", ONE_SUBSTITUTION, 7, 30, 30),
-    ("StartLux", "math", MULTIPLE_DIFFERENCES, 3, 17, 18),
-    ("Qwen3.5-27B", "math", ONE_SUBSTITUTION, 10, 30, 30),
-    ("Qwen3.5-27B", "math", MULTIPLE_DIFFERENCES, 5, 18, 18),
-    ("Jev", "lexical", OBSERVED_ERROR, 9, 28, 28),
-    ("Jev", "lexical", CONSTRUCTED, 1, 20, 20),
-    ("StartLux", "lexical", OBSERVED_ERROR, 3, 27, 28),
-    ("StartLux", "lexical", CONSTRUCTED, 0, 18, 20),
-    ("Qwen3.5-27B", "lexical", OBSERVED_ERROR, 4, 26, 28),
-    ("Qwen3.5-27B", "lexical", CONSTRUCTED, 1, 20, 20),
-];
+pub static PAPER_GROUPS: PaperTable<PaperGroupRow> = PaperTable::new("figure16.groups");
 
 /// The copy-incorrect panel's declared comparisons: (as printed, `REFERENCE vs COMPARED`).
 pub const TARGET_TESTS: [(&str, &str); 2] = [
@@ -340,46 +321,49 @@ pub fn target_tests(
 }
 
 /// Figure 16 (a, b) as printed, as rows.
-pub fn printed_targets() -> Vec<TargetRow> {
-    PAPER_FIGURE16
+pub fn printed_targets() -> anyhow::Result<Vec<TargetRow>> {
+    Ok(PAPER_FIGURE16
+        .rows()?
         .iter()
-        .map(|&(model, domain, counts)| TargetRow {
+        .map(|(model, domain, counts)| TargetRow {
             model: model.to_string(),
             domain: domain.to_string(),
             counts: counts.map(printed),
             intervals: [None; 4],
             wrong_gold_em: Count::default(),
         })
-        .collect()
+        .collect())
 }
 
 /// Figure 16 (c, d) as printed, as rows.
-pub fn printed_groups() -> Vec<FidelityRow> {
-    PAPER_GROUPS
+pub fn printed_groups() -> anyhow::Result<Vec<FidelityRow>> {
+    Ok(PAPER_GROUPS
+        .rows()?
         .iter()
-        .map(|&(model, domain, group, raw, indexed, n)| FidelityRow {
+        .map(|(model, domain, group, raw, indexed, n)| FidelityRow {
             model: model.to_string(),
             domain: domain.to_string(),
             label: group.to_string(),
-            raw: Count { k: raw, n },
-            indexed: Count { k: indexed, n },
+            raw: Count { k: *raw, n: *n },
+            indexed: Count { k: *indexed, n: *n },
         })
-        .collect()
+        .collect())
 }
 
 /// The paper's tests derived from its printed counts: wrong target indexed − raw, and indexed
 /// wrong − correct target.
-pub fn printed_tests() -> Vec<DifferenceRow> {
-    PAPER_FIGURE16
+pub fn printed_tests() -> anyhow::Result<Vec<DifferenceRow>> {
+    Ok(PAPER_FIGURE16
+        .rows()?
         .iter()
         .flat_map(
-            |&(model, domain, [_, correct_indexed, wrong_raw, wrong_indexed])| {
+            |(model, domain, [_, correct_indexed, wrong_raw, wrong_indexed])| {
                 [(0, wrong_raw), (1, correct_indexed)].map(|(rank, reference)| DifferenceRow {
                     model: model.to_string(),
                     domain: domain.to_string(),
                     label: TARGET_TESTS[rank].0,
                     difference: Some((
-                        (wrong_indexed as f64 - reference as f64) / PAPER_PARENTS as f64,
+                        (*wrong_indexed as f64 - *reference as f64) / PAPER_PARENTS as f64,
                         None,
                         None,
                     )),
@@ -387,7 +371,7 @@ pub fn printed_tests() -> Vec<DifferenceRow> {
                 })
             },
         )
-        .collect()
+        .collect())
 }
 
 /// Figure 16's numbers: ours, the paper's printed counts, the differences.
@@ -396,7 +380,8 @@ pub fn figure16_layout(
     groups: &[GroupRow],
     tests: &[DifferenceRow],
     against: &str,
-) -> Doc {
+) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_FIGURE16.rows()?;
     let mut doc = Doc::new("Figure 16: Faithful copying can preserve errors (numbers)");
     doc.p(
         "Fidelity to a supplied target under Serial control, raw and indexed evidence, with \
@@ -441,7 +426,7 @@ pub fn figure16_layout(
     ));
     doc.h(2, "The paper (Figure 16)");
     doc.h(3, "(a, b) Correct and wrong targets (count / 48)");
-    let targets_printed = printed_targets();
+    let targets_printed = printed_targets()?;
     doc.table(table(
         TARGET_TABLE,
         targets_printed.iter().map(TargetRow::cells).collect(),
@@ -449,14 +434,14 @@ pub fn figure16_layout(
          the annotations' order (the module documentation gives the evidence).",
     ));
     doc.h(3, "(c, d) Groups of incorrect targets, raw → indexed / n");
-    let groups_printed = printed_groups();
+    let groups_printed = printed_groups()?;
     doc.table(table(
         PRINTED_GROUP_TABLE,
         groups_printed.iter().map(FidelityRow::cells).collect(),
         "Arithmetic: 48 observed selections; lexical: 28 observed, 20 constructed (D.12).",
     ));
     doc.h(3, "Paired tests, derived from the printed counts");
-    let tests_printed = printed_tests();
+    let tests_printed = printed_tests()?;
     doc.table(table(
         TEST_TABLE,
         tests_printed.iter().map(DifferenceRow::cells).collect(),
@@ -466,7 +451,7 @@ pub fn figure16_layout(
     ));
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER_FIGURE16.iter().map(|p| p.0),
+        paper_rows.iter().map(|p| p.0.as_str()),
         against,
         TARGET_DIFFERENCES.0,
         &columns(TARGET_DIFFERENCES),
@@ -500,7 +485,7 @@ pub fn figure16_layout(
         difference_differences(tests, &tests_printed, &models),
         "Percentage points, against the difference derived from the printed counts.",
     ));
-    doc
+    Ok(doc)
 }
 
 /// Read the copy-incorrect panel's run and lay out Figure 16's numbers.
@@ -508,7 +493,7 @@ pub fn figure16(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "copy-incorrect")?.load()?;
     let (targets, groups) = target_rows(&run.trajectories, &run.stats)?;
     let tests = target_tests(&run.metric_rows()?, &run.trajectories, &run.stats)?;
-    Ok(figure16_layout(&targets, &groups, &tests, against))
+    figure16_layout(&targets, &groups, &tests, against)
 }
 
 #[cfg(test)]
@@ -532,11 +517,12 @@ mod tests {
     /// claim holds.
     #[test]
     fn the_printed_numbers_are_consistent() {
-        for (model, domain, counts) in PAPER_FIGURE16 {
+        let (targets, all_groups) = (PAPER_FIGURE16.rows().unwrap(), PAPER_GROUPS.rows().unwrap());
+        for (model, domain, counts) in targets {
             assert!(counts.iter().all(|k| *k <= PAPER_PARENTS));
-            let groups: Vec<&PaperGroupRow> = PAPER_GROUPS
+            let groups: Vec<&PaperGroupRow> = all_groups
                 .iter()
-                .filter(|g| g.0 == model && g.1 == domain)
+                .filter(|g| g.0 == *model && g.1 == *domain)
                 .collect();
             assert_eq!(groups.len(), 2);
             assert!(groups.iter().all(|g| g.3 <= g.5 && g.4 <= g.5));
@@ -545,14 +531,14 @@ mod tests {
             assert_eq!(groups.iter().map(|g| g.4).sum::<u64>(), counts[3]);
         }
         // D.12: "28 observed lexical selections and 20 constructed lexical candidates".
-        for g in PAPER_GROUPS.iter().filter(|g| g.1 == "lexical") {
+        for g in all_groups.iter().filter(|g| g.1 == "lexical") {
             assert_eq!(g.5, if g.2 == OBSERVED_ERROR { 28 } else { 20 }, "{g:?}");
         }
         // "Jev copies every indexed incorrect target."
-        for p in PAPER_FIGURE16.iter().filter(|p| p.0 == "Jev") {
+        for p in targets.iter().filter(|p| p.0 == "Jev") {
             assert_eq!(p.2[3], PAPER_PARENTS);
         }
-        assert_eq!(printed_tests().len(), 12);
+        assert_eq!(printed_tests().unwrap().len(), 12);
     }
 
     /// Correct- and wrong-target arms fill (a, b); wrong targets are grouped by differences
@@ -615,7 +601,9 @@ mod tests {
             .collect();
         let tests = target_tests(&rows, &ts, &stats).unwrap();
         assert_eq!(tests.len(), 1);
-        let md = figure16_layout(&targets, &groups, &tests, "StartLux").markdown();
+        let md = figure16_layout(&targets, &groups, &tests, "StartLux")
+            .unwrap()
+            .markdown();
         for want in [
             "| Model | Domain | Correct target / raw | Correct target / indexed | Wrong target / raw \
              | Wrong target / indexed |",
