@@ -42,7 +42,9 @@ use std::collections::BTreeSet;
 use anyhow::Context;
 use c2s_records::Endpoint;
 use c2s_stats::{contrast_tables, ContrastRow, ContrastSpec, MetricRow, Selector};
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use super::{differences, pp_diff, run_of, signed1, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{p_value, Group, MetricIndex, UNDEFINED};
@@ -147,146 +149,37 @@ pub fn setting_contrasts() -> Vec<ContrastSpec> {
 /// < 0.05 across the 72 settings).
 pub type PaperCell = (f64, bool);
 
-const fn star(v: f64) -> PaperCell {
-    (v, true)
-}
-
-const fn plain(v: f64) -> PaperCell {
-    (v, false)
-}
-
 /// One panel of Figure 17 as printed: rows T0, T1, T2; columns O0, O1, O2.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperPanel {
-    pub model: &'static str,
+    pub model: String,
     pub letter: char,
-    pub domain: &'static str,
-    pub evidence: &'static str,
+    pub domain: String,
+    pub evidence: String,
     pub grid: [[PaperCell; ORDERS]; 3],
 }
 
-/// A panel from its (model, letter, domain, evidence) and its grid.
-const fn panel(
-    (model, letter, domain, evidence): (&'static str, char, &'static str, &'static str),
-    grid: [[PaperCell; ORDERS]; 3],
-) -> PaperPanel {
-    PaperPanel {
-        model,
-        letter,
-        domain,
-        evidence,
-        grid,
-    }
-}
-
 /// Figure 17's eight panels, transcribed from the text row by row.
-pub const PAPER: [PaperPanel; 8] = [
-    panel(
-        ("Qwen3-8B", 'a', "arithmetic", "indexed"),
-        [
-            [star(72.9), star(60.4), star(70.8)],
-            [plain(20.8), plain(2.1), plain(16.7)],
-            [star(-33.3), plain(-22.9), plain(-20.8)],
-        ],
-    ),
-    panel(
-        ("Qwen3-8B", 'b', "arithmetic", "direct"),
-        [
-            [plain(8.3), star(39.6), star(39.6)],
-            [star(-41.7), plain(-10.4), plain(-8.3)],
-            [star(-95.8), star(-64.6), star(-68.8)],
-        ],
-    ),
-    panel(
-        ("Qwen3-8B", 'c', "lexical", "indexed"),
-        [
-            [star(35.4), plain(33.3), star(56.2)],
-            [plain(2.1), plain(-12.5), plain(-8.3)],
-            [star(-43.8), plain(-22.9), plain(-16.7)],
-        ],
-    ),
-    panel(
-        ("Qwen3-8B", 'd', "lexical", "direct"),
-        [
-            [plain(-4.2), plain(-12.5), plain(-12.5)],
-            [star(-66.7), star(-83.3), star(-85.4)],
-            [star(-100.0), star(-85.4), star(-89.6)],
-        ],
-    ),
-    panel(
-        ("Qwen3.5-27B", 'e', "arithmetic", "indexed"),
-        [
-            [plain(4.2), plain(6.2), plain(4.2)],
-            [plain(4.2), plain(8.3), plain(4.2)],
-            [plain(-27.1), star(-72.9), star(-45.8)],
-        ],
-    ),
-    panel(
-        ("Qwen3.5-27B", 'f', "arithmetic", "direct"),
-        [
-            [plain(0.0), plain(2.1), plain(0.0)],
-            [plain(0.0), plain(2.1), plain(2.1)],
-            [star(-41.7), star(-85.4), star(-79.2)],
-        ],
-    ),
-    panel(
-        ("Qwen3.5-27B", 'g', "lexical", "indexed"),
-        [
-            [plain(0.0), plain(0.0), plain(-2.1)],
-            [plain(0.0), plain(0.0), plain(0.0)],
-            [star(-64.6), star(-87.5), star(-81.2)],
-        ],
-    ),
-    panel(
-        ("Qwen3.5-27B", 'h', "lexical", "direct"),
-        [
-            [plain(0.0), plain(0.0), plain(0.0)],
-            [plain(0.0), plain(0.0), plain(0.0)],
-            [star(-66.7), star(-85.4), star(-81.2)],
-        ],
-    ),
-];
+pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure17");
 
 /// A printed mark of Figure 18: model, domain, evidence, template k of `Tk − T0` and whether
 /// it carries an asterisk (Holm p < 0.05 across the sixteen interaction tests). The figure
 /// prints no value; the caption places (a)'s eight asterisks on every Qwen3-8B change and (b)'s
 /// four on Qwen3.5-27B's T2 − T0 changes ("survive correction for T2 but not T1").
-pub type PaperMark = (&'static str, &'static str, &'static str, usize, bool);
-
-const fn mark(
-    model: &'static str,
-    domain: &'static str,
-    evidence: &'static str,
-    template: usize,
-    starred: bool,
-) -> PaperMark {
-    (model, domain, evidence, template, starred)
-}
+pub type PaperMark = (String, String, String, usize, bool);
 
 /// Figure 18's sixteen rows, in the paper's order (bottom to top of each panel: arithmetic /
 /// indexed T1 − T0 first, lexical / direct T2 − T0 last).
-pub const PAPER_MARKS: [PaperMark; 16] = [
-    mark("Qwen3-8B", "arithmetic", "indexed", 1, true),
-    mark("Qwen3-8B", "arithmetic", "indexed", 2, true),
-    mark("Qwen3-8B", "arithmetic", "direct", 1, true),
-    mark("Qwen3-8B", "arithmetic", "direct", 2, true),
-    mark("Qwen3-8B", "lexical", "indexed", 1, true),
-    mark("Qwen3-8B", "lexical", "indexed", 2, true),
-    mark("Qwen3-8B", "lexical", "direct", 1, true),
-    mark("Qwen3-8B", "lexical", "direct", 2, true),
-    mark("Qwen3.5-27B", "arithmetic", "indexed", 1, false),
-    mark("Qwen3.5-27B", "arithmetic", "indexed", 2, true),
-    mark("Qwen3.5-27B", "arithmetic", "direct", 1, false),
-    mark("Qwen3.5-27B", "arithmetic", "direct", 2, true),
-    mark("Qwen3.5-27B", "lexical", "indexed", 1, false),
-    mark("Qwen3.5-27B", "lexical", "indexed", 2, true),
-    mark("Qwen3.5-27B", "lexical", "direct", 1, false),
-    mark("Qwen3.5-27B", "lexical", "direct", 2, true),
-];
+pub static PAPER_MARKS: PaperTable<PaperMark> = PaperTable::new("figure18");
 
 /// The paper's Figure 17 panel of a model, domain and evidence.
-pub fn paper_panel(model: &str, domain: &str, evidence: &str) -> Option<&'static PaperPanel> {
-    PAPER
+pub fn paper_panel<'a>(
+    panels: &'a [PaperPanel],
+    model: &str,
+    domain: &str,
+    evidence: &str,
+) -> Option<&'a PaperPanel> {
+    panels
         .iter()
         .find(|p| p.model == model && p.domain == domain && p.evidence == evidence)
 }
@@ -424,7 +317,8 @@ fn grid_header(leading: &[&str]) -> Vec<String> {
 
 /// Figure 17's document: our grids (character − code with interval and asterisk, then Holm p),
 /// the paper's printed grids, and ours minus the paper's.
-pub fn figure17_layout(ours: &[GridRow], against: &str) -> Doc {
+pub fn figure17_layout(ours: &[GridRow], against: &str) -> anyhow::Result<Doc> {
+    let panels = PAPER.rows()?;
     let mut doc = Doc::new(
         "Figure 17: Prompt and option order change which output contract is more accurate",
     );
@@ -499,15 +393,15 @@ pub fn figure17_layout(ours: &[GridRow], against: &str) -> Doc {
     doc.table(Table {
         text_columns: 5,
         header: grid_header(&["Model", "Panel", "Domain", "Evidence"]),
-        rows: PAPER
+        rows: panels
             .iter()
             .flat_map(|p| {
                 p.grid.iter().enumerate().map(move |(t, cells)| {
                     let mut row = vec![
                         p.model.to_string(),
                         format!("({})", p.letter),
-                        title(p.domain),
-                        title(p.evidence),
+                        title(&p.domain),
+                        title(&p.evidence),
                         TEMPLATES[t].to_string(),
                     ];
                     row.extend(cells.iter().map(|c| paper_cell(*c)));
@@ -523,7 +417,7 @@ pub fn figure17_layout(ours: &[GridRow], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.model),
+        panels.iter().map(|p| p.model.as_str()),
         against,
         5,
         &[
@@ -540,7 +434,7 @@ pub fn figure17_layout(ours: &[GridRow], against: &str) -> Doc {
     );
     for r in ours {
         for model in &models {
-            let Some(p) = paper_panel(model, r.domain, r.evidence) else {
+            let Some(p) = paper_panel(panels, model, r.domain, r.evidence) else {
                 continue;
             };
             let printed = p.grid[r.template];
@@ -572,7 +466,7 @@ pub fn figure17_layout(ours: &[GridRow], against: &str) -> Doc {
             .into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 /// One template interaction of our run.
@@ -629,7 +523,9 @@ fn interaction_label(template: usize) -> String {
 
 /// Figure 18's document: our interactions, the paper's marks with the changes Figure 17's
 /// cells imply, and ours minus those.
-pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> Doc {
+pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_MARKS.rows()?;
+    let panels = PAPER.rows()?;
     let mut doc =
         Doc::new("Figure 18: Wording shifts the relative success of code and character output");
     doc.p(
@@ -681,7 +577,7 @@ pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> Doc {
         ]
         .map(String::from)
         .to_vec(),
-        rows: PAPER_MARKS
+        rows: paper_rows
             .iter()
             .map(|(model, domain, evidence, template, starred)| {
                 vec![
@@ -689,7 +585,7 @@ pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> Doc {
                     domain_evidence(domain, evidence),
                     interaction_label(*template),
                     if *starred { "*" } else { "no" }.to_string(),
-                    paper_panel(model, domain, evidence).map_or_else(
+                    paper_panel(panels, model, domain, evidence).map_or_else(
                         || UNDEFINED.to_string(),
                         |p| signed1(implied_change(p, *template)),
                     ),
@@ -706,7 +602,7 @@ pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> Doc {
     });
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER_MARKS.iter().map(|m| m.0),
+        paper_rows.iter().map(|m| m.0.as_str()),
         against,
         4,
         &[
@@ -719,10 +615,13 @@ pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> Doc {
         ],
     );
     for r in ours {
-        for m in PAPER_MARKS.iter().filter(|m| {
-            models.contains(&m.0) && m.1 == r.domain && m.2 == r.evidence && m.3 == r.template
+        for m in paper_rows.iter().filter(|m| {
+            models.contains(&m.0.as_str())
+                && m.1 == r.domain
+                && m.2 == r.evidence
+                && m.3 == r.template
         }) {
-            let implied = paper_panel(m.0, m.1, m.2).map(|p| implied_change(p, m.3));
+            let implied = paper_panel(panels, &m.0, &m.1, &m.2).map(|p| implied_change(p, m.3));
             diff.rows.push(vec![
                 r.model.clone(),
                 domain_evidence(r.domain, r.evidence),
@@ -742,7 +641,7 @@ pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> Doc {
             .into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 pub fn figure17(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
@@ -757,13 +656,13 @@ pub fn figure17(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
         run.stats.level,
     )
     .with_context(|| format!("setting contrasts of {}", run.display()))?;
-    Ok(figure17_layout(&our_grid(&rows, &settings), against))
+    figure17_layout(&our_grid(&rows, &settings), against)
 }
 
 pub fn figure18(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, PANEL)?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    Ok(figure18_layout(&our_interactions(&contrasts), against))
+    figure18_layout(&our_interactions(&contrasts), against)
 }
 
 #[cfg(test)]
@@ -792,10 +691,11 @@ mod tests {
 
     #[test]
     fn the_transcribed_grid_has_two_models_four_panels_nine_cells() {
-        let models = super::super::distinct(PAPER.iter().map(|p| p.model));
+        let printed = PAPER.rows().unwrap();
+        let models = super::super::distinct(printed.iter().map(|p| p.model.as_str()));
         assert_eq!(models, ["Qwen3-8B", "Qwen3.5-27B"]);
         for model in models {
-            let panels: Vec<&PaperPanel> = PAPER.iter().filter(|p| p.model == model).collect();
+            let panels: Vec<&PaperPanel> = printed.iter().filter(|p| p.model == model).collect();
             assert_eq!(panels.len(), 4, "{model}");
             let cells: usize = panels
                 .iter()
@@ -804,20 +704,21 @@ mod tests {
             assert_eq!(cells, 4 * 9, "{model}");
             for domain in DOMAINS {
                 for evidence in EVIDENCE {
-                    assert!(paper_panel(model, domain, evidence).is_some());
+                    assert!(paper_panel(printed, model, domain, evidence).is_some());
                 }
             }
         }
-        let letters: String = PAPER.iter().map(|p| p.letter).collect();
+        let letters: String = printed.iter().map(|p| p.letter).collect();
         assert_eq!(letters, "abcdefgh");
-        assert_eq!(PAPER_MARKS.len(), 16);
+        assert_eq!(PAPER_MARKS.rows().unwrap().len(), 16);
     }
 
     /// Every printed cell is a whole number of the 48 parents of a domain (to the printed
     /// rounding); the captions hold under the rows-as-templates reading.
     #[test]
     fn the_papers_cells_satisfy_the_captions() {
-        for p in PAPER {
+        let printed = PAPER.rows().unwrap();
+        for p in printed {
             for (v, starred) in p.grid.iter().flatten() {
                 let k = v * 48.0 / 100.0;
                 assert!(
@@ -833,7 +734,7 @@ mod tests {
             }
         }
         // (a–d): "corrected code and character advantages in different settings".
-        let qwen3 = PAPER.iter().filter(|p| p.model == "Qwen3-8B");
+        let qwen3 = printed.iter().filter(|p| p.model == "Qwen3-8B");
         let starred: Vec<f64> = qwen3
             .flat_map(|p| p.grid.iter().flatten())
             .filter(|c| c.1)
@@ -842,8 +743,10 @@ mod tests {
         assert!(starred.iter().any(|v| *v > 0.0) && starred.iter().any(|v| *v < 0.0));
         // Figure 18: Qwen3-8B's changes all toward codes; Qwen3.5-27B's T1 − T0 near zero,
         // T2 − T0 large; all within the axis (−125, 0].
-        for (model, domain, evidence, template, starred) in PAPER_MARKS {
-            let change = implied_change(paper_panel(model, domain, evidence).unwrap(), template);
+        for (model, domain, evidence, template, starred) in PAPER_MARKS.rows().unwrap() {
+            let (template, starred) = (*template, *starred);
+            let panel = paper_panel(printed, model, domain, evidence).unwrap();
+            let change = implied_change(panel, template);
             assert!(
                 change > -125.0 && change < 1.0,
                 "{model} {domain} {evidence} {change}"
@@ -919,7 +822,9 @@ mod tests {
                 "mcnemar_p_holm",
             )
         };
-        let md = figure17_layout(&our_grid(&[holm], &settings), "Qwen3-8B").markdown();
+        let md = figure17_layout(&our_grid(&[holm], &settings), "Qwen3-8B")
+            .unwrap()
+            .markdown();
         for want in [
             "| Model | Domain | Evidence | Template | O0 | O1 | O2 |",
             "| m | Arithmetic | Indexed | T0 | 75.0* [62.5, 87.5] | 50.0 [37.5, 62.5] | – |",
@@ -955,7 +860,7 @@ mod tests {
         ];
         let ours = our_interactions(&contrasts);
         assert_eq!(ours.len(), 2);
-        let md = figure18_layout(&ours, "Jev").markdown();
+        let md = figure18_layout(&ours, "Jev").unwrap().markdown();
         for want in [
             "| Model | Domain / evidence | Contrast | Change in character − code gap, pp [95% CI] | Holm p |",
             "| m | Arithmetic / indexed | T1 − T0 | −50.0* [−62.5, −37.5] | 4.0e-4 |",
