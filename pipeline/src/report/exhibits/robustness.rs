@@ -33,8 +33,10 @@ use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 use c2s_stats::{MetricRow, StatsConfig};
+use serde::{Deserialize, Serialize};
 
 use super::item_intervals::Interval;
+use super::paper::PaperTable;
 use super::PanelRun;
 use super::{differences, item_intervals, paper_domain, percent_interval, pp_diff, run_of};
 use crate::report::doc::{Doc, Table};
@@ -107,10 +109,10 @@ fn pairing(suffix: &str) -> String {
 
 /// One (model, domain) panel of Figure 10 as printed: retained / Native correct per setting,
 /// in [`SETTINGS`]' order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct PaperPanel {
-    pub model: &'static str,
-    pub domain: &'static str,
+    pub model: String,
+    pub domain: String,
     pub retained: [(u64, u64); 7],
 }
 
@@ -123,78 +125,7 @@ pub struct PaperPanel {
 /// repeats also share the Reference's Native-correct denominator, as D.2's agreeing Native
 /// choices require (the other reading gives StartLux's Repeat 1 22 Native successes against
 /// the Reference's 20). Tests below check both.
-pub const PAPER: [PaperPanel; 6] = [
-    PaperPanel {
-        model: "Jev",
-        domain: "math",
-        retained: [
-            (12, 35),
-            (11, 35),
-            (10, 35),
-            (13, 34),
-            (12, 35),
-            (13, 35),
-            (12, 35),
-        ],
-    },
-    PaperPanel {
-        model: "Jev",
-        domain: "lexical",
-        retained: [
-            (0, 36),
-            (2, 36),
-            (1, 36),
-            (2, 36),
-            (0, 36),
-            (1, 36),
-            (1, 36),
-        ],
-    },
-    PaperPanel {
-        model: "StartLux",
-        domain: "math",
-        retained: [
-            (1, 20),
-            (1, 22),
-            (3, 22),
-            (2, 23),
-            (2, 20),
-            (1, 20),
-            (1, 20),
-        ],
-    },
-    PaperPanel {
-        model: "StartLux",
-        domain: "lexical",
-        retained: [
-            (0, 36),
-            (1, 34),
-            (0, 35),
-            (0, 36),
-            (0, 36),
-            (0, 36),
-            (0, 36),
-        ],
-    },
-    PaperPanel {
-        model: "Qwen3-8B",
-        domain: "math",
-        retained: [(0, 5), (0, 10), (0, 7), (0, 8), (0, 5), (0, 5), (0, 5)],
-    },
-    PaperPanel {
-        model: "Qwen3-8B",
-        domain: "lexical",
-        retained: [
-            (0, 34),
-            (0, 33),
-            (0, 34),
-            (0, 34),
-            (0, 34),
-            (0, 34),
-            (0, 34),
-        ],
-    },
-];
+pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure10");
 
 /// One panel run's numbers: its metric rows, its declared contrasts and their rows.
 #[derive(Debug, Clone, Default)]
@@ -408,7 +339,8 @@ fn reference_notes(references: &[PanelReference]) -> Vec<String> {
 }
 
 /// Figure 10's numbers: ours, the paper's printed counts, and the differences.
-pub fn layout(ours: &Ours, against: &str) -> Doc {
+pub fn layout(ours: &Ours, against: &str) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER.rows()?;
     let mut doc =
         Doc::new("Figure 10: The Jev domain gap survives natural-task perturbations (numbers)");
     doc.p(
@@ -457,7 +389,7 @@ pub fn layout(ours: &Ours, against: &str) -> Doc {
         header: header(),
         ..Table::default()
     };
-    for p in &PAPER {
+    for p in paper_rows {
         for (setting, (k, n)) in SETTINGS.iter().zip(p.retained) {
             paper.rows.push(vec![
                 p.model.to_string(),
@@ -478,7 +410,7 @@ pub fn layout(ours: &Ours, against: &str) -> Doc {
     doc.table(paper);
     let (models, mut diff) = differences(
         &mut doc,
-        PAPER.iter().map(|p| p.model),
+        paper_rows.iter().map(|p| p.model.as_str()),
         against,
         4,
         &[
@@ -498,7 +430,10 @@ pub fn layout(ours: &Ours, against: &str) -> Doc {
                 r.domain.clone(),
                 SETTINGS[r.setting].label.to_string(),
             ];
-            match PAPER.iter().find(|p| p.model == *m && p.domain == r.domain) {
+            match paper_rows
+                .iter()
+                .find(|p| p.model == *m && p.domain == r.domain)
+            {
                 Some(p) => {
                     let (k, n) = p.retained[r.setting];
                     row.push(format!("{} / {}", p.model, p.domain));
@@ -525,7 +460,7 @@ pub fn layout(ours: &Ours, against: &str) -> Doc {
             .into(),
     );
     doc.table(diff);
-    doc
+    Ok(doc)
 }
 
 /// Read the three panels' runs and lay out the numbers.
@@ -539,7 +474,7 @@ pub fn figure10(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
             changes: serial_changes(panel, &run.trajectories, &run.stats)?,
         });
     }
-    Ok(layout(&our_rows(&panels), against))
+    layout(&our_rows(&panels), against)
 }
 
 #[cfg(test)]
@@ -555,8 +490,10 @@ mod tests {
             .expect("a setting of Figure 10")
     }
 
-    fn paper(model: &str, domain: &str) -> PaperPanel {
-        *PAPER
+    fn paper(model: &str, domain: &str) -> &'static PaperPanel {
+        PAPER
+            .rows()
+            .unwrap()
             .iter()
             .find(|p| p.model == model && p.domain == domain)
             .expect("a panel of Figure 10")
@@ -594,7 +531,7 @@ mod tests {
     fn repeats_share_the_references_native_correct() {
         let last = SETTINGS.len() - 1;
         let mut other_reading_agrees = true;
-        for p in PAPER {
+        for p in PAPER.rows().unwrap() {
             let n = p.retained[setting("Reference")].1;
             assert_eq!(
                 p.retained[setting("Repeat 1")].1,
@@ -625,6 +562,8 @@ mod tests {
             let led = (0..SETTINGS.len())
                 .filter(|&s| {
                     PAPER
+                        .rows()
+                        .unwrap()
                         .iter()
                         .filter(|p| p.domain == domain && p.model != "Jev")
                         .all(|p| scr(jev.retained[s]) > scr(p.retained[s]))
@@ -682,7 +621,7 @@ mod tests {
         let ours = our_rows(&[prompts, orders, repeated]);
         let labels: Vec<usize> = ours.rows.iter().map(|r| r.setting).collect();
         assert_eq!(labels, vec![0, 1, 3, 5]);
-        let md = layout(&ours, "Jev").markdown();
+        let md = layout(&ours, "Jev").unwrap().markdown();
         for want in [
             "| Model | Domain | Setting | Retained / Native correct | SCR [95% CI] | Serial EM | Serial EM change [95% CI] |",
             "| m | math | Reference | 3/4 | 75.0 [40.0, 100.0] | 37.5 | reference |",
@@ -703,7 +642,7 @@ mod tests {
     #[test]
     fn every_printed_model_is_compared_when_against_is_not_printed() {
         let ours = our_rows(&[panel("repeats", &[("", [1, 1, 0, 2])])]);
-        let md = layout(&ours, "Qwen3.5-27B").markdown();
+        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
         for want in [
             "## This run minus the paper (Jev, StartLux, Qwen3-8B)",
             "| m | math | Reference | StartLux / math | +0 | −18 | +45.0 |",
