@@ -51,6 +51,7 @@ use anyhow::Context;
 use c2s_records::Trajectory;
 use c2s_stats::{contrast_tables, CellRow, ContrastRow, ContrastSpec, Selector, StatsConfig};
 
+use super::paper::PaperTable;
 use super::{
     compared_models, distinct, item_intervals, paper_domain, percent_interval, run_of, starred,
     LoadedRun, PanelRun,
@@ -88,14 +89,7 @@ pub const LETTER_DIGIT: [(&str, &str); 2] = [
 /// Figure 5 (b)'s asterisks as printed: (model, domain, marked). The caption: "Extra conflict
 /// losses survive correction for StartLux arithmetic and Qwen3-8B lexical readout"; the
 /// figure's text holds exactly two asterisks.
-pub const PAPER_MARKS: [(&str, &str, bool); 6] = [
-    ("Qwen3-8B", "math", false),
-    ("Qwen3-8B", "lexical", true),
-    ("StartLux", "math", true),
-    ("StartLux", "lexical", false),
-    ("Jev", "math", false),
-    ("Jev", "lexical", false),
-];
+pub static PAPER_MARKS: PaperTable<(String, String, bool)> = PaperTable::new("figure5");
 
 /// The arm of an evidence level and name condition (an index into [`NAMES`]).
 pub fn arm(evidence: &str, names: usize) -> String {
@@ -371,7 +365,8 @@ pub fn figure5_layout(
     conflict: &[ConflictRow],
     level: f64,
     against: &str,
-) -> Doc {
+) -> anyhow::Result<Doc> {
+    let paper_rows = PAPER_MARKS.rows()?;
     let mut doc = Doc::new(
         "Figure 5: Letter − digit contrasts and the extra option-name conflict loss (numbers)",
     );
@@ -392,7 +387,7 @@ pub fn figure5_layout(
         header: ["Model", "Domain", "Holm p < 0.05"]
             .map(String::from)
             .to_vec(),
-        rows: PAPER_MARKS
+        rows: paper_rows
             .iter()
             .map(|(m, d, marked)| {
                 vec![
@@ -410,7 +405,7 @@ pub fn figure5_layout(
         ],
     });
     let models = compared_models(
-        &PAPER_MARKS.iter().map(|p| p.0).collect::<Vec<_>>(),
+        &paper_rows.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
         against,
     );
     doc.h(
@@ -437,9 +432,9 @@ pub fn figure5_layout(
     };
     for r in conflict.iter().filter(|r| r.domain != ALL_RECORDS) {
         let domain = paper_domain(&r.domain);
-        for (m, d, marked) in PAPER_MARKS
+        for (m, d, marked) in paper_rows
             .iter()
-            .filter(|p| models.contains(&p.0) && p.1 == domain)
+            .filter(|p| models.contains(&p.0.as_str()) && p.1 == domain)
         {
             let ours = r.marked();
             marks.rows.push(vec![
@@ -463,7 +458,7 @@ pub fn figure5_layout(
             .into(),
     );
     doc.table(marks);
-    doc
+    Ok(doc)
 }
 
 /// The per-domain extra conflict losses of the binding run (see [`per_domain`]).
@@ -493,13 +488,13 @@ pub fn figure5(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let (mut contrasts, _) = binding.contrast_tables()?;
     contrasts.extend(per_domain_contrasts(&binding)?);
     let rows = conflict_rows(&conditions(&binding.trajectories), &contrasts);
-    Ok(figure5_layout(
+    figure5_layout(
         &letter_digit,
         &symbol_cells,
         &rows,
         symbols.stats.level,
         against,
-    ))
+    )
 }
 
 /// One (model, domain) of Figure 6: parents and the opaque-name accuracy per evidence level.
@@ -655,9 +650,11 @@ mod tests {
     #[test]
     fn the_papers_marks_are_the_captions_two() {
         let marked: Vec<(&str, &str)> = PAPER_MARKS
+            .rows()
+            .unwrap()
             .iter()
             .filter(|p| p.2)
-            .map(|p| (p.0, p.1))
+            .map(|p| (p.0.as_str(), p.1.as_str()))
             .collect();
         assert_eq!(marked, [("Qwen3-8B", "lexical"), ("StartLux", "math")]);
         assert_eq!(arm("raw", 0), "GoldCopy/Full/code/T0/raw");
@@ -726,7 +723,9 @@ mod tests {
             conds[&("m".to_string(), ALL_RECORDS.to_string(), 0)][1],
             Counts { correct: 6, n: 12 }
         );
-        let md = figure5_layout(&[], &[], &conflict_rows(&conds, &rows), 0.95, "Jev").markdown();
+        let md = figure5_layout(&[], &[], &conflict_rows(&conds, &rows), 0.95, "Jev")
+            .unwrap()
+            .markdown();
         for want in [
             "| Model | Evidence | Domain | Opaque | Remapped | Aligned | Conflicting | Units | Extra conflict loss, pp [95% CI] | Holm p |",
             "| m | raw | math | 100.0 | 100.0 | 100.0 | 0.0 | 6 | 100.0 [100.0, 100.0] | 0.062 |",
@@ -775,7 +774,9 @@ mod tests {
                 0.01,
             )),
         }];
-        let md = figure5_layout(&letter_digit, &cells, &conflict, 0.95, "Qwen3.5-27B").markdown();
+        let md = figure5_layout(&letter_digit, &cells, &conflict, 0.95, "Qwen3.5-27B")
+            .unwrap()
+            .markdown();
         for want in [
             "| Model | Endpoint | Bases | Letter − digit, pp [95% CI] | Sign-flip p | Holm p |",
             "| m | Serial EM | 60 | −2.5 [−7.5, 2.5] | 0.400 | 0.800 |",
