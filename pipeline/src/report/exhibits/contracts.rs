@@ -22,7 +22,9 @@ use c2s_records::{
     Answer, Arm, ArmSpec, Contract, Evidence, FinishReason, Item, Request, RequestOption,
     ResponseClass, Template,
 };
+use serde::{Deserialize, Serialize};
 
+use super::paper::PaperTable;
 use crate::report::doc::{Doc, Table};
 
 /// Table E1's example item (the prompts' unit-test item) and position: 39 × 15 = 585, the
@@ -34,89 +36,32 @@ const E1_GOLD_PREFIX: &str = "5";
 
 /// Table E1 as printed: each state field and its source under Serial (generated prefix) and
 /// TeacherForced (gold prefix).
-pub const PAPER_E1: [(&str, &str, &str); 5] = [
-    ("candidates", "candidate_strings", "candidate_strings"),
-    ("current_prefix", "generated_prefix", "gold_prefix"),
-    ("position", "one_based_position", "one_based_position"),
-    ("problem", "problem", "problem"),
-    ("target_length", "length", "length"),
-];
+pub static PAPER_E1: PaperTable<(String, String, String)> = PaperTable::new("tableE1");
 
 /// Table E2 as printed (E.5): template, response representation, verbatim system message.
-pub const PAPER_E2: [(Template, &str, &str); 6] = [
-    (Template::T0, "Code", "Return exactly ONE listed choice code, as a single uppercase letter. Do not output the option name or criterion value. Do not explain, reason aloud, add whitespace, punctuation, or any other text."),
-    (Template::T0, "Character", "Return exactly ONE character described by the correct criterion: a lowercase letter or digit, as appropriate for the listed criteria. Do not output a choice code or option name. Do not explain, reason aloud, add whitespace, punctuation, or any other text."),
-    (Template::T1, "Code", "Your entire response must be exactly one uppercase letter: the code of the selected choice. Use its criterion to decide. Omit the option name and criterion value. Include no explanation, reasoning, whitespace, punctuation, or additional text."),
-    (Template::T1, "Character", "Your entire response must be exactly one character: the lowercase letter or digit specified by the correct choice’s criterion. Omit the code and option name. Include no explanation, reasoning, whitespace, punctuation, or additional text."),
-    (Template::T2, "Code", "Choose the option whose criterion answers the question. Reply with its single uppercase choice code alone. Your response must contain no other characters, explanation, or formatting."),
-    (Template::T2, "Character", "Choose the option whose criterion answers the question. Reply with the single lowercase letter or digit given by that criterion alone. Your response must contain no other characters, explanation, or formatting."),
-];
+pub static PAPER_E2: PaperTable<(Template, String, String)> = PaperTable::new("tableE2");
 
 /// One of E.6's complete requests as printed: its template, copy target, queried position,
 /// ordered choices (code, criterion; the option names are the paper's hashes), the printed
-/// response and the required character.
+/// response, the required character and the paper's reading of it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperExample {
-    pub label: &'static str,
+    pub label: String,
     pub template: Template,
-    pub copy_target: &'static str,
+    pub copy_target: String,
     pub query_position: u32,
-    pub choices: [(&'static str, &'static str); 10],
-    pub response: &'static str,
-    pub required: &'static str,
+    pub choices: [(String, String); 10],
+    pub response: String,
+    pub required: String,
+    /// What the paper says of the response: it complies (the first) or fails as a bound code
+    /// (the second).
+    pub paper_reading: ResponseClass,
 }
 
 /// E.6's two requests (Table E3). The extracted table runs each choice's code, option name
 /// and criterion together (`Ao_266a58860677`): the criterion is the last character, and the
 /// ten criteria are then the ten digits, as a character contract over digits requires.
-pub const PAPER_E3: [PaperExample; 2] = [
-    PaperExample {
-        label: "Indexed readout / correct character (T0)",
-        template: Template::T0,
-        copy_target: "7470",
-        query_position: 3,
-        choices: [
-            ("A", "7"),
-            ("B", "1"),
-            ("C", "9"),
-            ("D", "3"),
-            ("E", "0"),
-            ("F", "5"),
-            ("G", "6"),
-            ("H", "8"),
-            ("I", "4"),
-            ("J", "2"),
-        ],
-        response: "7",
-        required: "7",
-    },
-    PaperExample {
-        label: "Indexed readout / bound code (T2)",
-        template: Template::T2,
-        copy_target: "20936748",
-        query_position: 3,
-        choices: [
-            ("A", "8"),
-            ("B", "3"),
-            ("C", "2"),
-            ("D", "7"),
-            ("E", "6"),
-            ("F", "9"),
-            ("G", "4"),
-            ("H", "5"),
-            ("I", "0"),
-            ("J", "1"),
-        ],
-        response: "F",
-        required: "9",
-    },
-];
-
-/// What the paper says of each E.6 response: complies (the left) or fails as a bound code
-/// (the right).
-const PAPER_E3_CLASSES: [ResponseClass; 2] = [
-    ResponseClass::StrictCorrect,
-    ResponseClass::CorrectBoundCode,
-];
+pub static PAPER_E3: PaperTable<PaperExample> = PaperTable::new("tableE3");
 
 fn example_item() -> anyhow::Result<Item> {
     Ok(c2s_records::parse_item(E1_ITEM, &Default::default())?)
@@ -152,6 +97,7 @@ pub fn table_e1() -> anyhow::Result<Doc> {
          \"{E1_GOLD_PREFIX}\" (rendered by the request code every run uses).",
         item.problem
     ));
+    let printed = PAPER_E1.rows()?;
     let mut keys: Vec<&String> = serial.keys().chain(forced.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -161,7 +107,7 @@ pub fn table_e1() -> anyhow::Result<Doc> {
             let cell = |m: &serde_json::Map<String, serde_json::Value>| {
                 m.get(*k).map_or("absent".to_string(), |v| v.to_string())
             };
-            let paper = PAPER_E1.iter().find(|(key, _, _)| key == k);
+            let paper = printed.iter().find(|(key, _, _)| key == *k);
             vec![
                 k.to_string(),
                 cell(&serial),
@@ -173,10 +119,10 @@ pub fn table_e1() -> anyhow::Result<Doc> {
             ]
         })
         .collect();
-    let same_keys = keys.len() == PAPER_E1.len()
-        && PAPER_E1
+    let same_keys = keys.len() == printed.len()
+        && printed
             .iter()
-            .all(|(k, _, _)| keys.iter().any(|ours| ours == k));
+            .all(|(k, _, _)| keys.iter().any(|ours| *ours == k));
     let serial_question = instruction(&ArmSpec::new(Arm::Serial));
     let forced_question = instruction(&ArmSpec::new(Arm::TeacherForced));
     doc.table(Table {
@@ -205,15 +151,17 @@ pub fn table_e1() -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
-pub fn table_e2() -> Doc {
+pub fn table_e2() -> anyhow::Result<Doc> {
     let mut doc = Doc::new("Table E2: T0–T2 system messages (E.5)");
     doc.p(
         "The six verbatim system messages of the readout grid, ours (the text every readout \
          request carries) against the paper's.",
     );
     let rows = PAPER_E2
+        .rows()?
         .iter()
-        .map(|&(template, representation, paper)| {
+        .map(|(template, representation, paper)| {
+            let template = *template;
             let contract = if representation == "Code" {
                 Contract::GeneratedCode
             } else {
@@ -226,7 +174,7 @@ pub fn table_e2() -> Doc {
                 format!("{template:?}"),
                 representation.to_string(),
                 ours.to_string(),
-                agree(ours == paper),
+                agree(ours == paper.as_str()),
             ]
         })
         .collect();
@@ -241,7 +189,7 @@ pub fn table_e2() -> Doc {
             text::READOUT_QUESTION
         )],
     });
-    doc
+    Ok(doc)
 }
 
 /// The E.6 request `example` rendered by our code: an Indexed readout with character output
@@ -276,7 +224,7 @@ fn e3_request(example: &PaperExample) -> anyhow::Result<Request> {
     let step = StepState {
         position: Some(example.query_position),
         prefix: None,
-        copy_target: Some(example.copy_target),
+        copy_target: Some(&example.copy_target),
         padding: None,
     };
     Ok(render_request(
@@ -298,14 +246,15 @@ pub fn table_e3() -> anyhow::Result<Doc> {
          (no case repair, whitespace trimming or code mapping).",
     );
     let mut rows = Vec::new();
-    for (example, paper_class) in PAPER_E3.iter().zip(PAPER_E3_CLASSES) {
+    for example in PAPER_E3.rows()? {
+        let paper_class = example.paper_reading;
         let request = e3_request(example)?;
         let answer = Answer::Generated {
             text: example.response.to_string(),
             finish_reason: FinishReason::Stop,
             truncated: false,
         };
-        let parsed = parse_answer(&request, &answer, example.required, true, false)?;
+        let parsed = parse_answer(&request, &answer, &example.required, true, false)?;
         rows.push(vec![
             example.label.to_string(),
             request.system.clone().unwrap_or_default(),
@@ -359,7 +308,7 @@ mod tests {
         }
         assert_eq!(e1.matches("| no |").count(), 1, "{e1}");
 
-        let e2 = table_e2().markdown();
+        let e2 = table_e2().unwrap().markdown();
         assert_eq!(e2.matches("| yes |").count(), 6, "{e2}");
 
         let e3 = table_e3().unwrap().markdown();

@@ -90,7 +90,7 @@ pub const CODE: &[(&str, Compute)] = &[
     ("tableD6", support::table_d6),
     ("tableD7", |_, _| table_d7::document()),
     ("tableE1", |_, _| contracts::table_e1()),
-    ("tableE2", |_, _| Ok(contracts::table_e2())),
+    ("tableE2", |_, _| contracts::table_e2()),
     ("tableE3", |_, _| contracts::table_e3()),
     ("tableD8", twelve_character::document),
     ("tableD9", padded::document),
