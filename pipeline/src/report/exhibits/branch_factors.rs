@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use c2s_stats::{CellRow, ContrastRow};
 
 use super::padded::sig3;
+use super::paper::PaperTable;
 use super::twelve_character::{PaperRow, PAPER, PAPER_MODELS};
 use super::{differences, distinct, percent_interval, pp_diff, run_of, signed1, starred, PanelRun};
 use crate::report::doc::{Doc, Table};
@@ -50,11 +51,9 @@ pub const EFFECTS: [(&str, &str); 3] = [
     ("Late − early", "late - early"),
 ];
 
-/// Sources per cell in the paper.
-pub const PAPER_SOURCES: u64 = 32;
-
-/// The effects the caption says survive Holm: (paper model, effect index in [`EFFECTS`]).
-pub const PAPER_SURVIVING: [(&str, usize); 2] = [("Jev", 1), ("Jev", 2)];
+/// Whether the caption says an effect survives Holm: (paper model, effect as [`EFFECTS`]
+/// labels it, survives).
+pub static PAPER_SURVIVING: PaperTable<(String, String, bool)> = PaperTable::new("figure13");
 
 /// One of panel (c)'s effects as the paper gives it: derived point (points) and whether the
 /// caption says it survives Holm.
@@ -83,21 +82,30 @@ fn side(effect: usize, branch: &str, cell: &str) -> f64 {
 }
 
 /// Panel (c) from the printed counts: each side holds four of the eight cells, so the effect is
-/// (Σ compared correct − Σ reference correct) / (4 × 32).
+/// the mean over a side's cells of correct / sources, compared minus reference.
 pub fn paper_effects() -> anyhow::Result<Vec<PaperEffect>> {
     let printed = PAPER.rows()?;
+    let surviving = PAPER_SURVIVING.rows()?;
     let mut out = Vec::new();
-    for (effect, _) in EFFECTS.iter().enumerate() {
+    for (effect, (label, _)) in EFFECTS.iter().enumerate() {
         for (m, model) in PAPER_MODELS.iter().enumerate() {
             let sum: f64 = printed
                 .iter()
-                .map(|(branch, cell, counts)| side(effect, branch, cell) * counts[m].0 .0 as f64)
+                .map(|(branch, cell, counts)| {
+                    let (correct, sources) = counts[m].0;
+                    side(effect, branch, cell) * correct as f64 / sources as f64
+                })
                 .sum();
+            let Some((_, _, survives_holm)) =
+                (surviving.iter()).find(|(m, e, _)| m == model && e == label)
+            else {
+                anyhow::bail!("exhibits/figure13.tsv: no row for {model}, {label}")
+            };
             out.push(PaperEffect {
                 model,
                 effect,
-                difference: 100.0 * sum / (4 * PAPER_SOURCES) as f64,
-                survives_holm: PAPER_SURVIVING.contains(&(*model, effect)),
+                difference: 100.0 * sum / 4.0,
+                survives_holm: *survives_holm,
             });
         }
     }

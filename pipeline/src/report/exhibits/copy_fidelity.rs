@@ -36,7 +36,6 @@ use super::{differences, paper_domain, percent_interval, pp_diff, run_of, Count,
 use crate::report::doc::{Doc, Table};
 
 /// Parents per model and domain in both figures.
-pub const PAPER_PARENTS: u64 = 48;
 
 /// The copy controllers of Figure 15, in its order: (as printed, arm label suffix).
 pub const CONTROLLERS: [(&str, &str); 3] = [
@@ -49,14 +48,6 @@ pub const CONTROLLERS: [(&str, &str); 3] = [
 pub(super) const GOLD_COPY: &str = "GoldCopy/Full/code/";
 /// The prefix of the copy-incorrect panel's wrong-target arms (`…/EVIDENCE/serial`).
 pub(super) const INCORRECT_COPY: &str = "IncorrectCopy/Full/code/";
-
-/// A printed count of the paper's 48 parents.
-pub(super) fn printed(k: u64) -> Count {
-    Count {
-        k,
-        n: PAPER_PARENTS,
-    }
-}
 
 /// Math before lexical, as both figures' panels.
 pub(super) fn domain_rank(domain: &str) -> usize {
@@ -219,7 +210,7 @@ pub(super) fn sorted(mut rows: Vec<DifferenceRow>, labels: &[(&str, &str)]) -> V
 
 /// Figure 15 (a, b) as printed: model, domain, and raw → indexed fidelity of 48 under each of
 /// [`CONTROLLERS`] (I, S, B).
-pub type PaperCopyRow = (String, String, [(u64, u64); 3]);
+pub type PaperCopyRow = (String, String, [(u64, u64); 3], u64);
 
 /// Figure 15 (a, b) as printed, read in annotation order (see the module note).
 pub static PAPER_FIGURE15: PaperTable<PaperCopyRow> = PaperTable::new("figure15");
@@ -260,7 +251,7 @@ pub fn copy_rows(trajectories: &[Trajectory]) -> Vec<FidelityRow> {
 /// Figure 15 (a, b) as printed, as rows.
 pub fn printed_copies(rows: &[PaperCopyRow]) -> Vec<FidelityRow> {
     rows.iter()
-        .flat_map(|(model, domain, counts)| {
+        .flat_map(|(model, domain, counts, parents)| {
             CONTROLLERS
                 .iter()
                 .zip(counts)
@@ -268,8 +259,14 @@ pub fn printed_copies(rows: &[PaperCopyRow]) -> Vec<FidelityRow> {
                     model: model.to_string(),
                     domain: domain.to_string(),
                     label: controller.to_string(),
-                    raw: printed(*raw),
-                    indexed: printed(*indexed),
+                    raw: Count {
+                        k: *raw,
+                        n: *parents,
+                    },
+                    indexed: Count {
+                        k: *indexed,
+                        n: *parents,
+                    },
                 })
         })
         .collect()
@@ -301,7 +298,7 @@ fn paper_copy(
     domain: &str,
     controller: &str,
 ) -> Option<(u64, u64)> {
-    let (_, _, counts) = rows.iter().find(|p| p.0 == model && p.1 == domain)?;
+    let (_, _, counts, _) = rows.iter().find(|p| p.0 == model && p.1 == domain)?;
     let rank = CONTROLLERS.iter().position(|(c, _)| *c == controller)?;
     Some(counts[rank])
 }
@@ -317,13 +314,14 @@ pub fn paper_gain(rows: &[PaperCopyRow], model: &str, domain: &str, gain: &str) 
         let (independent, _) = paper_copy(rows, model, domain, "Independent")?;
         (batch, independent)
     };
-    Some((compared as f64 - reference as f64) / PAPER_PARENTS as f64)
+    let (_, _, _, parents) = rows.iter().find(|p| p.0 == model && p.1 == domain)?;
+    Some((compared as f64 - reference as f64) / *parents as f64)
 }
 
 /// Figure 15's gains derived from the printed counts, as rows.
 pub fn printed_gains(rows: &[PaperCopyRow]) -> Vec<DifferenceRow> {
     rows.iter()
-        .flat_map(|(model, domain, _)| {
+        .flat_map(|(model, domain, _, _)| {
             GAINS.iter().map(move |&(gain, _)| DifferenceRow {
                 model: model.to_string(),
                 domain: domain.to_string(),
@@ -441,8 +439,10 @@ mod tests {
     #[test]
     fn the_printed_numbers_are_consistent() {
         let rows = PAPER_FIGURE15.rows().unwrap();
-        for (raw, indexed) in rows.iter().flat_map(|p| p.2) {
-            assert!((raw < indexed && indexed <= PAPER_PARENTS) || raw == PAPER_PARENTS);
+        for (_, _, counts, parents) in rows {
+            for (raw, indexed) in counts {
+                assert!((raw < indexed && indexed <= parents) || raw == parents);
+            }
         }
         for model in ["Jev", "StartLux", "Qwen3.5-27B"] {
             for domain in ["math", "lexical"] {

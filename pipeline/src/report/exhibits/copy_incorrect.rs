@@ -28,9 +28,8 @@ use c2s_records::Trajectory;
 use c2s_stats::{MetricRow, StatsConfig};
 
 use super::copy_fidelity::{
-    columns, copy_arm, difference_differences, domain_rank, fidelity_differences, printed, sorted,
-    table, DifferenceRow, FidelityRow, Layout, DIFFERENCE_NOTE, GOLD_COPY, INCORRECT_COPY,
-    PAPER_PARENTS,
+    columns, copy_arm, difference_differences, domain_rank, fidelity_differences, sorted, table,
+    DifferenceRow, FidelityRow, Layout, DIFFERENCE_NOTE, GOLD_COPY, INCORRECT_COPY,
 };
 use super::item_intervals::Interval;
 use super::paper::PaperTable;
@@ -41,7 +40,7 @@ use crate::report::tables::MetricIndex;
 
 /// Figure 16 (a, b) as printed: model, domain and fidelity of 48 to the correct target (raw,
 /// indexed) and the wrong target (raw, indexed).
-pub type PaperTargetRow = (String, String, [u64; 4]);
+pub type PaperTargetRow = (String, String, [u64; 4], u64);
 
 /// Figure 16 (a, b) as printed, read in annotation order (see the module note).
 pub static PAPER_FIGURE16: PaperTable<PaperTargetRow> = PaperTable::new("figure16");
@@ -325,10 +324,10 @@ pub fn printed_targets() -> anyhow::Result<Vec<TargetRow>> {
     Ok(PAPER_FIGURE16
         .rows()?
         .iter()
-        .map(|(model, domain, counts)| TargetRow {
+        .map(|(model, domain, counts, parents)| TargetRow {
             model: model.to_string(),
             domain: domain.to_string(),
-            counts: counts.map(printed),
+            counts: counts.map(|k| Count { k, n: *parents }),
             intervals: [None; 4],
             wrong_gold_em: Count::default(),
         })
@@ -357,13 +356,13 @@ pub fn printed_tests() -> anyhow::Result<Vec<DifferenceRow>> {
         .rows()?
         .iter()
         .flat_map(
-            |(model, domain, [_, correct_indexed, wrong_raw, wrong_indexed])| {
+            |(model, domain, [_, correct_indexed, wrong_raw, wrong_indexed], parents)| {
                 [(0, wrong_raw), (1, correct_indexed)].map(|(rank, reference)| DifferenceRow {
                     model: model.to_string(),
                     domain: domain.to_string(),
                     label: TARGET_TESTS[rank].0,
                     difference: Some((
-                        (*wrong_indexed as f64 - *reference as f64) / PAPER_PARENTS as f64,
+                        (*wrong_indexed as f64 - *reference as f64) / *parents as f64,
                         None,
                         None,
                     )),
@@ -518,15 +517,15 @@ mod tests {
     #[test]
     fn the_printed_numbers_are_consistent() {
         let (targets, all_groups) = (PAPER_FIGURE16.rows().unwrap(), PAPER_GROUPS.rows().unwrap());
-        for (model, domain, counts) in targets {
-            assert!(counts.iter().all(|k| *k <= PAPER_PARENTS));
+        for (model, domain, counts, parents) in targets {
+            assert!(counts.iter().all(|k| k <= parents));
             let groups: Vec<&PaperGroupRow> = all_groups
                 .iter()
                 .filter(|g| g.0 == *model && g.1 == *domain)
                 .collect();
             assert_eq!(groups.len(), 2);
             assert!(groups.iter().all(|g| g.3 <= g.5 && g.4 <= g.5));
-            assert_eq!(groups.iter().map(|g| g.5).sum::<u64>(), PAPER_PARENTS);
+            assert_eq!(groups.iter().map(|g| g.5).sum::<u64>(), *parents);
             assert_eq!(groups.iter().map(|g| g.3).sum::<u64>(), counts[2]);
             assert_eq!(groups.iter().map(|g| g.4).sum::<u64>(), counts[3]);
         }
@@ -536,7 +535,7 @@ mod tests {
         }
         // "Jev copies every indexed incorrect target."
         for p in targets.iter().filter(|p| p.0 == "Jev") {
-            assert_eq!(p.2[3], PAPER_PARENTS);
+            assert_eq!(p.2[3], p.3);
         }
         assert_eq!(printed_tests().unwrap().len(), 12);
     }

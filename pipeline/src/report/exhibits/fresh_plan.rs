@@ -24,16 +24,14 @@ use crate::report::doc::{Doc, Table};
 pub const RAW_ARM: &str = "SelfPlanSpell/Full/code/raw/serial";
 pub const INDEXED_ARM: &str = "SelfPlanSpell/Full/code/indexed/serial";
 
-/// One row of Table 4 as printed: raw fidelity, indexed fidelity, indexed gold EM, of
-/// `PAPER_PLANS`.
+/// One row of Table 4 as printed: raw fidelity, indexed fidelity, indexed gold EM, of `plans`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
     pub model: String,
     pub domain: String,
     pub counts: [u64; 3],
+    pub plans: u64,
 }
-
-pub const PAPER_PLANS: u64 = 30;
 
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table4");
 
@@ -115,7 +113,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
             .iter()
             .map(|p| {
                 let mut cells = vec![p.model.to_string(), p.domain.to_string()];
-                cells.extend(p.counts.map(|k| format!("{k}/{PAPER_PLANS}")));
+                cells.extend(p.counts.map(|k| format!("{k}/{}", p.plans)));
                 cells
             })
             .collect(),
@@ -148,7 +146,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
             for i in 0..3 {
                 cells.push(pp_diff(
                     r.counts[i].rate(),
-                    100.0 * p.counts[i] as f64 / PAPER_PLANS as f64,
+                    100.0 * p.counts[i] as f64 / p.plans as f64,
                 ));
             }
             diff.rows.push(cells);
@@ -170,7 +168,7 @@ pub const CONTROLS: [(&str, &str); 2] = [("Independent", "independent"), ("Seria
 
 /// Figure 4 as printed: model, domain, control, raw and indexed fidelity of 30. Its Serial bars
 /// are Table 4's Raw and Indexed columns.
-pub static PAPER_FIGURE4: PaperTable<(String, String, String, [u64; 2])> =
+pub static PAPER_FIGURE4: PaperTable<(String, String, String, [u64; 2], u64)> =
     PaperTable::new("figure4");
 
 /// Our Figure 4 rows: (control, row) per model and domain, Independent first.
@@ -239,13 +237,13 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> anyhow::Result<
         header,
         rows: paper_rows
             .iter()
-            .map(|(model, domain, control, [raw, indexed])| {
+            .map(|(model, domain, control, [raw, indexed], plans)| {
                 vec![
                     model.to_string(),
                     domain.to_string(),
                     control.to_string(),
-                    format!("{raw}/{PAPER_PLANS}"),
-                    format!("{indexed}/{PAPER_PLANS}"),
+                    format!("{raw}/{plans}"),
+                    format!("{indexed}/{plans}"),
                     "marker, not printed".to_string(),
                 ]
             })
@@ -267,7 +265,7 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> anyhow::Result<
         ],
     );
     for (control, r) in ours {
-        for (model, _, _, counts) in paper_rows
+        for (model, _, _, counts, plans) in paper_rows
             .iter()
             .filter(|p| models.contains(&p.0.as_str()) && p.1 == r.domain && p.2 == *control)
         {
@@ -278,10 +276,7 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> anyhow::Result<
                 format!("{model} {} {control}", r.domain),
             ];
             for (ours, paper) in r.counts.iter().zip(counts) {
-                cells.push(pp_diff(
-                    ours.rate(),
-                    100.0 * *paper as f64 / PAPER_PLANS as f64,
-                ));
+                cells.push(pp_diff(ours.rate(), 100.0 * *paper as f64 / *plans as f64));
             }
             diff.rows.push(cells);
         }

@@ -18,9 +18,7 @@ use crate::report::tables::MetricIndex;
 
 /// A row of Table D10 as printed: model, domain, evidence, literal and opaque correct of 48,
 /// difference [CI], Holm p.
-pub type PaperRow = (String, String, String, u64, u64, (f64, f64, f64), f64);
-
-pub const PAPER_PARENTS: u64 = 48;
+pub type PaperRow = (String, String, String, u64, u64, (f64, f64, f64), f64, u64);
 
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD10");
 
@@ -135,13 +133,13 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
         header: header(),
         rows: paper_rows
             .iter()
-            .map(|(m, d, e, lit, opq, diff, p)| {
+            .map(|(m, d, e, lit, opq, diff, p, parents)| {
                 vec![
                     m.to_string(),
                     d.to_string(),
                     e.to_string(),
-                    format!("{lit}/{PAPER_PARENTS}"),
-                    format!("{opq}/{PAPER_PARENTS}"),
+                    format!("{lit}/{parents}"),
+                    format!("{opq}/{parents}"),
                     percent_interval(Some((
                         diff.0 / 100.0,
                         Some(diff.1 / 100.0),
@@ -176,7 +174,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
             .filter(|p| models.contains(&p.0.as_str()) && p.1 == r.domain && p.2 == r.evidence)
         {
             let rate = |(k, n): (u64, u64)| (n > 0).then(|| k as f64 / n as f64);
-            let paper = |k: u64| 100.0 * k as f64 / PAPER_PARENTS as f64;
+            let paper = |k: u64| 100.0 * k as f64 / p.7 as f64;
             diff.rows.push(vec![
                 r.model.clone(),
                 r.domain.clone(),

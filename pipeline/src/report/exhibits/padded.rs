@@ -28,9 +28,9 @@ pub struct PaperRow {
     pub padded: u64,
     pub difference: (f64, f64, f64),
     pub holm_p: f64,
+    /// Parents per domain (the denominator of the counts).
+    pub parents: u64,
 }
-
-pub const PAPER_PARENTS: u64 = 48;
 
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD9");
 
@@ -157,8 +157,8 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
                     p.model.to_string(),
                     p.domain.to_string(),
                     p.matched.to_string(),
-                    format!("{}/{PAPER_PARENTS}", p.indexed),
-                    format!("{}/{PAPER_PARENTS}", p.padded),
+                    format!("{}/{}", p.indexed, p.parents),
+                    format!("{}/{}", p.padded, p.parents),
                     format!(
                         "{:.1} [{:.1}, {:.1}]",
                         p.difference.0, p.difference.1, p.difference.2
@@ -189,7 +189,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
             models.contains(&p.model.as_str()) && p.domain == r.domain && p.matched == r.matched
         }) {
             let rate = |(k, n): (u64, u64)| (n > 0).then(|| k as f64 / n as f64);
-            let paper_rate = |k: u64| 100.0 * k as f64 / PAPER_PARENTS as f64;
+            let paper_rate = |k: u64| 100.0 * k as f64 / p.parents as f64;
             diff.rows.push(vec![
                 r.model.clone(),
                 r.domain.clone(),

@@ -25,14 +25,14 @@ use crate::report::tables::{MetricIndex, UNDEFINED};
 
 pub const FULL_ARM: &str = "Serial/Full/code";
 pub const UNION_ARM: &str = "Serial/UnionFill/code";
-pub const PAPER_ITEMS: u64 = 384;
 
 /// Table D5 as printed: model, domain, both wrong / recovered / lost / both correct.
 pub static PAPER_D5: PaperTable<(String, String, [u64; 4])> = PaperTable::new("tableD5");
 
 /// Table D6 as printed: model, domain, Full calls, Union calls, Forced, Full member %, Union
 /// member %.
-pub static PAPER_D6: PaperTable<(String, String, [u64; 3], [f64; 2])> = PaperTable::new("tableD6");
+pub static PAPER_D6: PaperTable<(String, String, [u64; 3], [f64; 2], u64)> =
+    PaperTable::new("tableD6");
 
 /// One of our D5 rows: the four joint counts over `n` items.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,12 +193,13 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> anyhow::Result<Doc> {
             .filter(|(m, d, _)| models.contains(&m.as_str()) && *d == r.domain)
         {
             let mut cells = vec![r.model.clone(), r.domain.clone(), format!("{m} {d}")];
+            let items: u64 = c.iter().sum();
             for (i, paper) in c.iter().enumerate() {
                 let ours = r
                     .counts
                     .filter(|_| r.n > 0)
                     .map(|x| x[i] as f64 / r.n as f64);
-                cells.push(pp_diff(ours, 100.0 * *paper as f64 / PAPER_ITEMS as f64));
+                cells.push(pp_diff(ours, 100.0 * *paper as f64 / items as f64));
             }
             diff.rows.push(cells);
         }
@@ -255,7 +256,7 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> anyhow::Result<Doc> {
         header,
         rows: printed
             .iter()
-            .map(|(m, d, c, p)| {
+            .map(|(m, d, c, p, _)| {
                 let mut cells = vec![m.to_string(), d.to_string()];
                 cells.extend(c.map(|x| x.to_string()));
                 cells.extend(p.map(|x| format!("{x:.1}")));
@@ -280,15 +281,15 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> anyhow::Result<Doc> {
         ],
     );
     for r in ours {
-        for (m, d, c, p) in printed
+        for (m, d, c, p, items) in printed
             .iter()
-            .filter(|(m, d, _, _)| models.contains(&m.as_str()) && *d == r.domain)
+            .filter(|(m, d, _, _, _)| models.contains(&m.as_str()) && *d == r.domain)
         {
             let per_item = |calls: u64, n: u64, paper: u64| {
                 if n == 0 {
                     return UNDEFINED.to_string();
                 }
-                signed2(calls as f64 / n as f64 - paper as f64 / PAPER_ITEMS as f64)
+                signed2(calls as f64 / n as f64 - paper as f64 / *items as f64)
             };
             diff.rows.push(vec![
                 r.model.clone(),
@@ -328,23 +329,23 @@ mod tests {
     #[test]
     fn the_papers_rows_add_up() {
         for (m, d, c) in PAPER_D5.rows().unwrap() {
-            assert_eq!(c.iter().sum::<u64>(), PAPER_ITEMS, "{m} {d}");
+            assert_eq!(c.iter().sum::<u64>(), 384, "{m} {d}");
         }
         // 384 items × mean length 5.5 queries; the math union forces all but two positions.
-        for (m, d, c, _) in PAPER_D6.rows().unwrap() {
+        for (m, d, c, _, _) in PAPER_D6.rows().unwrap() {
             assert_eq!(c[0], 2112, "{m} {d}");
             assert_eq!(c[1] + c[2], c[0], "{m} {d}");
         }
         // A correct output is a candidate: each arm's correct share stays within its
         // candidate membership (Full: lost + both correct; Union: recovered + both correct).
         for (m, d, c) in PAPER_D5.rows().unwrap() {
-            let (_, _, _, member) = PAPER_D6
+            let (_, _, _, member, _) = PAPER_D6
                 .rows()
                 .unwrap()
                 .iter()
                 .find(|p| p.0 == *m && p.1 == *d)
                 .unwrap();
-            let share = |k: u64| 100.0 * k as f64 / PAPER_ITEMS as f64;
+            let share = |k: u64| 100.0 * k as f64 / c.iter().sum::<u64>() as f64;
             assert!(share(c[2] + c[3]) <= member[0], "{m} {d} Full");
             assert!(share(c[1] + c[3]) <= member[1], "{m} {d} Union");
         }

@@ -34,9 +34,9 @@ pub struct PaperRow {
     /// Valid trajectories, percent: arithmetic, lexical.
     pub valid: (f64, f64),
     pub calls: f64,
+    /// Items per domain (the denominator of `correct`).
+    pub items: u64,
 }
-
-pub const PAPER_ITEMS: u64 = 96;
 
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table3");
 
@@ -188,8 +188,8 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
             .map(|p| {
                 vec![
                     p.interface.to_string(),
-                    format!("{}/{PAPER_ITEMS}", p.correct.0),
-                    format!("{}/{PAPER_ITEMS}", p.correct.1),
+                    format!("{}/{}", p.correct.0, p.items),
+                    format!("{}/{}", p.correct.1, p.items),
                     format!(
                         "{}/{}",
                         percent(Some(p.valid.0 / 100.0)),
@@ -221,7 +221,7 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
         let Some(p) = printed.iter().find(|p| p.interface == r.interface) else {
             continue;
         };
-        let per = |c: u64| 100.0 * c as f64 / PAPER_ITEMS as f64;
+        let per = |c: u64| 100.0 * c as f64 / p.items as f64;
         diff.rows.push(vec![
             r.model.clone(),
             r.interface.to_string(),

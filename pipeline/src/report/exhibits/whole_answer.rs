@@ -16,8 +16,7 @@ use crate::report::tables::{pct, Group, MetricIndex, UNDEFINED};
 
 /// Table B1 as printed (Qwen3-8B, 384 items per domain): domain, Native, Whole, Joint, Lost,
 /// Gained.
-pub static PAPER: PaperTable<(String, [u64; 5])> = PaperTable::new("tableB1");
-pub const PAPER_ITEMS: u64 = 384;
+pub static PAPER: PaperTable<(String, [u64; 5], u64)> = PaperTable::new("tableB1");
 pub const PAPER_MODEL: &str = "Qwen3-8B";
 
 /// One of our rows: a model and domain's five counts over `n` items, and Serial's EM.
@@ -132,7 +131,7 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
         header: header(),
         rows: printed
             .iter()
-            .map(|(d, c)| {
+            .map(|(d, c, _)| {
                 let mut cells = vec![d.to_string()];
                 cells.extend(c.map(|x| x.to_string()));
                 cells
@@ -156,7 +155,10 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
         ..Table::default()
     };
     for r in ours {
-        let Some((_, p)) = printed.iter().find(|(d, _)| *d == capitalized(&r.domain)) else {
+        let Some((_, p, items)) = printed
+            .iter()
+            .find(|(d, _, _)| *d == capitalized(&r.domain))
+        else {
             continue;
         };
         let ours_rate = |i: usize| {
@@ -164,7 +166,7 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
                 .filter(|_| r.n > 0)
                 .map(|c| c[i] as f64 / r.n as f64)
         };
-        let paper_rate = |i: usize| 100.0 * p[i] as f64 / PAPER_ITEMS as f64;
+        let paper_rate = |i: usize| 100.0 * p[i] as f64 / *items as f64;
         diff.rows.push(vec![
             r.model.clone(),
             capitalized(&r.domain),
@@ -192,7 +194,7 @@ mod tests {
 
     #[test]
     fn the_papers_rows_add_up() {
-        for (d, [native, whole, joint, lost, gained]) in PAPER.rows().unwrap() {
+        for (d, [native, whole, joint, lost, gained], _) in PAPER.rows().unwrap() {
             assert_eq!(*native, joint + lost, "{d}");
             assert_eq!(*whole, joint + gained, "{d}");
         }
