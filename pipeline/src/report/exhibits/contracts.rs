@@ -119,10 +119,8 @@ pub fn table_e1() -> anyhow::Result<Doc> {
             ]
         })
         .collect();
-    let same_keys = keys.len() == printed.len()
-        && printed
-            .iter()
-            .all(|(k, _, _)| keys.iter().any(|ours| *ours == k));
+    let same_keys =
+        keys.len() == printed.len() && printed.iter().all(|(k, _, _)| keys.contains(&k));
     let serial_question = instruction(&ArmSpec::new(Arm::Serial));
     let forced_question = instruction(&ArmSpec::new(Arm::TeacherForced));
     doc.table(Table {

@@ -35,8 +35,6 @@ use super::paper::PaperTable;
 use super::{differences, paper_domain, percent_interval, pp_diff, run_of, Count, PanelRun};
 use crate::report::doc::{Doc, Table};
 
-/// Parents per model and domain in both figures.
-
 /// The copy controllers of Figure 15, in its order: (as printed, arm label suffix).
 pub const CONTROLLERS: [(&str, &str); 3] = [
     ("Independent", "independent"),

@@ -29,10 +29,12 @@ pub const UNION_ARM: &str = "Serial/UnionFill/code";
 /// Table D5 as printed: model, domain, both wrong / recovered / lost / both correct.
 pub static PAPER_D5: PaperTable<(String, String, [u64; 4])> = PaperTable::new("tableD5");
 
-/// Table D6 as printed: model, domain, Full calls, Union calls, Forced, Full member %, Union
-/// member %.
-pub static PAPER_D6: PaperTable<(String, String, [u64; 3], [f64; 2], u64)> =
-    PaperTable::new("tableD6");
+/// A row of Table D6 as printed: model, domain, Full calls, Union calls, Forced, Full member %,
+/// Union member %, items.
+pub type PaperD6Row = (String, String, [u64; 3], [f64; 2], u64);
+
+/// Table D6 as printed.
+pub static PAPER_D6: PaperTable<PaperD6Row> = PaperTable::new("tableD6");
 
 /// One of our D5 rows: the four joint counts over `n` items.
 #[derive(Debug, Clone, PartialEq)]
