@@ -5,7 +5,7 @@
 //! starts a comment line). An exhibit reads its rows into its own row type, field by field in column
 //! order (a field that is a pair or an array takes that many columns):
 //!
-//! ```ignore
+//! ```text
 //! static PAPER: PaperTable<PaperRow> = PaperTable::new("table1");
 //! for row in PAPER.rows()? { … }
 //! ```
