@@ -139,8 +139,11 @@ fn peak_rss_kb() -> u64 {
     status_kib(None, "VmHWM:").unwrap_or(0)
 }
 
-/// Reset the peak RSS counter (Linux: writing 5 to clear_refs).
+/// Reset the peak RSS counter (Linux: writing 5 to clear_refs), after returning to the OS the
+/// memory the prefix engine keeps between forward passes, so that a path's peak is its own and
+/// not the previous path's freed heap.
 fn reset_peak_rss() {
+    c2s_model::engines::prefix::return_freed_memory();
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 

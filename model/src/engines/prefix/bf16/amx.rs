@@ -81,10 +81,8 @@ fn tile_block_len(padded_pairs: usize) -> usize {
 fn tile_block(rows: &[f32], k: usize, block: &mut [u16]) {
     let step_len = TILE_ROWS * STEP_PAIRS * 2;
     for (r, row) in rows.chunks(k).enumerate() {
-        for (s, depth) in row.chunks(STEP_PAIRS * 2).enumerate() {
-            let dst = &mut block[s * step_len + r * STEP_PAIRS * 2..][..depth.len()];
-            super::round_into(depth, dst);
-        }
+        let dst = &mut block[r * STEP_PAIRS * 2..];
+        super::round_chunks_into(row, STEP_PAIRS * 2, dst, step_len);
     }
 }
 

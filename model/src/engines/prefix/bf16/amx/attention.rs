@@ -152,9 +152,9 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend(
         // Softmax of each row over what it sees, rounded into the probabilities' tiles.
         for (i, row) in scores.chunks_exact_mut(t_pad).take(block_rows).enumerate() {
             let r = r0 + i;
-            let seen = &mut row[..prefix_len + r % n + 1];
+            let seen = prefix_len + r % n + 1;
             let tile = &mut probs[r / TILE_ROWS * p_steps * STEP_VALUES..];
-            softmax_into_tile(seen, scale, &mut tile[(r % TILE_ROWS) * PANEL..]);
+            softmax_into_tile(row, seen, scale, &mut tile[(r % TILE_ROWS) * PANEL..]);
         }
         // P·V over the reached depth, straight into the output rows: dimensions 32p.. of
         // each pair row.
@@ -175,64 +175,62 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend(
 /// Lanes of the vectorised reductions (one AVX-512 register).
 const LANES: usize = 16;
 
-/// The softmax of one row of scores, scaled by `scale`, rounded to bf16 into its row of a
-/// probabilities' tile (`tile[s·512 + c]` for value `32·s + c`): compiled for AVX-512 or AVX2
-/// where the CPU has them (the same operations, so the same bits).
-fn softmax_into_tile(scores: &mut [f32], scale: f32, tile: &mut [u16]) {
+/// The softmax of the first `seen` scores of `row`, scaled by `scale`, rounded to bf16 into its
+/// row of a probabilities' tile (`tile[s·512 + c]` for value `32·s + c`; the row's later places
+/// get zeros up to the next multiple of [`LANES`]): compiled for AVX-512 or AVX2 where the CPU
+/// has them (the same operations, so the same bits). `row` is a whole row of the block's
+/// scores, so it holds `seen` rounded up to [`LANES`].
+fn softmax_into_tile(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx512f,avx512bw")]
-        unsafe fn avx512(scores: &mut [f32], scale: f32, tile: &mut [u16]) {
-            softmax_row(scores, scale, tile)
+        unsafe fn avx512(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
+            softmax_row(row, seen, scale, tile)
         }
         #[target_feature(enable = "avx2")]
-        unsafe fn avx2(scores: &mut [f32], scale: f32, tile: &mut [u16]) {
-            softmax_row(scores, scale, tile)
+        unsafe fn avx2(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
+            softmax_row(row, seen, scale, tile)
         }
         if std::arch::is_x86_feature_detected!("avx512bw") {
             // SAFETY: the CPU has AVX-512F and AVX-512BW.
-            return unsafe { avx512(scores, scale, tile) };
+            return unsafe { avx512(row, seen, scale, tile) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2.
-            return unsafe { avx2(scores, scale, tile) };
+            return unsafe { avx2(row, seen, scale, tile) };
         }
     }
-    softmax_row(scores, scale, tile)
+    softmax_row(row, seen, scale, tile)
 }
 
-/// [`softmax_into_tile`]'s three passes: scale and maximum, `exp(v − max)` and its sum, then
-/// `v / sum` rounded. The maximum and the sum run in [`LANES`] lanes (a single running value
-/// is a chain the compiler cannot vectorise; the maximum is exact in any order, the sum is
-/// this attention's own order).
+/// [`softmax_into_tile`]'s three passes over whole vectors of [`LANES`] (the places past
+/// `seen` set to −∞, whose probability is an exact zero): scale and maximum, `exp(v − max)`
+/// and its sum, then `v / sum` rounded. The maximum and the sum run in lanes (a single running
+/// value is a chain the compiler cannot vectorise; the maximum is exact in any order, the sum
+/// is this attention's own order). A scalar tail for the last partial vector had been a third
+/// of the softmax.
 #[inline(always)]
-fn softmax_row(scores: &mut [f32], scale: f32, tile: &mut [u16]) {
+fn softmax_row(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
+    let scores = &mut row[..seen.div_ceil(LANES) * LANES];
+    scores[seen..].fill(f32::NEG_INFINITY);
     let mut lanes = [f32::NEG_INFINITY; LANES];
-    let mut chunks = scores.chunks_exact_mut(LANES);
-    for chunk in &mut chunks {
+    for chunk in scores.chunks_exact_mut(LANES) {
         for (m, v) in lanes.iter_mut().zip(chunk) {
             *v *= scale;
             *m = m.max(*v);
         }
     }
-    let mut max = lanes.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-    for v in chunks.into_remainder() {
-        *v *= scale;
-        max = max.max(*v);
-    }
+    let max = lanes.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
     let mut sums = [0f32; LANES];
-    let mut chunks = scores.chunks_exact_mut(LANES);
-    for chunk in &mut chunks {
+    for chunk in scores.chunks_exact_mut(LANES) {
         for (s, v) in sums.iter_mut().zip(chunk) {
-            *v = exp(*v - max);
+            // `exp` clamps −∞ to a tiny positive value: the padding is selected to zero.
+            let e = exp(*v - max);
+            *v = if *v == f32::NEG_INFINITY { 0.0 } else { e };
             *s += *v;
         }
     }
-    let mut sum: f32 = sums.iter().sum();
-    for v in chunks.into_remainder() {
-        *v = exp(*v - max);
-        sum += *v;
-    }
+    let sum: f32 = sums.iter().sum();
     let inv = 1.0 / sum;
     for (step, values) in scores.chunks(PANEL).enumerate() {
         let dst = &mut tile[step * STEP_VALUES..step * STEP_VALUES + values.len()];
