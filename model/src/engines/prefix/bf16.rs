@@ -91,32 +91,14 @@ pub fn to_bf16(x: f32) -> u16 {
 /// compiled for the widest vectors of the CPU (AVX-512 or AVX2), so the same bits at 16 or 8
 /// values per step. Without it the activations' conversion was a tenth of a bf16 prefill.
 pub fn round_into(src: &[f32], dst: &mut [u16]) {
-    #[inline(always)]
-    fn each(src: &[f32], dst: &mut [u16]) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = to_bf16(s);
-        }
+    widest_vectors!(round_each(src: &[f32], dst: &mut [u16]))
+}
+
+#[inline(always)]
+fn round_each(src: &[f32], dst: &mut [u16]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = to_bf16(s);
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f,avx512bw")]
-        unsafe fn avx512(src: &[f32], dst: &mut [u16]) {
-            each(src, dst)
-        }
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(src: &[f32], dst: &mut [u16]) {
-            each(src, dst)
-        }
-        if std::arch::is_x86_feature_detected!("avx512bw") {
-            // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F).
-            return unsafe { avx512(src, dst) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { avx2(src, dst) };
-        }
-    }
-    each(src, dst)
 }
 
 /// `src` rounded to bf16 in chunks of `chunk` values, chunk `c` into `dst[c · stride..]` (the
@@ -124,41 +106,18 @@ pub fn round_into(src: &[f32], dst: &mut [u16]) {
 /// with one dispatch for the whole row ([`round_into`] per chunk of 32 was a twelfth of a
 /// bf16 prefill, most of it the calls).
 pub fn round_chunks_into(src: &[f32], chunk: usize, dst: &mut [u16], stride: usize) {
-    #[inline(always)]
-    fn each(src: &[f32], chunk: usize, dst: &mut [u16], stride: usize) {
-        for (c, values) in src.chunks(chunk).enumerate() {
-            for (d, &s) in dst[c * stride..c * stride + values.len()]
-                .iter_mut()
-                .zip(values)
-            {
-                *d = to_bf16(s);
-            }
-        }
-    }
     assert!(
         chunk > 0 && chunk <= stride,
         "round_chunks_into: chunks of 1..=stride"
     );
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f,avx512bw")]
-        unsafe fn avx512(src: &[f32], chunk: usize, dst: &mut [u16], stride: usize) {
-            each(src, chunk, dst, stride)
-        }
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(src: &[f32], chunk: usize, dst: &mut [u16], stride: usize) {
-            each(src, chunk, dst, stride)
-        }
-        if std::arch::is_x86_feature_detected!("avx512bw") {
-            // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F).
-            return unsafe { avx512(src, chunk, dst, stride) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { avx2(src, chunk, dst, stride) };
-        }
+    widest_vectors!(round_chunks(src: &[f32], chunk: usize, dst: &mut [u16], stride: usize))
+}
+
+#[inline(always)]
+fn round_chunks(src: &[f32], chunk: usize, dst: &mut [u16], stride: usize) {
+    for (c, values) in src.chunks(chunk).enumerate() {
+        round_each(values, &mut dst[c * stride..c * stride + values.len()]);
     }
-    each(src, chunk, dst, stride)
 }
 
 /// The f32 value of a bf16 (exact).

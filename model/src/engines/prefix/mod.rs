@@ -22,6 +22,36 @@ use crate::identity::{load_tokenizer, model_identity};
 use crate::tokenizer::template::TemplateTime;
 use crate::tokenizer::ModelTokenizer;
 
+/// `$body(args…)` (an `#[inline(always)]` function of plain element loops) compiled for the
+/// widest vectors the CPU has, chosen at run time: AVX-512 (F and BW), else AVX2, else as
+/// compiled. Every instantiation runs the same operations (Rust fuses no multiply and add on
+/// its own), so every CPU gets the same bits. Used as a function's whole body:
+/// `fn f(x: &mut [f32]) { widest_vectors!(f_body(x: &mut [f32])) }`.
+macro_rules! widest_vectors {
+    ($body:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx512bw")]
+            unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
+                $body($($arg),*)
+            }
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                $body($($arg),*)
+            }
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F).
+                return unsafe { avx512($($arg),*) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { avx2($($arg),*) };
+            }
+        }
+        $body($($arg),*)
+    }};
+}
+
 pub mod bf16;
 pub mod cache;
 mod continuous;

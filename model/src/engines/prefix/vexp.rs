@@ -7,7 +7,7 @@
 //! (ln 2 split in two parts so that `r` is exact), `exp(r)` by its degree-7 minimax polynomial
 //! on `|r| ≤ ln 2 / 2`, and `2^n` built in the exponent bits. Its relative error is within
 //! 2ε (ε = 2^-23; the test measures it against f64 over the whole range). Written without branches, it compiles to
-//! vector code; the AVX-512 and AVX2 instantiations below run the same operations (Rust never
+//! vector code; its AVX-512 and AVX2 instantiations (`widest_vectors!`) run the same operations (Rust never
 //! fuses a multiply and an add on its own), so every CPU gets the same bits.
 //!
 //! Inputs are clamped to `[-87.3, 88.3]`, which keeps `n` in `[-126, 127]`: below, the result
@@ -17,30 +17,7 @@
 
 /// `x ← exp(x)` for every element.
 pub fn exp_in_place(xs: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F.
-            return unsafe { exp_avx512(xs) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { exp_avx2(xs) };
-        }
-    }
-    exp_slice(xs)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn exp_avx512(xs: &mut [f32]) {
-    exp_slice(xs)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn exp_avx2(xs: &mut [f32]) {
-    exp_slice(xs)
+    widest_vectors!(exp_slice(xs: &mut [f32]))
 }
 
 #[inline(always)]

@@ -181,26 +181,7 @@ const LANES: usize = 16;
 /// has them (the same operations, so the same bits). `row` is a whole row of the block's
 /// scores, so it holds `seen` rounded up to [`LANES`].
 fn softmax_into_tile(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f,avx512bw")]
-        unsafe fn avx512(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
-            softmax_row(row, seen, scale, tile)
-        }
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
-            softmax_row(row, seen, scale, tile)
-        }
-        if std::arch::is_x86_feature_detected!("avx512bw") {
-            // SAFETY: the CPU has AVX-512F and AVX-512BW.
-            return unsafe { avx512(row, seen, scale, tile) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { avx2(row, seen, scale, tile) };
-        }
-    }
-    softmax_row(row, seen, scale, tile)
+    widest_vectors!(softmax_row(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]))
 }
 
 /// [`softmax_into_tile`]'s three passes over whole vectors of [`LANES`] (the places past
