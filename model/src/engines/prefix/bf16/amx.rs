@@ -57,19 +57,48 @@ pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accu
     }
 }
 
-/// `x` (m × k, row-major) rounded to bf16 in tile order: for each block of 16 rows, for each
-/// step of [`STEP_PAIRS`] pairs, its 16 rows of 32 values; rows past `m` and depth past `k`
-/// are zeros. The blocks are filled in parallel.
-fn tile_activations(x: &[f32], m: usize, k: usize, padded_pairs: usize) -> Lines {
+thread_local! {
+    /// The tile-ordered activations of this thread's last product, kept for its next: zeroed
+    /// only when it grows, then each product overwrites its rows and clears its padding (a
+    /// zeroed buffer per product was a twentieth of a bf16 prefill in `memset`).
+    static ACTIVATIONS: std::cell::RefCell<Lines> = std::cell::RefCell::new(zeroed_lines(0));
+}
+
+/// `f` of `x` (m × k, row-major) rounded to bf16 in tile order: for each block of 16 rows, for
+/// each step of [`STEP_PAIRS`] pairs, its 16 rows of 32 values; rows past `m` and depth past
+/// `k` are zeros. The blocks are filled in parallel, into this thread's reused buffer (a fresh
+/// one if it is in use).
+fn with_tile_activations<R>(
+    x: &[f32],
+    m: usize,
+    k: usize,
+    padded_pairs: usize,
+    f: impl FnOnce(&[u16]) -> R,
+) -> R {
     use rayon::prelude::*;
     let block_len = tile_block_len(padded_pairs);
-    let mut lines = zeroed_lines(m.div_ceil(TILE_ROWS) * block_len);
-    lines
-        .as_mut_slice()
-        .par_chunks_mut(block_len)
-        .zip(x.par_chunks(TILE_ROWS * k))
-        .for_each(|(block, rows)| tile_block(rows, k, block));
-    lines
+    let len = m.div_ceil(TILE_ROWS) * block_len;
+    let fill = |lines: &mut [u16]| {
+        lines
+            .par_chunks_mut(block_len)
+            .zip(x.par_chunks(TILE_ROWS * k))
+            .for_each(|(block, rows)| tile_block(rows, k, block));
+    };
+    ACTIVATIONS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut lines) => {
+            if lines.len() < len {
+                *lines = zeroed_lines(len);
+            }
+            let lines = &mut lines.as_mut_slice()[..len];
+            fill(lines);
+            f(lines)
+        }
+        Err(_) => {
+            let mut lines = zeroed_lines(len);
+            fill(lines.as_mut_slice());
+            f(lines.as_slice())
+        }
+    })
 }
 
 /// `u16`s of one 16-row block of tile-ordered activations of `padded_pairs` pairs.
@@ -77,12 +106,30 @@ fn tile_block_len(padded_pairs: usize) -> usize {
     padded_pairs / STEP_PAIRS * TILE_ROWS * STEP_PAIRS * 2
 }
 
-/// Up to 16 rows of `k` values each, rounded into one zeroed block of tile order.
+/// Up to 16 rows of `k` values each, rounded into one block of tile order; the rest of the
+/// block (depth past `k`, rows past the last) set to zero, whatever it held.
 fn tile_block(rows: &[f32], k: usize, block: &mut [u16]) {
-    let step_len = TILE_ROWS * STEP_PAIRS * 2;
-    for (r, row) in rows.chunks(k).enumerate() {
-        let dst = &mut block[r * STEP_PAIRS * 2..];
-        super::round_chunks_into(row, STEP_PAIRS * 2, dst, step_len);
+    let row_len = STEP_PAIRS * 2;
+    let step_len = TILE_ROWS * row_len;
+    let steps = block.len() / step_len;
+    for r in 0..TILE_ROWS {
+        let dst = &mut block[r * row_len..];
+        let depth = match rows.chunks(k).nth(r) {
+            Some(row) => {
+                super::round_chunks_into(row, row_len, dst, step_len);
+                k
+            }
+            None => 0,
+        };
+        // Zeros from `depth` on: the last partial step's tail, then whole steps.
+        for s in depth / row_len..steps {
+            let from = if s == depth / row_len {
+                depth % row_len
+            } else {
+                0
+            };
+            dst[s * step_len + from..s * step_len + row_len].fill(0);
+        }
     }
 }
 
@@ -96,7 +143,7 @@ mod tiles {
 #[cfg(target_arch = "x86_64")]
 mod tiles {
     use super::{
-        tile_activations, Bf16Matrix, SharedOut, BLOCK_ROWS, PANEL, STEP_PAIRS, TILE_ROWS,
+        with_tile_activations, Bf16Matrix, SharedOut, BLOCK_ROWS, PANEL, STEP_PAIRS, TILE_ROWS,
     };
     use rayon::prelude::*;
     use std::arch::asm;
@@ -290,9 +337,15 @@ mod tiles {
     struct Scratch([[f32; PANEL]; BLOCK_ROWS]);
 
     pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accumulate: bool) {
-        let (k, n) = (w.rows, w.cols);
-        let steps = w.padded_pairs() / STEP_PAIRS;
-        let xa = tile_activations(x, m, k, w.padded_pairs());
+        let k = w.rows;
+        with_tile_activations(x, m, k, w.padded_pairs(), |xa| {
+            product_tiled(w, xa, m, out, accumulate)
+        })
+    }
+
+    /// [`product`] of the tile-ordered activations `xa`.
+    fn product_tiled(w: &Bf16Matrix, xa: &[u16], m: usize, out: &mut [f32], accumulate: bool) {
+        let (n, steps) = (w.cols, w.padded_pairs() / STEP_PAIRS);
         let half = steps * TILE_ROWS * STEP_PAIRS * 4;
         let panel_len = w.panel_len();
         let out_ptr = SharedOut(out.as_mut_ptr());
@@ -322,7 +375,7 @@ mod tiles {
                             TileConfig::for_rows(rows).load();
                             loaded = rows;
                         }
-                        let a = xa.as_slice().as_ptr().add(r0 / TILE_ROWS * half / 2).cast();
+                        let a = xa.as_ptr().add(r0 / TILE_ROWS * half / 2).cast();
                         let b = weights.as_ptr().cast();
                         if rows == BLOCK_ROWS && cols == PANEL && !accumulate {
                             let c = out_ptr.get().add(r0 * n + panel * PANEL).cast();
