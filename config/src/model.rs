@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::yes;
+pub use c2s_records::{GenerationEndpoint, MistralRsMode};
 
 /// `[model] engine`: what computes the model's answers. Matched in one place, where the
 /// engine is built (`pipeline/src/run/engine.rs`); everything else asks the questions below.
@@ -69,17 +70,6 @@ impl std::fmt::Display for EngineKind {
     }
 }
 
-/// `[model.openai] generation_endpoint`: where generated contracts are sent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GenerationEndpoint {
-    /// `/chat/completions`: the server renders its own chat template (the default).
-    #[default]
-    Chat,
-    /// `/completions` with our rendering of the chat template, as for scoring.
-    Completions,
-}
-
 /// `[model.openai] scoring`: how scored contracts read option probabilities from a server.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -90,16 +80,6 @@ pub enum OpenAiScoring {
     Echo,
     /// One request per decision reading the first token's top log-probabilities.
     TopLogprobs,
-}
-
-/// `[model.mistralrs] mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MistralRsMode {
-    /// Exact f32 weights on the CPU, no caching.
-    Reference,
-    /// Weights in their own format, PagedAttention and mistral.rs's prefix cache.
-    Native,
 }
 
 /// `[model.mistralrs] dtype`: weight/activation dtype of a Hugging Face directory in native

@@ -32,7 +32,10 @@ pub use engine::{
     ScoreOutput,
 };
 #[cfg(feature = "mistralrs")]
-pub use engines::mistralrs::{MistralRsEngine, MistralRsMode, MistralRsSettings, MISTRALRS_ENGINE};
+pub use engines::mistralrs::{
+    default_mode as mistralrs_default_mode, MistralRsEngine, MistralRsMode, MistralRsSettings,
+    MISTRALRS_ENGINE,
+};
 #[cfg(feature = "openai")]
 pub use engines::openai::{
     probe as probe_server, GenerationEndpoint, OpenAiEngine, OpenAiSettings, ScoringMethod,

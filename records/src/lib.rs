@@ -6,6 +6,7 @@ pub mod arm;
 pub mod coverage;
 pub mod dialogue;
 pub mod dtype;
+pub mod engine_modes;
 pub mod geometry;
 pub mod item;
 pub mod metric;
@@ -30,6 +31,7 @@ pub use dialogue::{
     NONE_INTENT, UNSET,
 };
 pub use dtype::WeightDtype;
+pub use engine_modes::{GenerationEndpoint, MistralRsMode};
 pub use geometry::{geometry, k_vector, position_union, Geometry};
 pub use item::{
     ArithmeticMeta, CarryClass, CarryStats, Domain, FrequencyStratum, Item, LexicalMeta, Operation,

@@ -93,21 +93,15 @@ use self::staging::Staging;
 /// The `engine` field of the identity in reference mode.
 pub const MISTRALRS_ENGINE: &str = "mistralrs-0.8.1/f32";
 
-/// How mistral.rs runs the model (see the module notes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MistralRsMode {
-    Reference,
-    Native,
-}
+/// How mistral.rs runs the model (see the module notes; the configuration's own type).
+pub use c2s_records::MistralRsMode;
 
-impl MistralRsMode {
-    /// The build's default: native on CUDA builds, reference otherwise.
-    pub fn default_for_build() -> MistralRsMode {
-        if cfg!(feature = "cuda") {
-            MistralRsMode::Native
-        } else {
-            MistralRsMode::Reference
-        }
+/// The build's default mode: native on CUDA builds, reference otherwise.
+pub fn default_mode() -> MistralRsMode {
+    if cfg!(feature = "cuda") {
+        MistralRsMode::Native
+    } else {
+        MistralRsMode::Reference
     }
 }
 
@@ -133,7 +127,7 @@ pub struct MistralRsSettings {
 impl Default for MistralRsSettings {
     fn default() -> Self {
         MistralRsSettings {
-            mode: MistralRsMode::default_for_build(),
+            mode: default_mode(),
             paged_attention: true,
             kv_cache_tokens: 65536,
             max_sequences: 64,

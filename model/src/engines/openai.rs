@@ -52,24 +52,8 @@ use crate::tokenizer::ModelTokenizer;
 /// Engine name prefix in identities: `openai/<server>`.
 pub const OPENAI_ENGINE: &str = "openai";
 
-/// Which endpoint generated contracts use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GenerationEndpoint {
-    /// `/chat/completions`: the server applies its chat template.
-    Chat,
-    /// `/completions` with the chat template rendered on our side.
-    Completions,
-}
-
-impl GenerationEndpoint {
-    pub fn parse(s: &str) -> Option<GenerationEndpoint> {
-        match s {
-            "chat" => Some(GenerationEndpoint::Chat),
-            "completions" => Some(GenerationEndpoint::Completions),
-            _ => None,
-        }
-    }
-}
+/// Which endpoint generated contracts use (the configuration's own type).
+pub use c2s_records::GenerationEndpoint;
 
 /// How scored contracts are scored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,11 +97,7 @@ pub fn mistralrs_settings(cfg: &RunConfig) -> c2s_model::MistralRsSettings {
 /// The mistral.rs mode a config (or `bench engine --mode`) names, or the build's default.
 #[cfg(feature = "mistralrs")]
 pub fn mistralrs_mode(mode: Option<c2s_config::MistralRsMode>) -> c2s_model::MistralRsMode {
-    match mode {
-        Some(c2s_config::MistralRsMode::Reference) => c2s_model::MistralRsMode::Reference,
-        Some(c2s_config::MistralRsMode::Native) => c2s_model::MistralRsMode::Native,
-        None => c2s_model::MistralRsMode::default_for_build(),
-    }
+    mode.unwrap_or_else(c2s_model::mistralrs_default_mode)
 }
 
 /// The `openai` engine's settings from `[model.openai]`.
@@ -120,12 +116,7 @@ pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSetti
         concurrency: o.concurrency,
         max_retries: o.max_retries,
         retry_backoff: Duration::from_millis(o.retry_backoff_ms),
-        generation_endpoint: match o.generation_endpoint {
-            c2s_config::GenerationEndpoint::Chat => c2s_model::GenerationEndpoint::Chat,
-            c2s_config::GenerationEndpoint::Completions => {
-                c2s_model::GenerationEndpoint::Completions
-            }
-        },
+        generation_endpoint: o.generation_endpoint,
         scoring: match o.scoring {
             c2s_config::OpenAiScoring::Echo => c2s_model::ScoringMethod::Echo,
             c2s_config::OpenAiScoring::TopLogprobs => {
