@@ -37,13 +37,13 @@ impl Transformer {
 }
 
 /// Keeps the memory a forward pass frees in the allocator for the next pass (glibc; once per
-/// process). A pass allocates its activations, tile-ordered copies and every sequence's keys
+/// process, set when a model is built). A pass allocates its activations, tile-ordered copies and every sequence's keys
 /// and values afresh, megabytes each: by default glibc maps such blocks anew (or trims the
 /// heap's top) and the kernel faults and zeroes every page again on first touch, which was a
 /// tenth of a bf16 prefill in page faults alone. With a high mapping threshold, no trimming and
 /// a padded heap top, the pages stay mapped and are reused. The resident size is then the
 /// largest pass's working set, which the prefix cache's budget already dominates.
-fn keep_freed_memory() {
+pub(super) fn keep_freed_memory() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -144,7 +144,6 @@ impl Transformer {
         seqs: &[SeqInput<'_>],
         mut owned: Vec<Option<Vec<LayerKv>>>,
     ) -> Result<Vec<SeqOutput>, EngineError> {
-        keep_freed_memory();
         let c = &self.config;
         let kv_width = c.kv_width();
         for (s, own) in seqs.iter().zip(&owned) {

@@ -372,6 +372,7 @@ impl Transformer {
         present: impl Fn(&str) -> bool,
         mut get: impl FnMut(&str) -> Result<(Vec<f32>, usize, usize), EngineError>,
     ) -> Result<Transformer, EngineError> {
+        super::forward::keep_freed_memory();
         let kernels = KernelFamily::from_env()?;
         // Only a bf16 model times (or reads from the environment) its bf16 kernels.
         let bf16_kernels = match dtype {

@@ -114,7 +114,7 @@ fn tile_block(rows: &[f32], k: usize, block: &mut [u16]) {
     let steps = block.len() / step_len;
     for r in 0..TILE_ROWS {
         let dst = &mut block[r * row_len..];
-        let depth = match rows.chunks(k).nth(r) {
+        let depth = match rows.get(r * k..(r + 1) * k) {
             Some(row) => {
                 super::round_chunks_into(row, row_len, dst, step_len);
                 k
