@@ -5,7 +5,8 @@
 # the wheel is cached in $HOME/.cache/c2s/wheels). Runs the quickstart panel through the server
 # against the local engine (agreement and requests/s are printed), outages of every kind through
 # a fault-injecting proxy (killed connections, 503s, a stall, a truncated body, the server
-# restarted) against a clean run, an outage past max_outage_seconds (exit 1) then resumed, and
+# restarted) against a clean run, the same panel through llama.cpp's own server (llama-server,
+# built from the same llama.cpp by scripts/fetch-llama-server.sh) with logit_bias scoring, an outage past max_outage_seconds (exit 1) then resumed, and
 # the error cases (nothing listening, 401, unknown model, timeout, a server that
 # cannot score, resuming against another served model).
 set -euo pipefail
@@ -15,6 +16,7 @@ bash scripts/build-deps.sh
 bash scripts/fetch-sources.sh
 bash scripts/fetch-model.sh
 export C2S_LLAMA_PYTHON="$(bash scripts/fetch-llamacpp.sh)"
+export C2S_LLAMA_SERVER="$(bash scripts/fetch-llama-server.sh)"
 cargo build --release --locked --workspace --bins
 # One test at a time: each starts its own servers on the machine's two cores.
 cargo test --release --locked --workspace --test remote -- --ignored --nocapture --test-threads=1

@@ -80,6 +80,10 @@ pub enum OpenAiScoring {
     Echo,
     /// One request per decision reading the first token's top log-probabilities.
     TopLogprobs,
+    /// As `TopLogprobs`; a decision whose options are not all among the top entries asks
+    /// again with them raised by a logit bias and reads their post-sampling probabilities
+    /// (llama.cpp's server, which refuses `echo`): exact, one or two requests per decision.
+    LogitBias,
 }
 
 /// `[model.mistralrs] dtype`: weight/activation dtype of a Hugging Face directory in native
@@ -187,7 +191,10 @@ pub struct OpenAiSection {
     /// Scored contracts: `echo` (default; one `/completions` request per option with prompt
     /// log-probabilities, exact for any option) or `top_logprobs` (one request per decision
     /// reading the first token's top `top_logprobs` log-probabilities, when every option is
-    /// one token and all are returned; other decisions fall back to `echo`).
+    /// one token and all are returned; other decisions fall back to `echo`) or `logit_bias`
+    /// (as `top_logprobs`, and a decision whose options are not all returned asks again with
+    /// them and the top token raised by a logit bias, reading llama.cpp's post-sampling
+    /// probabilities: exact for one-token options without `echo`, for llama.cpp's server).
     #[serde(default)]
     pub scoring: OpenAiScoring,
     /// How many top log-probabilities `top_logprobs` scoring asks for (vLLM's default cap is

@@ -65,7 +65,31 @@ pub enum ScoringMethod {
     /// used when every option is one token and the server returns all of them among its top
     /// `n`; any other job falls back to [`ScoringMethod::Echo`].
     TopLogprobs(u32),
+    /// As [`ScoringMethod::TopLogprobs`]; a job whose options are not all among the top `n`
+    /// asks a second time with llama.cpp's server sampling fields ([`wire::BiasedSampling`]):
+    /// the options and the most probable token raised by a logit bias, their probabilities
+    /// after the sampler chain read relative to one another. Each option's full-vocabulary
+    /// log-probability is then the top token's (from the first answer) plus the log of its
+    /// probability over the top token's: exact, without `echo` (which llama.cpp's server
+    /// refuses). Jobs with a multi-token option fall back to [`ScoringMethod::Echo`].
+    LogitBias(u32),
 }
+
+impl ScoringMethod {
+    /// How many top log-probabilities the first request asks for (echo: one per token).
+    fn top_count(self) -> u32 {
+        match self {
+            ScoringMethod::Echo => 1,
+            ScoringMethod::TopLogprobs(n) | ScoringMethod::LogitBias(n) => n,
+        }
+    }
+}
+
+/// The bias that raises a job's options and its top token above every other token: logits
+/// of one position differ by far less (a probability ratio of e^-100 is below f32's range),
+/// and f32 adds it to logits of a few tens without losing their differences (its spacing at
+/// 100 is 8e-6).
+pub const RAISING_BIAS: f64 = 100.0;
 
 /// How to reach the server.
 #[derive(Debug, Clone)]
@@ -238,17 +262,15 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
     // Ask for what the configured scoring method reads: prompt log-probabilities (echo) or
     // the first generated token's top log-probabilities.
     let echo = settings.scoring == ScoringMethod::Echo;
-    let count = match settings.scoring {
-        ScoringMethod::Echo => 1,
-        ScoringMethod::TopLogprobs(n) => n,
-    };
+    let prompt = "The capital of France is";
     let body = wire::CompletionRequest {
         model: &settings.model,
-        prompt: "The capital of France is",
+        prompt,
         max_tokens: 1,
         temperature: 0.0,
         echo: Some(echo),
-        logprobs: Some(count),
+        logprobs: Some(settings.scoring.top_count()),
+        biased: None,
     };
     let what = if echo {
         "prompt log-probabilities (/completions with echo and logprobs)"
@@ -266,12 +288,19 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
                     .and_then(|lp| lp.token_logprobs.as_ref())
                     .is_some_and(|t| t.len() >= 2 && t[1].is_some())
             } else {
-                v.first_top_logprobs().is_some_and(|m| !m.is_empty())
+                v.first_top_logprobs().is_some()
             };
-            if ok {
-                (true, None)
-            } else {
+            if !ok {
                 (false, Some(format!("the server returned no {what}")))
+            } else if let ScoringMethod::LogitBias(_) = settings.scoring {
+                // The second request, on the two most probable tokens: it must return both,
+                // with post-sampling probabilities that sum to one.
+                match probe_biased(&client, &settings.model, prompt, v) {
+                    Ok(()) => (true, None),
+                    Err(e) => (false, Some(format!("logit_bias scoring: {e}"))),
+                }
+            } else {
+                (true, None)
             }
         }
     };
@@ -285,6 +314,90 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
         scoring_problem,
         insecure_skip_verify: settings.insecure_skip_verify,
     })
+}
+
+/// The probe of [`ScoringMethod::LogitBias`]: the two most probable tokens of `first` (an
+/// answer with top log-probabilities), raised, come back as the two post-sampling
+/// probabilities, in the ratio of their log-probabilities in `first`.
+fn probe_biased(
+    client: &Client,
+    model: &str,
+    prompt: &str,
+    first: &wire::CompletionResponse,
+) -> Result<(), EngineError> {
+    let top = first.first_top_logprobs().unwrap_or_default();
+    let ids: Vec<u32> = top.iter().take(2).filter_map(|t| t.id).collect();
+    let [a, b] = ids[..] else {
+        return Err(EngineError::Request(
+            "the server's top log-probabilities carry no token ids (llama.cpp's server sends them)"
+                .into(),
+        ));
+    };
+    let probs = biased_probabilities(client, model, prompt, &[a, b])?;
+    let expected = top[0].logprob - top[1].logprob;
+    let got = (probs[0] / probs[1]).ln();
+    if (got - expected).abs() > 1e-3 {
+        return Err(EngineError::Request(format!(
+            "the raised tokens' post-sampling log-ratio is {got:.5}, their log-probabilities' {expected:.5}: the server does not apply logit_bias before post_sampling_probs"
+        )));
+    }
+    Ok(())
+}
+
+/// The post-sampling probabilities of `ids` after `prompt` (one request raising exactly them,
+/// [`wire::BiasedSampling`]), in the order of `ids`; they sum to one. An error when the server
+/// returns other tokens, misses one, or gives one no probability.
+fn biased_probabilities(
+    client: &Client,
+    model: &str,
+    prompt: &str,
+    ids: &[u32],
+) -> Result<Vec<f64>, EngineError> {
+    let k = ids.len() as u32;
+    let body = wire::CompletionRequest {
+        model,
+        prompt,
+        max_tokens: 1,
+        temperature: 1.0,
+        echo: None,
+        logprobs: Some(k),
+        biased: Some(wire::BiasedSampling {
+            logit_bias: ids
+                .iter()
+                .map(|id| (id.to_string(), json!(RAISING_BIAS)))
+                .collect(),
+            samplers: ["top_k"],
+            top_k: k,
+            post_sampling_probs: true,
+        }),
+    };
+    let answer = client
+        .post::<wire::CompletionResponse>("completions", &body)
+        .map_err(EngineError::from)?;
+    let first = answer
+        .body
+        .logprobs()
+        .and_then(|lp| lp.content.first())
+        .filter(|c| !c.top_probs.is_empty())
+        .ok_or_else(|| {
+            answer.missing("post-sampling probabilities (choices[0].logprobs.content[0].top_probs)")
+        })?;
+    ids.iter()
+        .map(|&id| {
+            first
+                .top_probs
+                .iter()
+                .find(|e| e.id == Some(id))
+                .and_then(|e| e.prob)
+                .filter(|&p| p > 0.0)
+                .ok_or_else(|| {
+                    EngineError::Request(format!(
+                        "{}: raised token {id} has no post-sampling probability (choices[0].logprobs.content[0].top_probs)",
+                        answer.url
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// The remote engine.
@@ -387,6 +500,7 @@ impl OpenAiEngine {
             temperature: 0.0,
             echo: Some(true),
             logprobs: Some(1),
+            biased: None,
         };
         let answer = self
             .client
@@ -471,22 +585,28 @@ impl OpenAiEngine {
         check_prompt_tokens(&mut known, server, ours, bos).map_err(EngineError::Request)
     }
 
-    /// Log-probabilities of single-token `options` from the top log-probabilities of the first
-    /// generated token; `None` when the server did not return every option among them.
+    /// Log-probabilities of single-token `options` (their ids `option_ids`) from the top
+    /// log-probabilities of the first generated token, and the server's prompt tokens. With
+    /// [`ScoringMethod::LogitBias`], options missing from the top entries are read from a
+    /// second, biased request ([`biased_probabilities`]); otherwise `None` when the server did
+    /// not return every option among them. An entry is an option's when its id is the option's
+    /// token (servers that send ids) or its text the option's.
     fn top_logprobs(
         &self,
         prompt_text: &str,
         prompt_tokens: usize,
         options: &[String],
-        n: u32,
+        option_ids: &[u32],
     ) -> Result<Option<(Vec<f64>, u64)>, EngineError> {
+        let scoring = self.client.settings.scoring;
         let body = wire::CompletionRequest {
             model: &self.info.model,
             prompt: prompt_text,
             max_tokens: 1,
             temperature: 0.0,
             echo: None,
-            logprobs: Some(n),
+            logprobs: Some(scoring.top_count()),
+            biased: None,
         };
         let answer = self
             .client
@@ -501,14 +621,34 @@ impl OpenAiEngine {
         let Some(top) = answer.body.first_top_logprobs() else {
             return Ok(None);
         };
-        let mut out = Vec::with_capacity(options.len());
-        for o in options {
-            match top.get(o) {
-                Some(&lp) => out.push(lp),
-                None => return Ok(None),
-            }
+        let found: Option<Vec<f64>> = options
+            .iter()
+            .zip(option_ids)
+            .map(|(o, &id)| {
+                top.iter()
+                    .find(|t| t.id.map_or(t.text == *o, |t_id| t_id == id))
+                    .map(|t| t.logprob)
+            })
+            .collect();
+        if found.is_some() || !matches!(scoring, ScoringMethod::LogitBias(_)) {
+            return Ok(found.map(|lp| (lp, server_prompt)));
         }
-        Ok(Some((out, server_prompt)))
+        // The top token anchors the options' probabilities to the full vocabulary.
+        let anchor = &top[0];
+        let anchor_id = anchor
+            .id
+            .ok_or_else(|| answer.missing("the top token's id (choices[0].logprobs.content)"))?;
+        let mut raised: Vec<u32> = vec![anchor_id];
+        raised.extend(option_ids.iter().filter(|&&id| id != anchor_id));
+        let probs = biased_probabilities(&self.client, &self.info.model, prompt_text, &raised)?;
+        let logprobs = option_ids
+            .iter()
+            .map(|id| {
+                let at = raised.iter().position(|r| r == id).unwrap_or(0);
+                anchor.logprob + (probs[at] / probs[0]).ln()
+            })
+            .collect();
+        Ok(Some((logprobs, server_prompt)))
     }
 
     fn generate_one(&self, job: &GenerateJob) -> Result<GenerateOutput, EngineError> {
@@ -525,6 +665,7 @@ impl OpenAiEngine {
                 temperature: 0.0,
                 echo: None,
                 logprobs: None,
+                biased: None,
             };
             let answer = self
                 .client
@@ -668,14 +809,20 @@ impl Engine for OpenAiEngine {
         let started = Instant::now();
         // Top log-probabilities first where they can serve (single-token options).
         let mut direct: Vec<Option<DirectScore>> = jobs.iter().map(|_| None).collect();
-        if let ScoringMethod::TopLogprobs(n) = self.client.settings.scoring {
+        let scoring = self.client.settings.scoring;
+        if scoring != ScoringMethod::Echo {
+            // Top entries can hold every option only when there are no more options than
+            // entries; the biased second request holds any number.
+            let fits = |options: usize| {
+                matches!(scoring, ScoringMethod::LogitBias(_))
+                    || options <= scoring.top_count() as usize
+            };
             let eligible: Vec<usize> = prepared
                 .iter()
                 .enumerate()
                 .filter(|(j, p)| {
                     p.as_ref().is_ok_and(|p| {
-                        p.options.iter().all(|t| t.len() == 1)
-                            && jobs[*j].options.len() <= n as usize
+                        p.options.iter().all(|t| t.len() == 1) && fits(jobs[*j].options.len())
                     })
                 })
                 .map(|(j, _)| j)
@@ -684,7 +831,8 @@ impl Engine for OpenAiEngine {
                 let j = eligible[i];
                 let p = prepared[j].as_ref().map_err(Clone::clone)?;
                 let t = Instant::now();
-                self.top_logprobs(&p.text, p.prompt_tokens, &jobs[j].options, n)
+                let ids: Vec<u32> = p.options.iter().map(|t| t[0]).collect();
+                self.top_logprobs(&p.text, p.prompt_tokens, &jobs[j].options, &ids)
                     .map(|r| r.map(|(lp, served)| (lp, served, t.elapsed().as_secs_f64() * 1e3)))
             });
             for (j, a) in eligible.into_iter().zip(answers) {

@@ -3,7 +3,7 @@
 //! on the same cores, and both are printed side by side: speeds, computed tokens, peak RSS,
 //! the agreement of the option distributions on the requests both made (a bf16 choice that
 //! differs leads a Serial trajectory elsewhere), and both kernels' measured limits on the
-//! model's widest product.
+//! model's widest product. Returns (c), for `--against llama-server` to set beside.
 
 use std::path::Path;
 
@@ -13,7 +13,7 @@ use c2s_model::WeightDtype;
 
 use super::llamacpp::agreement;
 use super::{
-    print_header, print_row, run_mode_as, scored_probabilities, InferenceBench, ModeResult,
+    print_header, print_row, run_mode_with, scored_probabilities, InferenceBench, ModeResult,
 };
 
 /// (b) must run the prefix engine with f32 weights from a model path.
@@ -33,17 +33,12 @@ pub(super) fn compare(
     config: &Path,
     work: &Path,
     b: &ModeResult,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<ModeResult> {
     let cfg = check(config)?;
     eprintln!("(c) as (b), with bf16 weights …");
-    let c = run_mode_as(
-        bench,
-        config,
-        work.join("run-c"),
-        false,
-        None,
-        Some(WeightDtype::Bf16),
-    )?;
+    let c = run_mode_with(bench, config, work.join("run-c"), false, &|cfg| {
+        cfg.model.dtype = WeightDtype::Bf16
+    })?;
     println!();
     println!("bf16 weights beside f32, same panel and cores:");
     print_header();
@@ -96,5 +91,5 @@ pub(super) fn compare(
         "kernels on the widest product ({m}×{k}×{n}), GFLOP/s: {}",
         limits.join(", ")
     );
-    Ok(())
+    Ok(c)
 }

@@ -1,5 +1,7 @@
 //! `choice2seq bench`: benchmarks that print measured figures (`engine.rs`, `serve.rs`,
-//! `soak.rs`, `backpressure.rs`; `llamacpp.rs` replays a run through llama.cpp for `--against`).
+//! `soak.rs`, `backpressure.rs`; for `--against`, `llamacpp.rs` replays a run through
+//! llama-cpp-python, `llama_server.rs` runs it through llama.cpp's own server, `bf16.rs` with
+//! the prefix engine's bf16 weights).
 //!
 //! `bench inference`: the inference benchmark of a fixed dev panel (Native and
 //! Serial/Full, both domains) through the pipeline's own path — `choice2seq run`'s dataflow
@@ -11,6 +13,7 @@
 mod backpressure;
 mod bf16;
 mod engine;
+mod llama_server;
 mod llamacpp;
 mod serve;
 mod soak;
@@ -103,9 +106,15 @@ pub struct InferenceBench {
     config: Option<PathBuf>,
     /// Run (b)'s scored requests through another engine after it, on the same cores, and
     /// print both speeds and their agreement (`llamacpp`: `scripts/fetch-llamacpp.sh`'s venv;
-    /// `prefix-bf16`: the prefix engine with bf16 weights). Repeat for several.
+    /// `llama-server`: llama.cpp's server from `scripts/fetch-llama-server.sh`, driven by the
+    /// pipeline's openai engine; `prefix-bf16`: the prefix engine with bf16 weights). Repeat
+    /// for several.
     #[arg(long, value_enum)]
     against: Vec<Reference>,
+    /// `--against llama-server`: the server's parallel slots, and the openai engine's
+    /// requests in flight.
+    #[arg(long, default_value_t = 4)]
+    server_slots: usize,
 }
 
 /// The engines `bench inference` can be set beside.
@@ -113,6 +122,9 @@ pub struct InferenceBench {
 pub enum Reference {
     /// llama.cpp through llama-cpp-python (`scripts/fetch-llamacpp.sh`; `bench/llamacpp.rs`).
     Llamacpp,
+    /// llama.cpp's own server with parallel slots and its prompt cache, through the openai
+    /// engine (`scripts/fetch-llama-server.sh`; `bench/llama_server.rs`).
+    LlamaServer,
     /// The prefix engine itself with bf16 weights (`[model] dtype = "bf16"`): the same panel
     /// again, side by side with (b)'s f32 (`bench/bf16.rs`).
     PrefixBf16,
@@ -188,22 +200,30 @@ pub(super) fn run_mode(
     one_at_a_time: bool,
     serve: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<ModeResult> {
-    run_mode_as(bench, config, run_dir, one_at_a_time, serve, None)
+    run_mode_adjusted(bench, config, run_dir, one_at_a_time, serve, &|_| {})
 }
 
-/// [`run_mode`] with the prefix engine's weights held as `dtype` (None: as configured).
-pub(super) fn run_mode_as(
+/// [`run_mode`] with the config changed by `adjust` first (another dtype, another engine).
+pub(super) fn run_mode_with(
+    bench: &InferenceBench,
+    config: &Path,
+    run_dir: PathBuf,
+    one_at_a_time: bool,
+    adjust: &dyn Fn(&mut c2s_config::RunConfig),
+) -> anyhow::Result<ModeResult> {
+    run_mode_adjusted(bench, config, run_dir, one_at_a_time, None, adjust)
+}
+
+fn run_mode_adjusted(
     bench: &InferenceBench,
     config: &Path,
     run_dir: PathBuf,
     one_at_a_time: bool,
     serve: Option<std::net::SocketAddr>,
-    dtype: Option<c2s_model::WeightDtype>,
+    adjust: &dyn Fn(&mut c2s_config::RunConfig),
 ) -> anyhow::Result<ModeResult> {
     let mut cfg = c2s_config::load(config).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(dtype) = dtype {
-        cfg.model.dtype = dtype;
-    }
+    adjust(&mut cfg);
     cfg.serve = serve.map(|address| c2s_config::ServeSection {
         address,
         linger_seconds: 0.0,
@@ -325,6 +345,18 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
         // Checked before any pass: a wrong setting would otherwise surface after (a) and (b).
         bf16::check(&config)?;
     }
+    // The model (b) runs: the config's when one was given.
+    let model = match &bench.config {
+        Some(c) => c2s_config::load(c)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .model
+            .path
+            .clone(),
+        None => bench.model.clone(),
+    };
+    if bench.against.contains(&Reference::LlamaServer) {
+        llama_server::check(&model)?;
+    }
     let a = if bench.only_batched {
         None
     } else {
@@ -344,19 +376,19 @@ fn inference(bench: InferenceBench) -> anyhow::Result<ExitCode> {
     if bench.engine == c2s_config::EngineKind::Prefix {
         print_f32_limit(&bench.model, &b)?;
     }
-    if bench.against.contains(&Reference::PrefixBf16) {
-        bf16::compare(&bench, &config, &work, &b)?;
+    let c = if bench.against.contains(&Reference::PrefixBf16) {
+        Some(bf16::compare(&bench, &config, &work, &b)?)
+    } else {
+        None
+    };
+    if bench.against.contains(&Reference::LlamaServer) {
+        let mut ours = vec![("(b) f32", &b)];
+        if let Some(c) = &c {
+            ours.push(("(c) bf16", c));
+        }
+        llama_server::compare(&bench, &config, &model, &work, &ours)?;
     }
     if bench.against.contains(&Reference::Llamacpp) {
-        // The model (b) ran: the config's when one was given.
-        let model = match &bench.config {
-            Some(c) => c2s_config::load(c)
-                .map_err(|e| anyhow::anyhow!("{e}"))?
-                .model
-                .path
-                .clone(),
-            None => bench.model.clone(),
-        };
         llamacpp::compare(
             &model,
             &work,

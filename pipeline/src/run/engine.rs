@@ -122,6 +122,9 @@ pub fn openai_settings(cfg: &RunConfig) -> anyhow::Result<c2s_model::OpenAiSetti
             c2s_config::OpenAiScoring::TopLogprobs => {
                 c2s_model::ScoringMethod::TopLogprobs(o.top_logprobs)
             }
+            c2s_config::OpenAiScoring::LogitBias => {
+                c2s_model::ScoringMethod::LogitBias(o.top_logprobs)
+            }
         },
         chat_template_kwargs: o.chat_template_kwargs.clone(),
         max_response_bytes: o.max_response_bytes,

@@ -300,10 +300,14 @@ fn a_missing_or_malformed_field_is_named_with_the_url() {
         };
         (200, answer.into())
     });
-    let engine = OpenAiEngine::new(&settings(&url, 0), info(&url), None, None).expect("engine");
+    let top = OpenAiSettings {
+        scoring: ScoringMethod::TopLogprobs(5),
+        ..settings(&url, 0)
+    };
+    let engine = OpenAiEngine::new(&top, info(&url), None, None).expect("engine");
     let options = [" A".to_string()];
     let err = engine
-        .top_logprobs("missing", 1, &options, 5)
+        .top_logprobs("missing", 1, &options, &[330])
         .unwrap_err()
         .to_string();
     assert_eq!(
@@ -311,7 +315,7 @@ fn a_missing_or_malformed_field_is_named_with_the_url() {
         format!("request: {url}/completions: the server reported no usage.prompt_tokens")
     );
     let err = engine
-        .top_logprobs("malformed", 1, &options, 5)
+        .top_logprobs("malformed", 1, &options, &[330])
         .unwrap_err()
         .to_string();
     assert!(err.contains(&format!("{url}/completions")), "{err}");
@@ -476,4 +480,122 @@ fn retry_after_is_seconds_or_an_http_date() {
         "{wait:?}"
     );
     assert_eq!(parse_retry_after("soon"), None);
+}
+
+/// llama.cpp's answer shape: `content[0]` with its top entries as log-probabilities, or with
+/// `post_sampling_probs` as probabilities.
+fn llamacpp_answer(entries: &[(u32, &str, f64)], post_sampling: bool) -> String {
+    let (list, value) = if post_sampling {
+        ("top_probs", "prob")
+    } else {
+        ("top_logprobs", "logprob")
+    };
+    let top: Vec<Value> = entries
+        .iter()
+        .map(|(id, token, v)| json!({"id": id, "token": token, value: v}))
+        .collect();
+    json!({
+        "choices": [{"text": entries[0].1, "logprobs": {"content": [{list: top}]}}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 1},
+    })
+    .to_string()
+}
+
+#[test]
+fn logit_bias_scoring_reads_a_missing_option_relative_to_the_top_token() {
+    // The top entries hold option A (330) and the top token X (500) but not option B (389):
+    // the second request raises X, A and B and reads them relative to X.
+    let (url, seen) = serve(|_, body| {
+        let answer = if body.contains("post_sampling_probs") {
+            llamacpp_answer(
+                &[(500, " X", 0.6), (330, " A", 0.3), (389, " B", 0.1)],
+                true,
+            )
+        } else {
+            llamacpp_answer(&[(500, " X", -0.5), (330, " A", -1.2)], false)
+        };
+        (200, answer)
+    });
+    let settings = OpenAiSettings {
+        scoring: ScoringMethod::LogitBias(2),
+        ..settings(&url, 0)
+    };
+    let engine = OpenAiEngine::new(&settings, info(&url), None, None).expect("engine");
+    let options = [" A".to_string(), " B".to_string()];
+    let (logprobs, served) = engine
+        .top_logprobs("Q?", 9, &options, &[330, 389])
+        .expect("answered")
+        .expect("every option read");
+    assert_eq!(served, 9);
+    // Both from the biased answer, anchored on X's -0.5: A's ratio 0.3/0.6, B's 0.1/0.6.
+    assert!(
+        (logprobs[0] - (-0.5 + 0.5f64.ln())).abs() < 1e-12,
+        "{logprobs:?}"
+    );
+    assert!(
+        (logprobs[1] - (-0.5 + (0.1f64 / 0.6).ln())).abs() < 1e-12,
+        "{logprobs:?}"
+    );
+    let sent = bodies(&seen, "/v1/completions");
+    assert_eq!(
+        sent,
+        [
+            r#"{"model":"m","prompt":"Q?","max_tokens":1,"temperature":0.0,"logprobs":2}"#,
+            r#"{"model":"m","prompt":"Q?","max_tokens":1,"temperature":1.0,"logprobs":3,"logit_bias":{"500":100.0,"330":100.0,"389":100.0},"samplers":["top_k"],"top_k":3,"post_sampling_probs":true}"#,
+        ]
+    );
+}
+
+#[test]
+fn logit_bias_scoring_needs_the_post_sampling_probabilities() {
+    // A server that ignores llama.cpp's sampling fields answers the second request as the
+    // first: the probe says why it cannot score, and a decision is an error naming the field.
+    let (url, _) = serve(|path, _| {
+        if path.ends_with("/models") {
+            return (200, r#"{"data":[{"id":"m"}]}"#.into());
+        }
+        (
+            200,
+            llamacpp_answer(&[(500, " X", -0.5), (330, " A", -1.2)], false),
+        )
+    });
+    let settings = OpenAiSettings {
+        scoring: ScoringMethod::LogitBias(2),
+        ..settings(&url, 0)
+    };
+    let probed = probe(&settings).expect("probed");
+    assert!(!probed.prompt_logprobs);
+    let why = probed.scoring_problem.expect("a problem");
+    assert!(why.starts_with("logit_bias scoring: "), "{why}");
+    assert!(why.contains("top_probs"), "{why}");
+    let engine = OpenAiEngine::new(&settings, info(&url), None, None).expect("engine");
+    let err = engine
+        .top_logprobs("Q?", 9, &[" A".into(), " B".into()], &[330, 389])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("post-sampling probabilities"), "{err}");
+}
+
+#[test]
+fn top_logprobs_scoring_matches_options_by_id_where_the_server_sends_ids() {
+    // Texts alone would match " A" twice; the ids tell the option's token from a lookalike.
+    let (url, _) = serve(|_, _| {
+        (
+            200,
+            llamacpp_answer(
+                &[(331, " A", -0.2), (330, " A", -1.0), (389, " B", -2.0)],
+                false,
+            ),
+        )
+    });
+    let settings = OpenAiSettings {
+        scoring: ScoringMethod::TopLogprobs(3),
+        ..settings(&url, 0)
+    };
+    let engine = OpenAiEngine::new(&settings, info(&url), None, None).expect("engine");
+    let (logprobs, _) = engine
+        .top_logprobs("Q?", 9, &[" A".into(), " B".into()], &[330, 389])
+        .expect("answered")
+        .expect("every option read");
+    assert_eq!(logprobs, [-1.0, -2.0]);
 }

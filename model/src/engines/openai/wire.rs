@@ -25,6 +25,23 @@ pub struct CompletionRequest<'a> {
     /// How many top log-probabilities to return per token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<u32>,
+    /// llama.cpp's server only: raise some tokens and read the probabilities after sampling.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub biased: Option<BiasedSampling>,
+}
+
+/// The fields of a llama.cpp server request that read the probabilities of chosen tokens
+/// relative to one another: `logit_bias` raises them above every other token, the sampler
+/// chain keeps only the top `top_k` (them), and `post_sampling_probs` returns the
+/// probabilities after that chain (their softmax), not the raw distribution's top entries.
+#[derive(Debug, Serialize)]
+pub struct BiasedSampling {
+    /// Token id (as a string key, the OpenAI form) → bias added to its logit.
+    pub logit_bias: Map<String, Value>,
+    /// The sampler chain: `["top_k"]` (then llama.cpp's final `dist`, which normalizes).
+    pub samplers: [&'static str; 1],
+    pub top_k: u32,
+    pub post_sampling_probs: bool,
 }
 
 /// `POST /chat/completions`: the server applies its chat template, greedy.
@@ -105,8 +122,12 @@ pub struct CompletionChoice {
     pub finish_reason: Option<String>,
 }
 
-/// The legacy (`/completions`) log-probabilities: one entry per token, the prompt's first
-/// with `echo`. The first prompt token has no log-probability (`null`).
+/// The log-probabilities of a `/completions` answer, in either of two shapes:
+/// - the legacy OpenAI one (vLLM, SGLang): one entry per token, the prompt's first with
+///   `echo`, the first prompt token without a log-probability (`null`), and the top entries as
+///   a map from token text to log-probability;
+/// - llama.cpp's server: `content`, one object per generated token whose `top_logprobs` (or,
+///   with `post_sampling_probs`, `top_probs`) list token ids, texts and values.
 #[derive(Debug, Deserialize)]
 pub struct Logprobs {
     #[serde(default, deserialize_with = "null_as_default")]
@@ -115,6 +136,40 @@ pub struct Logprobs {
     pub token_logprobs: Option<Vec<Option<f64>>>,
     #[serde(default)]
     pub top_logprobs: Option<Vec<Option<HashMap<String, f64>>>>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub content: Vec<TokenEntry>,
+}
+
+/// One generated token of llama.cpp's `content` log-probabilities.
+#[derive(Debug, Deserialize)]
+pub struct TokenEntry {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub top_logprobs: Vec<TopEntry>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub top_probs: Vec<TopEntry>,
+}
+
+/// One top entry of llama.cpp's server: a log-probability, or with `post_sampling_probs` a
+/// probability.
+#[derive(Debug, Deserialize)]
+pub struct TopEntry {
+    #[serde(default)]
+    pub id: Option<u32>,
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub logprob: Option<f64>,
+    #[serde(default)]
+    pub prob: Option<f64>,
+}
+
+/// A top entry of either shape, its value a natural-log probability.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopToken {
+    /// The token id, where the server sends it (llama.cpp's server).
+    pub id: Option<u32>,
+    pub text: String,
+    pub logprob: f64,
 }
 
 impl CompletionResponse {
@@ -123,9 +178,44 @@ impl CompletionResponse {
         self.choices.first()?.logprobs.as_ref()
     }
 
-    /// The top log-probabilities of the first token that has them.
-    pub fn first_top_logprobs(&self) -> Option<&HashMap<String, f64>> {
-        self.logprobs()?.top_logprobs.as_ref()?.first()?.as_ref()
+    /// The top entries of the first token that has them, in either shape, most probable
+    /// first; `None` when there are none. Post-sampling probabilities (llama.cpp's
+    /// `top_probs`) are read as their logarithms; an entry without a value is left out.
+    pub fn first_top_logprobs(&self) -> Option<Vec<TopToken>> {
+        let lp = self.logprobs()?;
+        let mut top: Vec<TopToken> = match lp.top_logprobs.as_ref().and_then(|t| t.first()) {
+            Some(map) => map
+                .as_ref()?
+                .iter()
+                .map(|(text, &logprob)| TopToken {
+                    id: None,
+                    text: text.clone(),
+                    logprob,
+                })
+                .collect(),
+            None => {
+                let first = lp.content.first()?;
+                let from_probs = first.top_logprobs.is_empty();
+                let entries = if from_probs {
+                    &first.top_probs
+                } else {
+                    &first.top_logprobs
+                };
+                entries
+                    .iter()
+                    .filter_map(|e| {
+                        let logprob = if from_probs { e.prob?.ln() } else { e.logprob? };
+                        Some(TopToken {
+                            id: e.id,
+                            text: e.token.clone().unwrap_or_default(),
+                            logprob,
+                        })
+                    })
+                    .collect()
+            }
+        };
+        top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+        (!top.is_empty()).then_some(top)
     }
 }
 

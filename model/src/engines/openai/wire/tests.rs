@@ -21,6 +21,7 @@ fn completion_requests_are_the_former_json() {
             temperature: 0.0,
             echo: Some(echo),
             logprobs: Some(count),
+            biased: None,
         };
         let former = json!({
             "model": "m",
@@ -39,6 +40,7 @@ fn completion_requests_are_the_former_json() {
         temperature: 0.0,
         echo: Some(true),
         logprobs: Some(1),
+        biased: None,
     };
     let former = json!({
         "model": "m",
@@ -56,6 +58,7 @@ fn completion_requests_are_the_former_json() {
         temperature: 0.0,
         echo: None,
         logprobs: Some(5),
+        biased: None,
     };
     let former = json!({
         "model": "m",
@@ -72,6 +75,7 @@ fn completion_requests_are_the_former_json() {
         temperature: 0.0,
         echo: None,
         logprobs: None,
+        biased: None,
     };
     let former = json!({
         "model": "m",
@@ -191,7 +195,79 @@ fn top_logprobs_are_read() {
     )
     .expect("decoded");
     let top = answer.first_top_logprobs().expect("top");
-    assert_eq!(top.get(" B"), Some(&-2.5));
+    // Most probable first; the legacy shape has no ids.
+    let read: Vec<(Option<u32>, &str, f64)> = top
+        .iter()
+        .map(|t| (t.id, t.text.as_str(), t.logprob))
+        .collect();
+    assert_eq!(read, [(None, " A", -0.1), (None, " B", -2.5)]);
+}
+
+#[test]
+fn llamacpp_top_entries_are_read_with_their_ids() {
+    // llama.cpp's server (b0c1e570): `content` per generated token, its top entries as
+    // log-probabilities, or with post_sampling_probs as probabilities (read as their logs).
+    let answer: CompletionResponse = serde_json::from_str(
+        r#"{"choices":[{"text":" A","index":0,"logprobs":{"content":[{"id":330,"token":" A",
+            "bytes":[32,65],"logprob":-0.1,"top_logprobs":[
+              {"id":389,"token":" B","bytes":[32,66],"logprob":-2.5},
+              {"id":330,"token":" A","bytes":[32,65],"logprob":-0.1}]}]},
+            "finish_reason":"length"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}"#,
+    )
+    .expect("decoded");
+    let top = answer.first_top_logprobs().expect("top");
+    let read: Vec<(Option<u32>, &str, f64)> = top
+        .iter()
+        .map(|t| (t.id, t.text.as_str(), t.logprob))
+        .collect();
+    assert_eq!(read, [(Some(330), " A", -0.1), (Some(389), " B", -2.5)]);
+    let answer: CompletionResponse = serde_json::from_str(
+        r#"{"choices":[{"logprobs":{"content":[{"id":330,"token":" A","prob":0.75,
+            "top_probs":[{"id":330,"token":" A","prob":0.75},{"id":389,"token":" B","prob":0.25}]}]}}]}"#,
+    )
+    .expect("decoded");
+    let top = answer.first_top_logprobs().expect("top");
+    assert_eq!(top[1].id, Some(389));
+    assert!((top[1].logprob - 0.25f64.ln()).abs() < 1e-15);
+    assert_eq!(
+        answer.logprobs().expect("logprobs").content[0]
+            .top_probs
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn a_biased_request_sends_llamacpps_sampling_fields() {
+    let typed = CompletionRequest {
+        model: "m",
+        prompt: "Q?",
+        max_tokens: 1,
+        temperature: 1.0,
+        echo: None,
+        logprobs: Some(2),
+        biased: Some(BiasedSampling {
+            logit_bias: [("330", 100.0), ("389", 100.0)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), json!(v)))
+                .collect(),
+            samplers: ["top_k"],
+            top_k: 2,
+            post_sampling_probs: true,
+        }),
+    };
+    let expected = json!({
+        "model": "m",
+        "prompt": "Q?",
+        "max_tokens": 1,
+        "temperature": 1.0,
+        "logprobs": 2,
+        "logit_bias": {"330": 100.0, "389": 100.0},
+        "samplers": ["top_k"],
+        "top_k": 2,
+        "post_sampling_probs": true,
+    });
+    assert_eq!(sent(&typed), expected.to_string());
 }
 
 #[test]
