@@ -23,6 +23,9 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // Before any thread allocates: the prefix engine's allocator settings hold for every
+    // thread only when set first.
+    c2s_model::engines::prefix::keep_freed_memory();
     let args = cli::Cli::parse();
     cli::init_tracing(args.verbose);
     match cli::dispatch(args) {

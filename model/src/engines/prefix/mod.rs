@@ -56,7 +56,7 @@ pub mod bf16;
 pub mod cache;
 mod continuous;
 mod forward;
-pub use forward::return_freed_memory;
+pub use forward::{keep_freed_memory, return_freed_memory};
 mod gguf_config;
 pub mod hf_config;
 pub mod kernels;
