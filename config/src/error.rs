@@ -8,9 +8,15 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{}{}: {field}: {message}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct ConfigError {
+    /// The config file, as it was named.
     pub file: PathBuf,
+    /// 1-based line of the field; `None` where no line applies (a section left out, so
+    /// defaulted; a file that cannot be read).
     pub line: Option<usize>,
+    /// Dotted path of the field (`model.openai.base_url`, `sources[0].path`); `-` when none
+    /// applies.
     pub field: String,
+    /// What is wrong with it.
     pub message: String,
 }
 

@@ -14,6 +14,8 @@
 //! repository and the rest is the file. The config crate only reads and checks the names; the
 //! model crate's `hub` module downloads, and a run replaces `path` with the snapshot.
 
+use thiserror::Error;
+
 use crate::model::{EngineKind, ModelSection};
 
 /// The prefix of `[model] path` that names a Hub model.
@@ -56,18 +58,50 @@ fn valid_segment(s: &str) -> bool {
         && !s.ends_with(['-', '.'])
 }
 
+/// Why a Hub name (`[model] hf`, `revision`, `hf_file`, or a part of an `hf:` path) is
+/// refused; the config error names the field, this the value.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum HubNameError {
+    /// Not `OWNER/NAME` with each a valid segment: letters, digits, `-`, `_`, `.`; no `--` or
+    /// `..`; not starting or ending with `-` or `.`; at most 96 characters.
+    #[error("`{repo}` is not a Hub repository id `OWNER/NAME` (letters, digits, `-`, `_`, `.`)")]
+    RepoId {
+        /// The repository id as written.
+        repo: String,
+    },
+    /// Empty, or holding whitespace, a control character, `..`, or a leading or trailing `/`.
+    #[error("`{revision}` is not a branch, tag or commit")]
+    Revision {
+        /// The revision as written.
+        revision: String,
+    },
+    /// Not a relative `/`-separated path: an empty, `.` or `..` segment, a backslash or a
+    /// control character.
+    #[error("`{file}` is not a file path inside a repository")]
+    FilePath {
+        /// The file as written.
+        file: String,
+    },
+    /// A path inside the repository, but not ending in `.gguf`.
+    #[error("`{file}` is not a GGUF file (leave hf_file out for a safetensors repository)")]
+    NotGguf {
+        /// The file as written.
+        file: String,
+    },
+}
+
 /// `OWNER/NAME`, or why not.
-pub fn check_repo_id(repo: &str) -> Result<(), String> {
+pub fn check_repo_id(repo: &str) -> Result<(), HubNameError> {
     match repo.split_once('/') {
         Some((owner, name)) if valid_segment(owner) && valid_segment(name) => Ok(()),
-        _ => Err(format!(
-            "`{repo}` is not a Hub repository id `OWNER/NAME` (letters, digits, `-`, `_`, `.`)"
-        )),
+        _ => Err(HubNameError::RepoId {
+            repo: repo.to_string(),
+        }),
     }
 }
 
 /// A branch, tag or commit: no whitespace, no `..`, no leading or trailing `/`.
-pub fn check_revision(revision: &str) -> Result<(), String> {
+pub fn check_revision(revision: &str) -> Result<(), HubNameError> {
     if revision.is_empty()
         || revision
             .chars()
@@ -76,29 +110,33 @@ pub fn check_revision(revision: &str) -> Result<(), String> {
         || revision.starts_with('/')
         || revision.ends_with('/')
     {
-        return Err(format!("`{revision}` is not a branch, tag or commit"));
+        return Err(HubNameError::Revision {
+            revision: revision.to_string(),
+        });
     }
     Ok(())
 }
 
 /// A GGUF file's path in a repository: relative, `/`-separated, no `.` or `..` segment.
-pub fn check_repo_file(file: &str) -> Result<(), String> {
+pub fn check_repo_file(file: &str) -> Result<(), HubNameError> {
     let segments_ok = file
         .split('/')
         .all(|s| !s.is_empty() && s != "." && s != ".." && !s.contains('\\'));
     if !segments_ok || file.chars().any(|c| c.is_control()) {
-        return Err(format!("`{file}` is not a file path inside a repository"));
+        return Err(HubNameError::FilePath {
+            file: file.to_string(),
+        });
     }
     if !file.to_ascii_lowercase().ends_with(".gguf") {
-        return Err(format!(
-            "`{file}` is not a GGUF file (leave hf_file out for a safetensors repository)"
-        ));
+        return Err(HubNameError::NotGguf {
+            file: file.to_string(),
+        });
     }
     Ok(())
 }
 
 /// `hf:OWNER/NAME[/FILE][@REVISION]` (without its prefix) as a [`HubModelRef`].
-pub fn parse_hf_path(rest: &str) -> Result<HubModelRef, String> {
+pub fn parse_hf_path(rest: &str) -> Result<HubModelRef, HubNameError> {
     let (locator, revision) = match rest.split_once('@') {
         Some((l, r)) => (l, r),
         None => (rest, DEFAULT_REVISION),
@@ -147,7 +185,7 @@ impl ModelSection {
                         .into(),
                 ));
             }
-            let r = parse_hf_path(rest).map_err(|m| ("model.path".to_string(), m))?;
+            let r = parse_hf_path(rest).map_err(|e| ("model.path".to_string(), e.to_string()))?;
             self.hf = Some(r.repo);
             self.revision = Some(r.revision);
             self.hf_file = r.file;
@@ -169,12 +207,12 @@ impl ModelSection {
             }
             return Ok(());
         };
-        check_repo_id(repo).map_err(|m| ("model.hf".to_string(), m))?;
+        check_repo_id(repo).map_err(|e| ("model.hf".to_string(), e.to_string()))?;
         if let Some(r) = &self.revision {
-            check_revision(r).map_err(|m| ("model.revision".to_string(), m))?;
+            check_revision(r).map_err(|e| ("model.revision".to_string(), e.to_string()))?;
         }
         if let Some(f) = &self.hf_file {
-            check_repo_file(f).map_err(|m| ("model.hf_file".to_string(), m))?;
+            check_repo_file(f).map_err(|e| ("model.hf_file".to_string(), e.to_string()))?;
         }
         if matches!(self.engine, EngineKind::Openai | EngineKind::Simulated) {
             return Err((

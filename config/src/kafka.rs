@@ -40,6 +40,8 @@ impl KafkaSecurityProtocol {
         }
     }
 
+    /// Whether the client authenticates with SASL (`sasl_plaintext`, `sasl_ssl`): the
+    /// protocols that need `sasl_mechanism`, `sasl_username` and `sasl_password_env`.
     pub fn uses_sasl(self) -> bool {
         matches!(
             self,
@@ -47,6 +49,8 @@ impl KafkaSecurityProtocol {
         )
     }
 
+    /// Whether the connection is TLS (`ssl`, `sasl_ssl`): the protocols `ssl_ca_location`
+    /// is read with.
     pub fn uses_tls(self) -> bool {
         matches!(
             self,
@@ -62,6 +66,7 @@ pub enum KafkaSaslMechanism {
     /// User name and password (Confluent Cloud API keys, Aiven).
     #[serde(rename = "PLAIN")]
     Plain,
+    /// SCRAM over SHA-256, with user name and password.
     #[serde(rename = "SCRAM-SHA-256")]
     ScramSha256,
     /// MSK, Aiven, Redpanda and Strimzi clusters.
@@ -339,7 +344,10 @@ pub(crate) fn librdkafka_properties(
 /// names only.
 #[derive(Clone, PartialEq, Eq)]
 pub struct KafkaClientSettings {
+    /// Bootstrap brokers, `host:port[,host:port]` (librdkafka's `bootstrap.servers`).
     pub brokers: String,
+    /// librdkafka properties as (key, value), in the order they are set: the typed security
+    /// settings (the password included), then the section's `properties`.
     pub properties: Vec<(String, String)>,
 }
 

@@ -10,6 +10,8 @@
 //! (comparisons name arms, families name comparisons, the layout relabels all of them);
 //! `error` is the error every check returns.
 
+#![deny(missing_docs)]
+
 mod arms;
 mod coverage;
 mod dialogue;
@@ -39,14 +41,15 @@ pub use kafka::{
 };
 pub use model::{
     EngineKind, GenerationEndpoint, MistralRsDtype, MistralRsMode, MistralRsSection, ModelSection,
-    OpenAiScoring, OpenAiSection,
+    OpenAiScoring, OpenAiSection, UnknownEngine,
 };
 pub use output::{CopyPlansSection, KafkaSink, OutputSection};
 pub use paper_families::{primary_paper_family, PaperFamilyEntry};
 pub use parse::{load, parse, parse_in, parse_with_env, RunConfig, RunKind};
 pub use run::RunSection;
 pub use serve::{
-    parse_serve_address, ServeAccess, ServeAuth, ServeError, ServeSection, ServeToken,
+    parse_serve_address, ServeAccess, ServeAddressError, ServeAuth, ServeError, ServeSection,
+    ServeToken,
 };
 pub use source::{read_id_list, Selection, SourceConfig};
 pub use stats::{

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 use crate::yes;
 pub use c2s_records::{GenerationEndpoint, MistralRsMode};
@@ -47,11 +48,20 @@ impl EngineKind {
     }
 }
 
+/// A name that is not one of [`EngineKind`]'s (as the config and command-line flags write
+/// them).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown engine `{name}` (prefix, mistralrs, openai, simulated)")]
+pub struct UnknownEngine {
+    /// The name as given.
+    pub name: String,
+}
+
 impl std::str::FromStr for EngineKind {
-    type Err = String;
+    type Err = UnknownEngine;
 
     /// The name as the config writes it (command-line flags take the same names).
-    fn from_str(name: &str) -> Result<Self, String> {
+    fn from_str(name: &str) -> Result<Self, UnknownEngine> {
         [
             EngineKind::Prefix,
             EngineKind::Mistralrs,
@@ -60,7 +70,9 @@ impl std::str::FromStr for EngineKind {
         ]
         .into_iter()
         .find(|e| e.as_str() == name)
-        .ok_or_else(|| format!("unknown engine `{name}` (prefix, mistralrs, openai, simulated)"))
+        .ok_or_else(|| UnknownEngine {
+            name: name.to_string(),
+        })
     }
 }
 
@@ -94,8 +106,11 @@ pub enum MistralRsDtype {
     /// mistral.rs's choice (bf16 where the device computes it).
     #[default]
     Auto,
+    /// bfloat16: half of f32's memory, f32's exponent range.
     Bf16,
+    /// IEEE half precision: half of f32's memory, a narrower range than bf16.
     F16,
+    /// Single precision: twice the memory of the 16-bit dtypes.
     F32,
 }
 

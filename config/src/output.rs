@@ -14,20 +14,30 @@ use crate::kafka::{
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct KafkaSink {
+    /// `host:port[,host:port]`; must not be empty.
     pub brokers: String,
+    /// Topic of the outcome rows; must not be empty.
     pub outcomes_topic: String,
+    /// Topic of the metric snapshots; must not be empty nor the outcomes topic.
     pub metrics_topic: String,
     /// Security settings as for a Kafka source ([`kafka`]).
     #[serde(default)]
     pub security_protocol: KafkaSecurityProtocol,
+    /// `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`; required by the SASL protocols, refused by
+    /// the others.
     #[serde(default)]
     pub sasl_mechanism: Option<KafkaSaslMechanism>,
+    /// SASL user name; required by the SASL protocols, refused by the others.
     #[serde(default)]
     pub sasl_username: Option<String>,
+    /// Name of the environment variable that holds the SASL password (never the password).
     #[serde(default)]
     pub sasl_password_env: Option<String>,
+    /// CA certificate(s) (PEM file or directory) that verify the brokers (TLS protocols).
     #[serde(default)]
     pub ssl_ca_location: Option<PathBuf>,
+    /// Any other librdkafka property (no secrets, nothing the typed fields or the pipeline
+    /// set).
     #[serde(default, deserialize_with = "kafka::property_table")]
     pub properties: std::collections::BTreeMap<String, String>,
     /// The password read from `sasl_password_env` when the config is loaded.
@@ -75,6 +85,7 @@ pub struct OutputSection {
     /// While outputs cannot be written, the rows they hold are capped at this many MiB: above
     /// it no model request is sent (the items in flight wait too) until writing works again.
     pub max_buffered_mb: f64,
+    /// `[output.kafka]`: publish outcomes and metric snapshots to Kafka too (default: off).
     pub kafka: Option<KafkaSink>,
 }
 

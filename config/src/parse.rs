@@ -53,15 +53,22 @@ struct RawConfig {
 /// A validated configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
+    /// `[run]`: identity, seeds, accepted lengths, failure policy.
     pub run: RunSection,
+    /// `[model]`: the model and its engine (a Hub model's `path` is set by the run).
     pub model: ModelSection,
+    /// `[[sources]]`, in file order (at least one); file paths exist, ids files are read.
     pub sources: Vec<SourceConfig>,
     /// Arms in file order, parsed.
     pub arms: Vec<ArmSpec>,
     /// Comparisons as (whole-answer label, local label).
     pub comparisons: Vec<(String, String)>,
+    /// `[inference]`: batching and backpressure (defaults when left out).
     pub inference: InferenceSection,
+    /// `[stats]`: bootstrap, snapshots, families, contrasts and cells (defaults when left
+    /// out).
     pub stats: StatsSection,
+    /// `[output]`: Parquet parts and the optional Kafka publication (defaults when left out).
     pub output: OutputSection,
     /// Supplied copy plans (IncorrectCopy arms).
     pub copy_plans: Option<CopyPlansSection>,
@@ -80,8 +87,11 @@ pub struct RunConfig {
 /// (the manifest records them so); [`RunConfig::kind`] is the one place that reads them.
 #[derive(Debug, Clone, Copy)]
 pub enum RunKind<'c> {
+    /// Items through `[[arms]]` (neither section set).
     Items,
+    /// Candidate-coverage cases, with their section.
     Coverage(&'c CoverageSection),
+    /// Dialogue states, with their section.
     Dialogue(&'c DialogueSection),
 }
 
@@ -95,6 +105,7 @@ impl RunConfig {
         }
     }
 
+    /// The target lengths an item must have (`[run] min_length`, `max_length`).
     pub fn item_policy(&self) -> ItemPolicy {
         ItemPolicy {
             min_length: self.run.min_length,

@@ -14,8 +14,9 @@ pub struct RunSection {
     pub name: String,
     /// Seed of option display orders and code bindings.
     pub option_seed: u64,
-    /// Shortest and longest accepted target length.
+    /// Shortest accepted target length (default 3); shorter items go to `rejects/`.
     pub min_length: usize,
+    /// Longest accepted target length (default 8); longer items go to `rejects/`.
     pub max_length: usize,
     /// Key order of the user JSON of every request: `paper` (state first, E.2/E.5; the
     /// default) or `state_last` (not the paper's; labelled `/state-last` in every arm label).

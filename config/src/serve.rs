@@ -8,7 +8,7 @@
 //! address may be served ([`ServeSection::access`]).
 
 use std::ffi::OsString;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{AddrParseError, IpAddr, Ipv4Addr, SocketAddr};
 
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
@@ -84,27 +84,47 @@ pub enum ServeAccess {
 /// Why the monitor cannot be served as configured (the CLI exits 2 before any work).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ServeError {
+    /// No `token_env`, and the address is not a loopback one.
     #[error(
         "serve: {address} is not a loopback address, and the live monitor serves every prompt, \
          result and path of the run: set `[serve] token_env` (or `--serve-token-env NAME`) to \
          an environment variable holding a bearer token, or serve on 127.0.0.1"
     )]
-    OpenBeyondLoopback { address: SocketAddr },
+    OpenBeyondLoopback {
+        /// The address the monitor would listen on.
+        address: SocketAddr,
+    },
+    /// The token variable's name is empty or holds `=`, NUL or whitespace.
     #[error("serve: `[serve] token_env` (or `--serve-token-env`) `{name}` is not an environment variable name")]
-    BadName { name: String },
+    BadName {
+        /// The name as given.
+        name: String,
+    },
+    /// The token variable is not set.
     #[error(
         "serve: the environment variable `{name}` (`[serve] token_env` or `--serve-token-env`) \
          is not set; it must hold the monitor's bearer token"
     )]
-    Unset { name: String },
+    Unset {
+        /// The variable's name.
+        name: String,
+    },
+    /// The token variable is set to the empty string.
     #[error("serve: the environment variable `{name}` (`[serve] token_env` or `--serve-token-env`) is empty")]
-    Empty { name: String },
+    Empty {
+        /// The variable's name.
+        name: String,
+    },
+    /// The token is not valid UTF-8, or holds a character outside visible ASCII.
     #[error(
         "serve: the environment variable `{name}` (`[serve] token_env` or `--serve-token-env`) \
          holds characters a bearer token cannot carry: use visible ASCII without spaces (e.g. \
          `openssl rand -hex 32`)"
     )]
-    BadToken { name: String },
+    BadToken {
+        /// The variable's name (never its value).
+        name: String,
+    },
 }
 
 impl ServeSection {
@@ -169,15 +189,29 @@ fn is_env_name(name: &str) -> bool {
     !name.is_empty() && !name.contains(['=', '\0']) && !name.chars().any(char::is_whitespace)
 }
 
+/// A `--serve` argument that is neither a port nor an IP socket address (a host name is not
+/// resolved).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("`{text}` is not PORT or HOST:PORT with an IP address (e.g. 127.0.0.1:9100)")]
+pub struct ServeAddressError {
+    /// The argument, trimmed.
+    pub text: String,
+    /// Why it is not a `HOST:PORT` socket address.
+    #[source]
+    pub source: AddrParseError,
+}
+
 /// A `--serve` argument: `PORT` (on 127.0.0.1) or `HOST:PORT`.
-pub fn parse_serve_address(text: &str) -> Result<SocketAddr, String> {
+pub fn parse_serve_address(text: &str) -> Result<SocketAddr, ServeAddressError> {
     let text = text.trim();
     if let Ok(port) = text.parse::<u16>() {
         return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
     }
-    text.parse::<SocketAddr>().map_err(|_| {
-        format!("`{text}` is not PORT or HOST:PORT with an IP address (e.g. 127.0.0.1:9100)")
-    })
+    text.parse::<SocketAddr>()
+        .map_err(|source| ServeAddressError {
+            text: text.to_string(),
+            source,
+        })
 }
 
 #[cfg(test)]
@@ -213,9 +247,15 @@ mod tests {
             parse_serve_address("0.0.0.0:80").unwrap(),
             "0.0.0.0:80".parse::<SocketAddr>().unwrap()
         );
-        assert!(parse_serve_address("localhost:80")
-            .unwrap_err()
-            .contains("not PORT or HOST:PORT"));
+        let e = parse_serve_address(" localhost:80 ").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`localhost:80` is not PORT or HOST:PORT with an IP address (e.g. 127.0.0.1:9100)"
+        );
+        assert!(
+            std::error::Error::source(&e).is_some(),
+            "the parse error is kept"
+        );
         assert!(parse_serve_address("99999").is_err());
     }
 

@@ -19,6 +19,7 @@ use crate::yes;
 pub enum SourceConfig {
     /// A JSONL bank file (one item per line).
     Jsonl {
+        /// The bank file; relative to the directory the run starts in, and must exist.
         path: PathBuf,
         /// Take only the first `limit` items (after `select`).
         #[serde(default)]
@@ -29,9 +30,12 @@ pub enum SourceConfig {
     },
     /// A Parquet file of items (columns as the JSONL fields; `candidates` a list of strings).
     Parquet {
+        /// The Parquet file; relative to the directory the run starts in, and must exist.
         path: PathBuf,
+        /// Take only the first `limit` items (after `select`).
         #[serde(default)]
         limit: Option<usize>,
+        /// Keep only the items this selection names.
         #[serde(default)]
         select: Option<Selection>,
     },
@@ -39,6 +43,7 @@ pub enum SourceConfig {
     Kafka {
         /// `host:port[,host:port]`.
         brokers: String,
+        /// The topic of item messages; its partitions are spread over the workers.
         topic: String,
         /// Consumer group used for committed offsets (no group rebalancing is used).
         #[serde(default = "default_group")]
@@ -52,6 +57,7 @@ pub enum SourceConfig {
         /// `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512` (SASL protocols).
         #[serde(default)]
         sasl_mechanism: Option<KafkaSaslMechanism>,
+        /// SASL user name; required by the SASL protocols, refused by the others.
         #[serde(default)]
         sasl_username: Option<String>,
         /// Name of the environment variable that holds the SASL password.

@@ -12,6 +12,7 @@ use crate::paper_families::PaperFamilyEntry;
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct FamilyEntry {
+    /// The family's name (as `[[stats.paper_families]]` names it).
     pub name: String,
     /// Comparison labels `"<native> vs <serial>"`.
     pub comparisons: Vec<String>,
@@ -78,6 +79,7 @@ pub struct StatsSection {
 pub struct SelectorEntry {
     /// A configured arm label.
     pub arm: String,
+    /// Only items of this domain (a known domain name).
     #[serde(default)]
     pub domain: Option<String>,
     /// `early` or `late` (symbolic items).
@@ -93,8 +95,11 @@ pub struct SelectorEntry {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ContrastEntry {
+    /// The contrast's name, unique among `[[stats.contrasts]]`; its rows carry it.
     pub name: String,
+    /// The cells on the minuend side (at least one).
     pub compared: Vec<SelectorEntry>,
+    /// The cells subtracted (at least one).
     pub reference: Vec<SelectorEntry>,
     /// Contrasts naming the same family share a Holm correction over every model; without a
     /// family a contrast is corrected alone.
@@ -117,14 +122,21 @@ pub struct ContrastEntry {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct CellEntry {
+    /// The cell's name, unique among `[[stats.cells]]`; its rows carry it.
     pub name: String,
+    /// The configured arm label whose correct count the cell holds.
     pub arm: String,
+    /// A second configured arm label, the Native side: with it the cell also holds that arm's
+    /// correct count and SCR, the items both arms got right over those it got right.
     #[serde(default)]
     pub native: Option<String>,
+    /// Only items of this domain (a known domain name).
     #[serde(default)]
     pub domain: Option<String>,
+    /// `early` or `late` (symbolic items).
     #[serde(default)]
     pub placement: Option<String>,
+    /// `copy` or `reverse` (symbolic items).
     #[serde(default)]
     pub operation: Option<String>,
 }

@@ -29,20 +29,42 @@ use crate::Counters;
 /// A case with its provenance, on its owner worker.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LocatedCase {
+    /// The parsed case, valid against its task's catalogue.
     pub case: CoverageCase,
+    /// The source it was read from (as in [`Incoming::source`]).
     pub source: String,
+    /// Where in that source (as in [`Incoming::location`]).
     pub location: String,
 }
 
 /// Which decisions every case runs (from `[coverage]`).
 #[derive(Debug, Clone)]
 pub struct DecisionPlan {
+    /// Ordinary set sizes: each runs the case's present and absent set of that size.
     pub ks: Vec<CoverageSize>,
+    /// Name variants every decision runs under.
     pub names: Vec<NameVariant>,
+    /// Whether the none option is offered (last), one choice per entry.
     pub none: Vec<bool>,
+    /// Also classify a test case over its task's full label set (without the none option).
     pub full_set: bool,
     /// How the options' token log-probabilities become the decision's probabilities.
     pub scoring: ScoringRule,
+}
+
+/// Why a decision's probabilities cannot be computed under a scoring rule (the decision keeps
+/// the text as its error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionScoreError {
+    /// The rule needs token log-probabilities and the answer has none.
+    #[error(
+        "scoring rule `{}` needs the options' token log-probabilities, which the engine did not return",
+        .0.as_str()
+    )]
+    NoLogprobs(ScoringRule),
+    /// An option of the answer has no token log-probability.
+    #[error("scoring rule `{}`: an option has no token log-probability", .0.as_str())]
+    MissingOption(ScoringRule),
 }
 
 /// A decision's probabilities under `rule` from the engine's answer: the engine's own
@@ -52,22 +74,13 @@ pub fn decision_scores(
     rule: ScoringRule,
     probabilities: &[f64],
     raw: Option<&OptionLogprobs>,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, DecisionScoreError> {
     if rule == ScoringRule::Summed {
         return Ok(probabilities.to_vec());
     }
-    let raw = raw.ok_or_else(|| {
-        format!(
-            "scoring rule `{}` needs the options' token log-probabilities, which the engine did not return",
-            rule.as_str()
-        )
-    })?;
-    rule.probabilities(&raw.token_logprobs).ok_or_else(|| {
-        format!(
-            "scoring rule `{}`: an option has no token log-probability",
-            rule.as_str()
-        )
-    })
+    let raw = raw.ok_or(DecisionScoreError::NoLogprobs(rule))?;
+    rule.probabilities(&raw.token_logprobs)
+        .ok_or(DecisionScoreError::MissingOption(rule))
 }
 
 /// The task catalogues of a run.
@@ -129,8 +142,11 @@ pub fn validate_cases<'s>(
 
 /// What leaves the decision stage.
 pub struct DecisionOutputs<'s> {
+    /// One decision per scored request (with its error when the engine failed it).
     pub decisions: StreamVec<'s, u64, Decision>,
+    /// Every answered request with its response (the `requests` dataset).
     pub exchanges: StreamVec<'s, u64, Exchange>,
+    /// Cases that cannot run.
     pub rejects: StreamVec<'s, u64, Reject>,
 }
 
@@ -270,9 +286,13 @@ pub fn decide<'s>(
                             c2s_records::Answer::Scored { probabilities, raw } => {
                                 match decision_scores(plan.scoring, probabilities, raw.as_ref()) {
                                     Ok(p) => (p, raw.clone(), r.prompt_tokens, r.latency_ms, None),
-                                    Err(e) => {
-                                        (Vec::new(), None, r.prompt_tokens, r.latency_ms, Some(e))
-                                    }
+                                    Err(e) => (
+                                        Vec::new(),
+                                        None,
+                                        r.prompt_tokens,
+                                        r.latency_ms,
+                                        Some(e.to_string()),
+                                    ),
                                 }
                             }
                             other => (

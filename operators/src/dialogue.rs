@@ -25,8 +25,11 @@ use crate::Counters;
 /// A dialogue with its provenance, on its owner worker.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LocatedDialogue {
+    /// The parsed dialogue, valid (structure and gold states).
     pub dialogue: Dialogue,
+    /// The source it was read from (as in [`Incoming::source`]).
     pub source: String,
+    /// Where in that source (as in [`Incoming::location`]).
     pub location: String,
 }
 
@@ -74,8 +77,11 @@ pub fn validate_dialogues<'s>(
 
 /// What leaves the field-construction stage.
 pub struct DialogueOutputs<'s> {
+    /// The field rows of every decided user turn (the `dialogue_turns` dataset).
     pub turns: StreamVec<'s, u64, FieldTurn>,
+    /// Every answered request with its response (the `requests` dataset).
     pub exchanges: StreamVec<'s, u64, Exchange>,
+    /// Dialogues (or runs of one) that cannot run.
     pub rejects: StreamVec<'s, u64, Reject>,
 }
 

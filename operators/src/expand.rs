@@ -24,6 +24,8 @@ pub fn plan_source(specs: &[ArmSpec]) -> Option<String> {
         .map(ArmSpec::label)
 }
 
+/// One [`Task`] per item and arm of `specs`, on the item's worker; a SelfPlanSpell task names
+/// its plan source, an IncorrectCopy task carries the item's plan from `plans` (by item id).
 pub fn expand<'s>(
     items: StreamVec<'s, u64, Located>,
     specs: Vec<ArmSpec>,

@@ -26,6 +26,9 @@ use crate::sink_op::WriteHealth;
 /// How often a held-back operator looks at the budget again.
 const HOLD_CHECK: Duration = Duration::from_millis(100);
 
+/// Answer every request of `requests` through `service` on `runtime`; the answers leave at
+/// their request's time. While `writes` is over its byte budget, new requests wait unread; a
+/// request cut off by an outage past the limit gives no answer (see the module notes).
 pub fn inference<'s, T: Timestamp + TotalOrder>(
     requests: StreamVec<'s, T, Request>,
     service: InferenceService,

@@ -15,6 +15,8 @@
 //! Sources (stage 1) live in `c2s-sources`; trajectory assembly (stage 5) is done by the
 //! controllers of `c2s-protocol` when a trajectory completes inside the loop.
 
+#![deny(missing_docs)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod coverage;
@@ -34,10 +36,15 @@ pub const RECENT_REJECTS: usize = 50;
 /// Progress counters shared with the console.
 #[derive(Debug, Default)]
 pub struct Counters {
+    /// Model requests, each counted once (the item loop counts a request when its answer
+    /// comes back, the coverage and dialogue stages when they send it).
     pub requests: AtomicU64,
+    /// Finished units of work: trajectories of an item run, decisions of a coverage run,
+    /// dialogue runs (a dialogue under one spec) of a dialogue run.
     pub trajectories: AtomicU64,
     /// Records handed to the dataflow (items and records that will be rejected).
     pub items_in: AtomicU64,
+    /// Records rejected (every one, while `recent_rejects` keeps only the latest).
     pub rejects: AtomicU64,
     /// The latest [`RECENT_REJECTS`] rejects, oldest first.
     pub recent_rejects: std::sync::Mutex<std::collections::VecDeque<messages::Reject>>,
@@ -57,14 +64,18 @@ impl Counters {
         recent.push_back(reject.clone());
     }
 
+    /// Count one model request.
     pub fn add_request(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Count one finished trajectory (or decision, or dialogue run).
     pub fn add_trajectory(&self) {
         self.trajectories.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The current value of one of the counters (a relaxed read: a live figure, not a
+    /// synchronisation point).
     pub fn get(c: &AtomicU64) -> u64 {
         c.load(Ordering::Relaxed)
     }

@@ -42,7 +42,9 @@ pub const SNAPSHOT_ERROR: &str = "snapshot_error";
 /// When snapshots are taken.
 #[derive(Debug, Clone, Copy)]
 pub struct SnapshotPolicy {
+    /// Take a snapshot once this many paired outcomes came in since the last one.
     pub every_outcomes: u64,
+    /// Or once this long has passed since the last one (with at least one new outcome).
     pub every: Duration,
     /// Number of the first snapshot (continues after a resumed run's last one).
     pub first: u64,
@@ -66,6 +68,7 @@ impl std::fmt::Debug for SnapshotObserver {
 /// The live console view: joint tables per (model, domain, comparison) over all lengths.
 #[derive(Debug, Default, Clone)]
 pub struct LiveTable {
+    /// Joint tables keyed by (model, domain, comparison).
     pub tables: BTreeMap<(String, Domain, String), JointTable>,
     /// Snapshots taken (the next snapshot's number).
     pub snapshots: u64,
@@ -91,6 +94,7 @@ pub struct LiveTable {
 /// were missing replays its finished ones) is not counted twice.
 #[derive(Debug, Clone, Default)]
 pub struct StatsSeed {
+    /// Counts of the paired outcomes already on disk.
     pub counts: StatsCounts,
     /// `(item_id, comparison)` of the seeded outcomes.
     pub outcome_keys: Arc<BTreeSet<(String, String)>>,

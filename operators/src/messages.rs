@@ -19,16 +19,22 @@ pub struct Incoming {
 /// Something that cannot be run, with where it came from and why (the `rejects` dataset).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reject {
+    /// Which source the record came from (as in [`Incoming::source`]).
     pub source: String,
+    /// Where in that source (as in [`Incoming::location`]).
     pub location: String,
+    /// The record's id, when it could be read.
     pub item_id: Option<String>,
+    /// Why it cannot run (the rule it breaks, or the error that stopped it).
     pub reason: String,
 }
 
 /// One trajectory to run: an item under one arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
+    /// The item to run.
     pub item: Item,
+    /// The arm it runs under.
     pub spec: ArmSpec,
     /// Label of the arm whose output is this task's plan (SelfPlanSpell copies the item's own
     /// Native choice); the task starts once that trajectory is complete.
@@ -41,16 +47,23 @@ pub struct Task {
 /// A model answer on its way back into the feedback loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answered {
+    /// The item the request belongs to.
     pub item_id: String,
+    /// Id of the request answered (its [`Request::request_id`]).
     pub request_id: String,
+    /// The engine's response, or its error as text (a failed request is data, recorded with
+    /// its trajectory).
     pub reply: Result<Response, String>,
 }
 
 /// A request, its response and the step it produced (the `requests` dataset).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exchange {
+    /// The request as sent.
     pub request: Request,
+    /// The engine's answer to it.
     pub response: Response,
+    /// The trajectory step the answer produced (none outside the item loop).
     pub step: Option<StepRecord>,
 }
 
@@ -74,6 +87,7 @@ pub struct RecentIds {
 }
 
 impl RecentIds {
+    /// Refuse duplicates among the last `window` ids, or among all of them when `window` is 0.
     pub fn new(window: usize) -> RecentIds {
         RecentIds {
             window,

@@ -25,7 +25,9 @@ type Summary = (Domain, usize, String, bool, Option<bool>, Option<String>);
 /// One configured comparison: its reference and compared arm labels, and what it pairs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PairSpec {
+    /// Label of the reference arm (the outcome's `native` side).
     pub reference: String,
+    /// Label of the compared arm (the outcome's `serial` side).
     pub compared: String,
     /// Pair fidelity to the supplied plan instead of gold correctness: the rule for two copy
     /// arms, whose outcome is fidelity (Figure 1 C, "Fidelity (matches plan)" against
@@ -60,6 +62,8 @@ impl PairSpec {
 /// Summaries of the arms seen so far, per item, per time.
 type Pending = BTreeMap<u64, HashMap<String, HashMap<String, Summary>>>;
 
+/// Pair the trajectories of each item under every comparison of `comparisons`: one outcome
+/// per item and comparison, given when its second trajectory arrives.
 pub fn pair<'s>(
     trajectories: StreamVec<'s, u64, Trajectory>,
     comparisons: Vec<PairSpec>,

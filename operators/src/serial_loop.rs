@@ -45,8 +45,11 @@ struct ItemState {
 
 /// The outputs of the loop, all at their item's epoch.
 pub struct LoopOutputs<'s> {
+    /// Completed trajectories, one per (item, arm).
     pub trajectories: StreamVec<'s, u64, Trajectory>,
+    /// Every answered request with its response and step (the `requests` dataset).
     pub exchanges: StreamVec<'s, u64, Exchange>,
+    /// Tasks their controller cannot run.
     pub rejects: StreamVec<'s, u64, Reject>,
 }
 

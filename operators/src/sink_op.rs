@@ -25,10 +25,36 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::Capability;
 use timely::dataflow::StreamVec;
 
+/// An error a sink's own code returns (the part writer's, the publisher's).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a [`RowSink`] could not buffer a record or close a part. Its text, which includes the
+/// underlying error's, is what the operator logs and what [`WriteHealth::given_up`] keeps.
+#[derive(Debug, thiserror::Error)]
+pub enum RowSinkError {
+    /// The part could not be written (a full disk, say): its rows stay buffered and the
+    /// operator retries the write.
+    #[error(transparent)]
+    Write {
+        /// The part writer's error, which names the file.
+        source: BoxError,
+    },
+    /// The part was written, but publishing its rows failed: they are on disk and not
+    /// published.
+    #[error("publishing {dataset} rows to Kafka: {source}")]
+    Publish {
+        /// The dataset whose rows were being published (`requests`, `trajectories`, …).
+        dataset: &'static str,
+        /// The publisher's error.
+        #[source]
+        source: BoxError,
+    },
+}
+
 /// A rolling writer of one dataset.
 pub trait RowSink<D>: 'static {
     /// Buffer one record (the sink may drop records it already holds on disk).
-    fn push(&mut self, record: D) -> Result<(), String>;
+    fn push(&mut self, record: D) -> Result<(), RowSinkError>;
     /// Records buffered and not yet written.
     fn buffered(&self) -> usize;
     /// Memory those records take, in bytes (may be computed on each call: asked only once
@@ -37,7 +63,7 @@ pub trait RowSink<D>: 'static {
     /// Whether the buffered records should be written now (row count or age).
     fn due(&self, now: Instant) -> bool;
     /// Write the buffered records as one complete part. On error they stay buffered.
-    fn roll(&mut self) -> Result<(), String>;
+    fn roll(&mut self) -> Result<(), RowSinkError>;
     /// Drop the buffered records (after giving up on writing them).
     fn discard(&mut self);
 }
@@ -72,7 +98,9 @@ pub struct WriteHealth {
 /// What the sinks of one dataset have closed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClosedParts {
+    /// Part files closed (renamed into place).
     pub parts: u64,
+    /// Rows in those parts.
     pub rows: u64,
 }
 
@@ -151,6 +179,7 @@ impl WriteHealth {
         self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// How long a sink retries a failed write before it gives up.
     pub fn max_wait(&self) -> Duration {
         self.max_wait
     }
@@ -337,7 +366,7 @@ mod tests {
     }
 
     impl RowSink<u64> for Flaky {
-        fn push(&mut self, record: u64) -> Result<(), String> {
+        fn push(&mut self, record: u64) -> Result<(), RowSinkError> {
             self.buffered.push(record);
             Ok(())
         }
@@ -350,11 +379,13 @@ mod tests {
         fn due(&self, _: Instant) -> bool {
             true
         }
-        fn roll(&mut self) -> Result<(), String> {
+        fn roll(&mut self) -> Result<(), RowSinkError> {
             self.rolls.fetch_add(1, Ordering::SeqCst);
             if self.failures.load(Ordering::SeqCst) > 0 {
                 self.failures.fetch_sub(1, Ordering::SeqCst);
-                return Err("No space left on device (os error 28)".into());
+                return Err(RowSinkError::Write {
+                    source: std::io::Error::from_raw_os_error(28).into(),
+                });
             }
             self.written.lock().unwrap().append(&mut self.buffered);
             Ok(())

@@ -23,7 +23,9 @@ pub struct Located {
     /// back.
     #[serde(with = "item_as_json")]
     pub item: Item,
+    /// The source it was read from (as in [`Incoming::source`]).
     pub source: String,
+    /// Where in that source (as in [`Incoming::location`]).
     pub location: String,
 }
 

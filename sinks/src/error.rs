@@ -9,11 +9,14 @@ use parquet::errors::ParquetError;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("column `{column}`: {message}")]
 pub struct RowError {
+    /// The column's name in the dataset's schema.
     pub column: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
 impl RowError {
+    /// `message` about `column`.
     pub fn new(column: impl Into<String>, message: impl Into<String>) -> RowError {
         RowError {
             column: column.into(),
@@ -25,47 +28,71 @@ impl RowError {
 /// Errors of the Parquet sinks, readers and the manifest.
 #[derive(Debug, thiserror::Error)]
 pub enum SinkError {
+    /// A file or directory that cannot be created, read, written, synced or renamed.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// The system's error.
         #[source]
         source: std::io::Error,
     },
+    /// A part file that cannot be encoded or decoded as Parquet.
     #[error("{path}: parquet: {source}")]
     Parquet {
+        /// The part file (its hidden temporary name while it is written).
         path: PathBuf,
+        /// The Parquet library's error.
         #[source]
         source: ParquetError,
     },
+    /// Rows that cannot be turned into a record batch, or a batch that cannot be read.
     #[error("{path}: arrow: {source}")]
     Arrow {
+        /// The part file.
         path: PathBuf,
+        /// Arrow's error.
         #[source]
         source: ArrowError,
     },
     /// A row of a part file (0-based within the file) that does not decode.
     #[error("{path}: row {row}: {source}")]
     Row {
+        /// The part file.
         path: PathBuf,
+        /// The row's index in the file (0-based).
         row: usize,
+        /// The column that does not decode, and why.
         #[source]
         source: RowError,
     },
     /// A column of a part file that is missing or has the wrong type.
     #[error("{path}: {source}")]
     Column {
+        /// The part file.
         path: PathBuf,
+        /// The column, and what is wrong with it.
         #[source]
         source: RowError,
     },
+    /// A JSON file (the manifest) that cannot be written or parsed.
     #[error("{path}: json: {source}")]
     Json {
+        /// The JSON file.
         path: PathBuf,
+        /// serde_json's error.
         #[source]
         source: serde_json::Error,
     },
+    /// A refusal with no underlying error, told in words (a part that exists already, a part
+    /// configuration that cannot work).
     #[error("{path}: {message}")]
-    Invalid { path: PathBuf, message: String },
+    Invalid {
+        /// The file or dataset directory concerned.
+        path: PathBuf,
+        /// Why it is refused.
+        message: String,
+    },
 }
 
 impl SinkError {

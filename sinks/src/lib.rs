@@ -22,6 +22,8 @@
 //! a dataset at any moment of the run. The readers in [`read`] serve resume and offline
 //! statistics.
 
+#![deny(missing_docs)]
+
 pub mod codes;
 mod columns;
 pub mod decisions;

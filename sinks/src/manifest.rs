@@ -55,7 +55,9 @@ pub struct SourceFile {
     pub role: String,
     /// The path as given in the configuration.
     pub path: String,
+    /// SHA-256 of the file's bytes (lowercase hex).
     pub sha256: String,
+    /// The file's size in bytes (those hashed).
     pub bytes: u64,
 }
 
@@ -137,6 +139,7 @@ pub enum RunState {
 /// The status of a run: its state and what its latest process counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunStatus {
+    /// Where the run stands: running, completed, stopped or failed.
     pub state: RunState,
     /// The process's exit status (absent while running).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,9 +147,11 @@ pub struct RunStatus {
     /// Why the run stopped or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Model requests the engine answered and failed (each computed request once; answers
-    /// replayed from an earlier attempt or shared by identical requests are not counted).
+    /// Model requests the engine answered (each computed request once; answers replayed from
+    /// an earlier attempt or shared by identical requests are not counted).
     pub requests_answered: u64,
+    /// Model requests the engine failed, counted the same way (none of them is in
+    /// `requests_answered`).
     pub requests_failed: u64,
     /// Records that went to `rejects/` (bad input, engine and controller failures).
     pub rejected: u64,
@@ -155,6 +160,7 @@ pub struct RunStatus {
     /// The most common engine error and how many requests failed with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub most_common_error: Option<String>,
+    /// Requests that failed with `most_common_error` (0 when none failed).
     #[serde(default)]
     pub most_common_error_count: u64,
     /// Outages of a remote server this process waited for (`[inference]

@@ -15,11 +15,14 @@ use crate::row::Row;
 /// One row of `metrics/`: a [`MetricRow`] and `written_at_ms` (ms since the Unix epoch).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricsRow {
+    /// The snapshot's metric (every column but `written_at_ms`).
     pub metric: MetricRow,
+    /// When the row was written, in ms since the Unix epoch (one time per snapshot).
     pub written_at_ms: u64,
 }
 
 impl MetricsRow {
+    /// `metric` stamped with `written_at_ms` (ms since the Unix epoch).
     pub fn new(metric: MetricRow, written_at_ms: u64) -> MetricsRow {
         MetricsRow {
             metric,

@@ -15,15 +15,24 @@ use crate::row::Row;
 /// One row of `outcomes/`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OutcomeRow {
+    /// The item both trajectories ran.
     pub item_id: String,
+    /// `arithmetic` or `lexical`.
     pub domain: String,
+    /// Target length L.
     pub length: u32,
+    /// Model name.
     pub model: String,
+    /// Arm label of the selecting (left, reference) side.
     pub native_arm: String,
+    /// Arm label of the constructing (right, compared) side.
     pub serial_arm: String,
     /// `<native_arm> vs <serial_arm>` (as `c2s_records::comparison_label`).
     pub comparison: String,
+    /// The native side succeeded: exact match, or for a comparison of copy arms fidelity to
+    /// the plan.
     pub native_correct: bool,
+    /// The serial side succeeded (same rule as `native_correct`).
     pub serial_correct: bool,
     /// Semantic-bridge items: the gold pattern, their bootstrap stratum (A.6).
     pub pattern: Option<String>,

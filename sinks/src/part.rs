@@ -165,6 +165,7 @@ impl<R: Row> PartWriter<R> {
         &self.dir
     }
 
+    /// The worker whose parts this writer writes (`w<worker>` in their names).
     pub fn worker(&self) -> usize {
         self.worker
     }

@@ -39,6 +39,7 @@ impl Rendering {
         }
     }
 
+    /// The rendering a column value names; `None` for any other text.
     pub fn parse(s: &str) -> Option<Rendering> {
         [Rendering::ChatTemplate, Rendering::Server]
             .into_iter()

@@ -24,6 +24,7 @@ pub struct RejectRow {
 }
 
 impl RejectRow {
+    /// A row from its four columns.
     pub fn new(
         source: impl Into<String>,
         location: impl Into<String>,

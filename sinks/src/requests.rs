@@ -17,7 +17,9 @@ use crate::row::Row;
 /// One row of `requests/`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RequestRow {
+    /// `item:arm:step:<first 12 hex of prompt_key>`; stable across runs.
     pub request_id: String,
+    /// The item (or case, or dialogue) the request belongs to.
     pub item_id: String,
     /// Arm label.
     pub arm: String,
@@ -30,8 +32,11 @@ pub struct RequestRow {
     /// [`Request::prompt_sha256`]: hash of the prompt's parts (system, user, assistant
     /// prefix); the key of the rendered text in `prompts/`.
     pub prompt_sha256: String,
+    /// System message (readout templates T0–T2); null when none.
     pub system: Option<String>,
+    /// User message (JSON: question, options, response format, state).
     pub user: String,
+    /// Text after the assistant boundary (PrefixContinue); null when none.
     pub assistant_prefix: Option<String>,
     /// `score` or `greedy:<max_new_tokens>`.
     pub decoding: String,
@@ -53,8 +58,11 @@ pub struct RequestRow {
     pub truncated: Option<bool>,
     /// The step's response class (snake_case), when known.
     pub validity: Option<String>,
+    /// Prompt tokens.
     pub prompt_tokens: u32,
+    /// Generated tokens (0 for scored answers).
     pub completion_tokens: u32,
+    /// Wall time of the model call in ms (0 when answered from a cache).
     pub latency_ms: f64,
     /// Answered from de-duplication or a resumed run rather than the model.
     pub cached: bool,

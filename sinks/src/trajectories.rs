@@ -15,10 +15,13 @@ use crate::row::Row;
 /// One row of `trajectories/`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrajectoryRow {
+    /// The item the trajectory ran.
     pub item_id: String,
     /// `arithmetic` or `lexical`.
     pub domain: String,
+    /// Target length L.
     pub length: u32,
+    /// Model name.
     pub model: String,
     /// Arm label.
     pub arm: String,
@@ -26,11 +29,17 @@ pub struct TrajectoryRow {
     pub support: String,
     /// The completed string (INVALID markers `#` included, END excluded).
     pub output: String,
+    /// Strict closed-set exact match with the target.
     pub correct: bool,
+    /// Every step answered with a listed value and nothing aborted.
     pub valid: bool,
+    /// Model requests made.
     pub calls: u32,
+    /// Positions filled without a request.
     pub fills: u32,
+    /// Prompt tokens over all requests.
     pub prompt_tokens: u64,
+    /// Generated tokens over all requests.
     pub completion_tokens: u64,
     /// Copy arms: the output equals the plan.
     pub fidelity: Option<bool>,
@@ -61,20 +70,33 @@ pub struct TrajectoryRow {
     /// SerialStop: `exact_completion`, `premature_end`, `correct_content_without_end`,
     /// `cap_exhaustion` or `wrong_content`.
     pub stop_category: Option<String>,
-    /// SerialStop indicators (null for other arms).
+    /// SerialStop: the gold string immediately followed by END (this and the five below are
+    /// null for other arms).
     pub stop_exact_completion: Option<bool>,
+    /// SerialStop: the emitted content equals the gold string.
     pub stop_content_em: Option<bool>,
+    /// SerialStop: the first L emitted characters equal the gold string.
     pub stop_first_l_correct: Option<bool>,
+    /// SerialStop: the L+3 cap was reached without END.
     pub stop_cap_exhausted: Option<bool>,
+    /// SerialStop: some content character differs from gold.
     pub stop_content_error: Option<bool>,
+    /// SerialStop: steps taken (requests and fills, END included).
     pub stop_steps: Option<u32>,
+    /// A Trie prefix left the candidate set (or a support was empty) and the rest was skipped.
     pub aborted: bool,
+    /// Summed wall time of the model calls, in ms.
     pub latency_ms: f64,
+    /// Product of the chosen probabilities over the called scored steps; null without
+    /// composites.
     pub confidence_product: Option<f64>,
+    /// exp(mean log chosen probability) over the same steps; null without composites.
     pub confidence_geometric_mean: Option<f64>,
+    /// Smallest per-step top-choice probability; null without composites.
     pub confidence_min_top: Option<f64>,
     /// Steps that entered the confidence composites (0 without composites).
     pub confidence_steps: u32,
+    /// Per position: the emitted character equals the gold character (local arms).
     pub position_correct: Vec<bool>,
     /// The step records as a JSON array (serde form of `Vec<StepRecord>`).
     pub steps_json: String,

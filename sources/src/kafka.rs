@@ -68,6 +68,7 @@ impl KafkaConnection {
         self
     }
 
+    /// The bootstrap brokers (`host:port[,host:port]`).
     pub fn brokers(&self) -> &str {
         &self.brokers
     }

@@ -12,22 +12,39 @@ use std::time::{Duration, Instant};
 /// Why a broker did not start.
 #[derive(Debug, thiserror::Error)]
 pub enum BrokerStartError {
+    /// No loopback socket could be bound to find a free port.
     #[error("no free loopback port: {0}")]
     Port(std::io::Error),
+    /// The broker's log file, or the temporary directory meant to hold it, cannot be made.
     #[error("the broker's log {path}: {source}")]
     Log {
+        /// The log file, or the system's temporary directory.
         path: PathBuf,
+        /// Why it cannot be created or opened.
         source: std::io::Error,
     },
+    /// The broker binary cannot be run.
     #[error("cannot start {bin}: {source}")]
     Spawn {
+        /// The tansu binary.
         bin: PathBuf,
+        /// Why the process did not start.
         source: std::io::Error,
     },
+    /// The broker process exited before it listened.
     #[error("tansu exited with {status}: {log}")]
-    Exited { status: ExitStatus, log: String },
+    Exited {
+        /// The process's exit status.
+        status: ExitStatus,
+        /// The broker's log so far (empty when it cannot be read).
+        log: String,
+    },
+    /// The broker did not accept connections within 10 s; the process was killed.
     #[error("tansu did not listen on {addr} within 10 s")]
-    NotListening { addr: String },
+    NotListening {
+        /// The `host:port` it was to listen on.
+        addr: String,
+    },
 }
 
 /// A free loopback port (free when asked: another process may take it after).
@@ -40,6 +57,7 @@ pub fn free_port() -> Result<u16, BrokerStartError> {
 
 /// How to start one tansu broker process.
 pub struct BrokerSpec<'a> {
+    /// The tansu binary.
     pub bin: &'a Path,
     /// `host:port` it listens on.
     pub addr: &'a str,
@@ -47,7 +65,9 @@ pub struct BrokerSpec<'a> {
     pub advertised: &'a str,
     /// `--storage-engine` URL.
     pub storage: &'a str,
+    /// More arguments to `tansu broker`, after the storage and listener ones.
     pub extra: &'a [&'a str],
+    /// Environment variables (name, value) added to the process's (e.g. the S3 client's).
     pub env: &'a [(String, String)],
 }
 

@@ -14,13 +14,67 @@ use arrow::datatypes::{
     DataType, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
     UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
+use arrow::error::ArrowError;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use serde_json::{Map, Number, Value};
+use thiserror::Error;
 
 use crate::{SourceError, SourceRecord};
 
 const BATCH_ROWS: usize = 1024;
+
+/// Why a row of a Parquet items file gives no JSON item. It becomes the text of the record's
+/// `Err` payload, after the row's location: that payload travels through the dataflow to the
+/// run's `rejects/`, so [`ParquetRecords`] turns it into a string.
+#[derive(Debug, Error)]
+enum ParquetItemError {
+    /// A top-level column of the row holds a value that cannot be written as JSON.
+    #[error("column `{name}`: {source}")]
+    Column {
+        name: String,
+        #[source]
+        source: Box<ParquetItemError>,
+    },
+    /// A field of a struct value cannot be written as JSON.
+    #[error("field `{name}`: {source}")]
+    Field {
+        name: String,
+        #[source]
+        source: Box<ParquetItemError>,
+    },
+    /// A binary value (items are text: it must be UTF-8).
+    #[error("binary value is not UTF-8 ({source})")]
+    NotUtf8 {
+        #[source]
+        source: std::str::Utf8Error,
+    },
+    /// A dictionary-encoded value that arrow cannot cast to its value type.
+    #[error("cannot decode dictionary value: {source}")]
+    Dictionary {
+        #[source]
+        source: ArrowError,
+    },
+    /// A value of a type with no JSON counterpart here that arrow cannot display either.
+    #[error("cannot display {data_type} value: {source}")]
+    UnsupportedType {
+        data_type: DataType,
+        #[source]
+        source: ArrowError,
+    },
+    /// The row's JSON object could not be serialized.
+    #[error("cannot write JSON: {source}")]
+    Json {
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file cannot be decoded from this row on: no later row is read.
+    #[error("cannot decode rows from here on: {source}")]
+    Decode {
+        #[source]
+        source: ArrowError,
+    },
+}
 
 /// Open a Parquet items file and iterate over its rows as JSON item records.
 ///
@@ -91,10 +145,14 @@ impl ParquetRecords {
         &self.path
     }
 
-    fn record(&mut self, payload: Result<String, String>) -> SourceRecord {
+    /// The record of the current row. An error becomes the payload's message here, after the
+    /// location: the payload is data of the dataflow, written as text to the rejects.
+    fn record(&mut self, payload: Result<String, ParquetItemError>) -> SourceRecord {
+        let location = format!("{}#{}", self.display, self.row);
+        let payload = payload.map_err(|e| format!("{location}: {e}"));
         let rec = SourceRecord {
             source: self.source.clone(),
-            location: format!("{}#{}", self.display, self.row),
+            location,
             payload,
             kafka: None,
         };
@@ -113,8 +171,7 @@ impl Iterator for ParquetRecords {
             }
             if let Some(batch) = &self.batch {
                 if self.batch_row < batch.num_rows() {
-                    let payload = row_json(batch, self.batch_row)
-                        .map_err(|e| format!("{}#{}: {e}", self.display, self.row));
+                    let payload = row_json(batch, self.batch_row);
                     self.batch_row += 1;
                     return Some(self.record(payload));
                 }
@@ -129,11 +186,8 @@ impl Iterator for ParquetRecords {
                 Some(Ok(batch)) => self.batch = Some(batch),
                 Some(Err(e)) => {
                     self.done = true;
-                    let msg = format!(
-                        "{}#{}: cannot decode rows from here on: {e}",
-                        self.display, self.row
-                    );
-                    return Some(self.record(Err(msg)));
+                    let decode = ParquetItemError::Decode { source: e };
+                    return Some(self.record(Err(decode)));
                 }
             }
         }
@@ -141,18 +195,20 @@ impl Iterator for ParquetRecords {
 }
 
 /// The JSON object text of one row; null columns are left out.
-fn row_json(batch: &RecordBatch, row: usize) -> Result<String, String> {
+fn row_json(batch: &RecordBatch, row: usize) -> Result<String, ParquetItemError> {
     let schema = batch.schema();
     let mut obj = Map::new();
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
         if column.is_null(row) {
             continue;
         }
-        let value = value_at(column.as_ref(), row)
-            .map_err(|e| format!("column `{}`: {e}", field.name()))?;
+        let value = value_at(column.as_ref(), row).map_err(|e| ParquetItemError::Column {
+            name: field.name().clone(),
+            source: Box::new(e),
+        })?;
         obj.insert(field.name().clone(), value);
     }
-    serde_json::to_string(&Value::Object(obj)).map_err(|e| format!("cannot write JSON: {e}"))
+    serde_json::to_string(&Value::Object(obj)).map_err(|source| ParquetItemError::Json { source })
 }
 
 fn float(x: f64) -> Value {
@@ -160,13 +216,13 @@ fn float(x: f64) -> Value {
     Number::from_f64(x).map_or(Value::Null, Value::Number)
 }
 
-fn utf8(bytes: &[u8]) -> Result<Value, String> {
+fn utf8(bytes: &[u8]) -> Result<Value, ParquetItemError> {
     std::str::from_utf8(bytes)
         .map(|s| Value::String(s.to_owned()))
-        .map_err(|e| format!("binary value is not UTF-8 ({e})"))
+        .map_err(|source| ParquetItemError::NotUtf8 { source })
 }
 
-fn elements(array: &dyn Array) -> Result<Value, String> {
+fn elements(array: &dyn Array) -> Result<Value, ParquetItemError> {
     (0..array.len())
         .map(|i| value_at(array, i))
         .collect::<Result<Vec<_>, _>>()
@@ -182,7 +238,7 @@ fn key_text(value: Value) -> String {
 }
 
 /// The JSON value of `array[row]`.
-fn value_at(array: &dyn Array, row: usize) -> Result<Value, String> {
+fn value_at(array: &dyn Array, row: usize) -> Result<Value, ParquetItemError> {
     if array.is_null(row) {
         return Ok(Value::Null);
     }
@@ -219,8 +275,10 @@ fn value_at(array: &dyn Array, row: usize) -> Result<Value, String> {
                 if column.is_null(row) {
                     continue;
                 }
-                let v = value_at(column.as_ref(), row)
-                    .map_err(|e| format!("field `{}`: {e}", field.name()))?;
+                let v = value_at(column.as_ref(), row).map_err(|e| ParquetItemError::Field {
+                    name: field.name().clone(),
+                    source: Box::new(e),
+                })?;
                 obj.insert(field.name().clone(), v);
             }
             Value::Object(obj)
@@ -237,14 +295,45 @@ fn value_at(array: &dyn Array, row: usize) -> Result<Value, String> {
         }
         DataType::Dictionary(_, value_type) => {
             let one = arrow::compute::cast(&array.slice(row, 1), value_type)
-                .map_err(|e| format!("cannot decode dictionary value: {e}"))?;
+                .map_err(|source| ParquetItemError::Dictionary { source })?;
             value_at(one.as_ref(), 0)?
         }
         _ => {
-            let formatter = ArrayFormatter::try_new(array, &FormatOptions::default())
-                .map_err(|e| format!("cannot display {} value: {e}", array.data_type()))?;
+            let formatter =
+                ArrayFormatter::try_new(array, &FormatOptions::default()).map_err(|source| {
+                    ParquetItemError::UnsupportedType {
+                        data_type: array.data_type().clone(),
+                        source,
+                    }
+                })?;
             Value::String(formatter.value(row).to_string())
         }
     };
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, BinaryArray, Int32Array, StructArray};
+    use arrow::datatypes::Field;
+
+    use super::*;
+
+    #[test]
+    fn an_unreadable_value_names_its_column_and_field() {
+        let binary: ArrayRef = Arc::new(BinaryArray::from(vec![&b"ok"[..], &[0xff][..]]));
+        let field = Arc::new(Field::new("b", DataType::Binary, false));
+        let nested: ArrayRef = Arc::new(StructArray::from(vec![(field, binary)]));
+        let numbers: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+        let batch = RecordBatch::try_from_iter([("n", numbers), ("s", nested)]).unwrap();
+        assert_eq!(row_json(&batch, 0).unwrap(), r#"{"n":1,"s":{"b":"ok"}}"#);
+        let e = row_json(&batch, 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "column `s`: field `b`: binary value is not UTF-8 (invalid utf-8 sequence of 1 bytes \
+             from index 0)"
+        );
+    }
 }

@@ -59,6 +59,7 @@ pub fn tls_server_config(cert_pem: &Path, key_pem: &Path) -> Arc<rustls::ServerC
 
 /// The running gateway: accepts on `addr` until dropped.
 pub struct Gateway {
+    /// `127.0.0.1:PORT` of its listener, what clients connect to.
     pub addr: String,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,

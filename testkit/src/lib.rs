@@ -5,6 +5,7 @@
 //! a test CA; and [`read_topic`], every message of a topic. Nothing here ships in the
 //! `choice2seq` binary.
 
+#![deny(missing_docs)]
 // Test support: a failed unwrap fails the test that called it (the workspace denies
 // unwrap and expect outside tests).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -50,6 +51,7 @@ impl std::ops::Deref for Broker {
 }
 
 impl Broker {
+    /// A plain broker from [`tansu_bin`].
     pub fn start() -> Broker {
         Broker::start_with(&tansu_bin())
     }
@@ -83,12 +85,15 @@ impl Broker {
 /// A broker behind a [`gateway::Gateway`] that requires what `policy` says: clients connect
 /// to `addr` (the gateway, which the broker advertises).
 pub struct SecuredBroker {
+    /// The gateway's `127.0.0.1:PORT`, what clients connect to.
     pub addr: String,
+    /// The gateway, which counts the authentications it refused.
     pub gateway: gateway::Gateway,
     _broker: Broker,
 }
 
 impl SecuredBroker {
+    /// A broker and its gateway on a free loopback port.
     pub fn start(policy: gateway::GatewayPolicy) -> SecuredBroker {
         let listener = TcpListener::bind("127.0.0.1:0").expect("gateway port");
         let addr = listener.local_addr().expect("gateway address").to_string();
@@ -109,6 +114,7 @@ pub struct TestCa {
 }
 
 impl TestCa {
+    /// A new CA and broker certificate (valid for 2 days) in a temporary directory.
     pub fn create() -> TestCa {
         let dir = tempfile::tempdir().expect("temp dir");
         let run = |args: &[&str]| {

@@ -56,6 +56,8 @@ pub struct S3Store {
 }
 
 impl S3Store {
+    /// Start `moto_server` and create the broker's bucket; waits until it answers (30 s at
+    /// most).
     pub fn start() -> S3Store {
         let bin = moto_server();
         let dir = tempfile::tempdir().expect("temp dir");
@@ -166,6 +168,7 @@ fn status_of(response: &str) -> u16 {
 /// A tansu broker whose log lives in an [`S3Store`]: [`kill`](Self::kill) ends the process
 /// (SIGKILL, no shutdown), [`start`](Self::start) starts a new one on the same address.
 pub struct RestartableBroker {
+    /// `127.0.0.1:PORT`, kept across restarts: what clients connect to.
     pub addr: String,
     store: S3Store,
     child: Option<Child>,
@@ -173,6 +176,8 @@ pub struct RestartableBroker {
 }
 
 impl RestartableBroker {
+    /// A new S3 store and a broker on a free loopback port keeping its log there (five
+    /// ports tried).
     pub fn start_new() -> RestartableBroker {
         let store = S3Store::start();
         let dir = tempfile::tempdir().expect("temp dir");

@@ -14,7 +14,7 @@ use c2s_config::{KafkaSink, RunConfig, SourceConfig};
 use c2s_model::ModelIdentity;
 use c2s_operators::live_stats::StatsSeed;
 use c2s_operators::messages::{Exchange, Reject};
-use c2s_operators::sink_op::RowSink;
+use c2s_operators::sink_op::{RowSink, RowSinkError};
 use c2s_operators::Counters;
 use c2s_records::{PairedOutcome, Response, Trajectory};
 use c2s_sinks::{
@@ -418,7 +418,7 @@ struct Publish<R> {
 }
 
 impl<D: 'static, R: Row + 'static> RowSink<D> for DatasetSink<D, R> {
-    fn push(&mut self, record: D) -> Result<(), String> {
+    fn push(&mut self, record: D) -> Result<(), RowSinkError> {
         if let Some(row) = (self.convert)(record) {
             if let Some(p) = &mut self.publish {
                 p.pending.push((p.encode)(&row));
@@ -453,13 +453,18 @@ impl<D: 'static, R: Row + 'static> RowSink<D> for DatasetSink<D, R> {
         }
     }
 
-    fn roll(&mut self) -> Result<(), String> {
-        self.writer.roll().map_err(|e| e.to_string())?;
+    fn roll(&mut self) -> Result<(), RowSinkError> {
+        self.writer
+            .roll()
+            .map_err(|e| RowSinkError::Write { source: e.into() })?;
         if let Some(p) = &mut self.publish {
             let rows = std::mem::take(&mut p.pending);
             p.publisher
                 .publish(&p.topic, &rows)
-                .map_err(|e| format!("publishing {} rows to Kafka: {e}", R::DATASET))?;
+                .map_err(|e| RowSinkError::Publish {
+                    dataset: R::DATASET,
+                    source: e.into(),
+                })?;
         }
         Ok(())
     }
