@@ -17,6 +17,7 @@ pub const LENGTHS: std::ops::RangeInclusive<usize> = 3..=8;
 /// Result of simulating `a × b` in columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simulation {
+    /// Counted carries, chain length, operand digit counts and the full carry traces.
     pub stats: CarryStats,
     /// The partial products (row j is `a × b_j`, unshifted), least significant row first.
     pub partial_products: Vec<u64>,
@@ -189,14 +190,20 @@ pub fn operand_lengths(length: usize, structure: Structure) -> Vec<(usize, usize
 /// One operand pair drawn into a pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Draw {
+    /// Top operand, the one with more (or as many) digits.
     pub a: u64,
+    /// Bottom operand: one multiplication row per digit.
     pub b: u64,
+    /// L, digits of the product `a × b`.
     pub length: usize,
+    /// Balanced when the operands' digit counts differ by at most one.
     pub structure: Structure,
+    /// Carry statistics of [`simulate`]`(a, b)`.
     pub stats: CarryStats,
 }
 
 impl Draw {
+    /// The gold target `a × b`.
     pub fn product(&self) -> u64 {
         self.a * self.b
     }
@@ -211,13 +218,18 @@ impl Draw {
 /// seeded generator, in draw order, plus the median of their total carries.
 #[derive(Debug, Clone)]
 pub struct Pool {
+    /// L, digits of every product in the pool.
     pub length: usize,
+    /// Structure shared by every draw.
     pub structure: Structure,
+    /// Distinct unordered pairs in draw order; fewer than `size` only if the attempts ran out.
     pub draws: Vec<Draw>,
+    /// Median of the draws' total carries (mean of the middle two for an even count; 0 if empty).
     pub median_carries: f64,
 }
 
 impl Pool {
+    /// Low when `d`'s total carries are at most the pool median, High above it.
     pub fn carry_class(&self, d: &Draw) -> CarryClass {
         if f64::from(d.stats.total_carries) <= self.median_carries {
             CarryClass::Low
@@ -311,6 +323,7 @@ pub fn four_by_two_candidates(product: u64, branch: usize, rng: &mut ChaCha8Rng)
 pub struct ArithmeticSelection {
     /// Per length, in cell order (balanced-low, balanced-high, unbalanced-low, unbalanced-high).
     pub dev: BTreeMap<usize, Vec<(Draw, CarryClass)>>,
+    /// As `dev`, for the test bank; shares no product and no unordered pair with dev.
     pub test: BTreeMap<usize, Vec<(Draw, CarryClass)>>,
     /// Pool medians per (length, structure).
     pub medians: BTreeMap<(usize, Structure), f64>,

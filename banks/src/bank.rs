@@ -27,24 +27,37 @@ pub const DEFAULT_SEED: u64 = 20261005;
 
 /// File names under the bank directory.
 pub const ARITHMETIC_TEST: &str = "arithmetic-test.jsonl";
+/// The lexical test bank: the K-vector partners of [`ARITHMETIC_TEST`].
 pub const LEXICAL_TEST: &str = "lexical-test.jsonl";
+/// The arithmetic dev bank, disjoint from test.
 pub const ARITHMETIC_DEV: &str = "arithmetic-dev.jsonl";
+/// The lexical dev bank: the K-vector partners of [`ARITHMETIC_DEV`].
 pub const LEXICAL_DEV: &str = "lexical-dev.jsonl";
+/// The [`Provenance`] of the four banks.
 pub const PROVENANCE: &str = "provenance.json";
 
+/// A failure building, writing or reading bank files.
 #[derive(Debug, Error)]
 pub enum BankFileError {
+    /// A file or directory could not be created, written or read.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory that failed.
         path: PathBuf,
+        /// The underlying I/O error.
         source: std::io::Error,
     },
+    /// A line of a bank file is not a valid item, or repeats an id.
     #[error("{path}:{line}: {error}")]
     Item {
+        /// The bank file.
         path: PathBuf,
+        /// 1-based line number, blank lines counted.
         line: usize,
+        /// The rule the item breaks.
         error: ItemError,
     },
+    /// A source did not load, or a generator could not meet its quotas or pair its items.
     #[error("{0}")]
     Build(String),
 }
@@ -61,19 +74,28 @@ pub struct Sources {
 /// All four banks and their provenance.
 #[derive(Debug, Clone)]
 pub struct Banks {
+    /// Items of [`ARITHMETIC_TEST`], each naming its lexical partner.
     pub arithmetic_test: Vec<Item>,
+    /// Items of [`LEXICAL_TEST`], each naming its arithmetic partner.
     pub lexical_test: Vec<Item>,
+    /// Items of [`ARITHMETIC_DEV`].
     pub arithmetic_dev: Vec<Item>,
+    /// Items of [`LEXICAL_DEV`].
     pub lexical_dev: Vec<Item>,
+    /// The provenance; its `files` stay empty until [`write_banks`] fills them.
     pub provenance: Provenance,
 }
 
 /// Provenance written beside the banks. Holds no timestamps, so rebuilding is byte-identical.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Provenance {
+    /// [`GENERATOR_VERSION`] of the build.
     pub generator_version: String,
+    /// Bank seed every generator's stream derives from.
     pub seed: u64,
+    /// WordNet 3.0 and the digests of `data.noun`, `index.noun` and `noun.exc`.
     pub wordnet: SourceRecord,
+    /// wordfreq 3.1.1's `large_en` list and the digest of its file.
     pub wordfreq: SourceRecord,
     /// Lexical screening: how many words, senses or distractors each rule excluded.
     pub lexical_exclusions: BTreeMap<String, u64>,
@@ -99,7 +121,9 @@ pub struct Provenance {
 /// A source file's identity.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceRecord {
+    /// Source name (`WordNet`, `wordfreq large_en`).
     pub name: String,
+    /// Source release (`3.0`, `3.1.1`); recorded, not read from the files.
     pub version: String,
     /// SHA-256 of the files read, by file name.
     pub sha256: BTreeMap<String, String>,
@@ -113,6 +137,7 @@ fn sha256_file(path: &Path) -> Result<String, BankFileError> {
     Ok(sha256_hex(&bytes))
 }
 
+/// Lowercase hex SHA-256 of `bytes`, as recorded for bank files and sources.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }

@@ -2,6 +2,8 @@
 //! carry simulator, the lexical generator over WordNet 3.0 and wordfreq, the pairing of
 //! arithmetic and lexical items by K vector, and bank files with provenance.
 
+#![deny(missing_docs)]
+
 pub mod arithmetic;
 pub mod bank;
 pub mod coverage;

@@ -21,9 +21,14 @@ pub const PANEL_SEED: u64 = 20261005;
 /// whether it takes arithmetic/lexical partner pairs, and the passage that sizes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PanelSpec {
+    /// File stem under `data/panels/`; also part of the rank key, so each panel draws apart.
     pub name: &'static str,
+    /// Items taken per (domain, length) cell.
     pub per_cell: usize,
+    /// Whether the lexical items are the K-vector partners of the chosen arithmetic items
+    /// rather than a draw of their own.
     pub paired: bool,
+    /// The paper passage that sizes the panel, quoted in the file header.
     pub passage: &'static str,
 }
 

@@ -27,9 +27,11 @@ use c2s_records::{validate_item, Domain, Item, ItemPolicy, SemanticMeta};
 pub const SEMANTIC_SEED: u64 = 20_261_201;
 /// "16 per Boolean pattern" × 2³ patterns.
 pub const FACTS_PER_PATTERN: usize = 16;
+/// Fact records in the bank (128), one item of each encoding per record.
 pub const FACT_COUNT: usize = 8 * FACTS_PER_PATTERN;
 /// The committed files under `data/banks/`.
 pub const SEMANTIC_FILE: &str = "semantic-bridge.jsonl";
+/// The provenance file written beside [`SEMANTIC_FILE`].
 pub const SEMANTIC_PROVENANCE: &str = "semantic-provenance.json";
 
 /// The three facts: named field, the statement it answers, and its truth for a number.
@@ -77,15 +79,20 @@ pub fn named_problem(n: u32) -> String {
 /// One fact record: its number and gold pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FactRecord {
+    /// `sem-001` … `sem-128`, in pattern then number order; the resampling unit.
     pub fact_id: String,
+    /// The subject, a three-digit number (100..=999).
     pub number: u32,
+    /// Gold bits over `0`/`1`, one per entry of [`FIELDS`] in order (1: the fact holds).
     pub pattern: String,
 }
 
 /// The bank: records and their two items each (binary first), and provenance.
 #[derive(Debug, Clone)]
 pub struct SemanticBank {
+    /// The [`FACT_COUNT`] records, in `fact_id` order.
     pub facts: Vec<FactRecord>,
+    /// Two validated items per record, in record order: `-bin` then `-named`.
     pub items: Vec<Item>,
 }
 

@@ -83,8 +83,11 @@ pub const BINDING_ENCODINGS: [Domain; 2] = [Domain::SymbolicLetters, Domain::Sym
 
 /// File names under the bank directory.
 pub const COPY_REVERSE_FILE: &str = "copy-reverse.jsonl";
+/// The twelve-character panel's file (D.7).
 pub const TWELVE_FILE: &str = "twelve-character.jsonl";
+/// The readout panel's symbolic bases (A.5, B.5).
 pub const BINDING_FILE: &str = "binding-symbolic.jsonl";
+/// The provenance file shared by the three symbolic banks.
 pub const SYMBOLIC_PROVENANCE: &str = "symbolic-provenance.json";
 
 /// The main bijection: digit `d` ↦ the `d`-th letter (0 → a, …, 9 → j).
@@ -419,8 +422,11 @@ pub fn binding_items(copy_reverse: &[Item], bases: &[String]) -> Result<Vec<Item
 /// Provenance of the symbolic banks. Holds no timestamps, so rebuilding is byte-identical.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SymbolicProvenance {
+    /// [`SYMBOLIC_GENERATOR_VERSION`] of the build.
     pub generator_version: String,
+    /// Seed of the COPY/REVERSE panel ([`COPY_REVERSE_SEED`]).
     pub copy_reverse_seed: u64,
+    /// Seed of the twelve-character panel ([`TWELVE_SEED`], D.7).
     pub twelve_character_seed: u64,
     /// Seed of the draw of the readout panel's twelve bases (A.5, B.5).
     #[serde(default)]

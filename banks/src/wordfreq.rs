@@ -134,6 +134,7 @@ impl ZipfTable {
         self.buckets.len()
     }
 
+    /// Whether the list holds no words (every lookup then gives 0.0).
     pub fn is_empty(&self) -> bool {
         self.buckets.is_empty()
     }

@@ -16,23 +16,37 @@ use thiserror::Error;
 /// A problem reading a lexical source file.
 #[derive(Debug, Error)]
 pub enum SourceError {
+    /// The file could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Io {
+        /// The file that failed.
         path: PathBuf,
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// A line of a WordNet file is malformed, or names a duplicate or unknown synset.
     #[error("{}:{line}: {message}", path.display())]
     Parse {
+        /// The file holding the line.
         path: PathBuf,
+        /// 1-based line number, header lines counted.
         line: usize,
+        /// What is wrong with the line.
         message: String,
     },
+    /// The file as a whole is unusable: not gzip or msgpack, wrong layout, or no synsets.
     #[error("{}: {message}", path.display())]
-    Format { path: PathBuf, message: String },
+    Format {
+        /// The file that failed.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl SourceError {
+    /// [`SourceError::Io`] for `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         SourceError::Io {
             path: path.to_path_buf(),
@@ -40,6 +54,7 @@ impl SourceError {
         }
     }
 
+    /// [`SourceError::Format`] for `path`.
     pub fn format(path: &Path, message: impl Into<String>) -> Self {
         SourceError::Format {
             path: path.to_path_buf(),
@@ -64,6 +79,7 @@ pub enum PointerKind {
 }
 
 impl PointerKind {
+    /// Kind of a `data.noun` pointer symbol; unknown symbols are kept as [`PointerKind::Other`].
     pub fn from_symbol(symbol: &str) -> PointerKind {
         match symbol {
             "@" => PointerKind::Hypernym,
@@ -83,7 +99,9 @@ impl PointerKind {
 /// One pointer of a synset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pointer {
+    /// Relation the pointer symbol names.
     pub kind: PointerKind,
+    /// Byte offset of the target synset in the data file of its part of speech.
     pub offset: u32,
     /// Part of speech of the target synset (`n`, `v`, `a`, `s`, `r`).
     pub pos: char,
@@ -96,11 +114,15 @@ pub struct Pointer {
 /// One noun synset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Synset {
+    /// Byte offset of the line in `data.noun`: the synset's key.
     pub offset: u32,
+    /// Lexicographer file number (wndb(5WN)'s `lex_filenum`, e.g. 5 for `noun.animal`).
     pub lex_filenum: u8,
+    /// Synset type letter; always `n` once loaded into [`WordNet`].
     pub ss_type: char,
     /// Raw lemma forms, in file order (case kept, spaces written as `_`).
     pub lemmas: Vec<String>,
+    /// Pointers to other synsets, in file order.
     pub pointers: Vec<Pointer>,
     /// The whole gloss (after `| `), trimmed.
     pub gloss: String,

@@ -29,11 +29,11 @@ fn root() -> PathBuf {
 struct Pinned(ModelTokenizer);
 
 impl PromptTokenCounter for Pinned {
-    fn prompt_tokens(&self, r: &Request) -> Result<u32, String> {
+    fn prompt_tokens(&self, r: &Request) -> Result<u32, c2s_protocol::PromptTokensError> {
         self.0
             .prompt_tokens(&PromptSpec::from_request(r))
             .map(|t| t.len() as u32)
-            .map_err(|e| e.to_string())
+            .map_err(c2s_protocol::PromptTokensError::new)
     }
 }
 

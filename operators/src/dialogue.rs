@@ -188,7 +188,7 @@ pub fn construct_fields<'s>(
                                 source: origin.source.clone(),
                                 location: origin.location.clone(),
                                 item_id: Some(run.dialogue_id().to_string()),
-                                reason,
+                                reason: reason.to_string(),
                             }));
                             run.abandon();
                         }

@@ -38,6 +38,7 @@ use c2s_records::{
 /// options' names and descriptions reaches a request.
 pub const QUESTION: &str = "Classify the text. Select the option whose description fits the text.";
 
+/// The response format, the same for every request: the answer is an option's name.
 pub const RESPONSE_FORMAT: &str = "Output only the name of the selected option.";
 
 /// The decision specs a case runs under: the full set (when asked) and the present/absent

@@ -41,8 +41,12 @@ pub const PLAN_AUDIT_FILE: &str = "coverage_plan_audit.json";
 /// The document's own totals, each with the sentence that states it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DocumentTotal {
+    /// What is counted, named as the audit's own field (`cases`, `requests`, `pairs`,
+    /// `test_requests`).
     pub what: String,
+    /// The document's number.
     pub value: u64,
+    /// The document's sentence that states it, verbatim.
     pub quote: String,
 }
 
@@ -71,13 +75,19 @@ pub fn document_totals() -> Vec<DocumentTotal> {
 /// Counts of one task's plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskPlan {
+    /// The task's name.
     pub task: String,
+    /// Runnable calibration-split cases.
     pub calibration_cases: u64,
+    /// Runnable test-split cases.
     pub test_cases: u64,
+    /// Requests rendered, every split and spec.
     pub requests: u64,
+    /// Requests rendered for test-split cases.
     pub test_requests: u64,
     /// Present/absent request pairs (a case, size, name variant and none choice).
     pub pairs: u64,
+    /// Requests over the full label set (test cases, when the plan asks for it).
     pub full_set_requests: u64,
     /// Ordinary sizes planned (all_but_reference resolved).
     pub ks: Vec<usize>,
@@ -86,13 +96,23 @@ pub struct TaskPlan {
 /// Violations found by the checks, each a count; `examples` names the first few.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanChecks {
+    /// Natural/neutral request pairs that differ in more than the option names.
     pub name_variant_mismatches: u64,
+    /// Present/absent pairs that do not differ in the reference's slot alone, or do not
+    /// name each other's differing option as closing context.
     pub pair_mismatches: u64,
+    /// Requests whose none option is missing, repeated, not last, or offered unasked.
     pub none_not_last: u64,
+    /// Requests that show more or other than the question, options, response format and
+    /// text ([`metadata_problem`]).
     pub metadata_leaks: u64,
+    /// Case ids seen again (the repeat is skipped).
     pub duplicate_case_ids: u64,
+    /// Normalized texts of one task held by more than one case.
     pub duplicate_texts: u64,
+    /// Of those, texts held by cases of both splits.
     pub cross_split_duplicate_texts: u64,
+    /// The first violations found, described (at most ten).
     pub examples: Vec<String>,
 }
 
@@ -120,27 +140,37 @@ const MAX_EXAMPLES: usize = 10;
 /// Cases of one task and split that plan the same decisions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlannedGroup {
+    /// The cases' task.
     pub task: String,
+    /// The cases' split.
     pub split: CoverageSplit,
     /// Decision spec labels (`present/k4/natural/none`).
     pub specs: Vec<String>,
+    /// The case ids, in input order.
     pub cases: Vec<String>,
 }
 
 /// The plan audit (what `coverage_plan_audit.json` holds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanAudit {
+    /// Runnable cases, over every task.
     pub cases: u64,
+    /// Requests rendered, over every task.
     pub requests: u64,
+    /// Requests of test-split cases, over every task.
     pub test_requests: u64,
+    /// Present/absent request pairs, over every task.
     pub pairs: u64,
+    /// Each task's counts, by task name.
     pub tasks: Vec<TaskPlan>,
     /// The document's totals to read beside ours (its tasks and sample are not ours).
     pub document: Vec<DocumentTotal>,
+    /// What the checks found.
     pub checks: PlanChecks,
     /// Cases that cannot run (invalid, or no catalogue): (case id, why). They go to
     /// `rejects/` in a run.
     pub unrunnable: Vec<(String, String)>,
+    /// The planned decisions, cases grouped by task, split and spec list.
     pub planned: Vec<PlannedGroup>,
 }
 
@@ -171,9 +201,13 @@ pub fn normalize_text(text: &str) -> String {
 /// What the decision plan of a run is (the `[coverage]` settings).
 #[derive(Debug, Clone)]
 pub struct PlanSettings<'a> {
+    /// The ordinary candidate-set sizes (resolved per task).
     pub ks: &'a [CoverageSize],
+    /// The name variants every set is asked under.
     pub names: &'a [NameVariant],
+    /// The none choices every set is asked under (with and/or without the none option).
     pub none: &'a [bool],
+    /// Whether test cases are also asked over the full label set.
     pub full_set: bool,
 }
 

@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::{json, Map, Value};
+use thiserror::Error;
 
 use c2s_records::{
     Answer, Contract, Decoding, Dialogue, DialogueArm, DialogueContract, DialogueSpec,
@@ -94,12 +95,40 @@ fn history(d: &Dialogue, from: usize, turn: usize) -> Value {
 /// What one request asks: the dialogue, its turn (zero-based), the fields requested, the
 /// prior state shown (Oracle, Rollout) and the partial current state (Serial).
 pub struct FieldRequest<'a> {
+    /// The dialogue asked about.
     pub dialogue: &'a Dialogue,
+    /// The arm, prior-state mode and contract.
     pub spec: DialogueSpec,
+    /// The turn whose current state is asked (zero-based).
     pub turn: usize,
+    /// The fields requested, in the order they are asked.
     pub fields: &'a [String],
+    /// The prior state shown; required unless the mode is history_recompute.
     pub prior: Option<&'a DialogueState>,
+    /// Serial's predictions so far this turn (`None` shows an empty partial state).
     pub partial: Option<&'a DialogueState>,
+}
+
+/// Why a dialogue request could not be rendered.
+#[derive(Debug, Error)]
+pub enum DialogueRequestError {
+    /// An Oracle or Rollout request was asked without the prior state it shows.
+    #[error("{mode} needs a prior state")]
+    MissingPrior {
+        /// The prior-state mode's name (`oracle` or `rollout`).
+        mode: &'static str,
+    },
+    /// A requested field is neither the intent field nor one of the service's slots.
+    #[error("`{field}` is not a field of service `{service}`")]
+    UnknownField {
+        /// The field asked for.
+        field: String,
+        /// The dialogue's service.
+        service: String,
+    },
+    /// The user message could not be written as JSON.
+    #[error(transparent)]
+    Serialize(#[from] serde_json::Error),
 }
 
 /// Render the request; for the scored contract also the index (in `fields`) of the field being
@@ -108,14 +137,14 @@ pub struct FieldRequest<'a> {
 pub fn render_dialogue_request(
     r: &FieldRequest<'_>,
     scored_field: Option<(usize, &[String])>,
-) -> Result<Request, String> {
+) -> Result<Request, DialogueRequestError> {
     let d = r.dialogue;
     let mut state = Map::new();
     state.insert("schema".into(), schema_json(d));
     if r.spec.mode != PriorMode::HistoryRecompute {
-        let prior = r
-            .prior
-            .ok_or_else(|| format!("{} needs a prior state", r.spec.mode.as_str()))?;
+        let prior = r.prior.ok_or(DialogueRequestError::MissingPrior {
+            mode: r.spec.mode.as_str(),
+        })?;
         state.insert("prior_state".into(), state_json(prior, &d.field_order));
         state.insert("dialogue_history".into(), history(d, r.turn, r.turn));
     } else {
@@ -130,10 +159,12 @@ pub fn render_dialogue_request(
     }
     let mut queries = Vec::with_capacity(r.fields.len());
     for f in r.fields {
-        let description = d
-            .service
-            .field_description(f)
-            .ok_or_else(|| format!("`{f}` is not a field of service `{}`", d.service.name))?;
+        let Some(description) = d.service.field_description(f) else {
+            return Err(DialogueRequestError::UnknownField {
+                field: f.clone(),
+                service: d.service.name.clone(),
+            });
+        };
         let values = d.service.legal_values(f).unwrap_or_default();
         queries.push(json!({
             "field": f,
@@ -146,7 +177,7 @@ pub fn render_dialogue_request(
     user.insert("state".into(), state.clone());
     user.insert("field_queries".into(), Value::Array(queries));
     user.insert("response_format".into(), json!(DIALOGUE_RESPONSE));
-    let user = serde_json::to_string(&Value::Object(user)).map_err(|e| e.to_string())?;
+    let user = serde_json::to_string(&Value::Object(user))?;
     let turn = r.turn as u32 + 1;
     let (options, assistant_prefix, contract, decoding, step) = match scored_field {
         Some((i, chosen)) => {
@@ -308,6 +339,7 @@ struct FieldAnswer {
 /// A request in flight and what it decides.
 #[derive(Debug, Clone)]
 pub struct Pending {
+    /// The physical request to send.
     pub request: Request,
     /// Fields the response answers (generated); the one field scored (scored).
     pub fields: Vec<String>,
@@ -342,6 +374,8 @@ pub struct DialogueRun {
 }
 
 impl DialogueRun {
+    /// The run of `dialogue` under `spec` for `model`, before its first turn, the prior state
+    /// the service's initial one.
     pub fn new(dialogue: Arc<Dialogue>, spec: DialogueSpec, model: String) -> DialogueRun {
         let prior = dialogue.service.initial_state();
         DialogueRun {
@@ -360,10 +394,12 @@ impl DialogueRun {
         }
     }
 
+    /// The id of the dialogue this run walks.
     pub fn dialogue_id(&self) -> &str {
         &self.dialogue.dialogue_id
     }
 
+    /// Whether the last turn is done or the run was abandoned.
     pub fn is_finished(&self) -> bool {
         self.finished
     }
@@ -400,7 +436,7 @@ impl DialogueRun {
         &self,
         fields: &[String],
         scored: Option<(usize, &[String])>,
-    ) -> Result<Request, String> {
+    ) -> Result<Request, DialogueRequestError> {
         let prior = self.prior();
         let partial = self.partial();
         render_dialogue_request(
@@ -417,7 +453,7 @@ impl DialogueRun {
     }
 
     /// The requests that can be sent now (empty while answers are awaited or when finished).
-    pub fn next_requests(&mut self) -> Result<Vec<Pending>, String> {
+    pub fn next_requests(&mut self) -> Result<Vec<Pending>, DialogueRequestError> {
         if self.finished || self.in_flight > 0 {
             return Ok(Vec::new());
         }

@@ -448,3 +448,33 @@ fn sequential_scored_joint_writes_one_answer_and_failures_fail_the_turn() {
         .all(|r| r.failure == Some(FieldFailure::EngineError) && r.error.is_some()));
     assert!(gen.is_finished());
 }
+
+/// A request that cannot be rendered is refused with its reason: Oracle and Rollout show a
+/// prior state, and only the service's fields can be asked.
+#[test]
+fn unrenderable_requests_say_why() {
+    let d = dialogue();
+    let fields = vec!["price_range".to_string()];
+    let ask = |mode: PriorMode, fields: &[String]| {
+        render_dialogue_request(
+            &FieldRequest {
+                dialogue: &d,
+                spec: spec(DialogueArm::Independent, mode, DialogueContract::Generated),
+                turn: 0,
+                fields,
+                prior: None,
+                partial: None,
+            },
+            None,
+        )
+        .unwrap_err()
+    };
+    let err = ask(PriorMode::Oracle, &fields);
+    assert!(matches!(err, DialogueRequestError::MissingPrior { .. }));
+    assert_eq!(err.to_string(), "oracle needs a prior state");
+    let err = ask(PriorMode::HistoryRecompute, &["cuisine".to_string()]);
+    assert_eq!(
+        err.to_string(),
+        "`cuisine` is not a field of service `Restaurants`"
+    );
+}

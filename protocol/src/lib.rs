@@ -2,6 +2,8 @@
 //! verbatim prompts (Appendix E) rendered from canonical JSON state, controllers for every arm
 //! (Algorithm 1), strict response scoring and trajectory outcomes.
 
+#![deny(missing_docs)]
+
 pub mod canonical;
 pub mod controller;
 pub mod coverage;
@@ -23,5 +25,8 @@ pub use options::{
     OptionBinding,
 };
 pub use outcome::{membership, recombination, stop_outcome, Lexicon};
-pub use padding::{token_matched_request, PromptTokenCounter, TokenCounterRef, TokenMatch};
+pub use padding::{
+    token_matched_request, PromptTokenCounter, PromptTokensError, TokenCounterRef, TokenMatch,
+    TokenMatchError,
+};
 pub use scoring::{argmax_first, parse_answer, ParsedAnswer, ScoringError};

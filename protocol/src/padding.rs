@@ -17,6 +17,8 @@
 
 use std::sync::Arc;
 
+use thiserror::Error;
+
 use c2s_records::{ArmSpec, Evidence, Item, Request};
 
 use crate::canonical::to_canonical_string;
@@ -53,7 +55,61 @@ fn dots(n: usize) -> String {
 /// its messages through the model's chat template with the generation prompt, then the
 /// assistant prefix — exactly the prompt the engine is sent.
 pub trait PromptTokenCounter: Send + Sync {
-    fn prompt_tokens(&self, request: &Request) -> Result<u32, String>;
+    /// Tokens of `request`'s full rendered prompt, or the tokenizer's own error.
+    fn prompt_tokens(&self, request: &Request) -> Result<u32, PromptTokensError>;
+}
+
+/// A tokenizer's failure to count a prompt, kept whole: it prints as the tokenizer's own
+/// message and its source chain is the tokenizer's.
+#[derive(Debug, Error)]
+#[error(transparent)]
+pub struct PromptTokensError(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl PromptTokensError {
+    /// Wrap the tokenizer's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        PromptTokensError(Box::new(error))
+    }
+}
+
+/// Why [`token_matched_request`] found no token-matched padding.
+#[derive(Debug, Error)]
+pub enum TokenMatchError {
+    /// The tokenizer could not count one of the rendered requests.
+    #[error(transparent)]
+    Count(#[from] PromptTokensError),
+    /// Without padding the control is already more tokens than Indexed, so no padding helps.
+    #[error(
+        "no token-matched padding: the request without indices has {empty} tokens with empty padding, more than Indexed's {target}"
+    )]
+    EmptyTooLong {
+        /// Tokens of the control with empty padding.
+        empty: u32,
+        /// Tokens of the Indexed request.
+        target: u32,
+    },
+    /// [`MAX_TOKEN_PADDING`] characters of padding still count fewer tokens than Indexed.
+    #[error(
+        "no token-matched padding: {max} padding characters stay below Indexed's {target} tokens",
+        max = MAX_TOKEN_PADDING
+    )]
+    StaysBelow {
+        /// Tokens of the Indexed request.
+        target: u32,
+    },
+    /// No run of [`PADDING_CHAR`] near the boundary counts exactly Indexed's tokens.
+    #[error(
+        "no token-matched padding: Indexed has {target} tokens; the nearest run of `{pad}` ({padding} characters) gives {tokens}",
+        pad = PADDING_CHAR
+    )]
+    NoExactMatch {
+        /// Tokens of the Indexed request.
+        target: u32,
+        /// Characters of the nearest run tried.
+        padding: usize,
+        /// Tokens of the control with that run.
+        tokens: u32,
+    },
 }
 
 /// A shared [`PromptTokenCounter`] (one tokenizer serves every controller of a run).
@@ -106,9 +162,9 @@ pub struct TokenMatch {
 pub fn token_matched_request(
     counter: &dyn PromptTokenCounter,
     render: impl Fn(Evidence, &str) -> Request,
-) -> Result<TokenMatch, String> {
+) -> Result<TokenMatch, TokenMatchError> {
     let target = counter.prompt_tokens(&render(Evidence::Indexed, ""))?;
-    let count = |n: usize| -> Result<(u32, Request), String> {
+    let count = |n: usize| -> Result<(u32, Request), PromptTokensError> {
         let r = render(Evidence::PaddedTokens, &dots(n));
         Ok((counter.prompt_tokens(&r)?, r))
     };
@@ -122,9 +178,7 @@ pub fn token_matched_request(
         return Ok(found(r0, 0));
     }
     if empty > target {
-        return Err(format!(
-            "no token-matched padding: the request without indices has {empty} tokens with empty padding, more than Indexed's {target}"
-        ));
+        return Err(TokenMatchError::EmptyTooLong { empty, target });
     }
     // Gallop to a run at or above the target, then bisect for the boundary.
     let (mut lo, mut hi) = (0usize, 1usize);
@@ -135,9 +189,7 @@ pub fn token_matched_request(
         lo = hi;
         hi *= 2;
         if hi > MAX_TOKEN_PADDING {
-            return Err(format!(
-                "no token-matched padding: {MAX_TOKEN_PADDING} padding characters stay below Indexed's {target} tokens"
-            ));
+            return Err(TokenMatchError::StaysBelow { target });
         }
     }
     while hi - lo > 1 {
@@ -162,10 +214,11 @@ pub fn token_matched_request(
             nearest = (c, n);
         }
     }
-    Err(format!(
-        "no token-matched padding: Indexed has {target} tokens; the nearest run of `{PADDING_CHAR}` ({} characters) gives {}",
-        nearest.1, nearest.0
-    ))
+    Err(TokenMatchError::NoExactMatch {
+        target,
+        padding: nearest.1,
+        tokens: nearest.0,
+    })
 }
 
 #[cfg(test)]
@@ -186,7 +239,7 @@ mod tests {
     }
 
     impl PromptTokenCounter for MergingCounter {
-        fn prompt_tokens(&self, r: &Request) -> Result<u32, String> {
+        fn prompt_tokens(&self, r: &Request) -> Result<u32, PromptTokensError> {
             // Every non-dot character is a token; each run of dots merges.
             let mut tokens = 0u32;
             let mut run = 0usize;
@@ -252,12 +305,14 @@ mod tests {
             Evidence::Indexed => request("{i}".into()),
             _ => request(format!("{{abcdef\"{pad}\"}}")),
         };
-        let err = token_matched_request(&MergingCounter, render).unwrap_err();
+        let err = token_matched_request(&MergingCounter, render)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("more than Indexed's 3"), "{err}");
         // Every added dot adds two tokens, so odd gaps are unreachable.
         struct Doubling;
         impl PromptTokenCounter for Doubling {
-            fn prompt_tokens(&self, r: &Request) -> Result<u32, String> {
+            fn prompt_tokens(&self, r: &Request) -> Result<u32, PromptTokensError> {
                 Ok(r.user.chars().map(|c| if c == '.' { 2 } else { 1 }).sum())
             }
         }
@@ -265,7 +320,28 @@ mod tests {
             Evidence::Indexed => request("abcdefg".into()),
             _ => request(format!("ab{pad}")),
         };
-        let err = token_matched_request(&Doubling, render).unwrap_err();
+        let err = token_matched_request(&Doubling, render)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("Indexed has 7 tokens"), "{err}");
+    }
+
+    /// The errors print the numbers of the failed search, and a tokenizer's failure prints as
+    /// the tokenizer's own message with that error as its source.
+    #[test]
+    fn errors_print_their_numbers_and_keep_the_tokenizers_error() {
+        assert_eq!(
+            TokenMatchError::StaysBelow { target: 9 }.to_string(),
+            format!("no token-matched padding: {MAX_TOKEN_PADDING} padding characters stay below Indexed's 9 tokens")
+        );
+        let err = TokenMatchError::from(PromptTokensError::new(std::io::Error::other(
+            "no chat template",
+        )));
+        assert_eq!(err.to_string(), "no chat template");
+        let PromptTokensError(inner) = match err {
+            TokenMatchError::Count(e) => e,
+            other => panic!("{other}"),
+        };
+        assert!(inner.downcast_ref::<std::io::Error>().is_some());
     }
 }

@@ -25,17 +25,29 @@ pub use crate::padding::{padding_for, PADDING_CHAR, PADDING_KEY};
 
 /// E.1 / E.2 natural-task instructions.
 pub mod text {
+    /// Native and NativeControl's question (and PrefixIntervention's whole-answer readout's),
+    /// wording V1.
     pub const NATIVE_V1: &str = "Select the complete correct answer from the provided candidates.";
+    /// Native and NativeControl's question, wording V2.
     pub const NATIVE_V2: &str = "Which listed full answer correctly solves the problem?";
+    /// Native and NativeControl's question, wording V3.
     pub const NATIVE_V3: &str =
         "Identify the correct complete solution among the candidate answers.";
+    /// Independent's question, wording V1.
     pub const INDEPENDENT_V1: &str = "Solve the original problem. Select its true answer character at the specified one-based position, independently of other positions.";
+    /// Independent's question, wording V2.
     pub const INDEPENDENT_V2: &str = "Which character occupies the specified one-based position of the answer to the original problem?";
+    /// Independent's question, wording V3.
     pub const INDEPENDENT_V3: &str =
         "Determine the complete solution and identify the character at the specified position.";
+    /// Serial and TeacherForced's question (and PrefixIntervention's character readout's),
+    /// wording V1.
     pub const SERIAL_V1: &str = "Solve the original problem. Select its true answer character at the specified position. The current prefix is a draft and may contain errors; it does not change the original answer.";
+    /// Serial and TeacherForced's question, wording V2.
     pub const SERIAL_V2: &str = "Given the possibly incorrect draft prefix, identify the original answer character at the specified position.";
+    /// Serial and TeacherForced's question, wording V3.
     pub const SERIAL_V3: &str = "Use the draft history to determine the true solution character at this position; the draft may be wrong.";
+    /// The copy arms' question (GoldCopy, IncorrectCopy, SelfPlanSpell), under every wording.
     pub const GOLD_COPY: &str =
         "Copy copy_target exactly. Select its character at the specified one-based position.";
     /// D.11's Batch bundles the position questions; the paper gives no text for the bundle,
@@ -44,8 +56,10 @@ pub mod text {
         "Copy copy_target exactly. Select its character at each listed one-based position.";
     /// Batch response formats (ours, as GOLD_COPY_BATCH).
     pub const BATCH_CODE_RESPONSE_FORMAT: &str = "Output only a JSON object that maps each listed position to the single-character code of its selected choice.";
+    /// The Batch response format where values, not codes, are answered.
     pub const BATCH_VALUE_RESPONSE_FORMAT: &str =
         "Output only a JSON object that maps each listed position to its selected value.";
+    /// SerialStop's question, under every wording: the next character, or END.
     pub const SERIAL_STOP: &str = "Solve the original problem. Select the next character after current_prefix. Select END immediately after the complete answer.";
     /// E.3: shared by WholeGenerate and PrefixContinue.
     pub const COMPLETE_ANSWER: &str = "Solve the original problem and output only its complete answer, without explanation or markdown.";
@@ -53,6 +67,7 @@ pub mod text {
     /// E.2 response contracts.
     pub const NATIVE_DIRECT_CONTRACT: &str =
         "Output only the requested complete string. No explanation or markdown.";
+    /// The contract of a generated character without a readout template.
     pub const LOCAL_DIRECT_CONTRACT: &str =
         "Output only the single requested lowercase letter or digit.";
     /// E.3 response contract.
@@ -65,6 +80,7 @@ pub mod text {
     /// Used when more than 26 options need two-letter codes (the 51-option stopping track); the
     /// paper's single-character wording would be false there.
     pub const MULTI_CODE_RESPONSE_FORMAT: &str = "Select one choice and output only its code.";
+    /// The response format of a generated character under a readout template.
     pub const CHARACTER_RESPONSE_FORMAT: &str =
         "Select one choice and output only the single character described by its criterion.";
     /// E.5 shared user question of the readout grid.
@@ -72,10 +88,15 @@ pub mod text {
 
     /// E.5 system messages.
     pub const T0_CODE: &str = "Return exactly ONE listed choice code, as a single uppercase letter. Do not output the option name or criterion value. Do not explain, reason aloud, add whitespace, punctuation, or any other text.";
+    /// T0's system message where a character, not a code, is answered.
     pub const T0_CHARACTER: &str = "Return exactly ONE character described by the correct criterion: a lowercase letter or digit, as appropriate for the listed criteria. Do not output a choice code or option name. Do not explain, reason aloud, add whitespace, punctuation, or any other text.";
+    /// T1's system message where a code is answered.
     pub const T1_CODE: &str = "Your entire response must be exactly one uppercase letter: the code of the selected choice. Use its criterion to decide. Omit the option name and criterion value. Include no explanation, reasoning, whitespace, punctuation, or additional text.";
+    /// T1's system message where a character is answered.
     pub const T1_CHARACTER: &str = "Your entire response must be exactly one character: the lowercase letter or digit specified by the correct choice’s criterion. Omit the code and option name. Include no explanation, reasoning, whitespace, punctuation, or additional text.";
+    /// T2's system message where a code is answered.
     pub const T2_CODE: &str = "Choose the option whose criterion answers the question. Reply with its single uppercase choice code alone. Your response must contain no other characters, explanation, or formatting.";
+    /// T2's system message where a character is answered.
     pub const T2_CHARACTER: &str = "Choose the option whose criterion answers the question. Reply with the single lowercase letter or digit given by that criterion alone. Your response must contain no other characters, explanation, or formatting.";
 }
 

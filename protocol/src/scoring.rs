@@ -14,6 +14,7 @@ use c2s_records::{Answer, Contract, FinishReason, Request, ResponseClass};
 pub struct ParsedAnswer {
     /// The listed value the response selects, if it is a valid response.
     pub value: Option<String>,
+    /// The response's class against the required value (correct, wrong, or why invalid).
     pub class: ResponseClass,
     /// Scored answers: probabilities aligned with the request's options.
     pub probabilities: Option<Vec<f64>>,
@@ -26,13 +27,23 @@ pub struct ParsedAnswer {
 /// A response that does not fit its request (a backend bug, never a model failure).
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ScoringError {
+    /// A scored answer whose probabilities are not one per option.
     #[error("scored answer has {got} probabilities for {expected} options")]
-    ProbabilityCount { got: usize, expected: usize },
+    ProbabilityCount {
+        /// Probabilities in the answer.
+        got: usize,
+        /// Options of the request.
+        expected: usize,
+    },
+    /// A scored answer with a NaN, infinite or negative probability.
     #[error("scored answer has a non-finite or negative probability")]
     BadProbability,
+    /// A scored answer to a generated contract, or a generated one to a scored contract.
     #[error("a {contract:?} request got a {got} answer")]
     WrongAnswerKind {
+        /// The request's contract.
         contract: Contract,
+        /// The kind of answer received (`scored` or `generated`).
         got: &'static str,
     },
 }

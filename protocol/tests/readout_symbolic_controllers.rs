@@ -721,7 +721,7 @@ fn generated_batch_is_one_strict_json_answer() {
 struct CharTokens;
 
 impl c2s_protocol::PromptTokenCounter for CharTokens {
-    fn prompt_tokens(&self, r: &Request) -> Result<u32, String> {
+    fn prompt_tokens(&self, r: &Request) -> Result<u32, c2s_protocol::PromptTokensError> {
         let mut n = 0u32;
         let mut dots = 0u32;
         for c in r.user.chars() {

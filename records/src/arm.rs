@@ -35,6 +35,7 @@ pub enum Arm {
 }
 
 impl Arm {
+    /// Every arm, in declaration order.
     pub const ALL: [Arm; 12] = [
         Arm::Native,
         Arm::NativeControl,
@@ -50,6 +51,8 @@ impl Arm {
         Arm::PrefixIntervention,
     ];
 
+    /// The arm's name (`Native`, `SerialStop`, …): the first part of an arm label, and
+    /// what `Display` prints.
     pub fn as_str(self) -> &'static str {
         match self {
             Arm::Native => "Native",
@@ -136,31 +139,39 @@ pub enum FillRule {
 /// of the position union are filled and the full alphabet is used elsewhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Support {
+    /// Which characters a step may choose from.
     pub set: SupportSet,
+    /// Whether a singleton support is still queried.
     pub fill: FillRule,
 }
 
 impl Support {
+    /// Full: the whole alphabet at every position, every position queried.
     pub const FULL: Support = Support {
         set: SupportSet::Full,
         fill: FillRule::Call,
     };
+    /// FullFill: singletons of the position union filled, the whole alphabet elsewhere.
     pub const FULL_FILL: Support = Support {
         set: SupportSet::Full,
         fill: FillRule::Fill,
     };
+    /// UnionCall: the position's candidate characters, every position queried.
     pub const UNION_CALL: Support = Support {
         set: SupportSet::Union,
         fill: FillRule::Call,
     };
+    /// UnionFill: the position's candidate characters, singletons filled without a request.
     pub const UNION_FILL: Support = Support {
         set: SupportSet::Union,
         fill: FillRule::Fill,
     };
+    /// TrieCall: the prefix's continuations inside the candidate set, every position queried.
     pub const TRIE_CALL: Support = Support {
         set: SupportSet::Trie,
         fill: FillRule::Call,
     };
+    /// TrieFill: the prefix's continuations inside the candidate set, singletons filled.
     pub const TRIE_FILL: Support = Support {
         set: SupportSet::Trie,
         fill: FillRule::Fill,
@@ -178,6 +189,8 @@ impl Support {
         }
     }
 
+    /// The support whose [`Support::name`] is `name`, in any ASCII case; `None` for any other
+    /// name.
     pub fn parse(name: &str) -> Option<Support> {
         [
             Support::FULL,
@@ -213,6 +226,8 @@ pub enum Contract {
 }
 
 impl Contract {
+    /// Whether the choice is read from a scored distribution rather than generated text (only
+    /// [`Contract::ScoredCode`]).
     pub fn is_scored(self) -> bool {
         matches!(self, Contract::ScoredCode)
     }
@@ -223,17 +238,27 @@ impl Contract {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
 )]
 pub enum PromptVariant {
+    /// Paraphrase v1, the default (unmarked in the arm label).
     #[default]
     V1,
+    /// Paraphrase v2 (`/v2` in the arm label).
     V2,
+    /// Paraphrase v3 (`/v3` in the arm label).
     V3,
 }
 
 /// Readout templates of the crossed readout grid (Appendix E.5): a system message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Template {
+    /// T0: "Return exactly ONE listed choice code …" (code contracts) or "… ONE character
+    /// described by the correct criterion …" (character contracts).
     T0,
+    /// T1: "Your entire response must be exactly one uppercase letter …" (code contracts) or
+    /// "… exactly one character …" (character contracts).
     T1,
+    /// T2: "Choose the option whose criterion answers the question. Reply with its single
+    /// uppercase choice code alone …" (code contracts), or with the character (character
+    /// contracts).
     T2,
 }
 
@@ -259,6 +284,7 @@ pub enum OptionNames {
 }
 
 impl OptionNames {
+    /// The four binding conditions, in declaration order.
     pub const ALL: [OptionNames; 4] = [
         OptionNames::Opaque,
         OptionNames::OpaqueRemapped,
@@ -276,6 +302,7 @@ impl OptionNames {
         }
     }
 
+    /// The condition whose config name ([`OptionNames::as_str`]) is `name`.
     pub fn parse(name: &str) -> Option<OptionNames> {
         OptionNames::ALL.into_iter().find(|n| n.as_str() == name)
     }
@@ -318,7 +345,9 @@ pub enum Evidence {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
 )]
 pub enum CopyControl {
+    /// One request per position, none with a prefix.
     Independent,
+    /// One request per position in order, each with the prefix built so far (the default).
     #[default]
     Serial,
     /// One bundled request for all L positions (D.11: "Batch bundles these questions: native
@@ -332,8 +361,11 @@ pub enum CopyControl {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
 )]
 pub enum OptionOrder {
+    /// The frozen reference order (config `order` absent or 0; unmarked in the arm label).
     #[default]
     Reference,
+    /// Seeded permutation number k of the reference order (config `order = k`, k ≥ 1; `/Ok` in
+    /// the arm label); the codes stay bound to the same values.
     Permuted(u32),
 }
 
@@ -359,6 +391,7 @@ pub enum RequestLayout {
 }
 
 impl RequestLayout {
+    /// Both layouts, the paper's first.
     pub const ALL: [RequestLayout; 2] = [RequestLayout::Paper, RequestLayout::StateLast];
 
     /// Config and manifest name: `paper` or `state_last`.
@@ -378,12 +411,12 @@ impl RequestLayout {
         }
     }
 
+    /// The layout whose config name ([`RequestLayout::as_str`]) is `name`.
     pub fn parse(name: &str) -> Option<RequestLayout> {
         RequestLayout::ALL.into_iter().find(|l| l.as_str() == name)
     }
 }
 
-/// Everything that decides how an item becomes requests under one arm.
 /// The alphabet of Full support: the item's domain alphabet, or all 26 lowercase letters.
 ///
 /// D.7 crosses "The local alphabet (a–j or a–z)" over sources whose symbols are a–j: the
@@ -403,6 +436,7 @@ pub enum LocalAlphabet {
 }
 
 impl LocalAlphabet {
+    /// Config name: `domain` or `lowercase`.
     pub fn as_str(self) -> &'static str {
         match self {
             LocalAlphabet::Domain => "domain",
@@ -410,6 +444,7 @@ impl LocalAlphabet {
         }
     }
 
+    /// The alphabet whose config name ([`LocalAlphabet::as_str`]) is `name`.
     pub fn parse(name: &str) -> Option<LocalAlphabet> {
         [LocalAlphabet::Domain, LocalAlphabet::Lowercase]
             .into_iter()
@@ -442,10 +477,13 @@ impl QueryPositions {
         Some(QueryPositions(bits))
     }
 
+    /// Whether the set holds one-based `position` (never 0 or a position past
+    /// [`QueryPositions::MAX`]).
     pub fn contains(self, position: usize) -> bool {
         position >= 1 && position <= Self::MAX as usize && self.0 & (1 << (position - 1)) != 0
     }
 
+    /// Whether the set holds no position (a Fill rule then fills every singleton).
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -486,21 +524,31 @@ pub enum InterventionReadout {
     Whole,
 }
 
+/// Everything that decides how an item becomes requests under one arm; [`validate_spec`]
+/// says which combinations can run, [`ArmSpec::label`] names one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ArmSpec {
+    /// The interface or control.
     pub arm: Arm,
     /// Local support (local arms only; `Full` for whole-answer arms).
     pub support: Support,
+    /// How the model answers each request.
     pub contract: Contract,
+    /// Instruction paraphrase (E.2); only Native, NativeControl, Independent, Serial,
+    /// TeacherForced and PrefixIntervention have more than one instruction.
     #[serde(default)]
     pub variant: PromptVariant,
     /// Optional readout system message (T0–T2).
     #[serde(default)]
     pub template: Option<Template>,
+    /// What the state shows beside `copy_target` (copy arms only: no other arm has a copy
+    /// target).
     #[serde(default)]
     pub evidence: Evidence,
+    /// Step schedule of a copy arm (a readout asks its one position whatever this says).
     #[serde(default)]
     pub copy_control: CopyControl,
+    /// Displayed option order.
     #[serde(default)]
     pub order: OptionOrder,
     /// Key order of the user JSON (the paper's unless a run names another).
@@ -569,11 +617,13 @@ impl ArmSpec {
         }
     }
 
+    /// This spec with `support` in place of its own.
     pub fn with_support(mut self, support: Support) -> ArmSpec {
         self.support = support;
         self
     }
 
+    /// This spec with `contract` in place of its own.
     pub fn with_contract(mut self, contract: Contract) -> ArmSpec {
         self.contract = contract;
         self
@@ -650,14 +700,14 @@ impl ArmSpec {
         if let OptionOrder::Permuted(k) = self.order {
             s.push_str(&format!("/O{k}"));
         }
-        // The paper layout is unmarked; any other layout is named so that its rows can never be
-        // mistaken for paper-layout rows.
         if let Some(n) = self.max_new_tokens {
             s.push_str(&format!("/max{n}"));
         }
         if self.repeat > 0 {
             s.push_str(&format!("/r{}", self.repeat));
         }
+        // The paper layout is unmarked; any other layout is named so that its rows can never be
+        // mistaken for paper-layout rows.
         s.push_str(self.layout.label_suffix());
         s
     }

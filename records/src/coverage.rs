@@ -41,7 +41,8 @@ pub struct CoverageLabel {
 pub struct CoverageCatalogue {
     /// Task id (`banking77`, `clinc150`, …): the `task` of its cases.
     pub task: String,
-    /// What the texts are, for the instruction ("customer-service messages to a bank").
+    /// What the texts are ("customer-service messages to a bank"): bookkeeping only, never
+    /// in a request (`protocol/src/coverage_audit.rs` checks it).
     pub text_kind: String,
     /// Ordinary labels in the order of the full set.
     pub labels: Vec<CoverageLabel>,
@@ -58,17 +59,21 @@ pub struct CoverageCatalogue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CoverageSplit {
+    /// Texts that choose the rejection thresholds.
     Calibration,
+    /// Texts that measure detection and false rejection at those thresholds.
     Test,
 }
 
 impl CoverageSplit {
+    /// The serialized name: `calibration` or `test`.
     pub fn as_str(self) -> &'static str {
         match self {
             CoverageSplit::Calibration => "calibration",
             CoverageSplit::Test => "test",
         }
     }
+    /// The split named `s` ([`CoverageSplit::as_str`]).
     pub fn parse(s: &str) -> Option<CoverageSplit> {
         match s {
             "calibration" => Some(CoverageSplit::Calibration),
@@ -81,6 +86,7 @@ impl CoverageSplit {
 /// The paired candidate sets of one ordinary size, in display order (label ids).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CandidateSets {
+    /// Ordinary labels in each of the two sets (2 ≤ k < the task's label count).
     pub k: usize,
     /// Holds the reference label.
     pub present: Vec<String>,
@@ -91,9 +97,13 @@ pub struct CandidateSets {
 /// One text of a task with its reference label and paired candidate sets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoverageCase {
+    /// Id of the case (non-empty), carried by each of its decisions.
     pub case_id: String,
+    /// Task id: the catalogue's `task`.
     pub task: String,
+    /// Whether the text chooses thresholds or measures them.
     pub split: CoverageSplit,
+    /// The text to classify (non-empty).
     pub text: String,
     /// The reference label (a catalogue label id).
     pub reference: String,
@@ -110,11 +120,14 @@ pub struct CoverageCase {
 pub enum SetKind {
     /// Every label of the task (full-set classification).
     Full,
+    /// A size-k set that holds the reference.
     Present,
+    /// The paired size-k set, another label in the reference's slot.
     Absent,
 }
 
 impl SetKind {
+    /// The serialized name, the first part of a decision label: `full`, `present` or `absent`.
     pub fn as_str(self) -> &'static str {
         match self {
             SetKind::Full => "full",
@@ -122,6 +135,7 @@ impl SetKind {
             SetKind::Absent => "absent",
         }
     }
+    /// The set kind named `s` ([`SetKind::as_str`]).
     pub fn parse(s: &str) -> Option<SetKind> {
         match s {
             "full" => Some(SetKind::Full),
@@ -140,17 +154,21 @@ impl SetKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NameVariant {
+    /// Each option under its natural name ([`CoverageLabel::natural`]).
     Natural,
+    /// Each option under its meaningless neutral name ([`CoverageLabel::neutral`]).
     Neutral,
 }
 
 impl NameVariant {
+    /// The serialized name, part of a decision label: `natural` or `neutral`.
     pub fn as_str(self) -> &'static str {
         match self {
             NameVariant::Natural => "natural",
             NameVariant::Neutral => "neutral",
         }
     }
+    /// The variant named `s` ([`NameVariant::as_str`]).
     pub fn parse(s: &str) -> Option<NameVariant> {
         match s {
             "natural" => Some(NameVariant::Natural),
@@ -158,6 +176,7 @@ impl NameVariant {
             _ => None,
         }
     }
+    /// The name `label` carries under this variant.
     pub fn name_of(self, label: &CoverageLabel) -> &str {
         match self {
             NameVariant::Natural => &label.natural,
@@ -171,11 +190,14 @@ impl NameVariant {
 /// classes but the reference), resolved per task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CoverageSize {
+    /// This many ordinary labels.
     Fixed(usize),
+    /// Every label but the reference: L − 1 for a task of L labels.
     AllButReference,
 }
 
 impl CoverageSize {
+    /// How [`CoverageSize::AllButReference`] is spelled in a config.
     pub const ALL_BUT_REFERENCE: &'static str = "all_but_reference";
 
     /// The size for a task of `labels` ordinary labels.
@@ -243,12 +265,14 @@ pub enum ScoringRule {
 }
 
 impl ScoringRule {
+    /// Every rule, the default first.
     pub const ALL: [ScoringRule; 3] = [
         ScoringRule::Summed,
         ScoringRule::MeanPerToken,
         ScoringRule::FirstToken,
     ];
 
+    /// Config name: `summed`, `mean_per_token` or `first_token`.
     pub fn as_str(self) -> &'static str {
         match self {
             ScoringRule::Summed => "summed",
@@ -257,6 +281,7 @@ impl ScoringRule {
         }
     }
 
+    /// The rule whose config name ([`ScoringRule::as_str`]) is `s`.
     pub fn parse(s: &str) -> Option<ScoringRule> {
         ScoringRule::ALL.into_iter().find(|r| r.as_str() == s)
     }
@@ -295,9 +320,11 @@ pub fn softmax(x: &[f64]) -> Vec<f64> {
 /// What one request of a case offers: `present/k4/natural/none`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DecisionSpec {
+    /// Which candidate set is offered.
     pub set: SetKind,
     /// Ordinary options offered (the task's label count for the full set).
     pub k: usize,
+    /// Which names the options carry.
     pub names: NameVariant,
     /// The none option is offered (last).
     pub with_none: bool,
@@ -325,18 +352,28 @@ impl fmt::Display for DecisionSpec {
 /// One answered (or failed) coverage request: the `decisions` dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
+    /// Id of the case decided.
     pub case_id: String,
+    /// The case's task id.
     pub task: String,
+    /// The case's split (calibration decisions choose the thresholds).
     pub split: CoverageSplit,
+    /// The case's reference label (a catalogue label id).
     pub reference: String,
+    /// What the request offered.
     pub spec: DecisionSpec,
     /// Offered label ids in display order ([`NONE_LABEL`] last when offered).
     pub labels: Vec<String>,
     /// Probabilities aligned with `labels` (empty when the request failed).
     pub probabilities: Vec<f64>,
+    /// Id of the scored request.
     pub request_id: String,
+    /// The model that was asked: its name and the first twelve hex digits of its file's
+    /// SHA-256 (`name@0123456789ab`).
     pub model: String,
+    /// Prompt tokens of the request (0 when the engine returned no response).
     pub prompt_tokens: u32,
+    /// Request time in milliseconds (when the engine returned no response, the time waited).
     pub latency_ms: f64,
     /// Why the request failed (the decision then counts as missing, never as a rejection).
     pub error: Option<String>,
@@ -482,8 +519,11 @@ fn argmax(p: &[f64]) -> Option<usize> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("case `{case_id}`: field `{field}`: {message}")]
 pub struct CaseError {
+    /// The case at fault.
     pub case_id: String,
+    /// The case field at fault (`reference`, `sets[0].absent`, …).
     pub field: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -491,7 +531,9 @@ pub struct CaseError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("catalogue `{task}`: {message}")]
 pub struct CatalogueError {
+    /// The catalogue's task.
     pub task: String,
+    /// What is wrong with it.
     pub message: String,
 }
 

@@ -33,15 +33,21 @@ pub const FIELD_ORDER_SEED: u64 = 20_261_009;
 /// descriptions", E.4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchemaValue {
+    /// Stable id, unique within the service (`field:VALUE` for NONE, UNSET and DONTCARE).
     pub id: String,
+    /// The exact semantic value: what an answer must match and gold states hold (never empty
+    /// or padded; unique within its field).
     pub value: String,
+    /// The schema description shown with the value.
     pub description: String,
 }
 
 /// A categorical slot of a service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CategoricalSlot {
+    /// Field name: the slot's key in states and field queries.
     pub name: String,
+    /// The schema description shown after `Field: name.`.
     pub description: String,
     /// The slot's own values in schema (display) order; UNSET and DONTCARE are added by
     /// [`DialogueService::legal_values`].
@@ -51,10 +57,13 @@ pub struct CategoricalSlot {
 /// A service schema: what is displayed to the model as `schema`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DialogueService {
+    /// Service name (`Movies`), shown as the schema's `service`.
     pub name: String,
+    /// What the service offers ("Find movies, showtimes and tickets.").
     pub description: String,
     /// Intents in display order (NONE is added by [`DialogueService::legal_values`]).
     pub intents: Vec<SchemaValue>,
+    /// Categorical slots in schema order, one field each.
     pub slots: Vec<CategoricalSlot>,
 }
 
@@ -125,9 +134,12 @@ pub type DialogueState = BTreeMap<String, String>;
 /// next turn's prior state).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DialogueTurn {
+    /// The SYSTEM utterance before the user turn (empty before the first).
     #[serde(default)]
     pub system: String,
+    /// The USER utterance (non-empty).
     pub user: String,
+    /// The gold state after the turn: every field, each with a legal value.
     pub state: DialogueState,
 }
 
@@ -136,16 +148,20 @@ pub struct DialogueTurn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DialogueSplit {
+    /// Development prefixes, disjoint from the test ones in id and content.
     Dev,
+    /// Test prefixes: the split `choice2seq dialogue` reports.
     Test,
 }
 
 impl DialogueSplit {
+    /// The split named `s` ([`DialogueSplit::as_str`]).
     pub fn parse(s: &str) -> Option<DialogueSplit> {
         [DialogueSplit::Dev, DialogueSplit::Test]
             .into_iter()
             .find(|x| x.as_str() == s)
     }
+    /// The serialized name: `dev` or `test`.
     pub fn as_str(self) -> &'static str {
         match self {
             DialogueSplit::Dev => "dev",
@@ -167,11 +183,13 @@ pub enum Perturbation {
 }
 
 impl Perturbation {
+    /// The perturbation named `s` ([`Perturbation::as_str`]).
     pub fn parse(s: &str) -> Option<Perturbation> {
         [Perturbation::Paraphrase, Perturbation::ValuePermutation]
             .into_iter()
             .find(|x| x.as_str() == s)
     }
+    /// The serialized name: `paraphrase` or `value_permutation`.
     pub fn as_str(self) -> &'static str {
         match self {
             Perturbation::Paraphrase => "paraphrase",
@@ -183,11 +201,15 @@ impl Perturbation {
 /// One dialogue prefix of a bank.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dialogue {
+    /// Id of the dialogue (non-empty; a perturbed copy has its own).
     pub dialogue_id: String,
+    /// Which split the prefix belongs to.
     pub split: DialogueSplit,
+    /// The one service of the prefix, shown as `schema`.
     pub service: DialogueService,
     /// Every field of the service in the seeded order shared by every arm.
     pub field_order: Vec<String>,
+    /// User turns in order (at least one).
     pub turns: Vec<DialogueTurn>,
     /// Set on a perturbed copy: how it differs from `perturbation_of`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,8 +225,11 @@ pub struct Dialogue {
 /// A dialogue that breaks a rule, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DialogueError {
+    /// The dialogue at fault.
     pub dialogue_id: String,
+    /// The dialogue field at fault (`field_order`, `turns[2].state`, …).
     pub field: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -341,14 +366,17 @@ pub enum DialogueArm {
 }
 
 impl DialogueArm {
+    /// The arm named `s` ([`DialogueArm::as_str`]).
     pub fn parse(s: &str) -> Option<DialogueArm> {
         Self::ALL.into_iter().find(|x| x.as_str() == s)
     }
+    /// The three arms: Joint, Independent, Serial.
     pub const ALL: [DialogueArm; 3] = [
         DialogueArm::Joint,
         DialogueArm::Independent,
         DialogueArm::Serial,
     ];
+    /// The serialized name, the first part of a run label: `joint`, `independent` or `serial`.
     pub fn as_str(self) -> &'static str {
         match self {
             DialogueArm::Joint => "joint",
@@ -371,14 +399,17 @@ pub enum PriorMode {
 }
 
 impl PriorMode {
+    /// The mode named `s` ([`PriorMode::as_str`]).
     pub fn parse(s: &str) -> Option<PriorMode> {
         Self::ALL.into_iter().find(|x| x.as_str() == s)
     }
+    /// The three modes: HistoryRecompute, Oracle, Rollout.
     pub const ALL: [PriorMode; 3] = [
         PriorMode::HistoryRecompute,
         PriorMode::Oracle,
         PriorMode::Rollout,
     ];
+    /// The serialized name, part of a run label: `history_recompute`, `oracle` or `rollout`.
     pub fn as_str(self) -> &'static str {
         match self {
             PriorMode::HistoryRecompute => "history_recompute",
@@ -413,14 +444,18 @@ pub enum DialogueContract {
 }
 
 impl DialogueContract {
+    /// The three contracts, the default first.
     pub const ALL: [DialogueContract; 3] = [
         DialogueContract::Scored,
         DialogueContract::ScoredSequential,
         DialogueContract::Generated,
     ];
+    /// The contract named `s` ([`DialogueContract::as_str`]).
     pub fn parse(s: &str) -> Option<DialogueContract> {
         Self::ALL.into_iter().find(|x| x.as_str() == s)
     }
+    /// The serialized name, the last part of a run label: `scored`, `scored_sequential` or
+    /// `generated`.
     pub fn as_str(self) -> &'static str {
         match self {
             DialogueContract::Scored => "scored",
@@ -440,8 +475,11 @@ impl DialogueContract {
 /// One run of a dialogue: arm × prior-state mode × contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DialogueSpec {
+    /// Which fields each request asks.
     pub arm: DialogueArm,
+    /// What the state shows of the turns before the current one.
     pub mode: PriorMode,
+    /// How the fields are answered.
     pub contract: DialogueContract,
 }
 
@@ -476,6 +514,8 @@ pub enum FieldFailure {
 }
 
 impl FieldFailure {
+    /// The serialized reason: `invalid_json`, `extra_keys`, `missing_key`, `illegal_value`,
+    /// `truncated` or `engine_error`.
     pub fn as_str(self) -> &'static str {
         match self {
             FieldFailure::InvalidJson => "invalid_json",
@@ -486,6 +526,7 @@ impl FieldFailure {
             FieldFailure::EngineError => "engine_error",
         }
     }
+    /// The failure named `s` ([`FieldFailure::as_str`]).
     pub fn parse(s: &str) -> Option<FieldFailure> {
         [
             FieldFailure::InvalidJson,
@@ -503,24 +544,33 @@ impl FieldFailure {
 /// One field of one user turn of one dialogue run: the `dialogue_turns/` row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldTurn {
+    /// Id of the dialogue (a perturbed copy's own id).
     pub dialogue_id: String,
     /// The unperturbed dialogue's id (equal to `dialogue_id` unless perturbed).
     pub base_dialogue_id: String,
+    /// How the dialogue differs from its base (`None` unless perturbed).
     pub perturbation: Option<Perturbation>,
+    /// The dialogue's split.
     pub split: DialogueSplit,
+    /// Name of the dialogue's service.
     pub service: String,
+    /// The run: arm × prior-state mode × contract.
     pub spec: DialogueSpec,
     /// One-based user turn.
     pub turn: u32,
     /// User turns of the dialogue.
     pub turns: u32,
+    /// The field answered.
     pub field: String,
     /// Zero-based position of the field in the dialogue's field order.
     pub field_index: u32,
+    /// The field's gold value after the turn.
     pub gold: String,
     /// The value the model gave (a legal value), or none when it failed.
     pub predicted: Option<String>,
+    /// Whether `predicted` equals `gold` (false when the answer failed).
     pub correct: bool,
+    /// Why no legal value was given (`None` exactly when `predicted` is set).
     pub failure: Option<FieldFailure>,
     /// The logical request that answered this field (one per turn for Joint, one per field
     /// otherwise).
@@ -529,11 +579,17 @@ pub struct FieldTurn {
     pub prompt_key: String,
     /// Scored contract: the field's distribution over `legal_values` (display order).
     pub probabilities: Vec<f64>,
+    /// The field's legal values (their `value` strings) in display order.
     pub legal_values: Vec<String>,
+    /// The model that was asked: its name and the first twelve hex digits of its file's
+    /// SHA-256 (`name@0123456789ab`).
     pub model: String,
     /// Prompt tokens of the request (for Joint, counted on the turn's first field only).
     pub prompt_tokens: u32,
+    /// Completion tokens of the request, on the same rows as `prompt_tokens` (0 on the others).
     pub completion_tokens: u32,
+    /// Recorded request time in milliseconds, on the same rows as `prompt_tokens` (0 on the
+    /// others).
     pub latency_ms: f64,
     /// The generated response text (generated contract; Joint: on every field of the turn).
     pub response: Option<String>,

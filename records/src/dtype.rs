@@ -17,6 +17,7 @@ pub enum WeightDtype {
 }
 
 impl WeightDtype {
+    /// `f32` or `bf16`: the `[model] dtype` value (the serde form).
     pub fn name(self) -> &'static str {
         match self {
             WeightDtype::F32 => "f32",

@@ -8,7 +8,9 @@ use crate::geometry::Geometry;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Domain {
+    /// Multiplication `a × b` (paper A.2), answered over the ten digits.
     Arithmetic,
+    /// A WordNet noun asked for by its gloss, answered over the 26 lowercase letters (A.3).
     Lexical,
     /// Symbolic strings over the ten digits (the COPY/REVERSE panel's digit encoding, B.4).
     SymbolicDigits,
@@ -51,6 +53,7 @@ impl Domain {
     /// The natural task domains of the main panels.
     pub const NATURAL: [Domain; 2] = [Domain::Arithmetic, Domain::Lexical];
 
+    /// Every domain, in declaration order (the order [`Domain::parse`] searches).
     pub const ALL: [Domain; 7] = [
         Domain::Arithmetic,
         Domain::Lexical,
@@ -87,6 +90,7 @@ impl Domain {
         }
     }
 
+    /// snake_case name, as in bank files, messages and Parquet columns (the serde form).
     pub fn as_str(self) -> &'static str {
         match self {
             Domain::Arithmetic => "arithmetic",
@@ -99,6 +103,7 @@ impl Domain {
         }
     }
 
+    /// The domain whose [`Domain::as_str`] name is `s`; `None` for any other string.
     pub fn parse(s: &str) -> Option<Domain> {
         Domain::ALL.into_iter().find(|d| d.as_str() == s)
     }
@@ -176,8 +181,11 @@ pub struct CarryStats {
 pub struct ArithmeticMeta {
     /// The operands `[a, b]` of `a × b`.
     pub operands: [u64; 2],
+    /// Balanced or unbalanced operand lengths.
     pub structure: Structure,
+    /// Total carries against the median of the pool of the same length and structure.
     pub carry_class: CarryClass,
+    /// The carry simulator's statistics and traces of the product.
     pub carry: CarryStats,
 }
 
@@ -200,6 +208,7 @@ pub struct LexicalMeta {
     pub zipf: f64,
     /// Zipf frequency of each candidate, in display order.
     pub candidate_zipf: Vec<f64>,
+    /// Stratum of `zipf` (high from Zipf 4.0).
     pub frequency_stratum: FrequencyStratum,
     /// Whether the target contains a letter more than once.
     pub repeated_letters: bool,
@@ -225,6 +234,7 @@ pub enum SymbolicPanel {
 }
 
 impl SymbolicPanel {
+    /// snake_case name (the serde form).
     pub fn as_str(self) -> &'static str {
         match self {
             SymbolicPanel::CopyReverse => "copy_reverse",
@@ -245,6 +255,7 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// `copy` or `reverse` (the serde form, and the trajectories' `operation` column).
     pub fn as_str(self) -> &'static str {
         match self {
             Operation::Copy => "copy",
@@ -267,11 +278,16 @@ impl Operation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
+    /// COPY/REVERSE: the gold is unique from prefix 2; twelve characters: the candidates
+    /// branch at positions 2/3.
     Early,
+    /// COPY/REVERSE: the gold becomes unique only at prefix L; twelve characters: the
+    /// candidates branch at positions 10/11.
     Late,
 }
 
 impl Placement {
+    /// `early` or `late` (the serde form, and the trajectories' `placement` column).
     pub fn as_str(self) -> &'static str {
         match self {
             Placement::Early => "early",
@@ -283,10 +299,12 @@ impl Placement {
 /// Metadata of a symbolic item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SymbolicMeta {
+    /// The panel the item was built for.
     pub panel: SymbolicPanel,
     /// The independent unit shared by every presentation of a base or source ("The independent
     /// unit is a natural parent item, shared symbolic source, …", A.1).
     pub base_id: String,
+    /// The operation the problem states; the target is its result on `source`.
     pub operation: Operation,
     /// The string the operation is applied to, in this item's encoding.
     pub source: String,
@@ -314,9 +332,14 @@ pub struct SemanticMeta {
 /// One benchmark item. JSON field names are the bank-file format (one object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
+    /// Stable id (`arith-test-5-07`): ASCII, not blank, unique within a run.
     pub item_id: String,
+    /// Task domain; its alphabet bounds the candidates' characters.
     pub domain: Domain,
+    /// The problem text shown to the model (`39 × 15 = ?`; a lexical item's WordNet gloss);
+    /// free text, not blank.
     pub problem: String,
+    /// The gold string: ASCII and one of the candidates.
     pub target: String,
     /// Target length L (characters).
     pub length: usize,
@@ -330,12 +353,16 @@ pub struct Item {
     /// Derived geometry (entropies, first unique prefix); recomputed on validation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub geometry: Option<Geometry>,
+    /// Arithmetic items' generator metadata, when the item carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arithmetic: Option<ArithmeticMeta>,
+    /// Lexical items' generator metadata, when the item carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lexical: Option<LexicalMeta>,
+    /// Symbolic items' panel, base and operation, when the item carries them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symbolic: Option<SymbolicMeta>,
+    /// Semantic-bridge items' fact record and pattern, when the item carries them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub semantic: Option<SemanticMeta>,
 }

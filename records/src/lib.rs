@@ -2,6 +2,8 @@
 //! responses, step records, trajectories and paired outcomes. Every stage of the pipeline
 //! speaks these types; serde gives the JSON forms used by bank files and Kafka messages.
 
+#![deny(missing_docs)]
+
 pub mod arm;
 pub mod coverage;
 pub mod dialogue;

@@ -6,8 +6,11 @@ use serde::{Deserialize, Serialize};
 /// One row of the `metrics/` dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricRow {
+    /// Snapshot number: increasing over the run, continued on resume.
     pub snapshot: u64,
+    /// Model name; empty in a `snapshot_error` row.
     pub model: String,
+    /// Domain name ([`crate::Domain::as_str`]); empty in a `snapshot_error` row.
     pub domain: String,
     /// `None` = all lengths.
     pub length: Option<u32>,
@@ -15,10 +18,15 @@ pub struct MetricRow {
     pub comparison: String,
     /// snake_case metric name.
     pub metric: String,
+    /// Point value; `None` when undefined (e.g. an empty denominator).
     pub value: Option<f64>,
+    /// Count numerator, when the metric is a ratio or a count.
     pub numerator: Option<u64>,
+    /// Count denominator, with `numerator`.
     pub denominator: Option<u64>,
+    /// Lower bound of the interval; `None` without one.
     pub ci_low: Option<f64>,
+    /// Upper bound of the interval; `None` without one.
     pub ci_high: Option<f64>,
     /// `bootstrap_percentile` or `clopper_pearson`.
     pub ci_method: Option<String>,
@@ -67,6 +75,7 @@ pub enum FamilyScope {
 }
 
 impl FamilyScope {
+    /// Every scope, in declaration order (the order [`FamilyScope::parse`] searches).
     pub const ALL: [FamilyScope; 4] = [
         FamilyScope::PerModelDomain,
         FamilyScope::PerModel,

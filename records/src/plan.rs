@@ -22,6 +22,7 @@ pub enum PlanOrigin {
 }
 
 impl PlanOrigin {
+    /// `observed` or `constructed`: the serde form, and the trajectories' `plan_origin`.
     pub fn as_str(self) -> &'static str {
         match self {
             PlanOrigin::Observed => "observed",
@@ -34,9 +35,11 @@ impl PlanOrigin {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SuppliedPlan {
+    /// The item whose IncorrectCopy arm copies this plan.
     pub item_id: String,
     /// The string to copy (same length as the item's target, different from it).
     pub plan: String,
+    /// Whether a model selected the plan or it was constructed.
     pub origin: PlanOrigin,
     /// Free text: which model and run selected it, or how it was constructed.
     #[serde(default)]
@@ -47,7 +50,9 @@ pub struct SuppliedPlan {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {message}")]
 pub struct PlanFileError {
+    /// One-based line of the file.
     pub line: usize,
+    /// What is wrong with it (naming the item where one was read).
     pub message: String,
 }
 

@@ -22,12 +22,18 @@ pub enum Decoding {
     /// Exact conditional distribution over the legal option codes at the prompt boundary.
     Score,
     /// Greedy decoding with a budget of new tokens, thinking disabled.
-    Greedy { max_new_tokens: u32 },
+    Greedy {
+        /// Most new tokens the model may generate.
+        max_new_tokens: u32,
+    },
 }
 
-/// Greedy budgets of generated answers.
+/// Greedy budget (new tokens) of a generated code or character ("eight new tokens per
+/// character", A.7).
 pub const BUDGET_CHARACTER: u32 = 8;
+/// Greedy budget (new tokens) of a generated whole string ("32 per string", A.7).
 pub const BUDGET_STRING: u32 = 32;
+/// Greedy budget (new tokens) of a dialogue request's generated answer.
 pub const BUDGET_DIALOGUE: u32 = 256;
 
 /// A model request, complete enough to be replayed without its controller.
@@ -35,6 +41,7 @@ pub const BUDGET_DIALOGUE: u32 = 256;
 pub struct Request {
     /// Deterministic id: item, arm, step and prompt hash (see [`Request::derive_id`]).
     pub request_id: String,
+    /// The item asked about (a dialogue's id for dialogue requests).
     pub item_id: String,
     /// Arm label (see `ArmSpec::label`).
     pub arm: String,
@@ -52,7 +59,9 @@ pub struct Request {
     pub instruction: String,
     /// Displayed options in display order.
     pub options: Vec<RequestOption>,
+    /// How the answer is given: a scored code, or a generated code, character or string.
     pub contract: Contract,
+    /// Scoring, or greedy decoding with its new-token budget.
     pub decoding: Decoding,
     /// Names that are not offered but count in the end-token closing rule of the scored
     /// options as if they were (see `ModelTokenizer::option_tokens`): a candidate-coverage
@@ -139,14 +148,19 @@ pub enum Answer {
     /// engine's raw log-likelihoods behind them (`None` in answers recorded before they were
     /// kept).
     Scored {
+        /// One per option, in display order; they sum to 1.
         probabilities: Vec<f64>,
+        /// The engine's per-option log-probabilities before normalizing.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         raw: Option<OptionLogprobs>,
     },
     /// Greedy text.
     Generated {
+        /// The generated text, unparsed.
         text: String,
+        /// End of turn or an exhausted budget.
         finish_reason: FinishReason,
+        /// The new-token budget ran out before the answer ended.
         truncated: bool,
     },
 }
@@ -177,9 +191,13 @@ impl OptionLogprobs {
 /// A model response with its costs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
+    /// The request answered ([`Request::request_id`]).
     pub request_id: String,
+    /// Scored probabilities or generated text.
     pub answer: Answer,
+    /// Tokens of the rendered prompt.
     pub prompt_tokens: u32,
+    /// Tokens generated (0 for scored answers).
     pub completion_tokens: u32,
     /// Wall time of the model call (0 when answered from a cache).
     pub latency_ms: f64,

@@ -54,11 +54,14 @@ pub struct StepRecord {
     pub filled: bool,
     /// Not executed because the trajectory aborted earlier (logged with zero calls).
     pub aborted: bool,
+    /// The step's request; `None` for filled and aborted steps and for a batch answer's later
+    /// positions (its request is recorded on the first).
     pub request_id: Option<String>,
     /// The value appended (a character, a candidate, `END`), or the INVALID marker.
     pub emitted: String,
     /// The value the step should produce (gold character, plan character, candidate).
     pub required: String,
+    /// Strict classification of the step's answer; `None` for filled and aborted steps.
     pub class: Option<ResponseClass>,
     /// Scored contracts: probabilities aligned with `support`.
     pub probabilities: Option<Vec<f64>>,
@@ -66,8 +69,11 @@ pub struct StepRecord {
     pub chosen_probability: Option<f64>,
     /// Largest probability at this step (scored contracts).
     pub top_probability: Option<f64>,
+    /// Prompt tokens of the step's request (0 without `request_id`).
     pub prompt_tokens: u32,
+    /// Tokens generated for the step (0 for scored answers and without `request_id`).
     pub completion_tokens: u32,
+    /// Wall time of the step's model call, ms (0 without `request_id` or from a cache).
     pub latency_ms: f64,
     /// D.9's token control: the token count of the Indexed request at this step's prefix that
     /// the padding matched; `prompt_tokens` (the engine's own count) was verified equal.
@@ -76,6 +82,7 @@ pub struct StepRecord {
 }
 
 impl StepRecord {
+    /// Whether the step carries a model request (`request_id` is set).
     pub fn is_call(&self) -> bool {
         self.request_id.is_some()
     }
@@ -89,7 +96,9 @@ impl StepRecord {
 /// overlap the resource categories" (Table D16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Membership {
+    /// The target.
     Gold,
+    /// One of the other seven candidates.
     OtherCandidate,
     /// Wrong length, a character outside the domain alphabet (the INVALID marker included), or
     /// an aborted trajectory.
@@ -110,16 +119,22 @@ pub enum Membership {
 /// Exclusive stopping category of the 51-option track, by priority (paper A.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StopCategory {
+    /// END right after content equal to the gold.
     ExactCompletion,
+    /// END after fewer than L content characters.
     PrematureEnd,
+    /// The first L content characters are the gold, but END did not follow them at once.
     CorrectContentWithoutEnd,
+    /// The L+3 cap was reached without END and the first L characters are not the gold.
     CapExhaustion,
+    /// Anything else, e.g. END after at least L characters whose first L are not the gold.
     WrongContent,
 }
 
 /// Stopping-track outcome with its auxiliary indicators.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StopOutcome {
+    /// The first category, in [`StopCategory`]'s order, that applies.
     pub category: StopCategory,
     /// Gold immediately followed by END.
     pub exact_completion: bool,
@@ -171,6 +186,7 @@ impl Endpoint {
         }
     }
 
+    /// Whether this is the gold endpoint ([`Endpoint::Correct`]).
     pub fn is_correct(&self) -> bool {
         *self == Endpoint::Correct
     }
@@ -179,9 +195,13 @@ impl Endpoint {
 /// A completed (item, arm) trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trajectory {
+    /// The item answered.
     pub item_id: String,
+    /// The item's domain.
     pub domain: Domain,
+    /// The item's target length L (characters).
     pub length: usize,
+    /// Model name (its full identity is in the run's manifest).
     pub model: String,
     /// Arm label (`ArmSpec::label`).
     pub arm: String,
@@ -212,45 +232,66 @@ pub struct Trajectory {
     /// symbol — what unit contrasts select and stratify by.
     #[serde(default)]
     pub base_id: Option<String>,
+    /// Symbolic items: `copy` or `reverse` ([`crate::Operation::as_str`]).
     #[serde(default)]
     pub operation: Option<String>,
+    /// Symbolic items: `early` or `late` ([`crate::Placement::as_str`]).
     #[serde(default)]
     pub placement: Option<String>,
+    /// Symbolic items: the target repeats a symbol.
     #[serde(default)]
     pub repeated: Option<bool>,
     /// Semantic-bridge items: the gold Boolean pattern (`101`), the record's bootstrap stratum
     /// ("Semantic bases use gold pattern", A.6).
     #[serde(default)]
     pub pattern: Option<String>,
+    /// D.17's exclusive output class of `output`.
     pub membership: Membership,
     /// A non-candidate output whose every character is in the candidates' union at its
     /// position (may overlap any non-candidate membership class).
     #[serde(default)]
     pub recombination: bool,
+    /// SerialStop: the stopping-track outcome; `None` for other arms.
     pub stop: Option<StopOutcome>,
     /// A Trie prefix left the candidate set (or an empty support) and the rest was skipped.
     pub aborted: bool,
+    /// Model requests: steps with a `request_id`.
     pub calls: u32,
+    /// Steps filled without a request.
     pub fills: u32,
+    /// Prompt tokens summed over the steps' requests.
     pub prompt_tokens: u64,
+    /// Generated tokens summed over the steps' requests.
     pub completion_tokens: u64,
+    /// Model-call wall time summed over the steps, ms.
     pub latency_ms: f64,
+    /// Confidence composites; `None` when no called step was scored.
     pub confidence: Option<Confidence>,
     /// Per position: the emitted character equals the gold character (local arms).
     pub position_correct: Vec<bool>,
+    /// Every step taken (calls, fills and aborted positions), for audit.
     pub steps: Vec<StepRecord>,
 }
 
 /// A paired Native/Serial outcome of one item.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PairedOutcome {
+    /// The item both trajectories answered.
     pub item_id: String,
+    /// The item's domain.
     pub domain: Domain,
+    /// The item's target length L (characters): the natural bootstrap stratum.
     pub length: usize,
+    /// Model name, as in the paired trajectories.
     pub model: String,
+    /// Label of the reference (selecting, left) arm.
     pub native_arm: String,
+    /// Label of the compared (constructing, right) arm.
     pub serial_arm: String,
+    /// The reference arm succeeded: gold exact match, or fidelity to the plan when the
+    /// comparison pairs copy arms by fidelity.
     pub native_correct: bool,
+    /// The compared arm succeeded, by the same endpoint as `native_correct`.
     pub serial_correct: bool,
     /// Semantic-bridge items: the gold pattern, which replaces length as the bootstrap stratum
     /// ("Natural strata are domain/length. … Semantic bases use gold pattern", A.6).

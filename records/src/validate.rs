@@ -14,45 +14,78 @@ pub const CANDIDATE_COUNT: usize = 8;
 /// Which rule of the item contract an item broke.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ItemRule {
+    /// Not JSON, or not a JSON object; holds the reason.
     #[error("not valid JSON: {0}")]
     BadJson(String),
+    /// A field is missing or of the wrong type.
     #[error("missing or mistyped field `{field}`: {detail}")]
-    BadField { field: String, detail: String },
+    BadField {
+        /// The field (`item` when serde's message names none).
+        field: String,
+        /// What was expected, or serde's message.
+        detail: String,
+    },
+    /// `item_id` is blank.
     #[error("empty item_id")]
     EmptyId,
+    /// `domain` is no [`Domain`] name; holds the name given.
     #[error("unknown domain `{0}` (expected `arithmetic`, `lexical`, `symbolic_digits`, `symbolic_letters`, `symbolic_etaoin`, `semantic_binary` or `semantic_named`)")]
     UnknownDomain(String),
+    /// `problem` is blank.
     #[error("empty problem")]
     EmptyProblem,
+    /// Not [`CANDIDATE_COUNT`] candidates; holds the number found.
     #[error("expected {CANDIDATE_COUNT} candidates, found {0}")]
     CandidateCount(usize),
+    /// Candidates of different lengths; holds every candidate's length, comma-separated.
     #[error("candidates have unequal lengths ({0})")]
     UnequalLengths(String),
+    /// A candidate listed twice; holds it.
     #[error("duplicate candidate `{0}`")]
     DuplicateCandidate(String),
+    /// The target is none of the candidates; holds the target.
     #[error("target `{0}` is not among the candidates")]
     GoldMissing(String),
+    /// Non-ASCII id, target or candidate (the problem may be any text); holds which.
     #[error("non-ASCII text in {0}")]
     NonAscii(String),
+    /// A candidate has a character outside its domain's [`Domain::alphabet`].
     #[error("candidate `{candidate}` has character {ch:?} outside the {domain} alphabet")]
     OutsideAlphabet {
+        /// The offending candidate.
         candidate: String,
+        /// Its first character outside the alphabet.
         ch: char,
+        /// The item's domain.
         domain: Domain,
     },
+    /// The target length is outside the [`ItemPolicy`] range.
     #[error("length {length} out of range {min}..={max}")]
     LengthOutOfRange {
+        /// Characters of the target.
         length: usize,
+        /// [`ItemPolicy::min_length`].
         min: usize,
+        /// [`ItemPolicy::max_length`].
         max: usize,
     },
+    /// The declared `length` differs from the target's.
     #[error("declared length {declared} differs from target length {actual}")]
-    LengthMismatch { declared: usize, actual: usize },
+    LengthMismatch {
+        /// The item's `length` field.
+        declared: usize,
+        /// Characters of the target.
+        actual: usize,
+    },
+    /// A declared `k_vector` differs from the one derived from the candidates.
     #[error("declared k_vector {declared:?} differs from the candidates' {actual:?}")]
     KVectorMismatch {
+        /// The item's `k_vector` field.
         declared: Vec<u32>,
+        /// K(0..=L) derived from the target and candidates.
         actual: Vec<u32>,
     },
+    /// The id was already admitted in this run ([`DuplicateIdGuard`]).
     #[error("duplicate item_id (already seen in this run)")]
     DuplicateId,
 }
@@ -61,7 +94,9 @@ pub enum ItemRule {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("item {}: {rule}", item_id.as_deref().unwrap_or("<unknown id>"))]
 pub struct ItemError {
+    /// The item's id (a numeric id in decimal); `None` when it could not be read.
     pub item_id: Option<String>,
+    /// Which rule of the item contract the item broke.
     pub rule: ItemRule,
 }
 
@@ -77,7 +112,9 @@ impl ItemError {
 /// Limits that an item must respect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ItemPolicy {
+    /// Shortest target allowed (characters, inclusive).
     pub min_length: usize,
+    /// Longest target allowed (characters, inclusive).
     pub max_length: usize,
 }
 

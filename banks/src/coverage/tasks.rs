@@ -34,7 +34,9 @@ pub struct TaskSpec {
     pub calibration_from: Vec<String>,
     /// Files the test cases come from.
     pub test_from: Vec<String>,
+    /// Default test texts drawn per label.
     pub test_per_label: usize,
+    /// Default calibration texts drawn per label.
     pub calibration_per_label: usize,
 }
 
@@ -108,7 +110,9 @@ pub fn excluded_datasets() -> BTreeMap<String, String> {
 /// Builder settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoverageOptions {
+    /// Base seed of every stream ([`stream_seed`]).
     pub seed: u64,
+    /// Ordinary candidate counts to draw; each must satisfy 2 ≤ k ≤ L − 1 for a task of L labels.
     pub ks: Vec<usize>,
     /// Also draw the pair of size L − 1 of every task of L labels (`"all_but_reference"` in
     /// `[coverage] ks`).

@@ -138,16 +138,28 @@ const MAX_ATTEMPTS: usize = 1_000;
 /// Why the bank could not be built, written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum DialogueBankError {
+    /// A bank file or directory could not be read, written or created.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
-    #[error("{path}:{line}: {message}")]
-    Parse {
+    Io {
+        /// The file or directory, as displayed.
         path: String,
-        line: usize,
+        /// The underlying I/O error.
         message: String,
     },
+    /// A line of a bank file is not a dialogue record.
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        /// The bank file, as displayed.
+        path: String,
+        /// The 1-based line.
+        line: usize,
+        /// Why the line does not parse.
+        message: String,
+    },
+    /// A dialogue, built or read, fails [`Dialogue::validate`].
     #[error(transparent)]
     Invalid(#[from] DialogueError),
+    /// A dialogue could not be drawn: no draw within the attempt limit met the selection rules.
     #[error("{0}")]
     Build(String),
 }
@@ -158,17 +170,26 @@ pub enum DialogueBankError {
 /// One perturbed copy of the provenance's list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PerturbationRecord {
+    /// Id of the copy: its base's id plus `:paraphrase` or `:value_permutation`.
     pub dialogue_id: String,
+    /// What was changed in the copy.
     pub perturbation: Perturbation,
+    /// Id of the test dialogue the copy was made from.
     pub perturbation_of: String,
 }
 
 /// Provenance of the dialogue bank. Holds no timestamps, so rebuilding is byte-identical.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DialogueProvenance {
+    /// Which code wrote the bank: crate module and source path.
     pub generator: String,
+    /// [`DIALOGUE_GENERATOR_VERSION`] of the generator that wrote the bank.
     pub generator_version: String,
+    /// The bank seed the dialogues were drawn from ([`DEFAULT_DIALOGUE_SEED`] for the
+    /// committed bank).
     pub seed: u64,
+    /// Seed of the one field-order stream ([`FIELD_ORDER_SEED`], C.2's 20261009), independent
+    /// of `seed`.
     pub field_order_seed: u64,
     /// What the bank is: a synthetic stand-in, not SGD.
     pub statement: String,
@@ -180,6 +201,7 @@ pub struct DialogueProvenance {
     pub rules: BTreeMap<String, String>,
     /// Dialogues, turns and fields per split, length, service, slot count and act.
     pub counts: BTreeMap<String, usize>,
+    /// Every perturbed copy, in bank order.
     pub perturbations: Vec<PerturbationRecord>,
     /// SHA-256 of the bank file.
     pub files: BTreeMap<String, String>,
@@ -189,9 +211,13 @@ pub struct DialogueProvenance {
 /// each in bank order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DialogueBank {
+    /// The test dialogues: [`TEST_PER_LENGTH`] of each length, shortest first.
     pub test: Vec<Dialogue>,
+    /// Paraphrase and value-permutation copies of test dialogues, by base, paraphrase first.
     pub perturbed: Vec<Dialogue>,
+    /// The development dialogues: [`DEV_PER_LENGTH`] of each length, shortest first.
     pub dev: Vec<Dialogue>,
+    /// The bank's provenance, the bank file's SHA-256 included.
     pub provenance: DialogueProvenance,
 }
 

@@ -67,7 +67,9 @@ pub use vocabulary::{Vocabulary, Word};
 
 /// Version of this generator, recorded in bank provenance. Bump on any output change.
 pub const GENERATOR_VERSION: &str = "c2s-lexical/1";
+/// Shortest eligible word, in letters (rule 1); a build may not start below it.
 pub const MIN_LENGTH: usize = 3;
+/// Longest eligible word, in letters (rule 1); a build may not go above it.
 pub const MAX_LENGTH: usize = 8;
 /// Minimum Zipf frequency of every candidate, in hundredths.
 pub const MIN_ZIPF_CENTS: i32 = 250;
@@ -77,29 +79,41 @@ pub const MAX_ZIPF_RANGE_CENTS: i32 = 150;
 pub const HIGH_ZIPF_CENTS: i32 = 400;
 /// Minimum number of words in a definition.
 pub const MIN_DEFINITION_WORDS: usize = 3;
-/// Candidates per item and initial-letter groups per candidate set.
+/// Initial-letter groups per candidate set, each of a distinct letter.
 pub const GROUPS: usize = 4;
+/// Candidates per initial-letter group; an item has `GROUPS * PER_GROUP` = 8 candidates.
 pub const PER_GROUP: usize = 2;
 
 /// Problems building a lexical bank.
 #[derive(Debug, Error)]
 pub enum BankError {
+    /// A WordNet or wordfreq source file could not be read or parsed.
     #[error(transparent)]
     Source(#[from] SourceError),
+    /// A generated item failed [`c2s_records::validate_item`].
     #[error("generated item failed validation: {0}")]
     Item(#[from] ItemError),
+    /// A (split, length) stream yielded fewer sets than its quotas need, borrowing included.
     #[error(
         "lexical {split} bank, length {length}: only {found} of {needed} items after \
          {attempts} attempts (cells: {cells})"
     )]
     Shortfall {
+        /// The split being built.
         split: Split,
+        /// Word length of the stream, in letters.
         length: usize,
+        /// Items the quotas ask for: per-cell quota × the four cells.
         needed: usize,
+        /// Items the quota selection found.
         found: usize,
+        /// Construction attempts the stream made.
         attempts: u64,
+        /// Accepted sets per cell, `<stratum>/<repetition> <count>` joined by commas.
         cells: String,
     },
+    /// Lengths outside `MIN_LENGTH..=MAX_LENGTH` or reversed, or an accepted gold that fails
+    /// rule 2.
     #[error("invalid lexical configuration: {0}")]
     Config(String),
 }
@@ -108,11 +122,14 @@ pub enum BankError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Split {
+    /// The development bank, built first.
     Dev,
+    /// The formal test bank; its golds exclude those selected for dev.
     Test,
 }
 
 impl Split {
+    /// The lowercase name used in item ids and serialization (`dev`, `test`).
     pub fn as_str(self) -> &'static str {
         match self {
             Split::Dev => "dev",
@@ -137,7 +154,9 @@ impl std::fmt::Display for Split {
 /// A stratum cell: frequency stratum of the gold × whether it repeats a letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Cell {
+    /// Stratum of the gold's Zipf frequency: High at Zipf ≥ 4.0.
     pub frequency_stratum: FrequencyStratum,
+    /// Whether some letter occurs more than once in the gold.
     pub repeated_letters: bool,
 }
 
@@ -205,7 +224,9 @@ impl Cell {
 /// Quotas and bounds of a build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LexicalConfig {
+    /// Shortest word length built, in letters; at least [`MIN_LENGTH`].
     pub min_length: usize,
+    /// Longest word length built, in letters; at most [`MAX_LENGTH`].
     pub max_length: usize,
     /// Items per stratum cell per length in the test bank.
     pub test_per_cell: usize,
@@ -231,10 +252,15 @@ impl Default for LexicalConfig {
 /// Items per cell in one (split, length): quota, ranks available, ranks selected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CellCount {
+    /// The split of the stream.
     pub split: Split,
+    /// Word length of the stream, in letters.
     pub length: usize,
+    /// The cell's frequency stratum.
     pub frequency_stratum: FrequencyStratum,
+    /// The cell's repetition class.
     pub repeated_letters: bool,
+    /// Items the cell asks for: the split's per-cell quota.
     pub quota: usize,
     /// Accepted sets of this cell in the stream (ranks available).
     pub available: usize,
@@ -245,9 +271,13 @@ pub struct CellCount {
 /// Attempts and acceptances of one (split, length) construction stream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StreamStats {
+    /// The split of the stream.
     pub split: Split,
+    /// Word length of the stream, in letters.
     pub length: usize,
+    /// Construction attempts made, rejected ones included.
     pub attempts: u64,
+    /// Candidate sets accepted (the stream's ranks).
     pub accepted: usize,
     /// Accepted ranks not selected by the quotas.
     pub unused: usize,
@@ -258,25 +288,36 @@ pub struct StreamStats {
 /// Sources and generator identity, for bank provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LexicalProvenance {
+    /// [`GENERATOR_VERSION`] of the generator that built the banks.
     pub generator_version: String,
+    /// Seed of every construction and display-order stream.
     pub seed: u64,
+    /// WordNet version from the license header (`3.0`), or `unknown`.
     pub wordnet_version: String,
+    /// SHA-256 over data.noun, index.noun and noun.exc, in that order.
     pub wordnet_sha256: String,
+    /// The wordfreq list: file name, format, format version and SHA-256.
     pub wordfreq_version: String,
+    /// Quotas and bounds of the build.
     pub config: LexicalConfig,
 }
 
 /// Result of a lexical build.
 #[derive(Debug, Clone, Serialize)]
 pub struct LexicalBuild {
+    /// Test items, by length, each length in stream-rank order.
     pub test: Vec<Item>,
+    /// Development items, by length, each length in stream-rank order.
     pub dev: Vec<Item>,
     /// Exclusion counts by reason. `word.*`: index lemmas failing rule 1 (once per lemma);
     /// `target.*`: eligible words failing rule 2 (once per word); `set.*`: rejected
     /// construction attempts (per attempt; `set.distractor.*` per conflicting distractor).
     pub exclusions: BTreeMap<String, u64>,
+    /// The four cells (in [`CELLS`] order) of every (split, length), dev first.
     pub cell_counts: Vec<CellCount>,
+    /// One entry per (split, length) stream, dev first, lengths ascending.
     pub streams: Vec<StreamStats>,
+    /// Sources and generator identity.
     pub provenance: LexicalProvenance,
 }
 

@@ -134,7 +134,10 @@ pub fn other_eligible_lemmas<'a>(
 /// A screened target: its sense and everything the distractor checks need.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// Offset of the target synset in data.noun: the word's first index.noun sense.
     pub offset: u32,
+    /// The synset's gloss, the item's problem text: ASCII, at least three words, no cue of
+    /// the word.
     pub definition: String,
     /// Raw lemmas of the target synset.
     pub synset_lemmas: Vec<String>,

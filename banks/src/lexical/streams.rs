@@ -17,12 +17,16 @@ use super::{Cell, Split, CELLS, GROUPS, MAX_ZIPF_RANGE_CENTS, PER_GROUP};
 /// the position of the gold among them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accepted {
+    /// Indices into [`Vocabulary::words`], distinct, `PER_GROUP` per letter group.
     pub words: [usize; GROUPS * PER_GROUP],
+    /// Position of the gold in `words`.
     pub gold: usize,
+    /// The gold's stratum cell.
     pub cell: Cell,
 }
 
 impl Accepted {
+    /// The gold's index into [`Vocabulary::words`].
     pub fn gold_word(&self) -> usize {
         self.words[self.gold]
     }
@@ -31,8 +35,12 @@ impl Accepted {
 /// Outcome of one (split, length) stream.
 #[derive(Debug, Clone)]
 pub struct Stream {
+    /// Accepted sets in acceptance order; a set's position is its rank.
     pub accepted: Vec<Accepted>,
+    /// Construction attempts made, rejected ones included.
     pub attempts: u64,
+    /// Whether the stream stopped with some cell short of `per_cell`: at the attempt cap, or
+    /// at once when the length has fewer than `GROUPS` letter groups.
     pub hit_attempt_cap: bool,
 }
 

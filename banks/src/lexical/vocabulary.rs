@@ -12,8 +12,11 @@ use super::{Cell, PER_GROUP};
 /// One eligible word with its precomputed screening.
 #[derive(Debug, Clone)]
 pub struct Word {
+    /// The index.noun lemma, passing rule 1.
     pub word: String,
+    /// Zipf frequency from wordfreq, in hundredths (rounded).
     pub zipf_cents: i32,
+    /// Its [`word_forms`], for the cue and conflict checks.
     pub forms: BTreeSet<String>,
     /// Rule 2 outcome for this word as a target.
     pub target: Result<Target, &'static str>,

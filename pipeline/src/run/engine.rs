@@ -182,11 +182,11 @@ pub fn token_counter(
 struct PinnedTokenizer(Arc<c2s_model::tokenizer::ModelTokenizer>);
 
 impl c2s_protocol::PromptTokenCounter for PinnedTokenizer {
-    fn prompt_tokens(&self, request: &Request) -> Result<u32, String> {
+    fn prompt_tokens(&self, request: &Request) -> Result<u32, c2s_protocol::PromptTokensError> {
         self.0
             .prompt_tokens(&c2s_model::PromptSpec::from_request(request))
             .map(|t| t.len() as u32)
-            .map_err(|e| e.to_string())
+            .map_err(c2s_protocol::PromptTokensError::new)
     }
 }
 

@@ -63,6 +63,9 @@ pub struct LocalController {
 }
 
 impl LocalController {
+    /// Build the controller; fails where a copy arm lacks its plan or the plan cannot be
+    /// copied (wrong length, a character outside the alphabet, IncorrectCopy's plan equal
+    /// to gold).
     pub fn new(
         item: &Item,
         spec: ArmSpec,
@@ -320,7 +323,7 @@ impl LocalController {
             spec.evidence = evidence;
             render(&spec, Some(padding))
         })
-        .map_err(token_error)?;
+        .map_err(|e| token_error(e.to_string()))?;
         self.token_targets
             .insert(matched.request.request_id.clone(), matched.target);
         Ok(matched.request)
@@ -402,6 +405,8 @@ impl LocalController {
         Ok(vec![])
     }
 
+    /// The first requests (empty once started). Fails where D.9's token control has no exact
+    /// match.
     pub fn start(&mut self) -> Result<Vec<Request>, ControllerError> {
         if self.started {
             return Ok(vec![]);
@@ -445,6 +450,9 @@ impl LocalController {
         Ok(requests)
     }
 
+    /// Take the response to an outstanding request; returns the requests it made possible.
+    /// Fails on an unknown request, an unscorable answer, or an engine prompt count that
+    /// differs from the token-matched target.
     pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
         let Some((t, support, request)) = self.outstanding.remove(&response.request_id) else {
             return Err(ControllerError::UnknownRequest(response.request_id.clone()));
@@ -521,14 +529,18 @@ impl LocalController {
         }
     }
 
+    /// Whether started, nothing is outstanding and every decided position has its step.
     pub fn is_complete(&self) -> bool {
         self.started && self.outstanding.is_empty() && self.steps.len() == self.positions().len()
     }
 
+    /// The emitted values of the steps so far, in position order.
     pub fn output(&self) -> String {
         self.steps.values().map(|s| s.emitted.as_str()).collect()
     }
 
+    /// The trajectory of `model` from the steps so far (with the readout scored and the
+    /// plan's origin recorded).
     pub fn trajectory(&self, model: &str) -> Trajectory {
         let mut t = assemble(
             &self.item,

@@ -36,21 +36,34 @@ pub use whole_answer::WholeAnswerController;
 /// Why a controller could not be built or could not take a response.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ControllerError {
+    /// The arm spec, or the plan it needs, cannot make a controller for the item.
     #[error("arm {arm}: {reason}")]
-    InvalidSpec { arm: String, reason: String },
+    InvalidSpec {
+        /// The arm's label.
+        arm: String,
+        /// What is wrong with the spec or plan.
+        reason: String,
+    },
+    /// A response whose request id this controller is not waiting for.
     #[error("response to unknown or already answered request {0}")]
     UnknownRequest(String),
+    /// A response that does not fit its request's contract.
     #[error("request {request_id}: {source}")]
     Scoring {
+        /// The request answered.
         request_id: String,
+        /// Why its answer could not be scored.
         source: ScoringError,
     },
     /// D.9's token control could not be built, or its realized match failed verification
     /// ("Every realized match is verified").
     #[error("arm {arm} step {step}: {reason}")]
     TokenMatch {
+        /// The arm's label.
         arm: String,
+        /// The step (position) whose request failed.
         step: u32,
+        /// The numbers of the failed match or verification.
         reason: String,
     },
 }
@@ -100,8 +113,11 @@ impl Default for ControllerConfig {
 /// Any controller.
 #[derive(Debug, Clone)]
 pub enum Controller {
+    /// Native, NativeControl, WholeGenerate and PrefixIntervention's whole-answer readout.
     Whole(WholeAnswerController),
+    /// Every arm with one decision per position (Algorithm 1).
     Local(LocalController),
+    /// SerialStop's 51-option stopping track.
     Stop(StopController),
 }
 
@@ -150,6 +166,7 @@ impl Controller {
         }
     }
 
+    /// Take the response to an outstanding request; returns the requests it made possible.
     pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
         match self {
             Controller::Whole(c) => c.on_response(response),
@@ -158,6 +175,7 @@ impl Controller {
         }
     }
 
+    /// Whether every request was answered and nothing more will be asked.
     pub fn is_complete(&self) -> bool {
         match self {
             Controller::Whole(c) => c.is_complete(),
@@ -188,6 +206,7 @@ impl Controller {
         }
     }
 
+    /// The arm spec this controller runs.
     pub fn spec(&self) -> &ArmSpec {
         match self {
             Controller::Whole(c) => &c.spec,

@@ -26,6 +26,7 @@ pub struct StopController {
 }
 
 impl StopController {
+    /// The controller of `spec` for `item`, over the item's stop binding.
     pub fn new(item: &Item, spec: ArmSpec, cfg: &ControllerConfig) -> Self {
         StopController {
             item: item.clone(),
@@ -77,6 +78,7 @@ impl StopController {
             .unwrap_or_else(|| END.to_string())
     }
 
+    /// The first request (empty once started).
     pub fn start(&mut self) -> Vec<Request> {
         if self.started {
             return vec![];
@@ -85,6 +87,8 @@ impl StopController {
         self.next_request()
     }
 
+    /// Take the response to the outstanding request; returns the next request, none after
+    /// END or at the step cap.
     pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
         let (support, request) = match self.outstanding.take() {
             Some((s, r)) if r.request_id == response.request_id => (s, r),
@@ -111,10 +115,12 @@ impl StopController {
         Ok(self.next_request())
     }
 
+    /// Whether started and no request is outstanding (END chosen or the cap reached).
     pub fn is_complete(&self) -> bool {
         self.started && self.outstanding.is_none()
     }
 
+    /// The trajectory of `model`, with its stopping outcome.
     pub fn trajectory(&self, model: &str) -> Trajectory {
         let content: String = self.content.iter().collect();
         let stop = stop_outcome(

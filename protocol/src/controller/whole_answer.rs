@@ -26,6 +26,7 @@ pub struct WholeAnswerController {
 }
 
 impl WholeAnswerController {
+    /// The controller of `spec` for `item`, over the item's candidate binding.
     pub fn new(item: &Item, spec: ArmSpec, cfg: &ControllerConfig) -> Self {
         WholeAnswerController {
             item: item.clone(),
@@ -39,6 +40,7 @@ impl WholeAnswerController {
         }
     }
 
+    /// The one request (empty once made).
     pub fn start(&mut self) -> Vec<Request> {
         if self.request.is_some() || self.step.is_some() {
             return vec![];
@@ -59,6 +61,7 @@ impl WholeAnswerController {
         vec![r]
     }
 
+    /// Take the response to the one request; nothing follows it.
     pub fn on_response(&mut self, response: &Response) -> Result<Vec<Request>, ControllerError> {
         let request = match &self.request {
             Some(r) if r.request_id == response.request_id && self.step.is_none() => r.clone(),
@@ -88,10 +91,12 @@ impl WholeAnswerController {
         Ok(vec![])
     }
 
+    /// Whether the one request was answered.
     pub fn is_complete(&self) -> bool {
         self.step.is_some()
     }
 
+    /// The trajectory of `model` from its one step.
     pub fn trajectory(&self, model: &str) -> Trajectory {
         assemble(
             &self.item,
