@@ -209,7 +209,7 @@ impl RestartableBroker {
         &self.store
     }
 
-    /// Kill the broker process (SIGKILL) and wait until its port refuses connections.
+    /// Kill the broker process (SIGKILL) and wait for it to exit.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();

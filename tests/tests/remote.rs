@@ -202,16 +202,7 @@ fn quickstart_through_the_server_agrees_with_the_local_engine() {
         "base_url = \"{}\"\nmodel = \"smollm2\"\nscoring = \"top_logprobs\"\ntop_logprobs = {TOP}\nconcurrency = 2",
         server.url()
     );
-    let remote = config(dir.path(), "remote", 0, NATIVE_SERIAL, Some(&openai));
-    let local = config(dir.path(), "local", 0, NATIVE_SERIAL, None);
-    let timed = |cfg: &Path, run: &str| {
-        let t = Instant::now();
-        run_ok(cfg, &dir.path().join(run));
-        t.elapsed().as_secs_f64()
-    };
-    let remote_s = timed(&remote, "run-remote");
-    let local_s = timed(&local, "run-local");
-    assert_agrees(dir.path(), remote_s, local_s);
+    run_remote_and_local(dir.path(), &openai);
 }
 
 /// The quickstart panel through llama.cpp's own server with 4 parallel slots and
@@ -227,19 +218,26 @@ fn llama_servers_logit_bias_scoring_agrees_with_the_local_engine() {
         "base_url = \"{}\"\nmodel = \"smollm2\"\nscoring = \"logit_bias\"\nconcurrency = 4",
         server.url()
     );
-    let remote = config(dir.path(), "remote", 0, NATIVE_SERIAL, Some(&openai));
-    let local = config(dir.path(), "local", 0, NATIVE_SERIAL, None);
+    run_remote_and_local(dir.path(), &openai);
+    assert!(read_rejects(&dir.path().join("run-remote/rejects"))
+        .unwrap()
+        .is_empty());
+}
+
+/// The quickstart panel (Native and Serial on every dev item) into `DIR/run-remote` through
+/// the server of `openai` (a `[model.openai]` body), then into `DIR/run-local` through the
+/// local engine, each timed; the two must agree ([`assert_agrees`]).
+fn run_remote_and_local(dir: &Path, openai: &str) {
+    let remote = config(dir, "remote", 0, NATIVE_SERIAL, Some(openai));
+    let local = config(dir, "local", 0, NATIVE_SERIAL, None);
     let timed = |cfg: &Path, run: &str| {
         let t = Instant::now();
-        run_ok(cfg, &dir.path().join(run));
+        run_ok(cfg, &dir.join(run));
         t.elapsed().as_secs_f64()
     };
     let remote_s = timed(&remote, "run-remote");
     let local_s = timed(&local, "run-local");
-    assert!(read_rejects(&dir.path().join("run-remote/rejects"))
-        .unwrap()
-        .is_empty());
-    assert_agrees(dir.path(), remote_s, local_s);
+    assert_agrees(dir, remote_s, local_s);
 }
 
 /// The requests of `DIR/run-remote` against those of `DIR/run-local` with the same prompt:

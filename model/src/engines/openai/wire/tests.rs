@@ -194,13 +194,24 @@ fn top_logprobs_are_read() {
             "top_logprobs":[{" A":-0.1," B":-2.5}]}}],"usage":{"prompt_tokens":9,"completion_tokens":1}}"#,
     )
     .expect("decoded");
-    let top = answer.first_top_logprobs().expect("top");
     // Most probable first; the legacy shape has no ids.
-    let read: Vec<(Option<u32>, &str, f64)> = top
-        .iter()
-        .map(|t| (t.id, t.text.as_str(), t.logprob))
-        .collect();
-    assert_eq!(read, [(None, " A", -0.1), (None, " B", -2.5)]);
+    assert_eq!(
+        top_entries(&answer),
+        [
+            (None, " A".to_string(), -0.1),
+            (None, " B".to_string(), -2.5)
+        ]
+    );
+}
+
+/// The first token's top entries of `answer` as (id, text, log-probability).
+fn top_entries(answer: &CompletionResponse) -> Vec<(Option<u32>, String, f64)> {
+    answer
+        .first_top_logprobs()
+        .expect("top")
+        .into_iter()
+        .map(|t| (t.id, t.text, t.logprob))
+        .collect()
 }
 
 #[test]
@@ -215,12 +226,13 @@ fn llamacpp_top_entries_are_read_with_their_ids() {
             "finish_reason":"length"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}"#,
     )
     .expect("decoded");
-    let top = answer.first_top_logprobs().expect("top");
-    let read: Vec<(Option<u32>, &str, f64)> = top
-        .iter()
-        .map(|t| (t.id, t.text.as_str(), t.logprob))
-        .collect();
-    assert_eq!(read, [(Some(330), " A", -0.1), (Some(389), " B", -2.5)]);
+    assert_eq!(
+        top_entries(&answer),
+        [
+            (Some(330), " A".to_string(), -0.1),
+            (Some(389), " B".to_string(), -2.5)
+        ]
+    );
     let answer: CompletionResponse = serde_json::from_str(
         r#"{"choices":[{"logprobs":{"content":[{"id":330,"token":" A","prob":0.75,
             "top_probs":[{"id":330,"token":" A","prob":0.75},{"id":389,"token":" B","prob":0.25}]}]}}]}"#,
