@@ -89,7 +89,7 @@ impl ScoringMethod {
 /// of one position differ by far less (a probability ratio of e^-100 is below f32's range),
 /// and f32 adds it to logits of a few tens without losing their differences (its spacing at
 /// 100 is 8e-6).
-pub const RAISING_BIAS: f64 = 100.0;
+const RAISING_BIAS: f64 = 100.0;
 
 /// How to reach the server.
 #[derive(Debug, Clone)]
@@ -294,7 +294,7 @@ pub fn probe(settings: &OpenAiSettings) -> Result<ServerInfo, EngineError> {
                 (false, Some(format!("the server returned no {what}")))
             } else if let ScoringMethod::LogitBias(_) = settings.scoring {
                 // The second request, on the two most probable tokens: it must return both,
-                // with post-sampling probabilities that sum to one.
+                // in the ratio of their log-probabilities.
                 match probe_biased(&client, &settings.model, prompt, v) {
                     Ok(()) => (true, None),
                     Err(e) => (false, Some(format!("logit_bias scoring: {e}"))),

@@ -36,7 +36,7 @@ pub(super) fn compare(
 ) -> anyhow::Result<ModeResult> {
     let cfg = check(config)?;
     eprintln!("(c) as (b), with bf16 weights …");
-    let c = run_mode_with(bench, config, work.join("run-c"), false, &|cfg| {
+    let c = run_mode_with(bench, config, work.join("run-c"), false, None, &|cfg| {
         cfg.model.dtype = WeightDtype::Bf16
     })?;
     println!();

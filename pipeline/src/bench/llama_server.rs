@@ -14,8 +14,7 @@
 //! difference over 1% is a warning), peak RSS (the server process's own), the ratio, and the
 //! agreement of the option distributions on the requests both made.
 
-use std::io::Read;
-use std::net::{TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -23,27 +22,24 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use super::llamacpp::agreement;
-use super::{run_mode_with, scored_probabilities, status_kib, InferenceBench, ModeResult};
+use super::{
+    free_address, loopback_get, run_mode_with, scored_probabilities, status_kib, InferenceBench,
+    ModeResult,
+};
 
 /// The server binary: `$C2S_LLAMA_SERVER`, else `.tools/llama-server/bin/llama-server`.
 fn server_binary() -> anyhow::Result<PathBuf> {
-    let bin = std::env::var_os("C2S_LLAMA_SERVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".tools/llama-server/bin/llama-server"));
-    if !bin.exists() {
-        bail!(
-            "{}: no llama-server; run `bash scripts/fetch-llama-server.sh` (or set \
-             C2S_LLAMA_SERVER) first",
-            bin.display()
-        );
-    }
-    Ok(bin)
+    super::fetched_tool(
+        "C2S_LLAMA_SERVER",
+        ".tools/llama-server/bin/llama-server",
+        "scripts/fetch-llama-server.sh",
+    )
 }
 
 /// A running `llama-server`, killed when dropped.
 struct Server {
     child: Child,
-    port: u16,
+    addr: SocketAddr,
     log: PathBuf,
 }
 
@@ -63,13 +59,13 @@ impl Server {
     /// (at most 120 s) until `/health` answers 200.
     fn start(model: &Path, slots: usize, threads: usize, log: PathBuf) -> anyhow::Result<Server> {
         let bin = server_binary()?;
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let addr = free_address()?;
         let out =
             std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let child = Command::new(&bin)
             .arg("--model")
             .arg(model)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
             .args(["--threads", &threads.to_string()])
             .args(["--threads-batch", &threads.to_string()])
             .args(["--parallel", &slots.to_string()])
@@ -79,7 +75,7 @@ impl Server {
             .stderr(Stdio::from(out))
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
-        let mut server = Server { child, port, log };
+        let mut server = Server { child, addr, log };
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(status) = server.child.try_wait()? {
@@ -88,7 +84,7 @@ impl Server {
                     server.log.display()
                 );
             }
-            if server.get("/health").is_ok_and(|(code, _)| code == 200) {
+            if loopback_get(addr, "/health").is_some_and(|(code, _)| code == 200) {
                 return Ok(server);
             }
             if Instant::now() > deadline {
@@ -101,33 +97,10 @@ impl Server {
         }
     }
 
-    /// `GET path` on the server: the status code and the body.
-    fn get(&self, path: &str) -> anyhow::Result<(u16, String)> {
-        use std::io::Write;
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-        )?;
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer)?;
-        let code = answer
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        let body = answer
-            .split_once("\r\n\r\n")
-            .map_or("", |(_, b)| b)
-            .to_string();
-        Ok((code, body))
-    }
-
     /// A counter of the server's `/metrics` (`llamacpp:NAME`).
     fn metric(&self, name: &str) -> anyhow::Result<f64> {
-        let (_, body) = self.get("/metrics")?;
-        metric_value(&body, name)
+        loopback_get(self.addr, "/metrics")
+            .and_then(|(_, body)| metric_value(&body, name))
             .with_context(|| format!("llama-server's /metrics has no llamacpp:{name}"))
     }
 }
@@ -161,7 +134,8 @@ pub(super) fn check(model: &Path) -> anyhow::Result<()> {
     server_binary().map(drop)
 }
 
-/// Run (d) through llama-server and print it beside `ours` (label, result).
+/// Run (d) through llama-server and print it beside `ours` (label, result); [`check`] has
+/// passed before any pass.
 pub(super) fn compare(
     bench: &InferenceBench,
     config: &Path,
@@ -169,24 +143,21 @@ pub(super) fn compare(
     work: &Path,
     ours: &[(&str, &ModeResult)],
 ) -> anyhow::Result<()> {
-    check(model)?;
     let slots = bench.server_slots;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!(
         "(d) the panel through llama-server ({slots} parallel slots, prompt cache, {threads} threads) and the openai engine …"
     );
     let server = Server::start(model, slots, threads, work.join("llama-server.log"))?;
-    let openai = openai_section(server.port, slots)?;
-    let d = run_mode_with(bench, config, work.join("run-d"), false, &|cfg| {
+    let openai = openai_section(server.addr.port(), slots)?;
+    let d = run_mode_with(bench, config, work.join("run-d"), false, None, &|cfg| {
         cfg.model.engine = c2s_config::EngineKind::Openai;
         cfg.model.dtype = c2s_model::WeightDtype::F32;
         cfg.model.openai = Some(openai.clone());
     })?;
     let computed = server.metric("prompt_tokens_total")? as u64;
     let server_rss_kb = status_kib(Some(server.child.id()), "VmHWM:").unwrap_or(0);
-    let version = server
-        .get("/props")
-        .ok()
+    let version = loopback_get(server.addr, "/props")
         .and_then(|(_, b)| serde_json::from_str::<serde_json::Value>(&b).ok())
         .and_then(|v| v["build_info"].as_str().map(str::to_string))
         .unwrap_or_else(|| "unknown build".into());

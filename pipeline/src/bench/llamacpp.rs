@@ -78,17 +78,11 @@ pub fn agreement(
 
 /// The python of the llama.cpp venv: `$C2S_LLAMACPP_PYTHON`, else `.tools/llamacpp/bin/python`.
 fn llamacpp_python() -> anyhow::Result<PathBuf> {
-    let python = std::env::var_os("C2S_LLAMACPP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".tools/llamacpp/bin/python"));
-    if !python.exists() {
-        bail!(
-            "{}: no llama.cpp venv; run `bash scripts/fetch-llamacpp.sh` (or set \
-             C2S_LLAMACPP_PYTHON) first",
-            python.display()
-        );
-    }
-    Ok(python)
+    super::fetched_tool(
+        "C2S_LLAMACPP_PYTHON",
+        ".tools/llamacpp/bin/python",
+        "scripts/fetch-llamacpp.sh",
+    )
 }
 
 /// Write the scored requests of `run_dir` as the replay's input (their prompts and options as

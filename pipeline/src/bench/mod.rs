@@ -130,6 +130,43 @@ pub enum Reference {
     PrefixBf16,
 }
 
+/// A tool a reference needs, built by a fetch script: the path in `$env_var`, else `default`
+/// (relative to the repository root); an error naming the script when it is not there.
+pub(super) fn fetched_tool(env_var: &str, default: &str, script: &str) -> anyhow::Result<PathBuf> {
+    let path = std::env::var_os(env_var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(default));
+    if !path.exists() {
+        anyhow::bail!(
+            "{}: missing; run `bash {script}` (or set {env_var}) first",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// A free loopback address (released at once; the server started next binds it).
+pub(super) fn free_address() -> anyhow::Result<std::net::SocketAddr> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
+    listener.local_addr().context("the free port")
+}
+
+/// One plain `GET path` on a loopback server: the status code and the body, `None` when
+/// nothing answered (connect within 1 s, read within 10 s).
+pub(super) fn loopback_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, String)> {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    s.write_all(head.as_bytes()).ok()?;
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    let code = answer.split_whitespace().nth(1)?.parse().ok()?;
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Some((code, body.to_string()))
+}
+
 /// A memory field of `/proc/PID/status` (`VmRSS:`, `VmHWM:`, …) in KiB; `pid` None: this
 /// process.
 pub(super) fn status_kib(pid: Option<u32>, field: &str) -> Option<u64> {
@@ -200,21 +237,11 @@ pub(super) fn run_mode(
     one_at_a_time: bool,
     serve: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<ModeResult> {
-    run_mode_adjusted(bench, config, run_dir, one_at_a_time, serve, &|_| {})
+    run_mode_with(bench, config, run_dir, one_at_a_time, serve, &|_| {})
 }
 
 /// [`run_mode`] with the config changed by `adjust` first (another dtype, another engine).
 pub(super) fn run_mode_with(
-    bench: &InferenceBench,
-    config: &Path,
-    run_dir: PathBuf,
-    one_at_a_time: bool,
-    adjust: &dyn Fn(&mut c2s_config::RunConfig),
-) -> anyhow::Result<ModeResult> {
-    run_mode_adjusted(bench, config, run_dir, one_at_a_time, None, adjust)
-}
-
-fn run_mode_adjusted(
     bench: &InferenceBench,
     config: &Path,
     run_dir: PathBuf,

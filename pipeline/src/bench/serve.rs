@@ -4,16 +4,13 @@
 //! alternates by round, so a drift of the machine falls on both). Prints each run's wall time
 //! and the ratio of the medians; a ratio near 1 is the goal.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
-
-use super::{prepare, run_mode, BenchWork, InferenceBench};
+use super::{free_address, loopback_get, prepare, run_mode, BenchWork, InferenceBench};
 
 /// Settings of `bench serve`.
 #[derive(Debug, clap::Args)]
@@ -28,25 +25,9 @@ pub struct ServeBench {
     poll_ms: u64,
 }
 
-/// A free loopback port (released at once; the run binds it right after).
-fn free_address() -> anyhow::Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    listener.local_addr().context("the free port")
-}
-
 /// One `GET path`; whether it answered 200.
 fn get_ok(addr: SocketAddr, path: &str) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-    let head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    if s.write_all(head.as_bytes()).is_err() {
-        return false;
-    }
-    let mut answer = Vec::new();
-    let _ = s.read_to_end(&mut answer);
-    answer.starts_with(b"HTTP/1.1 200")
+    loopback_get(addr, path).is_some_and(|(code, _)| code == 200)
 }
 
 /// Poll `addr` every `every` until `stop`; the number of answered polls.

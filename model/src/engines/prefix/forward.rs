@@ -38,16 +38,16 @@ impl Transformer {
 
 /// Keeps the memory a forward pass frees in the allocator for the next pass (glibc; once per
 /// process, set when a model is built; a binary calls it first thing, before any thread
-/// allocates, since a thread keeps the arena it started with). A pass allocates its activations, tile-ordered copies
-/// and every sequence's keys and values afresh, megabytes each: by default glibc maps such
-/// blocks anew (or trims the heap's top) and the kernel faults and zeroes every page again on
-/// first touch, which was a tenth of a bf16 prefill in page faults alone. With a high mapping
-/// threshold, no trimming and a padded heap top, the pages stay mapped and are reused. One
-/// arena: the rayon threads' own arenas are heaps of at most 64 MiB, so a larger block there
-/// is mapped anew whatever the threshold, and a thread's heap shrinks when its top frees
-/// (measured: the kernel's page clearing fell from 7.8% of a bf16 quickstart's samples to
-/// none). The resident size is then the largest pass's working set, which the prefix cache's
-/// budget already dominates.
+/// allocates, since a thread keeps the arena it started with). A pass allocates its
+/// activations, tile-ordered copies and every sequence's keys and values afresh, megabytes
+/// each: by default glibc maps such blocks anew (or trims the heap's top) and the kernel
+/// faults and zeroes every page again on first touch, which was a tenth of a bf16 prefill in
+/// page faults alone. With a high mapping threshold, no trimming and a padded heap top, the
+/// pages stay mapped and are reused. One arena: the rayon threads' own arenas are heaps of at
+/// most 64 MiB, so a larger block there is mapped anew whatever the threshold, and a thread's
+/// heap shrinks when its top frees (measured: the kernel's page clearing fell from 7.8% of a
+/// bf16 quickstart's samples to 0.05%). The resident size is then the largest pass's working
+/// set, which the prefix cache's budget already dominates.
 pub fn keep_freed_memory() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
