@@ -45,8 +45,12 @@ pub const DEFAULT_SEED: u64 = 20_261_005;
 /// Bootstrap settings. `threads` does not change any result; 0 means one per available core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BootstrapConfig {
+    /// Number of bootstrap draws per statistic (at least 1).
     pub draws: u32,
+    /// Base seed; each stratum's generator is derived from it and the stratum key (see the module
+    /// docs).
     pub seed: u64,
+    /// Worker threads; 0 means one per available core. Results do not depend on it.
     pub threads: usize,
 }
 
@@ -141,6 +145,7 @@ impl StratifiedSample {
         })
     }
 
+    /// Size of the code alphabet: every item code is below it.
     pub fn code_count(&self) -> usize {
         self.code_count
     }
@@ -160,6 +165,7 @@ impl StratifiedSample {
         self.observed.iter().map(|&k| k as usize).sum()
     }
 
+    /// Whether the sample holds no stratum (and so no item).
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -181,6 +187,7 @@ pub struct Counts<'a> {
 }
 
 impl<'a> Counts<'a> {
+    /// Number of strata (one per stratum key).
     pub fn strata(&self) -> usize {
         self.counts.len() / self.code_count
     }
@@ -237,7 +244,10 @@ pub struct Estimate {
     pub value: Option<f64>,
     /// `None` when every draw was dropped.
     pub interval: Option<Interval>,
+    /// Draws that gave a finite value.
     pub defined_draws: u32,
+    /// Draws where the statistic was undefined (empty denominator or NaN) and left out of the
+    /// interval.
     pub dropped_draws: u32,
 }
 
@@ -488,30 +498,43 @@ fn bounded(rng: &mut ChaCha8Rng, n: u32) -> u32 {
 /// Estimates of the joint metrics of one stratum or of all items.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct JointEstimates {
+    /// The observed 2×2 table the point values are computed from.
     pub table: JointTable,
+    /// Native EM, the share of items with Native correct.
     pub native_em: Estimate,
+    /// Serial EM, the share of items with Serial correct.
     pub serial_em: Estimate,
+    /// SCR, the share of Native successes that Serial also gets right; undefined without a Native
+    /// success.
     pub scr: Estimate,
+    /// Gain rate, the share of Native failures that Serial gets right; undefined without a Native
+    /// failure.
     pub gain_rate: Estimate,
+    /// Loss mass, the share of all items that Native gets right and Serial wrong.
     pub loss_mass: Estimate,
 }
 
 /// Equal-length mixture estimates (see [`crate::joint::EqualLengthMixture`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EqualLengthEstimates {
+    /// Native EM with every length present weighted equally.
     pub native_em: Estimate,
+    /// Serial EM with every length present weighted equally.
     pub serial_em: Estimate,
+    /// SCR of the equal-length mixture; undefined when no length has a Native success.
     pub scr: Estimate,
 }
 
 /// The joint metrics of a group with length-stratified bootstrap intervals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JointBootstrap {
+    /// Number of bootstrap draws behind every interval.
     pub draws: u32,
     /// Per length, ascending. Each length's draws are exactly a within-length bootstrap.
     pub per_length: Vec<(u32, JointEstimates)>,
     /// All lengths pooled (the natural length mixture).
     pub all: JointEstimates,
+    /// The equal-length mixture (paper D.15) from the same draws.
     pub equal_length: EqualLengthEstimates,
 }
 

@@ -25,12 +25,14 @@ pub enum ScoreKind {
 }
 
 impl ScoreKind {
+    /// The three composites, in the order of [`ConfidenceKey::scores`].
     pub const ALL: [ScoreKind; 3] = [
         ScoreKind::Product,
         ScoreKind::GeometricMean,
         ScoreKind::MinTop,
     ];
 
+    /// This composite's value in a string's `Confidence` record.
     pub fn of(self, c: &Confidence) -> f64 {
         match self {
             ScoreKind::Product => c.product,
@@ -54,8 +56,11 @@ impl ScoreKind {
 /// scores, not of strings).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScoreCount {
+    /// The distinct score (a probability for Brier/ECE, any finite number for rankings).
     pub score: f64,
+    /// Number of wrong strings with this score (negatives).
     pub wrong: u64,
+    /// Number of correct strings with this score (positives).
     pub correct: u64,
 }
 
@@ -140,8 +145,11 @@ pub fn brier_counts(scores: &[ScoreCount]) -> Result<Option<f64>, StatsError> {
 /// One reliability bin `[low, high)` (the last bin also holds 1.0).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ReliabilityBin {
+    /// Lower edge b/10 of bin b, included.
     pub low: f64,
+    /// Upper edge (b + 1)/10, excluded except for the last bin, which holds 1.0.
     pub high: f64,
+    /// Number of strings whose score falls in the bin.
     pub count: u64,
     /// `None` for an empty bin.
     pub mean_score: Option<f64>,
@@ -152,6 +160,7 @@ pub struct ReliabilityBin {
 /// The reliability diagram and its expected calibration error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reliability {
+    /// The ten bins in ascending order, empty ones included.
     pub bins: Vec<ReliabilityBin>,
     /// ECE = Σ_b (n_b / n)·|accuracy_b − mean_score_b| over non-empty bins; `None` when empty.
     pub ece: Option<f64>,
@@ -288,7 +297,9 @@ pub fn average_precision_counts(scores: &[ScoreCount]) -> Result<Option<f64>, St
 /// AUROC and AP of a ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Ranking {
+    /// AUROC (Mann–Whitney, ties ½), in [0, 1]; `None` for a one-class or empty sample.
     pub auroc: Option<f64>,
+    /// Step-wise average precision, in [0, 1]; `None` for a one-class or empty sample.
     pub average_precision: Option<f64>,
 }
 
@@ -311,8 +322,11 @@ pub fn ranking_counts(scores: &[ScoreCount]) -> Result<Ranking, StatsError> {
 /// p(1 − p); a random ranking has expected AP p.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PrevalenceBaseline {
+    /// The observed share p of correct strings, in [0, 1].
     pub prevalence: f64,
+    /// Brier score p(1 − p) of predicting p for every string.
     pub brier: f64,
+    /// Expected AP of a random ranking, equal to p.
     pub average_precision: f64,
 }
 
@@ -344,6 +358,7 @@ fn prevalence_of_counts(positives: u64, n: u64) -> Option<PrevalenceBaseline> {
 /// Every confidence metric of one set of completed strings under one score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationReport {
+    /// The confidence composite scored.
     pub score: ScoreKind,
     /// Trajectories with a confidence composite.
     pub n: u64,
@@ -351,10 +366,16 @@ pub struct CalibrationReport {
     pub positives: u64,
     /// Trajectories without a confidence composite (e.g. generated contracts), left out.
     pub skipped: u64,
+    /// Brier score of the composite, in [0, 1]; `None` with no scored string.
     pub brier: Option<f64>,
+    /// Ten-bin reliability diagram and ECE of the composite.
     pub reliability: Reliability,
+    /// AUROC and AP of ranking the strings by the composite.
     pub ranking: Ranking,
+    /// AUROC and AP of the negative-length baseline (shorter targets ranked first) on the same
+    /// strings.
     pub negative_length: Ranking,
+    /// The prevalence baseline on the same strings; `None` with no scored string.
     pub prevalence: Option<PrevalenceBaseline>,
 }
 
@@ -364,7 +385,9 @@ pub struct CalibrationReport {
 pub struct ConfidenceKey {
     /// `f64::to_bits` of product, geometric mean, min top.
     pub scores: [u64; 3],
+    /// The target length L in characters.
     pub length: u32,
+    /// Whether the completed string was correct (exact match).
     pub correct: bool,
 }
 
@@ -383,6 +406,7 @@ impl ConfidenceKey {
         })
     }
 
+    /// The value of the `kind` composite, decoded from its bits.
     pub fn score(&self, kind: ScoreKind) -> f64 {
         let i = match kind {
             ScoreKind::Product => 0,

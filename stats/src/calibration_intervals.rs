@@ -34,19 +34,29 @@ pub const MAX_STRATUM_ITEMS: usize = 256;
 /// correctness.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScoredItem {
+    /// The item's id, unique within the population.
     pub item_id: String,
+    /// The target length L in characters: the bootstrap stratum.
     pub length: u32,
+    /// The confidence composites in [`ScoreKind::ALL`] order (product, geometric mean, minimum top
+    /// choice), each a probability in [0, 1].
     pub scores: [f64; 3],
+    /// Whether the completed string was correct (exact match).
     pub correct: bool,
 }
 
 /// One score's estimates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScoreIntervals {
+    /// The confidence composite these estimates are of.
     pub score: ScoreKind,
+    /// Brier score of the composite, in [0, 1].
     pub brier: Estimate,
+    /// Ten-bin ECE of the composite, in [0, 1].
     pub ece: Estimate,
+    /// AUROC of the composite; draws with a one-class resample are dropped.
     pub auroc: Estimate,
+    /// Average precision of the composite; one-class draws are dropped.
     pub average_precision: Estimate,
     /// AUROC of the score minus AUROC of the negative-length ranking, paired in each draw.
     pub auroc_minus_length: Estimate,
@@ -57,8 +67,11 @@ pub struct ScoreIntervals {
 /// Every score's estimates on one population.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationIntervals {
+    /// Number of items in the population.
     pub items: u64,
+    /// Number of correct items among them.
     pub correct: u64,
+    /// One entry per composite, in [`ScoreKind::ALL`] order.
     pub scores: Vec<ScoreIntervals>,
 }
 
@@ -259,9 +272,13 @@ pub fn screening_intervals(
 /// give each estimate's support. Whole items are resampled within length.").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BinInterval {
+    /// Lower edge b/10 of the bin, included.
     pub low: f64,
+    /// Upper edge (b + 1)/10, excluded except for the last bin, which holds 1.0.
     pub high: f64,
+    /// Number of observed items whose score falls in the bin.
     pub count: u64,
+    /// Number of correct items among them.
     pub correct: u64,
     /// `None` for an empty bin.
     pub mean_score: Option<f64>,

@@ -36,12 +36,18 @@ use crate::intervals::{check_level, clopper_pearson, percentile_interval};
 /// One unit's correct counts on the two sides of a contrast.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnitCounts {
+    /// The unit's id: the symbolic base or source (`base_id`), else the item id.
     pub unit: String,
     /// Bootstrap stratum of the unit.
     pub stratum: String,
+    /// Trajectories of the unit on the compared side with a positive endpoint (correct or
+    /// faithful).
     pub compared_correct: u64,
+    /// Trajectories of the unit on the compared side with a value on the endpoint.
     pub compared_n: u64,
+    /// Trajectories of the unit on the reference side with a positive endpoint.
     pub reference_correct: u64,
+    /// Trajectories of the unit on the reference side with a value on the endpoint.
     pub reference_n: u64,
 }
 
@@ -71,7 +77,10 @@ pub struct ContrastEstimate {
     pub reference_mean: Option<f64>,
     /// Mean unit difference (compared − reference).
     pub difference: Option<f64>,
+    /// Lower end of the stratified unit-bootstrap percentile interval of `difference`; `None` with
+    /// no complete unit.
     pub ci_low: Option<f64>,
+    /// Upper end of the same interval; `None` with no complete unit.
     pub ci_high: Option<f64>,
     /// Exact two-sided sign-permutation p-value.
     pub sign_p: Option<f64>,
@@ -239,13 +248,20 @@ pub fn unit_contrast(
 /// Which trajectories a side of a contrast or a cell holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Selector {
+    /// The arm label (`ArmSpec::label`) a trajectory must have.
     pub arm: String,
+    /// The domain name (`Domain::as_str`) a trajectory must have; `None` accepts every domain.
     pub domain: Option<String>,
+    /// The placement (`early` or `late`) a trajectory must have; `None` accepts any, including
+    /// none.
     pub placement: Option<String>,
+    /// The operation (`copy` or `reverse`) a trajectory must have; `None` accepts any, including
+    /// none.
     pub operation: Option<String>,
 }
 
 impl Selector {
+    /// Whether `t` is on this side: same arm, and same domain, placement and operation where given.
     pub fn matches(&self, t: &Trajectory) -> bool {
         t.arm == self.arm
             && self
@@ -266,8 +282,11 @@ impl Selector {
 /// A declared contrast: compared − reference, averaged within units.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContrastSpec {
+    /// The contrast's name, as the config declares it and rows report it.
     pub name: String,
+    /// Selectors of the compared side (the minuend); a trajectory matching any of them counts.
     pub compared: Vec<Selector>,
+    /// Selectors of the reference side (the subtrahend); a trajectory matching any of them counts.
     pub reference: Vec<Selector>,
     /// Holm family over every model; `None`: corrected alone.
     pub family: Option<String>,
@@ -285,7 +304,9 @@ pub struct ContrastSpec {
 /// A declared cell (D.8-style count).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellSpec {
+    /// The cell's name, as the config declares it and rows report it.
     pub name: String,
+    /// The trajectories counted in the cell.
     pub select: Selector,
     /// The whole-answer arm whose correct items are SCR's denominator.
     pub native: Option<String>,
@@ -294,10 +315,15 @@ pub struct CellSpec {
 /// One contrast of one model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContrastRow {
+    /// The model the contrast is estimated for.
     pub model: String,
+    /// The contrast's declared name.
     pub contrast: String,
+    /// The contrast's Holm family, corrected over every model; `None`: corrected alone.
     pub family: Option<String>,
     #[serde(flatten)]
+    /// Mean unit difference with its interval (both doubled for a difference of differences)
+    /// and the exact sign-flip p-value.
     pub estimate: ContrastEstimate,
     /// Holm-adjusted sign-flip p-value within the family (over every model).
     pub sign_p_holm: Option<f64>,
@@ -309,7 +335,12 @@ pub enum HolmGroup {
     /// Its declared family, over every model.
     Family(String),
     /// No family: the contrast of one model, corrected alone.
-    Alone { model: String, contrast: String },
+    Alone {
+        /// The model of the row.
+        model: String,
+        /// The contrast's declared name.
+        contrast: String,
+    },
 }
 
 impl ContrastRow {
@@ -328,16 +359,23 @@ impl ContrastRow {
 /// One cell of one model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellRow {
+    /// The model the cell is counted for.
     pub model: String,
+    /// The cell's declared name.
     pub cell: String,
+    /// The arm label of the cell's selector.
     pub arm: String,
     /// Trajectories selected.
     pub n: u64,
+    /// Selected trajectories that are correct (gold exact match).
     pub correct: u64,
     /// With `native`: items the Native arm got right, and of those the ones the arm got right
     /// too (SCR = both / native_correct).
     pub native_correct: Option<u64>,
+    /// Of the `native_correct` items, the ones the selected arm got right too; `None` without
+    /// `native`.
     pub both: Option<u64>,
+    /// SCR = both / native_correct; `None` without `native` or with no Native success.
     pub scr: Option<f64>,
     /// Exact two-sided Clopper–Pearson upper limit of SCR when no Native success was kept
     /// (D.7: "Exact 95% upper SCR limits for zero cells are 13.2% (0/26) …").

@@ -41,25 +41,39 @@ pub enum StatsKey {
     /// A paired outcome: its group, length, semantic gold pattern (its stratum, A.6) and
     /// joint cell ([`JointCell::code`]).
     Paired {
+        /// The model the outcome was run with.
         model: String,
+        /// The task domain of the item.
         domain: Domain,
+        /// The comparison label `"<native arm> vs <serial arm>"` ([`comparison_label`]).
         comparison: String,
+        /// The item's target length L in characters, its natural bootstrap stratum.
         length: u32,
         #[serde(default)]
+        /// Semantic-bridge items: the gold Boolean pattern (`101`), which replaces length as the
+        /// stratum; `None` otherwise.
         pattern: Option<String>,
+        /// The joint cell's 2-bit code (0 both, 1 native_only, 2 serial_only, 3 neither).
         cell: u8,
     },
     /// A local trajectory of a reference arm (Independent, TeacherForced).
     Local {
+        /// The trajectory's model/domain/arm/length group.
         group: LocalGroup,
+        /// Per-position observed correctness, one entry per position t = 1..=L.
         positions: Vec<bool>,
+        /// Whether the whole string was correct.
         correct: bool,
     },
     /// A completed string with a confidence composite.
     Confidence {
+        /// The model the string was produced by.
         model: String,
+        /// The task domain of the item.
         domain: Domain,
+        /// The arm label (`ArmSpec::label`) that produced the string.
         arm: String,
+        /// The string's three scores, length and correctness.
         key: ConfidenceKey,
     },
 }
@@ -129,6 +143,7 @@ fn add(count: &mut u64, diff: i64, key: &StatsKey) -> Result<(), StatsError> {
 }
 
 impl StatsCounts {
+    /// Empty counts: a snapshot with no outcome and no trajectory.
     pub fn new() -> StatsCounts {
         StatsCounts::default()
     }

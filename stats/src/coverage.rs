@@ -106,10 +106,14 @@ use crate::intervals::{check_level, DEFAULT_LEVEL};
 
 mod audit;
 mod ranking;
+mod rows;
 
 use audit::{raw_argmax_label, RuleTally};
 pub use audit::{PairClosingRow, PrecisionAudit, ProbSumRow, QuantizationRow, RuleChangeRow};
 use ranking::{resample, Ranks};
+pub use rows::{
+    CellSummary, CoverageSummary, Discrimination, FullSetRow, MissingRow, Rate, ThresholdRow,
+};
 
 /// A probability sum deviating from 1 by more than this is reported by the audit.
 pub const SUM_TOLERANCE: f64 = 0.001;
@@ -117,8 +121,11 @@ pub const SUM_TOLERANCE: f64 = 0.001;
 /// Settings of [`coverage_summary`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CoverageStatsConfig {
+    /// Bootstrap draws of every interval (default 2,000).
     pub draws: u32,
+    /// Base seed; a group's draws use `seed ^ fnv1a(group key)` (see the module docs).
     pub seed: u64,
+    /// Two-sided confidence level of every interval, in (0, 1).
     pub level: f64,
     /// Calibration false-rejection constraint of the score thresholds.
     pub max_false_rejection: f64,
@@ -153,6 +160,8 @@ pub enum CoverageScore {
 }
 
 impl CoverageScore {
+    /// The four scores, in the order of the statistics' layout and of
+    /// `CellSummary::discrimination`.
     pub const ALL: [CoverageScore; 4] = [
         CoverageScore::MaxProb,
         CoverageScore::NegEntropy,
@@ -160,6 +169,8 @@ impl CoverageScore {
         CoverageScore::NotNone,
     ];
 
+    /// snake_case name of the score (`max_prob`, `neg_entropy`, `margin`, `not_none`), as reported
+    /// in rows.
     pub fn as_str(self) -> &'static str {
         match self {
             CoverageScore::MaxProb => "max_prob",
@@ -197,14 +208,21 @@ impl CoverageScore {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Subset {
+    /// Every test text of the cell.
     All,
+    /// Test texts whose full-set decision without none chooses the reference for this model.
     FullSetCorrect,
+    /// Test texts full-set-correct for every model with decisions of the task (the shared correctly
+    /// classified intersection).
     SharedCorrect,
 }
 
 impl Subset {
+    /// The three subsets, in report order.
     pub const ALL: [Subset; 3] = [Subset::All, Subset::FullSetCorrect, Subset::SharedCorrect];
 
+    /// snake_case name of the subset (`all`, `full_set_correct`, `shared_correct`), as reported in
+    /// rows.
     pub fn as_str(self) -> &'static str {
         match self {
             Subset::All => "all",
@@ -212,115 +230,6 @@ impl Subset {
             Subset::SharedCorrect => "shared_correct",
         }
     }
-}
-
-/// A proportion: `successes` of `n` decisions, its value and (where bootstrapped) interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Rate {
-    pub successes: u64,
-    pub n: u64,
-    #[serde(flatten)]
-    pub estimate: Estimate,
-}
-
-/// Discrimination of one coverage score in one cell.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Discrimination {
-    pub score: CoverageScore,
-    /// Texts with both a present and an absent decision of the score's variant.
-    pub pairs: u64,
-    /// Present = positive.
-    pub auroc: Estimate,
-    /// Absent = positive, ranked by the negated score.
-    pub average_precision: Estimate,
-}
-
-/// The metrics of one cell (model, task, k, names) on one subset of its test texts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellSummary {
-    pub model: String,
-    pub task: String,
-    pub k: usize,
-    /// k = L − 1: every label but the reference (absent) or but one other (present).
-    pub all_but_reference: bool,
-    pub names: NameVariant,
-    pub subset: Subset,
-    pub texts: u64,
-    /// Missing present/absent decisions of the cell (of the subset's texts).
-    pub missing: u64,
-    /// Present, without none: choice = reference.
-    pub accuracy: Rate,
-    /// Present, with none: choice = reference (a rejection is not correct).
-    pub accuracy_with_none: Rate,
-    pub detection: Rate,
-    pub false_rejection: Rate,
-    pub acceptance: Rate,
-    /// Accepted present and absent sets pooled: the choice is not the reference.
-    pub error_among_accepted: Rate,
-    /// Accepted present sets (G = 1): the choice is not the reference.
-    pub error_among_accepted_present: Rate,
-    /// Accepted absent sets (G = 0): always an error (1 whenever defined).
-    pub error_among_accepted_absent: Rate,
-    pub discrimination: Vec<Discrimination>,
-}
-
-/// A rejection rule of a cell chosen on calibration texts and measured on test texts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ThresholdRow {
-    pub model: String,
-    pub task: String,
-    pub k: usize,
-    pub all_but_reference: bool,
-    pub names: NameVariant,
-    /// The test texts the rule is tested on (the threshold comes from every calibration
-    /// text of the cell).
-    pub subset: Subset,
-    /// `native` or the score's name.
-    pub rule: String,
-    /// `None` for the native rule.
-    pub score: Option<CoverageScore>,
-    /// Rejects iff score < threshold; `None` for the native rule or without calibration data.
-    pub threshold: Option<f64>,
-    /// On calibration decisions (no interval).
-    pub calibration_false_rejection: Rate,
-    pub calibration_detection: Rate,
-    /// On test decisions, intervals conditional on the threshold.
-    pub test_detection: Rate,
-    pub test_false_rejection: Rate,
-}
-
-/// Full-set classification of one (model, task, names) on test texts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FullSetRow {
-    pub model: String,
-    pub task: String,
-    pub names: NameVariant,
-    /// Full-set decisions without none: choice = reference.
-    pub accuracy: Rate,
-    pub full_set_correct: u64,
-    pub shared_correct: u64,
-    pub missing: u64,
-}
-
-/// Missing decisions of one model, task and split by reason.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct MissingRow {
-    pub model: String,
-    pub task: String,
-    pub split: CoverageSplit,
-    pub error: String,
-    pub count: u64,
-}
-
-/// Everything [`coverage_summary`] reports, in (model, task, k, names) order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CoverageSummary {
-    pub config: CoverageStatsConfig,
-    pub cells: Vec<CellSummary>,
-    pub thresholds: Vec<ThresholdRow>,
-    pub full_set: Vec<FullSetRow>,
-    pub audit: PrecisionAudit,
-    pub missing: Vec<MissingRow>,
 }
 
 /// The largest distinct value t of `present` with #{s < t}/n ≤ `max_false_rejection`

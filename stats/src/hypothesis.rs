@@ -19,6 +19,7 @@ pub struct McNemar {
 }
 
 impl McNemar {
+    /// The exact McNemar test of `table`'s discordant pairs (b = native_only, c = serial_only).
     pub fn of(table: &JointTable) -> McNemar {
         McNemar {
             native_only: table.native_only,
@@ -27,6 +28,7 @@ impl McNemar {
         }
     }
 
+    /// Number of discordant pairs b + c, the test's binomial sample size.
     pub fn discordant(&self) -> u64 {
         self.native_only + self.serial_only
     }

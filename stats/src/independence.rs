@@ -17,6 +17,7 @@ use crate::intervals::check_level;
 /// Point values of the reference for one group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndependenceReference {
+    /// Number of items n in the group (the denominator of every c_t and of string EM).
     pub items: u64,
     /// Items correct at each position t = 1..=L (numerators of c_t).
     pub position_correct: Vec<u64>,
@@ -73,13 +74,18 @@ pub fn is_reference_arm(label: &str) -> bool {
 /// One model/domain/arm/length group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct LocalGroup {
+    /// The model the trajectories were run with.
     pub model: String,
+    /// The task domain (arithmetic, lexical, …).
     pub domain: Domain,
+    /// The arm label (`ArmSpec::label`), Independent or TeacherForced.
     pub arm: String,
+    /// The target length L in characters, the number of positions per trajectory.
     pub length: usize,
 }
 
 impl LocalGroup {
+    /// The group of a trajectory, read from its model, domain, arm and length.
     pub fn of(t: &Trajectory) -> LocalGroup {
         LocalGroup {
             model: t.model.clone(),
@@ -89,6 +95,7 @@ impl LocalGroup {
         }
     }
 
+    /// The group as `model/domain/arm/L<length>`, used in error messages.
     pub fn label(&self) -> String {
         format!(
             "{}/{}/{}/L{}",
@@ -151,9 +158,13 @@ pub fn independence_reference(
 /// one stratum) and recomputes all c_t, R, string EM and EM − R together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndependenceEstimate {
+    /// Point values on the observed items.
     pub point: IndependenceReference,
+    /// R = Π_t c_t with its bootstrap interval.
     pub reference: Estimate,
+    /// Observed string EM with its bootstrap interval.
     pub string_em: Estimate,
+    /// String EM − R, paired within each draw, with its bootstrap interval.
     pub difference: Estimate,
 }
 

@@ -12,15 +12,19 @@ pub const DEFAULT_LEVEL: f64 = 0.95;
 /// A two-sided interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
+    /// Lower end, at the (1 − level)/2 quantile; `low ≤ high`.
     pub low: f64,
+    /// Upper end, at the (1 + level)/2 quantile.
     pub high: f64,
 }
 
 impl Interval {
+    /// Whether `x` lies in the closed interval [low, high].
     pub fn contains(&self, x: f64) -> bool {
         self.low <= x && x <= self.high
     }
 
+    /// The length `high − low`.
     pub fn width(&self) -> f64 {
         self.high - self.low
     }

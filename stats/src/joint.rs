@@ -23,6 +23,8 @@ pub enum JointCell {
 }
 
 impl JointCell {
+    /// The four cells in code order (both, native_only, serial_only, neither), i.e. `ALL[c]` has
+    /// code `c`.
     pub const ALL: [JointCell; 4] = [
         JointCell::Both,
         JointCell::NativeOnly,
@@ -30,6 +32,7 @@ impl JointCell {
         JointCell::Neither,
     ];
 
+    /// The cell of an item from its Native and Serial correctness.
     pub fn of(native_correct: bool, serial_correct: bool) -> JointCell {
         match (native_correct, serial_correct) {
             (true, true) => JointCell::Both,
@@ -44,14 +47,17 @@ impl JointCell {
         self as u8
     }
 
+    /// The cell with bootstrap code `code`; `None` for a code of 4 or more.
     pub fn from_code(code: u8) -> Option<JointCell> {
         JointCell::ALL.get(usize::from(code)).copied()
     }
 
+    /// Whether Native is correct in this cell (`Both` or `NativeOnly`).
     pub fn native_correct(self) -> bool {
         matches!(self, JointCell::Both | JointCell::NativeOnly)
     }
 
+    /// Whether Serial is correct in this cell (`Both` or `SerialOnly`).
     pub fn serial_correct(self) -> bool {
         matches!(self, JointCell::Both | JointCell::SerialOnly)
     }
@@ -60,11 +66,14 @@ impl JointCell {
 /// A count ratio with its parts. `value()` is `None` when the denominator is 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Ratio {
+    /// The count above the fraction bar (e.g. items in the joint cell p11 for SCR).
     pub numerator: u64,
+    /// The count below the fraction bar; 0 makes the ratio undefined.
     pub denominator: u64,
 }
 
 impl Ratio {
+    /// The ratio `numerator / denominator`, kept as counts.
     pub fn new(numerator: u64, denominator: u64) -> Ratio {
         Ratio {
             numerator,
@@ -82,20 +91,29 @@ impl Ratio {
 /// `max(0, a + b − 1) / a ≤ SCR ≤ min(1, b / a)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ScrBounds {
+    /// Lower bound `max(0, a + b − 1) / a`, in [0, 1]: SCR when Native and Serial successes overlap
+    /// as little as possible.
     pub lower: f64,
+    /// Upper bound `min(1, b / a)`, in [0, 1]: SCR when Serial successes fall on Native successes
+    /// as much as possible.
     pub upper: f64,
 }
 
 /// The paired 2×2 table of one group.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct JointTable {
+    /// Items with Native and Serial both correct (p11 · n).
     pub both: u64,
+    /// Items with Native correct and Serial wrong, the losses (p10 · n, McNemar's b).
     pub native_only: u64,
+    /// Items with Native wrong and Serial correct, the gains (p01 · n, McNemar's c).
     pub serial_only: u64,
+    /// Items with Native and Serial both wrong (p00 · n).
     pub neither: u64,
 }
 
 impl JointTable {
+    /// A table from its four cell counts (both, native_only, serial_only, neither).
     pub fn new(both: u64, native_only: u64, serial_only: u64, neither: u64) -> JointTable {
         JointTable {
             both,
@@ -110,6 +128,7 @@ impl JointTable {
         self.add_cell(JointCell::of(native_correct, serial_correct));
     }
 
+    /// Counts one paired item given its joint cell.
     pub fn add_cell(&mut self, cell: JointCell) {
         match cell {
             JointCell::Both => self.both += 1,
@@ -127,6 +146,7 @@ impl JointTable {
         self.neither += other.neither;
     }
 
+    /// The count of items in `cell`.
     pub fn count(&self, cell: JointCell) -> u64 {
         match cell {
             JointCell::Both => self.both,
@@ -141,10 +161,13 @@ impl JointTable {
         self.both + self.native_only + self.serial_only + self.neither
     }
 
+    /// Items with Native correct (both + native_only), the numerator of Native EM and the
+    /// denominator of SCR.
     pub fn native_correct(&self) -> u64 {
         self.both + self.native_only
     }
 
+    /// Items with Serial correct (both + serial_only), the numerator of Serial EM.
     pub fn serial_correct(&self) -> u64 {
         self.both + self.serial_only
     }
@@ -252,7 +275,9 @@ impl FromIterator<(bool, bool)> for JointTable {
 pub struct EqualLengthMixture {
     /// Lengths with at least one item.
     pub lengths: usize,
+    /// Native EM of the mixture, Σ_L (p11_L + p10_L) / lengths; `None` with no items.
     pub native_em: Option<f64>,
+    /// Serial EM of the mixture, Σ_L (p11_L + p01_L) / lengths; `None` with no items.
     pub serial_em: Option<f64>,
     /// `None` when no length has a Native success.
     pub scr: Option<f64>,

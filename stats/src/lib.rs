@@ -22,6 +22,8 @@
 //!   (Appendix C).
 //! - [`metrics`]: `MetricRow`, `StatsConfig` and the snapshot functions.
 
+#![deny(missing_docs)]
+
 pub mod bootstrap;
 pub mod calibration;
 pub mod calibration_intervals;

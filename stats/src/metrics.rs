@@ -51,9 +51,13 @@ pub const CI_CLOPPER_PEARSON: &str = "clopper_pearson";
 /// A declared Holm family: the McNemar tests of the listed comparisons, within `scope`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HolmFamily {
+    /// The family's name, as the config declares it ("primary" for the default family).
     pub name: String,
+    /// Comparison labels (`"<native arm> vs <serial arm>"`, see [`comparison_label`]) whose McNemar
+    /// tests the family corrects together.
     pub comparisons: Vec<String>,
     #[serde(default)]
+    /// Which models and domains share one Holm correction; by default one per (model, domain).
     pub scope: FamilyScope,
 }
 
@@ -109,6 +113,7 @@ pub fn holm_cell<D: Copy>(
 pub struct StatsConfig {
     /// Bootstrap draws (9,999; 99,999 for final tables).
     pub bootstrap_draws: u32,
+    /// Base seed of every group's bootstrap (paper A.6: 20261005).
     pub seed: u64,
     /// Two-sided confidence level of every interval.
     pub level: f64,
@@ -164,6 +169,7 @@ impl StatsConfig {
         Ok(())
     }
 
+    /// The bootstrap settings these statistics settings imply (draws, seed, threads).
     pub fn bootstrap(&self) -> BootstrapConfig {
         BootstrapConfig {
             draws: self.bootstrap_draws,

@@ -125,9 +125,13 @@ pub fn mean_scores(scores: &[PositionScores]) -> Option<PositionScores> {
 /// A mean over items with its stratified bootstrap interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MeanEstimate {
+    /// Number of items averaged.
     pub items: u64,
+    /// The mean of the item values; `None` with no items.
     pub mean: Option<f64>,
+    /// Lower end of the stratified bootstrap percentile interval; `None` with no items.
     pub ci_low: Option<f64>,
+    /// Upper end of the same interval; `None` with no items.
     pub ci_high: Option<f64>,
 }
 

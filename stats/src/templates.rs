@@ -23,7 +23,9 @@ pub const MAX_TEMPLATES: usize = 4;
 /// One parent's outcomes under each template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateOutcomes {
+    /// The parent item's id, unique within the sample.
     pub item_id: String,
+    /// The bootstrap stratum the parent is resampled in (its length).
     pub stratum: u32,
     /// (Native correct, Serial correct) per template, in template order.
     pub outcomes: Vec<(bool, bool)>,
@@ -32,9 +34,13 @@ pub struct TemplateOutcomes {
 /// Mean and worst SCR over templates, with their bootstrap intervals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateScr {
+    /// Number of templates T (1 to 4).
     pub templates: usize,
+    /// Number of parent items.
     pub items: u64,
+    /// The mean of the T per-template SCRs; undefined when any template has no Native success.
     pub mean: Estimate,
+    /// The worst (minimum) per-template SCR, recomputed in each draw; undefined like the mean.
     pub worst: Estimate,
 }
 

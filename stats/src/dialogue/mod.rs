@@ -141,8 +141,11 @@ pub const TIE_TOLERANCE: f64 = 1e-9;
 /// One family member of the sign tests: `compared − reference` arms under `mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SignTestSpec {
+    /// The arm on the minuend side of the per-dialogue difference.
     pub compared: DialogueArm,
+    /// The arm on the subtrahend side (Joint in the paper's test).
     pub reference: DialogueArm,
+    /// The prior-state mode both arms run under.
     pub mode: PriorMode,
 }
 
@@ -190,7 +193,9 @@ impl Default for DialogueStatsOptions {
 pub struct TurnScore {
     /// One-based user turn.
     pub turn: u32,
+    /// Field rows recorded for the turn.
     pub fields: u32,
+    /// Of those, the fields answered correctly.
     pub correct_fields: u32,
     /// Every field of the turn is correct.
     pub correct: bool,
@@ -199,12 +204,19 @@ pub struct TurnScore {
 /// One dialogue run of one model and spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DialogueScore {
+    /// The model that produced the run.
     pub model: String,
+    /// The run's arm × prior-state mode × contract.
     pub spec: DialogueSpec,
+    /// Id of the dialogue (a perturbed copy's own id).
     pub dialogue_id: String,
+    /// Id of the unperturbed dialogue (equal to `dialogue_id` unless perturbed).
     pub base_dialogue_id: String,
+    /// How the dialogue differs from its base; `None` unless perturbed.
     pub perturbation: Option<Perturbation>,
+    /// Development or test split of the dialogue.
     pub split: DialogueSplit,
+    /// Name of the dialogue's service (schema).
     pub service: String,
     /// User turns the rows declare (`FieldTurn::turns`).
     pub declared_turns: u32,
@@ -236,6 +248,7 @@ impl DialogueScore {
         self.is_complete() && self.engine_errors == 0
     }
 
+    /// Number of observed turns whose fields are all correct.
     pub fn correct_turns(&self) -> u32 {
         self.turns.iter().filter(|t| t.correct).count() as u32
     }
@@ -263,6 +276,8 @@ impl DialogueScore {
         c as f64 / n.max(1) as f64
     }
 
+    /// Number of field turns: fields summed over the observed turns (the denominator of mean field
+    /// EM).
     pub fn field_turns(&self) -> u64 {
         self.turns.iter().map(|t| u64::from(t.fields)).sum()
     }
@@ -338,6 +353,7 @@ pub struct ResponseComponents {
     /// Base dialogue id → component index; components are numbered in the order of their
     /// smallest base dialogue id.
     pub component_of: BTreeMap<String, usize>,
+    /// Number of components (the resampling units of the component bootstrap).
     pub components: usize,
     /// Logical requests whose `prompt_key` is also used by a request of another base
     /// dialogue, not counting the requests of the first (smallest id) base dialogue using
@@ -411,18 +427,25 @@ where
 pub struct Stat {
     /// On the observed dialogues; `None` when undefined (no dialogue, no denominator).
     pub value: Option<f64>,
+    /// Percentile interval from resampling dialogues; `None` when every draw was dropped or there
+    /// is no dialogue.
     pub dialogue_ci: Option<Interval>,
+    /// Percentile interval from resampling response-sharing components; `None` like `dialogue_ci`.
     pub component_ci: Option<Interval>,
     /// Draws dropped because the statistic was undefined in them.
     pub dialogue_dropped: u32,
+    /// Component-bootstrap draws dropped because the statistic was undefined in them.
     pub component_dropped: u32,
 }
 
 /// Request counts of one model and spec over its primary population (Table C5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpecCounts {
+    /// Scored dialogue runs (complete, without engine failure) of the primary population.
     pub dialogues: u64,
+    /// Observed user turns summed over those runs.
     pub user_turns: u64,
+    /// Field turns (fields × turns) summed over those runs.
     pub field_turns: u64,
     /// Dialogues whose observed turns are not exactly 1..=declared turns.
     pub incomplete_dialogues: u64,
@@ -435,7 +458,10 @@ pub struct SpecCounts {
     pub input_tokens: u64,
     /// Distinct `prompt_key`.
     pub physical_responses: u64,
+    /// Logical requests with no failed row: valid format.
     pub valid_requests: u64,
+    /// Logical requests with a failed row that is not an engine error (invalid JSON, extra keys,
+    /// illegal values, truncation).
     pub invalid_requests: u64,
     /// Requests with an engine error: neither valid nor invalid.
     pub missing_requests: u64,
@@ -448,6 +474,7 @@ pub struct SpecCounts {
 /// Table C3's counts over the primary dialogues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Recoveries {
+    /// Scored primary dialogues counted.
     pub dialogues: u64,
     /// Trajectories with a wrong turn.
     pub failed: u64,
@@ -460,24 +487,35 @@ pub struct Recoveries {
 /// The endpoints of one model and spec (Tables C1, C3, C4, C5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpecSummary {
+    /// The model that produced the runs.
     pub model: String,
+    /// The run's arm × prior-state mode × contract.
     pub spec: DialogueSpec,
     /// `spec.label()`.
     pub label: String,
+    /// Request, token and format counts (Table C5).
     pub counts: SpecCounts,
     /// Response-sharing components holding the spec's dialogues.
     pub components: u64,
+    /// Mean-turn EM (correct turns / turns within dialogue, then across dialogues), the primary
+    /// endpoint.
     pub mean_turn: Stat,
+    /// Final EM: the share of dialogues whose last turn is correct (descriptive).
     pub final_state: Stat,
+    /// Trajectory EM: the share of dialogues with every turn correct (descriptive).
     pub trajectory: Stat,
+    /// Mean field EM: correct field turns / field turns within dialogue, then across dialogues.
     pub mean_field: Stat,
+    /// Failed trajectories and their recoveries (Table C3).
     pub recoveries: Recoveries,
 }
 
 /// One endpoint of a paired contrast: side means and the difference.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PairedEndpoint {
+    /// The compared spec's endpoint averaged across the paired dialogues; `None` with no pair.
     pub compared: Option<f64>,
+    /// The reference spec's endpoint averaged across the paired dialogues; `None` with no pair.
     pub reference: Option<f64>,
     /// Mean per-dialogue difference compared − reference.
     pub difference: Stat,
@@ -496,6 +534,7 @@ pub enum ContrastKind {
 }
 
 impl ContrastKind {
+    /// Kebab-case name of the contrast (`oracle-rollout`, `serial-joint`, `independent-joint`).
     pub fn as_str(self) -> &'static str {
         match self {
             ContrastKind::OracleMinusRollout => "oracle-rollout",
@@ -508,28 +547,42 @@ impl ContrastKind {
 /// A paired contrast over the dialogues both specs ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DialogueContrast {
+    /// The model that produced both runs.
     pub model: String,
+    /// Which of the three contrasts this is.
     pub kind: ContrastKind,
+    /// The spec on the minuend side (Oracle, Serial or Independent).
     pub compared: DialogueSpec,
+    /// The spec on the subtrahend side (Rollout or Joint).
     pub reference: DialogueSpec,
     /// Dialogues in both specs.
     pub dialogues: u64,
     /// Dialogues in only one of them (left out).
     pub unpaired_dialogues: u64,
+    /// Response-sharing components holding the paired dialogues.
     pub components: u64,
+    /// Paired difference of trajectory EM.
     pub trajectory: PairedEndpoint,
+    /// Paired difference of mean-turn EM.
     pub mean_turn: PairedEndpoint,
+    /// Paired difference of final EM.
     pub final_state: PairedEndpoint,
+    /// Paired difference of mean field EM.
     pub mean_field: PairedEndpoint,
 }
 
 /// State retention of a local arm against Joint (Table C5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RetentionRow {
+    /// The model that produced both runs.
     pub model: String,
+    /// The local arm's spec (Independent or Serial).
     pub local: DialogueSpec,
+    /// The Joint spec of the same mode and contract.
     pub joint: DialogueSpec,
+    /// Dialogues both specs ran (paired by `dialogue_id`).
     pub dialogues: u64,
+    /// Response-sharing components holding those dialogues.
     pub components: u64,
     /// Σ a_d: turns correct in both arms.
     pub retained_turns: u64,
@@ -548,6 +601,7 @@ pub struct SignFlip {
     pub nonzero: u64,
     /// Mean difference (the statistic); `None` for no difference.
     pub mean_difference: Option<f64>,
+    /// Randomization draws B (the p-value's plus-one denominator is 1 + B).
     pub draws: u32,
     /// Draws with |T*| ≥ |T_obs| − ε.
     pub extreme: u64,
@@ -558,54 +612,76 @@ pub struct SignFlip {
 /// One sign test of the family, with its Holm-adjusted p-value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SignTestRow {
+    /// The model tested.
     pub model: String,
+    /// The spec on the minuend side of the differences.
     pub compared: DialogueSpec,
+    /// The spec on the subtrahend side.
     pub reference: DialogueSpec,
     /// Paired dialogues (the differences tested are their mean-turn EM differences).
     pub dialogues: u64,
+    /// The randomization test of the per-dialogue mean-turn EM differences.
     pub test: SignFlip,
     /// The exact two-sided sign-flip p-value, where the enumeration is small enough.
     pub p_exact: Option<f64>,
     /// Holm over every row of [`DialogueSummary::sign_tests`].
     pub p_holm: f64,
+    /// Number of tests in the Holm family (every test generated, over every model).
     pub family_size: u64,
 }
 
 /// One perturbed dialogue run against its base dialogue under the same model and spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PerturbationRow {
+    /// The model that produced both runs.
     pub model: String,
+    /// The run's arm × prior-state mode × contract.
     pub spec: DialogueSpec,
+    /// Id of the perturbed copy.
     pub dialogue_id: String,
+    /// Id of the unperturbed dialogue it is compared with.
     pub base_dialogue_id: String,
+    /// How the copy differs from its base (paraphrase or value permutation).
     pub kind: Perturbation,
     /// Turns observed in both (paired by turn number).
     pub turns: u64,
     /// Paired turns whose correctness equals the base's.
     pub agreeing_turns: u64,
+    /// agreeing_turns / turns; `None` with no paired turn.
     pub agreement: Option<f64>,
+    /// Mean-turn EM of the base dialogue.
     pub base_mean_turn: f64,
+    /// Mean-turn EM of the perturbed copy.
     pub perturbed_mean_turn: f64,
 }
 
 /// Perturbed runs per model, spec and kind; means weigh dialogues equally.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PerturbationSummary {
+    /// The model that produced the runs.
     pub model: String,
+    /// The run's arm × prior-state mode × contract.
     pub spec: DialogueSpec,
+    /// The perturbation kind summarized.
     pub kind: Perturbation,
+    /// Scored perturbed copies whose base dialogue is scored too.
     pub dialogues: u64,
+    /// Paired turns summed over the copies.
     pub turns: u64,
+    /// Paired turns whose correctness equals the base's, summed over the copies.
     pub agreeing_turns: u64,
     /// Mean of the per-dialogue agreement.
     pub agreement: Option<f64>,
+    /// Mean over copies of the base dialogues' mean-turn EM (0 with no copy).
     pub base_mean_turn: f64,
+    /// Mean over copies of the perturbed copies' mean-turn EM (0 with no copy).
     pub perturbed_mean_turn: f64,
 }
 
 /// Request totals of one model over its test rows (every spec, perturbations included; C.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelResponses {
+    /// The model whose requests are counted.
     pub model: String,
     /// Distinct `request_id`.
     pub logical_requests: u64,
@@ -628,15 +704,23 @@ pub struct ModelResponses {
 /// Everything of Appendix C's tables, deterministic for the options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DialogueSummary {
+    /// The options the summary was computed with.
     pub options: DialogueStatsOptions,
+    /// Development-split rows, counted and otherwise ignored.
     pub excluded_dev_rows: u64,
+    /// Request totals per model (C.1).
     pub models: Vec<ModelResponses>,
     /// Sorted by model, then spec.
     pub specs: Vec<SpecSummary>,
+    /// Paired contrasts (Oracle − Rollout, Serial − Joint, Independent − Joint) per model.
     pub contrasts: Vec<DialogueContrast>,
+    /// State retention of each local arm against Joint, sorted by model and local spec.
     pub retention: Vec<RetentionRow>,
+    /// The Holm-corrected sign tests, one per model, contract and sign-test spec.
     pub sign_tests: Vec<SignTestRow>,
+    /// One row per perturbed copy compared with its base.
     pub perturbations: Vec<PerturbationRow>,
+    /// Perturbed runs aggregated per model, spec and kind.
     pub perturbation_summary: Vec<PerturbationSummary>,
     /// Unperturbed test runs left out of every endpoint, per model and spec (also those of a
     /// spec with no scored run at all).
@@ -646,7 +730,9 @@ pub struct DialogueSummary {
 /// Runs of one model and spec that no endpoint uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeftOutRuns {
+    /// The model that produced the runs.
     pub model: String,
+    /// The run's arm × prior-state mode × contract.
     pub spec: DialogueSpec,
     /// Not every turn (and field) is recorded: an interrupted or running run.
     pub incomplete: u64,
