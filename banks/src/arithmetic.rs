@@ -9,10 +9,69 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use c2s_records::{ArithmeticMeta, CarryClass, CarryStats, Domain, Item, Structure};
+use c2s_records::{ArithmeticMeta, CarryClass, CarryStats, Domain, Item, ItemError, Structure};
 
 /// Lengths of the main panels.
 pub const LENGTHS: std::ops::RangeInclusive<usize> = 3..=8;
+
+/// Why the arithmetic operands could not be selected or paired with lexical items.
+#[derive(Debug, thiserror::Error)]
+pub enum ArithmeticError {
+    /// A (length, structure, carry class) cell of a pool has too few pairs whose product and
+    /// operand pair no earlier selection used.
+    #[error(
+        "pool L={length} {structure:?}/{class:?} holds only {found} usable pairs, {needed} needed"
+    )]
+    PoolShortfall {
+        /// Product length of the pool, in digits.
+        length: usize,
+        /// Operand structure of the pool.
+        structure: Structure,
+        /// Carry class of the cell.
+        class: CarryClass,
+        /// Usable pairs the cell held.
+        found: usize,
+        /// Pairs the quota asks for.
+        needed: usize,
+    },
+    /// A length has a different number of arithmetic draws and lexical items to pair them with.
+    #[error("{split} L={length}: {arithmetic} arithmetic items but {lexical} lexical partners")]
+    PartnerCount {
+        /// The split being built (`test`, `dev`).
+        split: String,
+        /// The product length, in digits.
+        length: usize,
+        /// Arithmetic draws of that length.
+        arithmetic: usize,
+        /// Lexical items of that length.
+        lexical: usize,
+    },
+    /// A lexical partner's K vector is not a four-by-two one, so it gives no branch position.
+    #[error("lexical item {item_id} has no four-by-two K vector: {k_vector:?}")]
+    NotFourByTwo {
+        /// The lexical item.
+        item_id: String,
+        /// Its K vector.
+        k_vector: Vec<u32>,
+    },
+    /// A generated arithmetic item failed [`c2s_records::validate_item`].
+    #[error(transparent)]
+    Item(#[from] ItemError),
+    /// A generated arithmetic item's K vector is not its lexical partner's.
+    #[error(
+        "{item_id}: K vector {k_vector:?} differs from partner {partner_id}'s {partner_k_vector:?}"
+    )]
+    KVectorMismatch {
+        /// The arithmetic item.
+        item_id: String,
+        /// Its K vector.
+        k_vector: Vec<u32>,
+        /// The lexical partner.
+        partner_id: String,
+        /// The partner's K vector.
+        partner_k_vector: Vec<u32>,
+    },
+}
 
 /// Result of simulating `a × b` in columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -352,7 +411,10 @@ impl Default for ArithmeticQuota {
 
 /// Select dev then test operands from frozen pools. Products are unique across both banks;
 /// test shares no product and no unordered operand pair with dev.
-pub fn select_operands(seed: u64, quota: ArithmeticQuota) -> Result<ArithmeticSelection, String> {
+pub fn select_operands(
+    seed: u64,
+    quota: ArithmeticQuota,
+) -> Result<ArithmeticSelection, ArithmeticError> {
     let mut used_products = BTreeSet::new();
     let mut used_pairs = BTreeSet::new();
     let mut dev = BTreeMap::new();
@@ -377,7 +439,7 @@ pub fn select_operands(seed: u64, quota: ArithmeticQuota) -> Result<ArithmeticSe
                     .collect();
                 let mut take = |n: usize,
                                 out: &mut Vec<(Draw, CarryClass)>|
-                 -> Result<(), String> {
+                 -> Result<(), ArithmeticError> {
                     let mut got = 0;
                     for d in &cell {
                         if got == n {
@@ -392,9 +454,13 @@ pub fn select_operands(seed: u64, quota: ArithmeticQuota) -> Result<ArithmeticSe
                         got += 1;
                     }
                     if got < n {
-                        return Err(format!(
-                            "pool L={length} {structure:?}/{class:?} holds only {got} usable pairs, {n} needed"
-                        ));
+                        return Err(ArithmeticError::PoolShortfall {
+                            length,
+                            structure,
+                            class,
+                            found: got,
+                            needed: n,
+                        });
                     }
                     Ok(())
                 };
@@ -441,7 +507,7 @@ pub fn build_paired_items(
     selection: &BTreeMap<usize, Vec<(Draw, CarryClass)>>,
     lexical: &mut [Item],
     seed: u64,
-) -> Result<Vec<Item>, String> {
+) -> Result<Vec<Item>, ArithmeticError> {
     let mut out = Vec::new();
     for (&length, draws) in selection {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA11CE ^ ((length as u64) << 16));
@@ -452,20 +518,21 @@ pub fn build_paired_items(
             .map(|(i, _)| i)
             .collect();
         if partners.len() != draws.len() {
-            return Err(format!(
-                "{split} L={length}: {} arithmetic items but {} lexical partners",
-                draws.len(),
-                partners.len()
-            ));
+            return Err(ArithmeticError::PartnerCount {
+                split: split.to_string(),
+                length,
+                arithmetic: draws.len(),
+                lexical: partners.len(),
+            });
         }
         partners.shuffle(&mut rng);
         for (n, ((draw, class), &li)) in draws.iter().zip(&partners).enumerate() {
             let partner = &mut lexical[li];
             let branch = branch_from_k_vector(&partner.k_vector).ok_or_else(|| {
-                format!(
-                    "lexical item {} has no four-by-two K vector: {:?}",
-                    partner.item_id, partner.k_vector
-                )
+                ArithmeticError::NotFourByTwo {
+                    item_id: partner.item_id.clone(),
+                    k_vector: partner.k_vector.clone(),
+                }
             })?;
             let product = draw.product();
             let candidates = four_by_two_candidates(product, branch, &mut rng);
@@ -491,13 +558,14 @@ pub fn build_paired_items(
                 symbolic: None,
                 semantic: None,
             };
-            c2s_records::validate_item(&mut item, &c2s_records::ItemPolicy::default(), false)
-                .map_err(|e| e.to_string())?;
+            c2s_records::validate_item(&mut item, &c2s_records::ItemPolicy::default(), false)?;
             if item.k_vector != partner.k_vector {
-                return Err(format!(
-                    "{}: K vector {:?} differs from partner {}'s {:?}",
-                    item.item_id, item.k_vector, partner.item_id, partner.k_vector
-                ));
+                return Err(ArithmeticError::KVectorMismatch {
+                    item_id: item.item_id.clone(),
+                    k_vector: item.k_vector.clone(),
+                    partner_id: partner.item_id.clone(),
+                    partner_k_vector: partner.k_vector.clone(),
+                });
             }
             out.push(item);
         }
@@ -699,5 +767,51 @@ mod tests {
         assert_eq!(branch_from_k_vector(&[8, 2, 1, 1, 1]), Some(1));
         assert_eq!(branch_from_k_vector(&[8, 4, 1, 1]), None);
         assert_eq!(branch_from_k_vector(&[8, 2, 1, 2]), None);
+    }
+
+    #[test]
+    fn arithmetic_errors_keep_their_messages() {
+        let shortfall = ArithmeticError::PoolShortfall {
+            length: 3,
+            structure: Structure::Balanced,
+            class: CarryClass::High,
+            found: 1,
+            needed: 16,
+        };
+        assert_eq!(
+            shortfall.to_string(),
+            "pool L=3 Balanced/High holds only 1 usable pairs, 16 needed"
+        );
+        let draw = draw_pool(3, Structure::Balanced, 1, &mut ChaCha8Rng::seed_from_u64(7))
+            .draws
+            .remove(0);
+        let selection = BTreeMap::from([(3, vec![(draw, CarryClass::Low)])]);
+        let err = build_paired_items("dev", &selection, &mut [], 7).unwrap_err();
+        assert!(matches!(
+            err,
+            ArithmeticError::PartnerCount { length: 3, .. }
+        ));
+        assert_eq!(
+            err.to_string(),
+            "dev L=3: 1 arithmetic items but 0 lexical partners"
+        );
+        let not_four_by_two = ArithmeticError::NotFourByTwo {
+            item_id: "lex-dev-3-01".into(),
+            k_vector: vec![8, 4, 1],
+        };
+        assert_eq!(
+            not_four_by_two.to_string(),
+            "lexical item lex-dev-3-01 has no four-by-two K vector: [8, 4, 1]"
+        );
+        let mismatch = ArithmeticError::KVectorMismatch {
+            item_id: "arith-dev-3-01".into(),
+            k_vector: vec![8, 2, 1],
+            partner_id: "lex-dev-3-01".into(),
+            partner_k_vector: vec![8, 2, 2],
+        };
+        assert_eq!(
+            mismatch.to_string(),
+            "arith-dev-3-01: K vector [8, 2, 1] differs from partner lex-dev-3-01's [8, 2, 2]"
+        );
     }
 }

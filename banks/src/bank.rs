@@ -12,7 +12,7 @@ use thiserror::Error;
 
 use c2s_records::{parse_item, Domain, Item, ItemError, ItemPolicy};
 
-use crate::arithmetic::{build_paired_items, select_operands, ArithmeticQuota};
+use crate::arithmetic::{build_paired_items, select_operands, ArithmeticError, ArithmeticQuota};
 use crate::lexical::build_lexical;
 use crate::wordfreq::ZipfTable;
 use crate::wordnet::WordNet;
@@ -57,9 +57,12 @@ pub enum BankFileError {
         /// The rule the item breaks.
         error: ItemError,
     },
-    /// A source did not load, or a generator could not meet its quotas or pair its items.
+    /// A source did not load, or the lexical generator could not meet its quotas.
     #[error("{0}")]
     Build(String),
+    /// The arithmetic operands could not be selected or paired with the lexical items.
+    #[error(transparent)]
+    Arithmetic(#[from] ArithmeticError),
 }
 
 /// Where the sources of the lexical bank live.
@@ -152,13 +155,11 @@ pub fn build_banks(sources: &Sources, seed: u64) -> Result<Banks, BankFileError>
     let lexical =
         build_lexical(&wn, &zipf, seed).map_err(|e| BankFileError::Build(e.to_string()))?;
     let quota = ArithmeticQuota::default();
-    let selection = select_operands(seed, quota).map_err(BankFileError::Build)?;
+    let selection = select_operands(seed, quota)?;
     let mut lexical_test = lexical.test;
     let mut lexical_dev = lexical.dev;
-    let arithmetic_test = build_paired_items("test", &selection.test, &mut lexical_test, seed)
-        .map_err(BankFileError::Build)?;
-    let arithmetic_dev = build_paired_items("dev", &selection.dev, &mut lexical_dev, seed ^ 0xDE5)
-        .map_err(BankFileError::Build)?;
+    let arithmetic_test = build_paired_items("test", &selection.test, &mut lexical_test, seed)?;
+    let arithmetic_dev = build_paired_items("dev", &selection.dev, &mut lexical_dev, seed ^ 0xDE5)?;
     let mut wn_files = BTreeMap::new();
     for f in ["data.noun", "index.noun", "noun.exc"] {
         wn_files.insert(f.to_string(), sha256_file(&sources.wordnet_dir.join(f))?);

@@ -17,6 +17,39 @@ use c2s_records::{Domain, Item};
 /// draws, seed 20261005").
 pub const PANEL_SEED: u64 = 20261005;
 
+/// Why a panel cannot be drawn from the test banks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PanelError {
+    /// A (domain, length) cell holds fewer items than the panel takes from it.
+    #[error("{panel}: only {found} {} items of length {length}", domain.as_str())]
+    TooFewItems {
+        /// The panel's name.
+        panel: String,
+        /// The domain of the cell (arithmetic or lexical).
+        domain: Domain,
+        /// The cell's length.
+        length: usize,
+        /// Items the cell holds.
+        found: usize,
+    },
+    /// A paired panel chose an arithmetic item that names no lexical partner.
+    #[error("{panel}: {item_id} has no partner")]
+    NoPartner {
+        /// The panel's name.
+        panel: String,
+        /// The arithmetic item.
+        item_id: String,
+    },
+    /// A paired panel chose an arithmetic item whose partner is not among the lexical items.
+    #[error("{panel}: partner {partner_id} is missing")]
+    MissingPartner {
+        /// The panel's name.
+        panel: String,
+        /// The partner id the arithmetic item names.
+        partner_id: String,
+    },
+}
+
 /// A panel: its name (file `data/panels/<name>.txt`), its items per (domain, length) cell,
 /// whether it takes arithmetic/lexical partner pairs, and the passage that sizes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +127,7 @@ pub fn select_panel(
     arithmetic: &[Item],
     lexical: &[Item],
     seed: u64,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, PanelError> {
     let mut out = Vec::new();
     let lengths: std::collections::BTreeSet<usize> =
         arithmetic.iter().chain(lexical).map(|i| i.length).collect();
@@ -110,36 +143,41 @@ pub fn select_panel(
         };
         let arith = ranked(arithmetic);
         if arith.len() < spec.per_cell {
-            return Err(format!(
-                "{}: only {} arithmetic items of length {length}",
-                spec.name,
-                arith.len()
-            ));
+            return Err(PanelError::TooFewItems {
+                panel: spec.name.to_string(),
+                domain: Domain::Arithmetic,
+                length,
+                found: arith.len(),
+            });
         }
         let chosen: Vec<&Item> = arith.iter().take(spec.per_cell).collect();
         let lex: Vec<String> = if spec.paired {
             chosen
                 .iter()
                 .map(|a| {
-                    let partner = a
-                        .partner_id
-                        .clone()
-                        .ok_or_else(|| format!("{}: {} has no partner", spec.name, a.item_id))?;
+                    let partner = a.partner_id.clone().ok_or_else(|| PanelError::NoPartner {
+                        panel: spec.name.to_string(),
+                        item_id: a.item_id.clone(),
+                    })?;
                     lexical
                         .iter()
                         .find(|l| l.item_id == partner && l.domain == Domain::Lexical)
                         .map(|l| l.item_id.clone())
-                        .ok_or_else(|| format!("{}: partner {partner} is missing", spec.name))
+                        .ok_or_else(|| PanelError::MissingPartner {
+                            panel: spec.name.to_string(),
+                            partner_id: partner.clone(),
+                        })
                 })
                 .collect::<Result<_, _>>()?
         } else {
             let lex = ranked(lexical);
             if lex.len() < spec.per_cell {
-                return Err(format!(
-                    "{}: only {} lexical items of length {length}",
-                    spec.name,
-                    lex.len()
-                ));
+                return Err(PanelError::TooFewItems {
+                    panel: spec.name.to_string(),
+                    domain: Domain::Lexical,
+                    length,
+                    found: lex.len(),
+                });
             }
             lex.iter()
                 .take(spec.per_cell)
@@ -228,5 +266,52 @@ mod tests {
             other,
             select_panel(&PANELS[0], &arith, &lex, PANEL_SEED).unwrap()
         );
+    }
+
+    #[test]
+    fn panel_errors_keep_their_messages() {
+        let item = |id: &str, domain: Domain, partner: Option<&str>| Item {
+            item_id: id.into(),
+            domain,
+            problem: String::new(),
+            target: "123".into(),
+            length: 3,
+            candidates: vec![],
+            k_vector: vec![],
+            partner_id: partner.map(str::to_string),
+            geometry: None,
+            arithmetic: None,
+            lexical: None,
+            symbolic: None,
+            semantic: None,
+        };
+        let spec = PanelSpec {
+            name: "p",
+            per_cell: 1,
+            paired: true,
+            passage: "",
+        };
+        let err = select_panel(&spec, &[], &[item("l", Domain::Lexical, None)], 1).unwrap_err();
+        assert_eq!(err.to_string(), "p: only 0 arithmetic items of length 3");
+        let lone = [item("a", Domain::Arithmetic, None)];
+        let err = select_panel(&spec, &lone, &[], 1).unwrap_err();
+        assert_eq!(err.to_string(), "p: a has no partner");
+        let paired = [item("a", Domain::Arithmetic, Some("l"))];
+        let err = select_panel(&spec, &paired, &[], 1).unwrap_err();
+        assert_eq!(err.to_string(), "p: partner l is missing");
+        let unpaired = PanelSpec {
+            paired: false,
+            ..spec
+        };
+        let err = select_panel(&unpaired, &paired, &[], 1).unwrap_err();
+        assert!(matches!(
+            err,
+            PanelError::TooFewItems {
+                domain: Domain::Lexical,
+                found: 0,
+                ..
+            }
+        ));
+        assert_eq!(err.to_string(), "p: only 0 lexical items of length 3");
     }
 }

@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use c2s_records::{validate_item, Domain, Item, ItemPolicy, SemanticMeta};
+use c2s_records::{validate_item, Domain, Item, ItemError, ItemPolicy, SemanticMeta};
 
 /// Seed of the committed bank.
 pub const SEMANTIC_SEED: u64 = 20_261_201;
@@ -87,6 +87,26 @@ pub struct FactRecord {
     pub pattern: String,
 }
 
+/// Why the semantic bank could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SemanticError {
+    /// Fewer than [`FACTS_PER_PATTERN`] three-digit numbers have a Boolean pattern.
+    #[error("pattern {pattern} has too few numbers")]
+    TooFewNumbers {
+        /// The pattern, as its three-bit string.
+        pattern: String,
+    },
+    /// A generated item failed [`c2s_records::validate_item`].
+    #[error("{item_id}: {source}")]
+    Item {
+        /// The item's id.
+        item_id: String,
+        /// The rule it broke.
+        #[source]
+        source: ItemError,
+    },
+}
+
 /// The bank: records and their two items each (binary first), and provenance.
 #[derive(Debug, Clone)]
 pub struct SemanticBank {
@@ -99,7 +119,7 @@ pub struct SemanticBank {
 /// Build the bank from `seed`: per pattern in binary order (000, 001, …, 111), 16 numbers
 /// drawn without replacement from 100..=999 among those with that pattern, sorted; then each
 /// record's candidate order, a seeded shuffle of the eight patterns.
-pub fn build_semantic_bank(seed: u64) -> Result<SemanticBank, String> {
+pub fn build_semantic_bank(seed: u64) -> Result<SemanticBank, SemanticError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut facts = Vec::with_capacity(FACT_COUNT);
     let patterns: Vec<String> = (0..8u32)
@@ -110,7 +130,7 @@ pub fn build_semantic_bank(seed: u64) -> Result<SemanticBank, String> {
         pool.shuffle(&mut rng);
         let mut chosen: Vec<u32> = pool.into_iter().take(FACTS_PER_PATTERN).collect();
         if chosen.len() != FACTS_PER_PATTERN {
-            return Err(format!("pattern {p} has too few numbers"));
+            return Err(SemanticError::TooFewNumbers { pattern: p.clone() });
         }
         chosen.sort_unstable();
         for n in chosen {
@@ -160,8 +180,12 @@ pub fn build_semantic_bank(seed: u64) -> Result<SemanticBank, String> {
                     pattern: f.pattern.clone(),
                 }),
             };
-            validate_item(&mut item, &ItemPolicy::default(), false)
-                .map_err(|e| format!("{}: {e}", item.item_id))?;
+            validate_item(&mut item, &ItemPolicy::default(), false).map_err(|source| {
+                SemanticError::Item {
+                    item_id: item.item_id.clone(),
+                    source,
+                }
+            })?;
             items.push(item);
         }
     }
@@ -205,6 +229,26 @@ mod tests {
 
     fn bank() -> SemanticBank {
         build_semantic_bank(SEMANTIC_SEED).unwrap()
+    }
+
+    #[test]
+    fn semantic_errors_keep_their_messages() {
+        let few = SemanticError::TooFewNumbers {
+            pattern: "101".into(),
+        };
+        assert_eq!(few.to_string(), "pattern 101 has too few numbers");
+        let item = SemanticError::Item {
+            item_id: "sem-001-bin".into(),
+            source: ItemError {
+                item_id: Some("sem-001-bin".into()),
+                rule: c2s_records::ItemRule::EmptyProblem,
+            },
+        };
+        assert_eq!(
+            item.to_string(),
+            "sem-001-bin: item sem-001-bin: empty problem"
+        );
+        assert!(std::error::Error::source(&item).is_some());
     }
 
     /// "128 source facts, 16 per Boolean pattern" and "Three two option decisions construct

@@ -55,8 +55,52 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use c2s_records::{
-    validate_item, Domain, Item, ItemPolicy, Operation, Placement, SymbolicMeta, SymbolicPanel,
+    validate_item, Domain, Item, ItemError, ItemPolicy, Operation, Placement, SymbolicMeta,
+    SymbolicPanel,
 };
+
+/// Why the symbolic banks could not be built or written.
+#[derive(Debug, thiserror::Error)]
+pub enum SymbolicError {
+    /// A COPY/REVERSE stratum found no new base in 100,000 draws.
+    #[error("COPY/REVERSE L{length}: no more bases for repeated={repeated}")]
+    NoMoreBases {
+        /// The gold length.
+        length: usize,
+        /// Whether the stratum's golds repeat a symbol.
+        repeated: bool,
+        /// The stratum's uniqueness placement.
+        placement: Placement,
+    },
+    /// No COPY/REVERSE base falls in a (length, repetition, uniqueness) cell of the readout panel.
+    #[error("binding: no base of length {length}, repeated={repeated}, {}", placement.as_str())]
+    NoBindingBase {
+        /// The gold length.
+        length: usize,
+        /// Whether the cell's golds repeat a symbol.
+        repeated: bool,
+        /// The cell's uniqueness placement.
+        placement: Placement,
+    },
+    /// A readout base has no COPY presentation in digits among the COPY/REVERSE items.
+    #[error("binding: no digit COPY presentation of base {base_id}")]
+    NoCopyPresentation {
+        /// The base id.
+        base_id: String,
+    },
+    /// A generated item failed [`c2s_records::validate_item`].
+    #[error(transparent)]
+    Item(#[from] ItemError),
+    /// A bank directory or file could not be created or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The directory or file.
+        path: std::path::PathBuf,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// Version of the symbolic generators; bump when any output byte changes.
 pub const SYMBOLIC_GENERATOR_VERSION: &str = "choice2seq-symbolic/2";
@@ -182,7 +226,7 @@ fn item(
     source: String,
     candidates: Vec<String>,
     meta: SymbolicMeta,
-) -> Result<Item, String> {
+) -> Result<Item, SymbolicError> {
     let target = operation.apply(&source);
     let mut it = Item {
         item_id: id,
@@ -203,12 +247,12 @@ fn item(
         min_length: 1,
         max_length: 64,
     };
-    validate_item(&mut it, &policy, false).map_err(|e| e.to_string())?;
+    validate_item(&mut it, &policy, false)?;
     Ok(it)
 }
 
 /// The 480 COPY/REVERSE items (120 bases × COPY/REVERSE × digits/letters), base by base.
-pub fn copy_reverse_items(seed: u64, per_stratum: usize) -> Result<Vec<Item>, String> {
+pub fn copy_reverse_items(seed: u64, per_stratum: usize) -> Result<Vec<Item>, SymbolicError> {
     let digits: Vec<u8> = (b'0'..=b'9').collect();
     let mut out = Vec::new();
     let mut used: BTreeSet<Vec<u8>> = BTreeSet::new();
@@ -222,9 +266,11 @@ pub fn copy_reverse_items(seed: u64, per_stratum: usize) -> Result<Vec<Item>, St
                 while made < per_stratum {
                     attempts += 1;
                     if attempts > 100_000 {
-                        return Err(format!(
-                            "COPY/REVERSE L{length}: no more bases for repeated={repeated}"
-                        ));
+                        return Err(SymbolicError::NoMoreBases {
+                            length,
+                            repeated,
+                            placement,
+                        });
                     }
                     let gold: Vec<u8> = (0..length)
                         .map(|_| digits[rng.random_range(0..digits.len())])
@@ -287,7 +333,7 @@ pub fn copy_reverse_items(seed: u64, per_stratum: usize) -> Result<Vec<Item>, St
 
 /// The 64 twelve-character items: 32 sources over a–j, reversed, each presented with early
 /// (positions 2/3) and late (10/11) branches.
-pub fn twelve_character_items(seed: u64, sources: usize) -> Result<Vec<Item>, String> {
+pub fn twelve_character_items(seed: u64, sources: usize) -> Result<Vec<Item>, SymbolicError> {
     let letters: Vec<u8> = (b'a'..=b'j').collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut used = BTreeSet::new();
@@ -342,7 +388,7 @@ pub fn binding_strata(length: usize) -> [(bool, Placement); BINDING_BASES_PER_LE
 /// `copy_reverse`: for each length and each of its two [`binding_strata`], the stratum's bases
 /// ranked by SHA-256 of (`seed`, "binding-symbolic", base id) and the first taken; returned by
 /// length, early before late.
-pub fn binding_bases(copy_reverse: &[Item], seed: u64) -> Result<Vec<String>, String> {
+pub fn binding_bases(copy_reverse: &[Item], seed: u64) -> Result<Vec<String>, SymbolicError> {
     let mut cells: BTreeMap<(usize, bool, Placement), BTreeSet<String>> = BTreeMap::new();
     for it in copy_reverse {
         if let Some(m) = &it.symbolic {
@@ -363,11 +409,10 @@ pub fn binding_bases(copy_reverse: &[Item], seed: u64) -> Result<Vec<String>, St
                         .iter()
                         .min_by_key(|b| crate::panels::rank(seed, BINDING_PANEL_NAME, b))
                 })
-                .ok_or_else(|| {
-                    format!(
-                        "binding: no base of length {length}, repeated={repeated}, {}",
-                        placement.as_str()
-                    )
+                .ok_or(SymbolicError::NoBindingBase {
+                    length,
+                    repeated,
+                    placement,
                 })?;
             out.push(chosen.clone());
         }
@@ -379,7 +424,7 @@ pub fn binding_bases(copy_reverse: &[Item], seed: u64) -> Result<Vec<String>, St
 /// the two letter encodings, a–j and etaoinshrd, base by base. A base's presentations share
 /// its target geometry, its candidates (the images of the digit presentation's) in the same
 /// display order, its strata and its `base_id`; ids are `bind-<base>-copy-<encoding>`.
-pub fn binding_items(copy_reverse: &[Item], bases: &[String]) -> Result<Vec<Item>, String> {
+pub fn binding_items(copy_reverse: &[Item], bases: &[String]) -> Result<Vec<Item>, SymbolicError> {
     let mut out = Vec::new();
     for base in bases {
         let (digits, m) = copy_reverse
@@ -391,7 +436,9 @@ pub fn binding_items(copy_reverse: &[Item], bases: &[String]) -> Result<Vec<Item
                     .filter(|m| &m.base_id == base && m.operation == Operation::Copy)
                     .map(|m| (it, m))
             })
-            .ok_or_else(|| format!("binding: no digit COPY presentation of base {base}"))?;
+            .ok_or_else(|| SymbolicError::NoCopyPresentation {
+                base_id: base.clone(),
+            })?;
         for domain in BINDING_ENCODINGS {
             let source = encode(domain, &m.source);
             let meta = SymbolicMeta {
@@ -467,7 +514,7 @@ impl SymbolicBanks {
 }
 
 /// The symbolic banks and their provenance (file hashes filled by [`write_symbolic_banks`]).
-pub fn build_symbolic_banks() -> Result<SymbolicBanks, String> {
+pub fn build_symbolic_banks() -> Result<SymbolicBanks, SymbolicError> {
     let cr = copy_reverse_items(COPY_REVERSE_SEED, COPY_REVERSE_PER_STRATUM)?;
     let tc = twelve_character_items(TWELVE_SEED, TWELVE_SOURCES)?;
     let bases = binding_bases(&cr, BINDING_SEED)?;
@@ -518,22 +565,31 @@ pub fn build_symbolic_banks() -> Result<SymbolicBanks, String> {
 }
 
 /// Write the three symbolic banks and `symbolic-provenance.json` into `dir`.
-pub fn write_symbolic_banks(dir: &std::path::Path) -> Result<SymbolicProvenance, String> {
+pub fn write_symbolic_banks(dir: &std::path::Path) -> Result<SymbolicProvenance, SymbolicError> {
     let banks = build_symbolic_banks()?;
     let mut provenance = banks.provenance.clone();
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| SymbolicError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     for (name, items) in banks.files() {
         let text = crate::bank::to_jsonl(items);
         provenance
             .files
             .insert(name.to_string(), crate::bank::sha256_hex(text.as_bytes()));
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, text).map_err(|source| SymbolicError::Io {
+            path: path.clone(),
+            source,
+        })?;
     }
     let path = dir.join(SYMBOLIC_PROVENANCE);
     let mut text = serde_json::to_string_pretty(&provenance).unwrap_or_default();
     text.push('\n');
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, text).map_err(|source| SymbolicError::Io {
+        path: path.clone(),
+        source,
+    })?;
     Ok(provenance)
 }
 
@@ -855,5 +911,49 @@ mod tests {
         assert_eq!(provenance.counts["binding/items"], 24);
         assert_eq!(provenance.binding_bases.len(), 12);
         assert_eq!(provenance.files.len(), 3);
+    }
+
+    #[test]
+    fn symbolic_errors_keep_their_messages() {
+        let cases = [
+            (
+                SymbolicError::NoMoreBases {
+                    length: 3,
+                    repeated: true,
+                    placement: Placement::Late,
+                },
+                "COPY/REVERSE L3: no more bases for repeated=true",
+            ),
+            (
+                SymbolicError::NoBindingBase {
+                    length: 4,
+                    repeated: false,
+                    placement: Placement::Early,
+                },
+                "binding: no base of length 4, repeated=false, early",
+            ),
+            (
+                SymbolicError::NoCopyPresentation {
+                    base_id: "cr-L3-01".into(),
+                },
+                "binding: no digit COPY presentation of base cr-L3-01",
+            ),
+        ];
+        for (err, message) in cases {
+            assert_eq!(err.to_string(), message);
+        }
+        let err = binding_items(&[], &["cr-L3-01".to_string()]).unwrap_err();
+        assert!(
+            matches!(err, SymbolicError::NoCopyPresentation { .. }),
+            "{err}"
+        );
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let err = write_symbolic_banks(&file.path().join("banks")).unwrap_err();
+        assert!(matches!(err, SymbolicError::Io { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: ", file.path().join("banks").display())),
+            "{err}"
+        );
     }
 }

@@ -15,6 +15,54 @@ use sha2::{Digest, Sha256};
 
 use crate::wordnet::SourceError;
 
+/// Why a decoded msgpack value is not a wordfreq `cB` list ([`ZipfTable::from_value`]);
+/// [`SourceError::Format`] adds the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ZipfFormatError {
+    /// The value is not an array.
+    #[error("top level is not an array")]
+    NotArray,
+    /// The array is empty, so it has no header.
+    #[error("empty array: no header")]
+    NoHeader,
+    /// The array's first element is not a map.
+    #[error("first element is not the header map")]
+    HeaderNotMap,
+    /// The header has no `format` string.
+    #[error("header has no string `format`")]
+    NoFormat,
+    /// The header's `format` is not `cB`.
+    #[error("unsupported format `{format}` (expected `cB`)")]
+    UnsupportedFormat {
+        /// The format named.
+        format: String,
+    },
+    /// The header has no integer `version`.
+    #[error("header has no integer `version`")]
+    NoVersion,
+    /// The header's `version` is not 1.
+    #[error("unsupported cB version {version} (expected 1)")]
+    UnsupportedVersion {
+        /// The version named.
+        version: i64,
+    },
+    /// A bucket after the header is not an array of words.
+    #[error("bucket {bucket} is not an array")]
+    BucketNotArray {
+        /// The bucket's index (centibels below 0).
+        bucket: usize,
+    },
+    /// More buckets than a `u32` counts.
+    #[error("too many buckets")]
+    TooManyBuckets,
+    /// A bucket holds something other than a string.
+    #[error("bucket {bucket} holds a non-string entry")]
+    NonStringEntry {
+        /// The bucket's index (centibels below 0).
+        bucket: u32,
+    },
+}
+
 /// Zipf frequencies of one wordfreq list. Lookups only: iteration order never matters.
 #[derive(Debug, Clone)]
 pub struct ZipfTable {
@@ -48,22 +96,23 @@ impl ZipfTable {
             .map_err(|e| SourceError::format(path, format!("not a gzip stream: {e}")))?;
         let value = rmpv::decode::read_value(&mut raw.as_slice())
             .map_err(|e| SourceError::format(path, format!("not a msgpack value: {e}")))?;
-        let mut table = ZipfTable::from_value(&value).map_err(|m| SourceError::format(path, m))?;
+        let mut table =
+            ZipfTable::from_value(&value).map_err(|e| SourceError::format(path, e.to_string()))?;
         table.sha256 = sha256;
         table.path = path.to_path_buf();
         Ok(table)
     }
 
     /// Build from an already-decoded msgpack value (header + buckets).
-    pub fn from_value(value: &Value) -> Result<ZipfTable, String> {
+    pub fn from_value(value: &Value) -> Result<ZipfTable, ZipfFormatError> {
         let Value::Array(items) = value else {
-            return Err("top level is not an array".into());
+            return Err(ZipfFormatError::NotArray);
         };
         let Some((header, buckets)) = items.split_first() else {
-            return Err("empty array: no header".into());
+            return Err(ZipfFormatError::NoHeader);
         };
         let Value::Map(entries) = header else {
-            return Err("first element is not the header map".into());
+            return Err(ZipfFormatError::HeaderNotMap);
         };
         let field = |name: &str| {
             entries
@@ -73,29 +122,29 @@ impl ZipfTable {
         };
         let format = field("format")
             .and_then(Value::as_str)
-            .ok_or("header has no string `format`")?
+            .ok_or(ZipfFormatError::NoFormat)?
             .to_string();
         if format != "cB" {
-            return Err(format!("unsupported format `{format}` (expected `cB`)"));
+            return Err(ZipfFormatError::UnsupportedFormat { format });
         }
         let format_version = field("version")
             .and_then(Value::as_i64)
-            .ok_or("header has no integer `version`")?;
+            .ok_or(ZipfFormatError::NoVersion)?;
         if format_version != 1 {
-            return Err(format!(
-                "unsupported cB version {format_version} (expected 1)"
-            ));
+            return Err(ZipfFormatError::UnsupportedVersion {
+                version: format_version,
+            });
         }
         let mut map = HashMap::new();
         for (i, bucket) in buckets.iter().enumerate() {
             let Value::Array(words) = bucket else {
-                return Err(format!("bucket {i} is not an array"));
+                return Err(ZipfFormatError::BucketNotArray { bucket: i });
             };
-            let i = u32::try_from(i).map_err(|_| "too many buckets".to_string())?;
+            let i = u32::try_from(i).map_err(|_| ZipfFormatError::TooManyBuckets)?;
             for w in words {
                 let word = w
                     .as_str()
-                    .ok_or_else(|| format!("bucket {i} holds a non-string entry"))?;
+                    .ok_or(ZipfFormatError::NonStringEntry { bucket: i })?;
                 // wordfreq builds its dict bucket by bucket, so a later bucket wins.
                 map.insert(word.to_string(), i);
             }
@@ -205,6 +254,49 @@ mod tests {
         let bad = Value::Map(vec![(Value::from("format"), Value::from("xx"))]);
         assert!(ZipfTable::from_value(&pack(bad, vec![])).is_err());
         assert!(ZipfTable::from_value(&Value::from(3)).is_err());
+    }
+
+    #[test]
+    fn format_errors_keep_their_messages() {
+        let err = |value: &Value| ZipfTable::from_value(value).unwrap_err().to_string();
+        assert_eq!(err(&Value::from(3)), "top level is not an array");
+        assert_eq!(err(&Value::Array(vec![])), "empty array: no header");
+        assert_eq!(
+            err(&Value::Array(vec![Value::from(1)])),
+            "first element is not the header map"
+        );
+        assert_eq!(
+            err(&pack(Value::Map(vec![]), vec![])),
+            "header has no string `format`"
+        );
+        let bad = Value::Map(vec![(Value::from("format"), Value::from("xx"))]);
+        assert_eq!(
+            ZipfTable::from_value(&pack(bad, vec![])).unwrap_err(),
+            ZipfFormatError::UnsupportedFormat {
+                format: "xx".into()
+            }
+        );
+        let no_version = Value::Map(vec![(Value::from("format"), Value::from("cB"))]);
+        assert_eq!(
+            err(&pack(no_version, vec![])),
+            "header has no integer `version`"
+        );
+        let v2 = Value::Map(vec![
+            (Value::from("format"), Value::from("cB")),
+            (Value::from("version"), Value::from(2)),
+        ]);
+        assert_eq!(
+            err(&pack(v2, vec![])),
+            "unsupported cB version 2 (expected 1)"
+        );
+        let not_array = Value::Array(vec![header(), Value::Array(vec![]), Value::from(1)]);
+        assert_eq!(err(&not_array), "bucket 1 is not an array");
+        let non_string = Value::Array(vec![header(), Value::Array(vec![Value::from(1)])]);
+        assert_eq!(err(&non_string), "bucket 0 holds a non-string entry");
+        assert_eq!(
+            ZipfFormatError::TooManyBuckets.to_string(),
+            "too many buckets"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! offsets ordered by sense frequency. License header lines start with two spaces.
 
 use std::collections::BTreeMap;
+use std::num::ParseIntError;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -61,6 +62,78 @@ impl SourceError {
             message: message.into(),
         }
     }
+}
+
+/// Why one line of `data.noun` or `index.noun` does not parse ([`parse_data_line`],
+/// [`parse_index_line`]); [`SourceError::Parse`] adds the file and line.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LineError {
+    /// The line ends before a field its format requires.
+    #[error("missing {field}")]
+    Missing {
+        /// The field expected next (`synset_offset`, `pointer pos`, …).
+        field: &'static str,
+    },
+    /// A numeric field is not a number of its base (decimal, or hex for `w_cnt` and the
+    /// pointer's source and target).
+    #[error("bad {field}: {source}")]
+    BadNumber {
+        /// The field (`synset_offset`, `p_cnt`, `source`, …).
+        field: &'static str,
+        /// The text found.
+        value: String,
+        /// The parse failure.
+        #[source]
+        source: ParseIntError,
+    },
+    /// A word's `lex_id` is not a hex digit.
+    #[error("bad lex_id `{value}`: {source}")]
+    BadLexId {
+        /// The text found.
+        value: String,
+        /// The parse failure.
+        #[source]
+        source: ParseIntError,
+    },
+    /// `ss_type` is not one of `n`, `v`, `a`, `s`, `r`.
+    #[error("bad ss_type `{value}`")]
+    BadSsType {
+        /// The text found.
+        value: String,
+    },
+    /// A synset lists no words.
+    #[error("w_cnt is 0")]
+    NoWords,
+    /// A pointer's part of speech is not one character.
+    #[error("bad pointer pos `{value}`")]
+    BadPointerPos {
+        /// The text found.
+        value: String,
+    },
+    /// A pointer's source/target field is not four hex digits long.
+    #[error("bad pointer source/target `{value}`")]
+    BadSourceTarget {
+        /// The text found.
+        value: String,
+    },
+}
+
+/// The [`LineError::BadNumber`] of `field`, whose text is `value`.
+fn bad_number(field: &'static str, value: &str) -> impl FnOnce(ParseIntError) -> LineError {
+    let value = value.to_string();
+    move |source| LineError::BadNumber {
+        field,
+        value,
+        source,
+    }
+}
+
+/// `value`, the text of `field`, as a decimal number.
+fn decimal<T: std::str::FromStr<Err = ParseIntError>>(
+    field: &'static str,
+    value: &str,
+) -> Result<T, LineError> {
+    value.parse().map_err(bad_number(field, value))
 }
 
 /// Relation named by a pointer symbol (only the taxonomic ones are distinguished).
@@ -198,56 +271,62 @@ pub fn split_gloss(gloss: &str) -> (String, Vec<String>) {
 }
 
 /// Parse one `data.noun` line (without the trailing newline).
-pub fn parse_data_line(line: &str) -> Result<Synset, String> {
+pub fn parse_data_line(line: &str) -> Result<Synset, LineError> {
     let (head, gloss) = match line.find(" | ") {
         Some(i) => (&line[..i], line[i + 3..].trim()),
         None => (line.trim_end_matches(" |").trim_end(), ""),
     };
     let mut f = head.split_ascii_whitespace();
-    let mut next = |what: &str| f.next().ok_or_else(|| format!("missing {what}"));
-    let offset: u32 = next("synset_offset")?
-        .parse()
-        .map_err(|e| format!("bad synset_offset: {e}"))?;
-    let lex_filenum: u8 = next("lex_filenum")?
-        .parse()
-        .map_err(|e| format!("bad lex_filenum: {e}"))?;
+    let mut next = |field: &'static str| f.next().ok_or(LineError::Missing { field });
+    let offset: u32 = decimal("synset_offset", next("synset_offset")?)?;
+    let lex_filenum: u8 = decimal("lex_filenum", next("lex_filenum")?)?;
     let ss_type_s = next("ss_type")?;
     let mut chars = ss_type_s.chars();
     let ss_type = match (chars.next(), chars.next()) {
         (Some(c), None) if "nvasr".contains(c) => c,
-        _ => return Err(format!("bad ss_type `{ss_type_s}`")),
+        _ => {
+            return Err(LineError::BadSsType {
+                value: ss_type_s.to_string(),
+            })
+        }
     };
-    let w_cnt = usize::from_str_radix(next("w_cnt")?, 16).map_err(|e| format!("bad w_cnt: {e}"))?;
+    let w_cnt_s = next("w_cnt")?;
+    let w_cnt = usize::from_str_radix(w_cnt_s, 16).map_err(bad_number("w_cnt", w_cnt_s))?;
     if w_cnt == 0 {
-        return Err("w_cnt is 0".into());
+        return Err(LineError::NoWords);
     }
     let mut lemmas = Vec::with_capacity(w_cnt);
     for _ in 0..w_cnt {
         let word = next("word")?;
         let lex_id = next("lex_id")?;
-        u8::from_str_radix(lex_id, 16).map_err(|e| format!("bad lex_id `{lex_id}`: {e}"))?;
+        u8::from_str_radix(lex_id, 16).map_err(|source| LineError::BadLexId {
+            value: lex_id.to_string(),
+            source,
+        })?;
         lemmas.push(word.to_string());
     }
-    let p_cnt: usize = next("p_cnt")?
-        .parse()
-        .map_err(|e| format!("bad p_cnt: {e}"))?;
+    let p_cnt: usize = decimal("p_cnt", next("p_cnt")?)?;
     let mut pointers = Vec::with_capacity(p_cnt);
     for _ in 0..p_cnt {
         let symbol = next("pointer_symbol")?;
-        let target_offset: u32 = next("pointer offset")?
-            .parse()
-            .map_err(|e| format!("bad pointer offset: {e}"))?;
+        let target_offset: u32 = decimal("pointer offset", next("pointer offset")?)?;
         let pos_s = next("pointer pos")?;
         let pos = match pos_s.chars().next() {
             Some(c) if pos_s.len() == 1 => c,
-            _ => return Err(format!("bad pointer pos `{pos_s}`")),
+            _ => {
+                return Err(LineError::BadPointerPos {
+                    value: pos_s.to_string(),
+                })
+            }
         };
         let st = next("pointer source/target")?;
         if st.len() != 4 {
-            return Err(format!("bad pointer source/target `{st}`"));
+            return Err(LineError::BadSourceTarget {
+                value: st.to_string(),
+            });
         }
-        let source = u8::from_str_radix(&st[..2], 16).map_err(|e| format!("bad source: {e}"))?;
-        let target = u8::from_str_radix(&st[2..], 16).map_err(|e| format!("bad target: {e}"))?;
+        let source = u8::from_str_radix(&st[..2], 16).map_err(bad_number("source", &st[..2]))?;
+        let target = u8::from_str_radix(&st[2..], 16).map_err(bad_number("target", &st[2..]))?;
         pointers.push(Pointer {
             kind: PointerKind::from_symbol(symbol),
             offset: target_offset,
@@ -271,17 +350,13 @@ pub fn parse_data_line(line: &str) -> Result<Synset, String> {
 }
 
 /// Parse one `index.noun` line into (lemma, offsets in sense-frequency order).
-pub fn parse_index_line(line: &str) -> Result<(String, Vec<u32>), String> {
+pub fn parse_index_line(line: &str) -> Result<(String, Vec<u32>), LineError> {
     let mut f = line.split_ascii_whitespace();
-    let mut next = |what: &str| f.next().ok_or_else(|| format!("missing {what}"));
+    let mut next = |field: &'static str| f.next().ok_or(LineError::Missing { field });
     let lemma = next("lemma")?.to_string();
     next("pos")?;
-    let synset_cnt: usize = next("synset_cnt")?
-        .parse()
-        .map_err(|e| format!("bad synset_cnt: {e}"))?;
-    let p_cnt: usize = next("p_cnt")?
-        .parse()
-        .map_err(|e| format!("bad p_cnt: {e}"))?;
+    let synset_cnt: usize = decimal("synset_cnt", next("synset_cnt")?)?;
+    let p_cnt: usize = decimal("p_cnt", next("p_cnt")?)?;
     for _ in 0..p_cnt {
         next("ptr_symbol")?;
     }
@@ -289,11 +364,7 @@ pub fn parse_index_line(line: &str) -> Result<(String, Vec<u32>), String> {
     next("tagsense_cnt")?;
     let mut offsets = Vec::with_capacity(synset_cnt);
     for _ in 0..synset_cnt {
-        offsets.push(
-            next("synset_offset")?
-                .parse()
-                .map_err(|e| format!("bad synset_offset: {e}"))?,
-        );
+        offsets.push(decimal("synset_offset", next("synset_offset")?)?);
     }
     Ok((lemma, offsets))
 }
@@ -374,10 +445,10 @@ impl WordNet {
             if line.trim().is_empty() {
                 continue;
             }
-            let synset = parse_data_line(line).map_err(|message| SourceError::Parse {
+            let synset = parse_data_line(line).map_err(|e| SourceError::Parse {
                 path: path.to_path_buf(),
                 line: i + 1,
-                message,
+                message: e.to_string(),
             })?;
             if synset.ss_type != 'n' {
                 return Err(SourceError::Parse {
@@ -410,7 +481,7 @@ impl WordNet {
                 line: i + 1,
                 message,
             };
-            let (lemma, offsets) = parse_index_line(line).map_err(err)?;
+            let (lemma, offsets) = parse_index_line(line).map_err(|e| err(e.to_string()))?;
             if let Some(missing) = offsets.iter().find(|o| !self.synsets.contains_key(o)) {
                 return Err(err(format!(
                     "`{lemma}` points to unknown synset {missing:08}"
@@ -532,6 +603,54 @@ mod tests {
         assert_eq!(lemma, "dog");
         assert_eq!(offs, vec![2084071, 10114209, 10023039]);
         assert!(parse_index_line("dog n 3 0 3 1 02084071").is_err());
+    }
+
+    #[test]
+    fn line_errors_keep_their_messages() {
+        let index = |line: &str| parse_index_line(line).unwrap_err().to_string();
+        let data = |line: &str| parse_data_line(line).unwrap_err().to_string();
+        assert_eq!(
+            parse_index_line("dog n 3 0 3 1 02084071"),
+            Err(LineError::Missing {
+                field: "synset_offset"
+            })
+        );
+        assert_eq!(index("dog n 3 0 3 1 02084071"), "missing synset_offset");
+        assert_eq!(
+            index("dog n x"),
+            "bad synset_cnt: invalid digit found in string"
+        );
+        assert_eq!(data(""), "missing synset_offset");
+        let err = parse_data_line("0000000x 03 n 01").unwrap_err();
+        assert!(
+            matches!(&err, LineError::BadNumber { field: "synset_offset", value, .. } if value == "0000000x")
+        );
+        assert!(std::error::Error::source(&err).is_some());
+        assert_eq!(
+            err.to_string(),
+            "bad synset_offset: invalid digit found in string"
+        );
+        assert_eq!(data("00000001 03 q 01"), "bad ss_type `q`");
+        assert_eq!(
+            data("00000001 03 n 0g"),
+            "bad w_cnt: invalid digit found in string"
+        );
+        assert_eq!(data("00000001 03 n 00"), "w_cnt is 0");
+        assert_eq!(
+            data("00000001 03 n 01 thing z 000"),
+            "bad lex_id `z`: invalid digit found in string"
+        );
+        let pointer = |rest: &str| data(&format!("00000001 03 n 01 thing 0 001 @ 00000002 {rest}"));
+        assert_eq!(pointer("nn 0000"), "bad pointer pos `nn`");
+        assert_eq!(pointer("n 000"), "bad pointer source/target `000`");
+        assert_eq!(
+            pointer("n 0g00"),
+            "bad source: invalid digit found in string"
+        );
+        assert_eq!(
+            pointer("n 000g"),
+            "bad target: invalid digit found in string"
+        );
     }
 
     #[test]

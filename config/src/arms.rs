@@ -256,7 +256,7 @@ pub(crate) fn check_arms(
             at.error(at.key(&span, &field), format!("arms[{i}].{field}"), message)
         })?;
         c2s_records::validate_spec(&spec)
-            .map_err(|message| at.error(span.clone(), format!("arms[{i}]"), message))?;
+            .map_err(|e| at.error(span.clone(), format!("arms[{i}]"), e.to_string()))?;
         // D.9's token control matches "the pinned tokenizer's full rendered Indexed request":
         // the run's model must bring its tokenizer and chat template.
         if spec.evidence == Evidence::PaddedTokens && !model.reads_model_path() {

@@ -116,7 +116,7 @@ pub fn validate_cases<'s>(
         incoming,
         "ParseCases",
         move |text| {
-            let case = parse_case(text).map_err(|reason| (json_id(text, "case_id"), reason))?;
+            let case = parse_case(text).map_err(|e| (json_id(text, "case_id"), e.to_string()))?;
             let id = Some(case.case_id.clone());
             let Some(cat) = catalogue(&catalogues, &case.task) else {
                 return Err((

@@ -60,7 +60,7 @@ pub fn validate_dialogues<'s>(
         "ParseDialogues",
         |text| {
             let d =
-                parse_dialogue(text).map_err(|reason| (json_id(text, "dialogue_id"), reason))?;
+                parse_dialogue(text).map_err(|e| (json_id(text, "dialogue_id"), e.to_string()))?;
             d.validate()
                 .map_err(|e| (Some(d.dialogue_id.clone()), e.to_string()))?;
             Ok(d)

@@ -3,6 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod spec_check;
+
+pub use spec_check::{validate_spec, SpecError};
+
 /// The interface or control an item is run under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Arm {
@@ -711,163 +715,6 @@ impl ArmSpec {
         s.push_str(self.layout.label_suffix());
         s
     }
-}
-
-/// Check that `spec` is an arm the protocol can run (the config runs it on every `[[arms]]`
-/// entry; a controller refuses a spec that fails it).
-pub fn validate_spec(spec: &ArmSpec) -> Result<(), String> {
-    let arm = spec.arm;
-    if spec.support.set == SupportSet::Trie && !arm.has_prefix() {
-        return Err(format!("Trie support needs a prefix, but {arm} has none"));
-    }
-    if arm.is_copy()
-        && spec.copy_control == CopyControl::Independent
-        && spec.support.set == SupportSet::Trie
-    {
-        return Err("Trie support needs a prefix; independent copy control has none".into());
-    }
-    if arm.withholds_candidates() && spec.support.set != SupportSet::Full {
-        return Err(format!(
-            "{arm} withholds the candidates, so only Full support is defined"
-        ));
-    }
-    if arm == Arm::SerialStop {
-        if spec.support != Support::FULL {
-            return Err("SerialStop uses the full 51-option alphabet (support Full)".into());
-        }
-        if !matches!(
-            spec.contract,
-            Contract::ScoredCode | Contract::GeneratedCode
-        ) {
-            return Err(
-                "SerialStop needs a code contract: space, newline and tab cannot survive outer-whitespace removal"
-                    .into(),
-            );
-        }
-    }
-    if arm == Arm::PrefixContinue
-        && !matches!(
-            spec.contract,
-            Contract::GeneratedString | Contract::GeneratedCharacter
-        )
-    {
-        return Err("PrefixContinue consumes generated text; use a generated contract".into());
-    }
-    if arm == Arm::WholeGenerate && spec.contract != Contract::GeneratedString {
-        return Err(
-            "WholeGenerate emits the complete answer; use the generated string contract".into(),
-        );
-    }
-    if matches!(arm, Arm::Native | Arm::NativeControl)
-        && spec.contract == Contract::GeneratedCharacter
-    {
-        return Err("Native selects a complete string; use a code or string contract".into());
-    }
-    if arm.is_local()
-        && !matches!(arm, Arm::PrefixContinue)
-        && !spec.asks_whole()
-        && spec.contract == Contract::GeneratedString
-    {
-        return Err("local steps answer one character; use a character or code contract".into());
-    }
-    if arm == Arm::IncorrectCopy && spec.support.fill == FillRule::Fill {
-        return Err(
-            "IncorrectCopy copies its supplied plan at every position: a Fill rule would supply the candidates' character instead"
-                .into(),
-        );
-    }
-    if arm == Arm::IncorrectCopy && spec.template.is_some() {
-        return Err(
-            "the readout grid (T0-T2) reads gold targets; IncorrectCopy has no readout".into(),
-        );
-    }
-    if spec.template.is_some() && !arm.is_copy() {
-        return Err(
-            "readout templates T0-T2 apply to the copy arms (GoldCopy, IncorrectCopy, SelfPlanSpell)"
-                .into(),
-        );
-    }
-    if spec.is_readout() && matches!(spec.evidence, Evidence::Padded | Evidence::PaddedTokens) {
-        return Err(
-            "a readout template (T0-T2) takes raw, indexed or direct evidence (B.5); padded evidence is D.9's length control of the Copy arms"
-                .into(),
-        );
-    }
-    if spec.names != OptionNames::Opaque && !spec.is_readout() {
-        return Err(
-            "option names (B.5's binding conditions) apply to the readout grid: set a template T0-T2"
-                .into(),
-        );
-    }
-    if spec.max_new_tokens.is_some() && spec.contract == Contract::ScoredCode {
-        return Err(
-            "max_new_tokens applies to generated contracts; a scored code generates nothing".into(),
-        );
-    }
-    if spec.max_new_tokens == Some(0) {
-        return Err("max_new_tokens must be at least 1".into());
-    }
-    // E.5: the readout criteria are the whole local alphabet ("Each criterion description
-    // specifies an output character"; E.6 lists all ten digits), asked at one position.
-    if spec.is_readout() && spec.support != Support::FULL {
-        return Err("the readout grid (T0-T2) shows every character: use support Full".into());
-    }
-    if spec.alphabet == LocalAlphabet::Lowercase
-        && (!arm.is_local() || spec.support.set != SupportSet::Full)
-    {
-        return Err(
-            "alphabet = \"lowercase\" widens Full support (D.7's a-z factor): use a local arm with support Full or FullFill"
-                .into(),
-        );
-    }
-    if !spec.also_query.is_empty() && spec.support.fill != FillRule::Fill {
-        return Err(
-            "also_query names positions a Fill rule would fill (D.7's six-query controllers); a Call support already queries every position"
-                .into(),
-        );
-    }
-    if arm != Arm::PrefixIntervention
-        && (spec.draft != Draft::Correct || spec.readout != InterventionReadout::Character)
-    {
-        return Err("draft and readout are PrefixIntervention's settings (A.4)".into());
-    }
-    if arm == Arm::PrefixIntervention {
-        if spec.support != Support::FULL {
-            return Err(
-                "PrefixIntervention asks one preselected position with every character: use support Full"
-                    .into(),
-            );
-        }
-        if spec.asks_whole() && spec.contract == Contract::GeneratedCharacter {
-            return Err(
-                "the whole-answer readout selects a complete string; use a code or string contract"
-                    .into(),
-            );
-        }
-    }
-    if arm.is_copy() && spec.copy_control == CopyControl::Batch {
-        if spec.template.is_some() {
-            return Err("the readout grid asks one position; Batch bundles every position".into());
-        }
-        if spec.support != Support::FULL {
-            return Err(
-                "Batch asks every position with the same options (D.11: \"the same supplied target, absolute-position question and option order\"): use support Full"
-                    .into(),
-            );
-        }
-    }
-    if matches!(spec.evidence, Evidence::Padded | Evidence::PaddedTokens)
-        && (!arm.is_copy() || spec.template.is_some())
-    {
-        return Err(
-            "padded evidence is D.9's length control for copy arms (GoldCopy, IncorrectCopy, SelfPlanSpell) without a readout template"
-                .into(),
-        );
-    }
-    if spec.alphabet == LocalAlphabet::Lowercase && arm == Arm::SerialStop {
-        return Err("SerialStop has its own 51-option alphabet".into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

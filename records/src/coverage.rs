@@ -698,9 +698,18 @@ impl CoverageCase {
     }
 }
 
+/// A case line that is not the JSON of a [`CoverageCase`].
+#[derive(Debug, thiserror::Error)]
+#[error("not a coverage case: {source}")]
+pub struct CaseParseError {
+    /// serde's reason, with the line's column.
+    #[from]
+    pub source: serde_json::Error,
+}
+
 /// Parse one case line.
-pub fn parse_case(line: &str) -> Result<CoverageCase, String> {
-    serde_json::from_str(line).map_err(|e| format!("not a coverage case: {e}"))
+pub fn parse_case(line: &str) -> Result<CoverageCase, CaseParseError> {
+    Ok(serde_json::from_str(line)?)
 }
 
 #[cfg(test)]
@@ -733,6 +742,18 @@ mod tests {
             },
             source: String::new(),
         }
+    }
+
+    #[test]
+    fn a_line_that_is_no_case_says_so() {
+        let err = parse_case("{").unwrap_err();
+        let serde = serde_json::from_str::<CoverageCase>("{").unwrap_err();
+        assert_eq!(err.to_string(), format!("not a coverage case: {serde}"));
+        assert!(std::error::Error::source(&err).is_some());
+        assert_eq!(
+            parse_case(&serde_json::to_string(&case()).unwrap()).unwrap(),
+            case()
+        );
     }
 
     fn case() -> CoverageCase {

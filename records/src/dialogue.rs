@@ -348,9 +348,18 @@ impl Dialogue {
     }
 }
 
+/// A bank line that is not the JSON of a [`Dialogue`].
+#[derive(Debug, thiserror::Error)]
+#[error("not a dialogue: {source}")]
+pub struct DialogueParseError {
+    /// serde's reason, with the line's column.
+    #[from]
+    pub source: serde_json::Error,
+}
+
 /// Parse one bank line (JSON) as a dialogue.
-pub fn parse_dialogue(line: &str) -> Result<Dialogue, String> {
-    serde_json::from_str(line).map_err(|e| format!("not a dialogue: {e}"))
+pub fn parse_dialogue(line: &str) -> Result<Dialogue, DialogueParseError> {
+    Ok(serde_json::from_str(line)?)
 }
 
 /// C.2's three arms of matched field construction.
@@ -690,6 +699,17 @@ mod tests {
         assert_eq!(d.validate().unwrap_err().field, "perturbation_of");
         let line = serde_json::to_string(&dialogue()).unwrap();
         assert_eq!(parse_dialogue(&line).unwrap(), dialogue());
-        assert!(parse_dialogue("{").unwrap_err().contains("not a dialogue"));
+        assert!(parse_dialogue("{")
+            .unwrap_err()
+            .to_string()
+            .contains("not a dialogue"));
+    }
+
+    #[test]
+    fn a_line_that_is_no_dialogue_says_so() {
+        let err = parse_dialogue("3").unwrap_err();
+        let serde = serde_json::from_str::<Dialogue>("3").unwrap_err();
+        assert_eq!(err.to_string(), format!("not a dialogue: {serde}"));
+        assert!(std::error::Error::source(&err).is_some());
     }
 }

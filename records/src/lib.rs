@@ -20,17 +20,18 @@ pub mod validate;
 pub use arm::{
     validate_spec, Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, FillRule,
     InterventionReadout, LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions,
-    RequestLayout, Support, SupportSet, Template,
+    RequestLayout, SpecError, Support, SupportSet, Template,
 };
 pub use coverage::{
-    parse_case, CandidateSets, CoverageCase, CoverageCatalogue, CoverageLabel, CoverageSize,
-    CoverageSplit, Decision, DecisionSpec, NameVariant, ScoringRule, SetKind, NONE_LABEL,
+    parse_case, CandidateSets, CaseParseError, CoverageCase, CoverageCatalogue, CoverageLabel,
+    CoverageSize, CoverageSplit, Decision, DecisionSpec, NameVariant, ScoringRule, SetKind,
+    NONE_LABEL,
 };
 pub use dialogue::{
     parse_dialogue, CategoricalSlot, Dialogue, DialogueArm, DialogueContract, DialogueError,
-    DialogueService, DialogueSpec, DialogueSplit, DialogueState, DialogueTurn, FieldFailure,
-    FieldTurn, Perturbation, PriorMode, SchemaValue, DONTCARE, FIELD_ORDER_SEED, INTENT_FIELD,
-    NONE_INTENT, UNSET,
+    DialogueParseError, DialogueService, DialogueSpec, DialogueSplit, DialogueState, DialogueTurn,
+    FieldFailure, FieldTurn, Perturbation, PriorMode, SchemaValue, DONTCARE, FIELD_ORDER_SEED,
+    INTENT_FIELD, NONE_INTENT, UNSET,
 };
 pub use dtype::WeightDtype;
 pub use engine_modes::{GenerationEndpoint, MistralRsMode};

@@ -79,10 +79,10 @@ pub fn read_cases(path: &Path) -> Result<Vec<CoverageCase>, CoverageBankError> {
             continue;
         }
         out.push(
-            c2s_records::parse_case(line).map_err(|message| CoverageBankError::Tsv {
+            c2s_records::parse_case(line).map_err(|e| CoverageBankError::Tsv {
                 file: path.display().to_string(),
                 line: i + 1,
-                message,
+                message: e.to_string(),
             })?,
         );
     }

@@ -654,10 +654,10 @@ pub fn read_dialogue_bank(path: &Path) -> Result<Vec<Dialogue>, DialogueBankErro
         if line.trim().is_empty() {
             continue;
         }
-        let d = c2s_records::parse_dialogue(line).map_err(|message| DialogueBankError::Parse {
+        let d = c2s_records::parse_dialogue(line).map_err(|e| DialogueBankError::Parse {
             path: path.display().to_string(),
             line: i + 1,
-            message,
+            message: e.to_string(),
         })?;
         d.validate()?;
         out.push(d);

@@ -48,8 +48,6 @@ use c2s_records::{FrequencyStratum, Item, ItemError};
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::wordnet::SourceError;
-
 mod items;
 mod rules;
 mod streams;
@@ -87,9 +85,6 @@ pub const PER_GROUP: usize = 2;
 /// Problems building a lexical bank.
 #[derive(Debug, Error)]
 pub enum BankError {
-    /// A WordNet or wordfreq source file could not be read or parsed.
-    #[error(transparent)]
-    Source(#[from] SourceError),
     /// A generated item failed [`c2s_records::validate_item`].
     #[error("generated item failed validation: {0}")]
     Item(#[from] ItemError),

@@ -130,9 +130,9 @@ impl Controller {
         plan: Option<String>,
         cfg: &ControllerConfig,
     ) -> Result<Controller, ControllerError> {
-        validate_spec(&spec).map_err(|reason| ControllerError::InvalidSpec {
+        validate_spec(&spec).map_err(|e| ControllerError::InvalidSpec {
             arm: spec.label(),
-            reason,
+            reason: e.to_string(),
         })?;
         Ok(match spec.arm {
             Arm::Native | Arm::NativeControl | Arm::WholeGenerate => {
