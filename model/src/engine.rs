@@ -62,8 +62,12 @@ impl ModelIdentity {
 /// assistant generation boundary.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PromptSpec {
+    /// The system message; `None`: no system message is passed to the chat template.
     pub system: Option<String>,
+    /// The user message, verbatim.
     pub user: String,
+    /// Text appended after the rendered assistant generation boundary, so that scoring and
+    /// generation continue it; `None`: the prompt ends at the boundary.
     pub assistant_prefix: Option<String>,
 }
 
@@ -85,6 +89,8 @@ impl PromptSpec {
         messages
     }
 
+    /// The prompt of a recorded request: its system message, user message and assistant
+    /// prefix, copied as they are.
     pub fn from_request(r: &c2s_records::Request) -> PromptSpec {
         PromptSpec {
             system: r.system.clone(),
@@ -97,10 +103,13 @@ impl PromptSpec {
 /// Score the continuations `options` (e.g. option codes) at the prompt boundary.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ScoreJob {
+    /// The prompt the options continue.
     pub prompt: PromptSpec,
+    /// The continuations to score; the output's vectors follow this order.
     pub options: Vec<String>,
 }
 
+/// The answer to a [`ScoreJob`]: one score per option, in the job's option order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScoreOutput {
     /// Natural-log probability of each option's token sequence under the full vocabulary
@@ -112,9 +121,13 @@ pub struct ScoreOutput {
     /// The conditional distribution over the options (softmax of `logprobs`): every other
     /// continuation is masked.
     pub probabilities: Vec<f64>,
+    /// Tokens of the rendered prompt (chat template and assistant prefix included).
     pub prompt_tokens: u32,
     /// Prompt tokens served from the prefix cache.
     pub reused_tokens: u32,
+    /// Wall-clock milliseconds the engine spent answering the job (engines that score a
+    /// batch at once report the batch's time); 0 for an answer served from the service's
+    /// cache.
     pub latency_ms: f64,
 }
 
@@ -149,21 +162,33 @@ impl ScoreOutput {
 /// Greedy generation with a budget of new tokens.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GenerateJob {
+    /// The prompt generation continues.
     pub prompt: PromptSpec,
+    /// The budget: generation stops after this many new tokens if no stop token came first.
     pub max_new_tokens: u32,
 }
 
+/// The answer to a [`GenerateJob`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenerateOutput {
     /// Decoded text of the generated tokens (stop token excluded).
     pub text: String,
+    /// The generated token ids, in order (stop token excluded; a served model's text
+    /// re-encoded locally, or empty without a local tokenizer).
     pub tokens: Vec<u32>,
+    /// Why generation ended: a stop token, or the budget.
     pub finish_reason: FinishReason,
     /// The budget ran out before a stop token.
     pub truncated: bool,
+    /// Tokens of the rendered prompt (chat template and assistant prefix included; a served
+    /// model's count as its server reports it).
     pub prompt_tokens: u32,
+    /// New tokens the model produced, a final stop token included.
     pub completion_tokens: u32,
+    /// Prompt tokens served from the prefix cache.
     pub reused_tokens: u32,
+    /// Wall-clock milliseconds from the job's start to its answer; 0 for an answer served
+    /// from the service's cache.
     pub latency_ms: f64,
 }
 
@@ -195,9 +220,13 @@ impl EngineStats {
 
 /// A model engine. Implementations must return exactly one result per job, in job order.
 pub trait Engine: Send {
+    /// The model that answers (recorded with every output).
     fn identity(&self) -> &ModelIdentity;
+    /// Score each job's options; one result per job, in job order (a failed job fails alone).
     fn score(&mut self, jobs: &[ScoreJob]) -> Vec<Result<ScoreOutput, EngineError>>;
+    /// Generate greedily for each job; one result per job, in job order.
     fn generate(&mut self, jobs: &[GenerateJob]) -> Vec<Result<GenerateOutput, EngineError>>;
+    /// The counters since the engine was built (all zero for engines that keep none).
     fn stats(&self) -> EngineStats {
         EngineStats::default()
     }
@@ -214,14 +243,18 @@ pub trait Engine: Send {
 /// A job of either kind.
 #[derive(Debug, Clone)]
 pub enum EngineJob {
+    /// Score the options at the prompt boundary.
     Score(ScoreJob),
+    /// Generate greedily within the token budget.
     Generate(GenerateJob),
 }
 
 /// The answer to an [`EngineJob`].
 #[derive(Debug, Clone)]
 pub enum EngineAnswer {
+    /// The answer to an [`EngineJob::Score`].
     Score(Result<ScoreOutput, EngineError>),
+    /// The answer to an [`EngineJob::Generate`].
     Generate(Result<GenerateOutput, EngineError>),
 }
 

@@ -14,6 +14,8 @@
 //! The dataflow (`c2s-operators`) depends on [`Engine`] and [`InferenceService`] only; the
 //! mistral.rs engine is compiled here alone, behind the `mistralrs` feature (default on).
 
+#![deny(missing_docs)]
+
 pub mod engine;
 pub mod engines;
 pub mod error;
@@ -49,4 +51,4 @@ pub use model_files::check_model_files;
 pub use outage::{Outage, OutageExceeded, OutageWatch};
 pub use service::{AnswerTally, InferenceService, ServiceConfig, TallyCounts};
 pub use tokenizer::render_budget::RenderBudgetAlloc;
-pub use tokenizer::template::{ChatTemplate, TemplateTime};
+pub use tokenizer::template::{ChatTemplate, TemplateTime, TemplateTimeError};

@@ -17,8 +17,10 @@ use candle_core::quantized::gguf_file;
 
 use crate::error::EngineError;
 
-pub use self::gguf::{scan_gguf, GgufLayout, GgufTensor};
-pub use self::safetensors::{check_safetensors, read_safetensors_header, SafetensorsHeader};
+pub use self::gguf::{scan_gguf, GgufError, GgufLayout, GgufTensor, TensorDescription};
+pub use self::safetensors::{
+    check_safetensors, read_safetensors_header, SafetensorsError, SafetensorsHeader,
+};
 
 /// Check the model at `path` before any work: a GGUF file (header, metadata and every
 /// tensor's byte range), or a Hugging Face directory (every `*.safetensors` file's header and
@@ -59,15 +61,15 @@ pub fn read_gguf(file: &mut std::fs::File, path: &Path) -> Result<gguf_file::Con
         .map_err(|e| EngineError::model_file(path, e))?;
     rewind(file)?;
     gguf_file::Content::read(&mut BufReader::new(&mut *file))
-        .map_err(|e| EngineError::model_file(path, format!("not a readable GGUF file: {e}")))
+        .map_err(|e| EngineError::model_file(path, GgufError::Unreadable(e)))
 }
 
 /// [`read_gguf`] over bytes in memory (tests and fuzzing).
-pub fn read_gguf_bytes(bytes: &[u8]) -> Result<gguf_file::Content, String> {
+pub fn read_gguf_bytes(bytes: &[u8]) -> Result<gguf_file::Content, GgufError> {
     let mut cursor = std::io::Cursor::new(bytes);
     scan_gguf(&mut cursor, bytes.len() as u64)?;
     cursor.set_position(0);
-    gguf_file::Content::read(&mut cursor).map_err(|e| format!("not a readable GGUF file: {e}"))
+    gguf_file::Content::read(&mut cursor).map_err(GgufError::Unreadable)
 }
 
 fn open(path: &Path) -> Result<std::fs::File, EngineError> {

@@ -23,8 +23,11 @@ pub const LOG_EVERY: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("the server could not be reached for {seconds:.0} s (more than [inference] max_outage_seconds = {max:.0}); first fault: {cause}")]
 pub struct OutageExceeded {
+    /// How long the outage had lasted when the call gave up, in seconds.
     pub seconds: f64,
+    /// The limit it passed (`max_outage_seconds`), in seconds.
     pub max: f64,
+    /// The fault that opened the outage, as the call reported it.
     pub cause: String,
 }
 
@@ -78,6 +81,7 @@ impl OutageWatch {
         }
     }
 
+    /// How long an outage may last before calls give up (`[inference] max_outage_seconds`).
     pub fn max_outage(&self) -> Duration {
         self.max_outage
     }

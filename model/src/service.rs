@@ -94,7 +94,10 @@ struct Shared {
 /// Counters of the service.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ServiceStats {
+    /// The engine's own counters, as of its latest batch.
     pub engine: EngineStats,
+    /// Requests answered with the answer of an identical prompt (already answered, preloaded
+    /// from an earlier run, or in flight) instead of by the engine.
     pub deduplicated: u64,
 }
 
@@ -123,7 +126,9 @@ pub struct AnswerTally {
 /// The counts of an [`AnswerTally`].
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct TallyCounts {
+    /// Computed requests the engine answered.
     pub answered: u64,
+    /// Computed requests that failed (an outage past the limit counts in neither).
     pub failed: u64,
     /// Failures by error message (at most [`TALLY_MESSAGES`] messages; the rest under
     /// `other errors`).
@@ -154,6 +159,8 @@ impl TallyCounts {
 }
 
 impl AnswerTally {
+    /// Count one computed reply: an answer, or a failure under its message. A call that gave
+    /// up on an outage counts as neither (the run stops and asks it again on resume).
     pub fn record(&self, reply: &Reply) {
         if let Err(EngineError::Outage(_)) = reply {
             // The server was out past the limit: no answer and no failure of the model (the
@@ -196,6 +203,7 @@ impl AnswerTally {
             .clone()
     }
 
+    /// A snapshot of the counts so far.
     pub fn counts(&self) -> TallyCounts {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -272,10 +280,13 @@ impl InferenceService {
         }
     }
 
+    /// The identity of the engine's model (read once when the service started).
     pub fn identity(&self) -> &ModelIdentity {
         &self.identity
     }
 
+    /// The counters so far: the engine's as of its latest batch, and the requests answered
+    /// by de-duplication.
     pub fn stats(&self) -> ServiceStats {
         let s = lock(&self.shared);
         ServiceStats {

@@ -108,6 +108,9 @@ pub fn default_mode() -> MistralRsMode {
 /// Settings of [`MistralRsEngine`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct MistralRsSettings {
+    /// Reference (exact f32 weights, no prefix cache: an independent check of the prefix
+    /// engine) or native (weights in their own format, batched, cached); [`default_mode`] is
+    /// the build's default.
     pub mode: MistralRsMode,
     /// PagedAttention (native mode, CUDA devices only; mistral.rs has none on the CPU).
     pub paged_attention: bool,
@@ -552,6 +555,8 @@ impl MistralRsEngine {
         })
     }
 
+    /// The model's own tokenizer and chat template (not mistral.rs's conversion), which
+    /// renders and tokenizes every prompt this engine sends.
     pub fn tokenizer(&self) -> &ModelTokenizer {
         &self.tokenizer
     }

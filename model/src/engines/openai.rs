@@ -108,7 +108,11 @@ pub struct OpenAiSettings {
     pub max_retries: u32,
     /// First backoff; doubled per retry, at most 30 s.
     pub retry_backoff: Duration,
+    /// Where generated contracts go: `/chat/completions` (the server renders the chat) or
+    /// `/completions` with our rendering; a request with an assistant prefix always uses
+    /// `/completions`.
     pub generation_endpoint: GenerationEndpoint,
+    /// How scored contracts are scored (echo, or top log-probabilities of one token).
     pub scoring: ScoringMethod,
     /// `chat_template_kwargs` sent with chat completions (e.g. `{"enable_thinking": false}`).
     pub chat_template_kwargs: Option<Value>,
@@ -148,7 +152,9 @@ impl Default for OpenAiSettings {
 /// What the server reported and can do, learned once before any work.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ServerInfo {
+    /// The API root the probe reached (the settings' `base_url`).
     pub base_url: String,
+    /// The served model name requests ask for (the settings' `model`).
     pub model: String,
     /// The server's entry for the model in `GET /models` (its stable fields only).
     pub model_entry: Option<Value>,
@@ -416,6 +422,9 @@ pub struct OpenAiEngine {
 }
 
 impl OpenAiEngine {
+    /// An engine for the server [`probe`] described in `info`. `tokenizer`: the served
+    /// model's, when known (scored contracts need it); `identity`: `None` derives it from
+    /// `info` ([`ServerInfo::identity`]).
     pub fn new(
         settings: &OpenAiSettings,
         info: ServerInfo,
@@ -433,6 +442,8 @@ impl OpenAiEngine {
         })
     }
 
+    /// What the probe learned about the server: its model entry, version and whether it can
+    /// score.
     pub fn info(&self) -> &ServerInfo {
         &self.info
     }
@@ -582,7 +593,8 @@ impl OpenAiEngine {
             .map(|t| t.bos_token.as_str())
             .filter(|b| !b.is_empty() && prompt_text.starts_with(b));
         let mut known = self.bos_offset.lock().map_err(|_| EngineError::Stopped)?;
-        check_prompt_tokens(&mut known, server, ours, bos).map_err(EngineError::Request)
+        check_prompt_tokens(&mut known, server, ours, bos)
+            .map_err(|e| EngineError::Request(e.to_string()))
     }
 
     /// Log-probabilities of single-token `options` (their ids `option_ids`) from the top
@@ -735,6 +747,31 @@ impl OpenAiEngine {
     }
 }
 
+/// Why a server's count of prompt tokens does not fit ours ([`check_prompt_tokens`]): its
+/// scores would not be those of the prompt a local engine scores.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum PromptTokensError {
+    /// Our prompt starts with the BOS token and the server counts one token more: it put a
+    /// second BOS before it.
+    #[error("the server counts {server} prompt tokens where the local tokenizer counts {ours} for a prompt that already starts with the BOS token `{bos}`: the server adds a second BOS, so the model reads two and scores differently from a local run; have the server add no BOS to /completions prompts (llama.cpp: a model whose tokenizer.ggml.add_bos_token is false; vLLM: add_special_tokens false), or use a chat template that does not write it")]
+    SecondBos {
+        /// The server's count (`usage.prompt_tokens`).
+        server: u64,
+        /// Our tokenizer's count.
+        ours: usize,
+        /// The BOS token's text.
+        bos: String,
+    },
+    /// The counts differ by other than the one BOS the server was learned to add.
+    #[error("the server counts {server} prompt tokens where the local tokenizer counts {ours}: the served model does not tokenize like [model] path")]
+    Mismatch {
+        /// The server's count (`usage.prompt_tokens`).
+        server: u64,
+        /// Our tokenizer's count.
+        ours: usize,
+    },
+}
+
 /// Whether the server's count of prompt tokens, `server`, fits ours: equal, or one more for a
 /// BOS the server adds (learned once into `known`). `leading_bos` is the BOS token when our
 /// prompt already starts with it: then one more is a second BOS, which the model would read
@@ -744,21 +781,19 @@ fn check_prompt_tokens(
     server: u64,
     ours: usize,
     leading_bos: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), PromptTokensError> {
     let offset = server as i64 - ours as i64;
     if let (1, Some(bos)) = (offset, leading_bos) {
-        return Err(format!(
-            "the server counts {server} prompt tokens where the local tokenizer counts {ours} for a prompt that already starts with the BOS token `{bos}`: the server adds a second BOS, so the model reads two and scores differently from a local run; have the server add no BOS to /completions prompts (llama.cpp: a model whose tokenizer.ggml.add_bos_token is false; vLLM: add_special_tokens false), or use a chat template that does not write it"
-        ));
+        return Err(PromptTokensError::SecondBos {
+            server,
+            ours,
+            bos: bos.to_string(),
+        });
     }
     match *known {
         None if offset == 0 || offset == 1 => *known = Some(offset),
         Some(k) if k == offset => {}
-        _ => {
-            return Err(format!(
-                "the server counts {server} prompt tokens where the local tokenizer counts {ours}: the served model does not tokenize like [model] path"
-            ))
-        }
+        _ => return Err(PromptTokensError::Mismatch { server, ours }),
     }
     Ok(())
 }

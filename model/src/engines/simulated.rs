@@ -15,6 +15,8 @@ use crate::engine::{
 };
 use crate::error::EngineError;
 
+/// The test double: answers every job from a hash of (seed, prompt, option), with no model
+/// and no latency.
 pub struct SimulatedEngine {
     seed: u64,
     identity: ModelIdentity,
@@ -22,6 +24,8 @@ pub struct SimulatedEngine {
 }
 
 impl SimulatedEngine {
+    /// An engine whose answers are fixed by `seed` (the seed also shows in the model label,
+    /// so runs with different seeds never share a label).
     pub fn new(seed: u64) -> SimulatedEngine {
         SimulatedEngine {
             seed,

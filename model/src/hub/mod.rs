@@ -174,75 +174,140 @@ impl HubSnapshot {
 /// it has one, the revision and file.
 #[derive(Debug, Error)]
 pub enum HubError {
+    /// The configured repository id is not `OWNER/NAME` with letters, digits, `-`, `_` and
+    /// `.` (checked before any request or cache path is built from it).
     #[error("`{0}` is not a Hub repository id OWNER/NAME")]
     BadRepoId(String),
+    /// The Hub refused access (HTTP 401 or 403, or a gated-repository answer).
     #[error("{repo}: access denied (HTTP {status}): the repository is gated or private; {hint}")]
     Denied {
+        /// `OWNER/NAME`.
         repo: String,
+        /// The HTTP status of the refusal.
         status: u16,
+        /// What to do about it (set or change `HF_TOKEN`), followed by the Hub's own message
+        /// when it sent one.
         hint: String,
     },
+    /// The endpoint has no such repository (or hides a private one behind a 404).
     #[error("{repo}: no such repository on {endpoint} (HTTP {status})")]
     RepoNotFound {
+        /// `OWNER/NAME`.
         repo: String,
+        /// The API root asked (`HF_ENDPOINT`).
         endpoint: String,
+        /// The HTTP status of the answer.
         status: u16,
     },
+    /// The repository has no branch, tag or commit of that name.
     #[error("{repo}: no revision `{revision}` (a branch, tag or commit of the repository)")]
-    RevisionNotFound { repo: String, revision: String },
+    RevisionNotFound {
+        /// `OWNER/NAME`.
+        repo: String,
+        /// The revision as configured.
+        revision: String,
+    },
+    /// A file the model needs (the named GGUF, or a shard the weight index lists) is not in
+    /// the repository at that revision.
     #[error("{repo}@{revision}: no file `{file}` in the repository")]
     FileNotFound {
+        /// `OWNER/NAME`.
         repo: String,
+        /// The revision as configured.
         revision: String,
+        /// The missing file's path inside the repository.
         file: String,
     },
+    /// A repository loaded as a safetensors directory lacks a required file or has an
+    /// unreadable weight index.
     #[error("{repo}@{revision} is not a Hugging Face safetensors checkpoint: {problem} (for a GGUF file of the repository, name it with hf_file)")]
     NotACheckpoint {
+        /// `OWNER/NAME`.
         repo: String,
+        /// The revision as configured.
         revision: String,
+        /// What is missing or malformed.
         problem: String,
     },
+    /// The Hub was not asked and the cache cannot serve the revision.
     #[error("{repo}@{revision} is not in the Hugging Face cache {cache} ({problem}) and {why}")]
     NotCached {
+        /// `OWNER/NAME`.
         repo: String,
+        /// The revision as configured.
         revision: String,
+        /// The repository's cache directory (`models--OWNER--NAME`).
         cache: PathBuf,
+        /// What the cache lacks (the ref, the snapshot, a file).
         problem: String,
+        /// Why the Hub was not asked (offline mode, an unreachable endpoint).
         why: String,
     },
+    /// A downloaded LFS file's sha256 is not the one the Hub announced; the download is
+    /// deleted, never cached.
     #[error("{repo}@{commit}: {file}: sha256 {actual} differs from the Hub's {expected}; the download was discarded")]
     Checksum {
+        /// `OWNER/NAME`.
         repo: String,
+        /// The resolved commit.
         commit: String,
+        /// The file's path inside the repository.
         file: String,
+        /// The sha256 the Hub announced (its `X-Linked-Etag`), lowercase hex.
         expected: String,
+        /// The sha256 of the bytes received, lowercase hex.
         actual: String,
     },
+    /// A download's length is not the one the Hub announced; the download is deleted.
     #[error("{repo}@{commit}: {file}: {got} bytes where the Hub announced {expected}; the download was discarded")]
     Size {
+        /// `OWNER/NAME`.
         repo: String,
+        /// The resolved commit.
         commit: String,
+        /// The file's path inside the repository.
         file: String,
+        /// Bytes announced (`X-Linked-Size`, else `Content-Length`).
         expected: u64,
+        /// Bytes received.
         got: u64,
     },
+    /// Any other unsuccessful HTTP answer.
     #[error("{url}: HTTP {status}: {message}")]
     Http {
+        /// The URL asked.
         url: String,
+        /// The HTTP status.
         status: u16,
+        /// The Hub's error message, or the answer's body.
         message: String,
     },
+    /// An answer the client cannot use (bad JSON, a missing or malformed header, too many
+    /// redirects, an interrupted download), or a bad `HF_ENDPOINT`.
     #[error("{url}: {message}")]
-    Protocol { url: String, message: String },
+    Protocol {
+        /// The URL asked (or the endpoint configured).
+        url: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The endpoint could not be reached (connection refused, DNS, timeout) and the cache
+    /// could not stand in for it.
     #[error("cannot reach {url} ({reason}), and the cache cannot stand in: {cache}")]
     Unreachable {
+        /// The URL asked.
         url: String,
+        /// The transport's error chain.
         reason: String,
+        /// Why the cache could not serve the model (empty until [`resolve`] tried it).
         cache: String,
     },
+    /// Reading or writing the cache failed.
     #[error("{path}: {source}")]
     Io {
+        /// The cache file or directory.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
 }

@@ -23,7 +23,10 @@ pub const LATENCY_BUCKETS_SECONDS: [f64; 13] = [
 /// `(bounds[i-1], bounds[i]]`, and the last count those above every bound.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Buckets {
+    /// One count per bucket, plus the overflow bucket last (empty before the first
+    /// observation).
     pub counts: Vec<u64>,
+    /// The sum of every observed value, in the observations' unit (seconds for latencies).
     pub sum: f64,
 }
 
@@ -46,6 +49,8 @@ impl Buckets {
 /// The load of one service at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServiceLoad {
+    /// The service's counters: the engine's as of its latest batch, and de-duplicated
+    /// requests.
     pub stats: ServiceStats,
     /// Distinct requests handed to the engine thread and not answered yet.
     pub in_flight: usize,
@@ -111,6 +116,7 @@ impl std::fmt::Debug for ServiceProbe {
 }
 
 impl ServiceProbe {
+    /// The service's load now (a finished service's final counters, nothing in flight).
     pub fn load(&self) -> ServiceLoad {
         let c = self.load.counts.lock().unwrap_or_else(|p| p.into_inner());
         ServiceLoad {

@@ -35,11 +35,20 @@ use tokenizers::{AddedToken, NormalizerWrapper, PreTokenizerWrapper, SplitDelimi
 
 use crate::error::EngineError;
 
-/// GGUF token types (llama.cpp's `llama_token_type`).
+// GGUF token types (`tokenizer.ggml.token_type`, llama.cpp's `llama_token_type`).
+
+/// A token type: an ordinary piece, produced from text and by merges (the type of a token
+/// whose type the file leaves out).
 pub const TOKEN_TYPE_NORMAL: i32 = 1;
+/// A token type: the unknown token; matched in raw text as a special token, as llama.cpp
+/// parses it.
 pub const TOKEN_TYPE_UNKNOWN: i32 = 2;
+/// A token type: a control token (e.g. `<|im_start|>`), a special token matched in raw text
+/// and never produced by merges.
 pub const TOKEN_TYPE_CONTROL: i32 = 3;
+/// A token type: a user-defined token, matched whole in any text (not special).
 pub const TOKEN_TYPE_USER_DEFINED: i32 = 4;
+/// A token type: a byte-fallback token (`<0x0A>`), never produced by merges.
 pub const TOKEN_TYPE_BYTE: i32 = 6;
 
 /// llama.cpp's Llama-3 pre-tokenizer regex (`LLAMA_VOCAB_PRE_TYPE_LLAMA3`).
@@ -66,6 +75,7 @@ pub struct GgufVocab {
     pub model: String,
     /// `tokenizer.ggml.pre` (byte-level BPE only).
     pub pre: Option<String>,
+    /// `tokenizer.ggml.tokens`: every token's piece, indexed by token id.
     pub tokens: Vec<String>,
     /// Per token (empty: all normal).
     pub token_types: Vec<i32>,
@@ -75,6 +85,8 @@ pub struct GgufVocab {
     pub merges: Vec<String>,
     /// `tokenizer.ggml.add_space_prefix` (SentencePiece; default true).
     pub add_space_prefix: bool,
+    /// `tokenizer.ggml.unknown_token_id` (SentencePiece's unknown token; `None`: the file
+    /// names none).
     pub unk_id: Option<u32>,
 }
 

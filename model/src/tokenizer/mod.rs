@@ -24,7 +24,9 @@ use crate::error::EngineError;
 /// A chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ChatMessage {
+    /// `system`, `user` or `assistant`, as the chat template reads `message.role`.
     pub role: String,
+    /// The message text, verbatim.
     pub content: String,
 }
 
@@ -40,9 +42,13 @@ pub struct ModelTokenizer {
     declared_bos: Option<String>,
     /// The BOS token ("" when the model declares none).
     pub bos_token: String,
+    /// The EOS token's text (GGUF `tokenizer.ggml.eos_token_id`, or `tokenizer_config.json`'s
+    /// `eos_token`); the chat template sees it as `eos_token`.
     pub eos_token: String,
     /// Token ids that end generation (EOS, and `<|im_end|>` / `<|endoftext|>` when present).
     pub stop_ids: Vec<u32>,
+    /// The EOS token's id: it closes scored options when one option's tokens are a prefix of
+    /// another's.
     pub eos_id: u32,
     /// What the tokenizer is (`gguf gpt2-bpe pre=smollm`, `gguf llama`, `hf tokenizer.json`).
     pub kind: String,
@@ -304,6 +310,7 @@ impl ModelTokenizer {
         self.tokenizer.id_to_token(id)
     }
 
+    /// Tokens in the vocabulary, added (special) tokens included.
     pub fn vocab_size(&self) -> usize {
         self.tokenizer.get_vocab_size(true)
     }

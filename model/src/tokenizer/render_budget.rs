@@ -52,6 +52,8 @@ pub fn last_allocated() -> usize {
 pub struct RenderBudgetAlloc<A = System>(pub A);
 
 impl RenderBudgetAlloc<System> {
+    /// The counter over the system allocator, for `#[global_allocator]` statics (a `const`
+    /// constructor).
     pub const fn system() -> Self {
         RenderBudgetAlloc(System)
     }
@@ -134,6 +136,7 @@ pub struct StackText<const N: usize> {
 }
 
 impl<const N: usize> StackText<N> {
+    /// An empty text (nothing allocated: the buffer lives in the value).
     pub const fn new() -> Self {
         StackText {
             buf: [0; N],
@@ -141,6 +144,7 @@ impl<const N: usize> StackText<N> {
         }
     }
 
+    /// The text written so far, as UTF-8 bytes (whole characters only).
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }

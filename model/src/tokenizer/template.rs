@@ -64,6 +64,44 @@ pub const RENDER_MEMORY_BASE: usize = 16 << 20;
 /// What a compile or render may allocate per byte of its input (each is copied a few times).
 pub const RENDER_MEMORY_PER_INPUT_BYTE: usize = 64;
 
+/// Why a [`TemplateTime`] cannot be read, or cannot format a `strftime_now` call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateTimeError {
+    /// [`TemplateTime::parse`]: the text is not an RFC 3339 timestamp.
+    #[error("`{text}` is not an RFC 3339 timestamp: {source}")]
+    NotRfc3339 {
+        /// The text as given.
+        text: String,
+        /// chrono's reason.
+        #[source]
+        source: chrono::ParseError,
+    },
+    /// [`TemplateTime::naive`]: the text is not `YYYY-MM-DDTHH:MM:SS`.
+    #[error("`{text}` is not a date and time YYYY-MM-DDTHH:MM:SS: {source}")]
+    NotNaive {
+        /// The text as given.
+        text: String,
+        /// chrono's reason.
+        #[source]
+        source: chrono::ParseError,
+    },
+    /// [`TemplateTime::strftime`]: the format holds a directive chrono does not know.
+    #[error("strftime_now: unsupported format `{format}`")]
+    UnsupportedFormat {
+        /// The template's format string.
+        format: String,
+    },
+    /// [`TemplateTime::strftime`]: chrono could not write the time in the format.
+    #[error("strftime_now: cannot format `{format}` for a local time")]
+    Unformattable {
+        /// The template's format string.
+        format: String,
+        /// The formatter's failure (it carries no detail).
+        #[source]
+        source: fmt::Error,
+    },
+}
+
 /// The moment `strftime_now` reports: the local wall-clock time at which a run started (as
 /// transformers' `datetime.now()`, naive local time), with its UTC offset for the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,29 +122,39 @@ impl TemplateTime {
     }
 
     /// From an RFC 3339 timestamp (what [`TemplateTime`]'s `Display` writes).
-    pub fn parse(text: &str) -> Result<TemplateTime, String> {
+    pub fn parse(text: &str) -> Result<TemplateTime, TemplateTimeError> {
         chrono::DateTime::parse_from_rfc3339(text)
             .map(TemplateTime)
-            .map_err(|e| format!("`{text}` is not an RFC 3339 timestamp: {e}"))
+            .map_err(|source| TemplateTimeError::NotRfc3339 {
+                text: text.to_string(),
+                source,
+            })
     }
 
     /// A naive local date and time (the fixtures' `2026-07-26T10:30:00`), at UTC+0.
-    pub fn naive(text: &str) -> Result<TemplateTime, String> {
+    pub fn naive(text: &str) -> Result<TemplateTime, TemplateTimeError> {
         chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
             .map(|t| TemplateTime(t.and_utc().fixed_offset()))
-            .map_err(|e| format!("`{text}` is not a date and time YYYY-MM-DDTHH:MM:SS: {e}"))
+            .map_err(|source| TemplateTimeError::NotNaive {
+                text: text.to_string(),
+                source,
+            })
     }
 
     /// Python's `strftime(format)` of the local wall-clock time. A format with a directive
     /// chrono does not know is an error (Python would keep it literally on some platforms and
     /// fail on others; a prompt must not depend on that).
-    pub fn strftime(&self, format: &str) -> Result<String, String> {
+    pub fn strftime(&self, format: &str) -> Result<String, TemplateTimeError> {
         use chrono::format::Fixed;
         use std::fmt::Write;
         let mut items: Vec<Item<'_>> = Vec::new();
         for item in StrftimeItems::new(format) {
             match item {
-                Item::Error => return Err(format!("strftime_now: unsupported format `{format}`")),
+                Item::Error => {
+                    return Err(TemplateTimeError::UnsupportedFormat {
+                        format: format.to_string(),
+                    })
+                }
                 // transformers formats a naive `datetime.now()`: `%z` and `%Z` print nothing.
                 Item::Fixed(
                     Fixed::TimezoneName
@@ -126,7 +174,10 @@ impl TemplateTime {
             "{}",
             self.0.naive_local().format_with_items(items.into_iter())
         )
-        .map_err(|_| format!("strftime_now: cannot format `{format}` for a local time"))?;
+        .map_err(|source| TemplateTimeError::Unformattable {
+            format: format.to_string(),
+            source,
+        })?;
         Ok(out)
     }
 }
@@ -167,7 +218,7 @@ impl ChatTemplate {
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", move |format: String| {
             time.strftime(&format)
-                .map_err(|m| Error::new(ErrorKind::InvalidOperation, m))
+                .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))
         });
         // minijinja folds constant expressions while it compiles: that runs on the memory
         // budget too, and a panic in its parser is a refusal.
@@ -420,6 +471,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unsupported format"), "{e}");
+    }
+
+    #[test]
+    fn template_time_errors_name_the_text_or_format() {
+        let e = TemplateTime::parse("yesterday").unwrap_err();
+        let TemplateTimeError::NotRfc3339 { text, source } = &e else {
+            panic!("not an RFC 3339 error: {e}");
+        };
+        assert_eq!(text, "yesterday");
+        assert_eq!(
+            e.to_string(),
+            format!("`yesterday` is not an RFC 3339 timestamp: {source}")
+        );
+        let e = TemplateTime::naive("2026-07-26").unwrap_err();
+        let TemplateTimeError::NotNaive { source, .. } = &e else {
+            panic!("not a naive-time error: {e}");
+        };
+        assert_eq!(
+            e.to_string(),
+            format!("`2026-07-26` is not a date and time YYYY-MM-DDTHH:MM:SS: {source}")
+        );
+        let time = TemplateTime::naive("2026-07-26T10:30:00").unwrap();
+        assert_eq!(
+            time.strftime("%Q").unwrap_err().to_string(),
+            "strftime_now: unsupported format `%Q`"
+        );
     }
 
     #[test]

@@ -138,11 +138,15 @@ fn a_bos_the_server_adds_is_learned_once() {
     check_prompt_tokens(&mut known, 11, 10, None).expect("a BOS the server adds");
     assert_eq!(known, Some(1));
     check_prompt_tokens(&mut known, 21, 20, None).expect("the same offset");
-    let err = check_prompt_tokens(&mut known, 20, 20, None).unwrap_err();
+    let err = check_prompt_tokens(&mut known, 20, 20, None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("does not tokenize like"), "{err}");
     let mut known = None;
     check_prompt_tokens(&mut known, 10, 10, Some("<s>")).expect("one BOS, ours");
-    let err = check_prompt_tokens(&mut known, 12, 10, None).unwrap_err();
+    let err = check_prompt_tokens(&mut known, 12, 10, None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("does not tokenize like"), "{err}");
 }
 
@@ -151,11 +155,31 @@ fn a_doubled_bos_is_an_error() {
     // Our prompt starts with the BOS (the chat template writes it) and the server counts one
     // token more: it put a second BOS before it.
     for mut known in [None, Some(1)] {
-        let err = check_prompt_tokens(&mut known, 11, 10, Some("<|begin_of_text|>")).unwrap_err();
+        let err = check_prompt_tokens(&mut known, 11, 10, Some("<|begin_of_text|>"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("second BOS"), "{err}");
         assert!(err.contains("`<|begin_of_text|>`"), "{err}");
         assert!(err.contains("11 prompt tokens"), "{err}");
     }
+}
+
+/// The error carries both counts; its message is the one the job's error reports.
+#[test]
+fn a_prompt_token_mismatch_reports_both_counts() {
+    let err = check_prompt_tokens(&mut Some(0), 12, 10, None).unwrap_err();
+    assert_eq!(
+        err,
+        PromptTokensError::Mismatch {
+            server: 12,
+            ours: 10
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "the server counts 12 prompt tokens where the local tokenizer counts 10: the served \
+         model does not tokenize like [model] path"
+    );
 }
 
 /// An HTTPS server whose certificate a test CA signed (no trust store holds it): refused by

@@ -44,8 +44,13 @@ pub struct PrefixCache {
 /// of one more block (node, tokens), and the number of tokens they cover.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrefixMatch {
+    /// Ids of the matched full blocks in prompt order, each the child of the one before
+    /// (empty: no whole block is reused).
     pub nodes: Vec<usize>,
+    /// `(node, count)`: the first `count` tokens (fewer than a block) of the child block `node`
+    /// match the tokens after the full blocks; `None`: nothing past the full blocks is reused.
     pub partial: Option<(usize, usize)>,
+    /// Prompt positions reused, `0..tokens`: the full blocks' tokens plus the partial count.
     pub tokens: usize,
 }
 
@@ -79,18 +84,24 @@ impl PrefixCache {
         }
     }
 
+    /// Bytes of keys and values held now (`BLOCK · bytes_per_token` a block); each insert
+    /// evicts until it is within the budget.
     pub fn bytes(&self) -> usize {
         self.bytes
     }
 
+    /// Cached blocks (trie nodes, the root not counted).
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether no block is cached.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
+    /// Drop every cached block; the budget and per-position sizes stay, so the cache fills
+    /// again from the next insert.
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.index.clear();

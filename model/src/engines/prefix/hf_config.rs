@@ -10,9 +10,90 @@
 
 use std::path::Path;
 
+use thiserror::Error;
+
 use super::rope::RopeScaling;
 use super::transformer::{Arch, TransformerConfig};
 use crate::error::EngineError;
+
+/// Why a `config.json` cannot configure the prefix engine: a field of the wrong type or
+/// missing, an architecture it does not run, or a setting it does not implement. Each names
+/// the field.
+#[derive(Debug, Error)]
+pub enum HfConfigError {
+    /// An integer field holds something else (a float, a string, a negative number).
+    #[error("`{key}` is not a whole number")]
+    NotWholeNumber {
+        /// The field's name.
+        key: String,
+    },
+    /// A float field holds something other than a number.
+    #[error("`{key}` is not a number")]
+    NotNumber {
+        /// The field's name.
+        key: String,
+    },
+    /// A flag holds something other than `true` or `false`.
+    #[error("`{key}` is not a boolean")]
+    NotBoolean {
+        /// The field's name.
+        key: String,
+    },
+    /// A field without a class default is absent or null.
+    #[error("`{key}` is missing")]
+    Missing {
+        /// The field's name.
+        key: String,
+    },
+    /// Neither `model_type` nor `architectures` names llama, qwen2 or qwen3.
+    #[error(
+        "model type {model_type:?} / architectures {architectures:?} are not supported by the \
+         prefix engine (llama, qwen2, qwen3)"
+    )]
+    UnsupportedArchitecture {
+        /// `model_type` (`None`: absent or not a string).
+        model_type: Option<String>,
+        /// The string entries of `architectures` (empty: absent).
+        architectures: Vec<String>,
+    },
+    /// `hidden_act` is not `silu`.
+    #[error("`hidden_act` = `{activation}`: the prefix engine implements silu")]
+    Activation {
+        /// The configured activation.
+        activation: String,
+    },
+    /// `attention_bias` or `mlp_bias` is true for an architecture that has no such biases
+    /// (qwen2's attention biases are implemented).
+    #[error("`{key}` = true: the prefix engine has no such biases for {arch}")]
+    Bias {
+        /// `attention_bias` or `mlp_bias`.
+        key: String,
+        /// The architecture's name (`llama`, `qwen3`).
+        arch: &'static str,
+    },
+    /// `use_sliding_window` is true.
+    #[error("`use_sliding_window` = true: the prefix engine attends to every position")]
+    SlidingWindow,
+    /// The RoPE dict holds one dict per layer type.
+    #[error(
+        "`{field}` holds per-layer-type RoPE settings; the prefix engine runs one RoPE \
+         for every layer"
+    )]
+    PerLayerRope {
+        /// `rope_scaling` or `rope_parameters`.
+        field: &'static str,
+    },
+    /// `partial_rotary_factor` is set to something other than 1.
+    #[error("`partial_rotary_factor` = {factor}: the prefix engine rotates whole heads")]
+    PartialRotary {
+        /// The configured fraction of each head that is rotated.
+        factor: f64,
+    },
+    /// The RoPE dict is malformed or names a RoPE type the engine does not implement
+    /// ([`RopeScaling::from_hf`]'s error, printed as it is).
+    #[error(transparent)]
+    Rope(EngineError),
+}
 
 /// What transformers' config class supplies for a field the file leaves out.
 struct ClassDefaults {
@@ -58,7 +139,10 @@ const DEFAULT_THETA: f64 = 10_000.0;
 
 /// The model configuration and whether the output head is tied to the embedding.
 pub struct HfModelConfig {
+    /// The forward pass's configuration (`vocab` 0: the weights give it).
     pub config: TransformerConfig,
+    /// `tie_word_embeddings`: the output head reuses the embedding matrix (default false,
+    /// as in every one of these config classes).
     pub tie_word_embeddings: bool,
 }
 
@@ -81,42 +165,42 @@ fn absent(obj: &Obj, key: &str) -> bool {
     obj.get(key).is_none_or(serde_json::Value::is_null)
 }
 
-fn usize_field(obj: &Obj, key: &str) -> Result<Option<usize>, String> {
+fn usize_field(obj: &Obj, key: &str) -> Result<Option<usize>, HfConfigError> {
     if absent(obj, key) {
         return Ok(None);
     }
     obj[key]
         .as_u64()
         .map(|v| Some(v as usize))
-        .ok_or_else(|| format!("`{key}` is not a whole number"))
+        .ok_or_else(|| HfConfigError::NotWholeNumber { key: key.into() })
 }
 
-fn f64_field(obj: &Obj, key: &str) -> Result<Option<f64>, String> {
+fn f64_field(obj: &Obj, key: &str) -> Result<Option<f64>, HfConfigError> {
     if absent(obj, key) {
         return Ok(None);
     }
     obj[key]
         .as_f64()
         .map(Some)
-        .ok_or_else(|| format!("`{key}` is not a number"))
+        .ok_or_else(|| HfConfigError::NotNumber { key: key.into() })
 }
 
-fn bool_field(obj: &Obj, key: &str) -> Result<Option<bool>, String> {
+fn bool_field(obj: &Obj, key: &str) -> Result<Option<bool>, HfConfigError> {
     if absent(obj, key) {
         return Ok(None);
     }
     obj[key]
         .as_bool()
         .map(Some)
-        .ok_or_else(|| format!("`{key}` is not a boolean"))
+        .ok_or_else(|| HfConfigError::NotBoolean { key: key.into() })
 }
 
-fn required(obj: &Obj, key: &str) -> Result<usize, String> {
-    usize_field(obj, key)?.ok_or_else(|| format!("`{key}` is missing"))
+fn required(obj: &Obj, key: &str) -> Result<usize, HfConfigError> {
+    usize_field(obj, key)?.ok_or_else(|| HfConfigError::Missing { key: key.into() })
 }
 
 /// The architecture from `model_type`, else from `architectures`.
-fn arch_of(obj: &Obj) -> Result<Arch, String> {
+fn arch_of(obj: &Obj) -> Result<Arch, HfConfigError> {
     let model_type = obj.get("model_type").and_then(|v| v.as_str());
     let classes: Vec<&str> = obj
         .get("architectures")
@@ -132,16 +216,14 @@ fn arch_of(obj: &Obj) -> Result<Arch, String> {
     model_type
         .and_then(Arch::from_name)
         .or(by_class)
-        .ok_or_else(|| {
-            format!(
-                "model type {model_type:?} / architectures {classes:?} are not supported by the \
-             prefix engine (llama, qwen2, qwen3)"
-            )
+        .ok_or_else(|| HfConfigError::UnsupportedArchitecture {
+            model_type: model_type.map(str::to_string),
+            architectures: classes.iter().map(|c| c.to_string()).collect(),
         })
 }
 
 /// The configuration in `obj` (a parsed `config.json`).
-pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
+pub fn parse(obj: &Obj) -> Result<HfModelConfig, HfConfigError> {
     let arch = arch_of(obj)?;
     let defaults = arch.hf_defaults();
     // Settings of these classes that change the forward pass and are not implemented.
@@ -150,22 +232,20 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
         .and_then(|v| v.as_str())
         .unwrap_or("silu");
     if act != "silu" {
-        return Err(format!(
-            "`hidden_act` = `{act}`: the prefix engine implements silu"
-        ));
+        return Err(HfConfigError::Activation {
+            activation: act.to_string(),
+        });
     }
     for key in ["attention_bias", "mlp_bias"] {
         if arch != Arch::Qwen2 && bool_field(obj, key)? == Some(true) {
-            return Err(format!(
-                "`{key}` = true: the prefix engine has no such biases for {}",
-                arch.name()
-            ));
+            return Err(HfConfigError::Bias {
+                key: key.to_string(),
+                arch: arch.name(),
+            });
         }
     }
     if bool_field(obj, "use_sliding_window")? == Some(true) {
-        return Err(
-            "`use_sliding_window` = true: the prefix engine attends to every position".into(),
-        );
+        return Err(HfConfigError::SlidingWindow);
     }
     let hidden = required(obj, "hidden_size")?;
     let n_heads = required(obj, "num_attention_heads")?;
@@ -192,10 +272,7 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
     };
     if let Some(p) = params {
         if p.values().any(|v| v.is_object()) {
-            return Err(format!(
-                "`{field}` holds per-layer-type RoPE settings; the prefix engine runs one RoPE \
-                 for every layer"
-            ));
+            return Err(HfConfigError::PerLayerRope { field });
         }
     }
     let theta = match params
@@ -212,15 +289,12 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
         Some(f) => Some(f),
         None => f64_field(obj, "partial_rotary_factor")?,
     };
-    if partial.is_some_and(|f| f != 1.0) {
-        return Err(format!(
-            "`partial_rotary_factor` = {}: the prefix engine rotates whole heads",
-            partial.unwrap_or(1.0)
-        ));
+    if let Some(factor) = partial.filter(|&f| f != 1.0) {
+        return Err(HfConfigError::PartialRotary { factor });
     }
     let rope_scaling = match params {
         Some(p) => {
-            RopeScaling::from_hf(p, field, max_position_embeddings).map_err(|e| e.to_string())?
+            RopeScaling::from_hf(p, field, max_position_embeddings).map_err(HfConfigError::Rope)?
         }
         None => RopeScaling::Default,
     };
@@ -253,7 +327,7 @@ pub fn parse(obj: &Obj) -> Result<HfModelConfig, String> {
 /// `rms_norm_eps`, `max_position_embeddings`, `head_dim`, `tie_word_embeddings`). Readers
 /// that know only that layout and have other defaults (mistral.rs 0.8.1 requires
 /// `rope_theta`; its Qwen3 takes `head_dim` as hidden / heads) then run the same model.
-pub fn transformers4_layout(obj: &Obj) -> Result<Obj, String> {
+pub fn transformers4_layout(obj: &Obj) -> Result<Obj, HfConfigError> {
     let parsed = parse(obj)?;
     let c = &parsed.config;
     let mut out = obj.clone();
@@ -317,7 +391,7 @@ pub fn transformers4_layout(obj: &Obj) -> Result<Obj, String> {
 mod tests {
     use super::*;
 
-    fn cfg(json: serde_json::Value) -> Result<HfModelConfig, String> {
+    fn cfg(json: serde_json::Value) -> Result<HfModelConfig, HfConfigError> {
         parse(json.as_object().unwrap())
     }
 
@@ -394,8 +468,52 @@ mod tests {
         ] {
             let mut c = base("llama");
             c[key] = value;
-            let e = cfg(c).err().unwrap();
+            let e = cfg(c).err().unwrap().to_string();
             assert!(e.contains(words), "{key}: {e}");
         }
+    }
+
+    /// The messages name the field exactly as before the error type existed (callers
+    /// prefix them with the file).
+    #[test]
+    fn error_messages_name_the_field() {
+        let mut c = base("llama");
+        c["hidden_size"] = serde_json::json!(64.5);
+        assert_eq!(
+            cfg(c).err().unwrap().to_string(),
+            "`hidden_size` is not a whole number"
+        );
+        let mut c = base("llama");
+        c.as_object_mut().unwrap().remove("num_hidden_layers");
+        assert_eq!(
+            cfg(c).err().unwrap().to_string(),
+            "`num_hidden_layers` is missing"
+        );
+        let mut c = base("gemma");
+        c["architectures"] = serde_json::json!(["GemmaForCausalLM"]);
+        assert_eq!(
+            cfg(c).err().unwrap().to_string(),
+            "model type Some(\"gemma\") / architectures [\"GemmaForCausalLM\"] are not \
+             supported by the prefix engine (llama, qwen2, qwen3)"
+        );
+        let mut c = base("qwen3");
+        c["mlp_bias"] = serde_json::json!(true);
+        assert_eq!(
+            cfg(c).err().unwrap().to_string(),
+            "`mlp_bias` = true: the prefix engine has no such biases for qwen3"
+        );
+        let mut c = base("llama");
+        c["partial_rotary_factor"] = serde_json::json!(0.5);
+        assert_eq!(
+            cfg(c).err().unwrap().to_string(),
+            "`partial_rotary_factor` = 0.5: the prefix engine rotates whole heads"
+        );
+        let mut c = base("llama");
+        c["rope_parameters"] = serde_json::json!({"full_attention": {"rope_type": "default"}});
+        assert_eq!(
+            cfg(c).err().unwrap().to_string(),
+            "`rope_parameters` holds per-layer-type RoPE settings; the prefix engine runs one \
+             RoPE for every layer"
+        );
     }
 }

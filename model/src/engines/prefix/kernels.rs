@@ -37,7 +37,9 @@ pub enum KernelChoiceError {
     /// The value names no family.
     #[error("{variable}={value}: unknown {kind} family ({choices})")]
     Unknown {
+        /// The environment variable read (`C2S_GEMM_KERNELS` or `C2S_BF16_KERNELS`).
         variable: &'static str,
+        /// Its value, as set.
         value: String,
         /// "kernel" or "bf16 kernel".
         kind: &'static str,
@@ -47,8 +49,11 @@ pub enum KernelChoiceError {
     /// The family exists, but this CPU (or the OS's grant) cannot run it.
     #[error("{variable}={value}: this CPU cannot run the {family} kernels (it has: {available})")]
     Unavailable {
+        /// The environment variable that forced the family.
         variable: &'static str,
+        /// Its value, as set.
         value: String,
+        /// The family's own name (what [`KernelFamily::name`] or `Bf16Family::name` gives).
         family: &'static str,
         /// The families it can run, comma-separated.
         available: String,
@@ -73,6 +78,8 @@ impl KernelChoiceError {
 }
 
 impl KernelFamily {
+    /// The family's name, as `C2S_GEMM_KERNELS` and the logs spell it (`crate`: the crate's own
+    /// dispatch, which the variable cannot force).
     pub fn name(self) -> &'static str {
         match self {
             KernelFamily::Avx2Fma => "avx2",

@@ -101,6 +101,9 @@ pub fn prefix_engine_name(dtype: WeightDtype) -> String {
     format!("prefix/{}", dtype.name())
 }
 
+/// The prefix engine: a [`Transformer`] on the CPU, the model's tokenizer and chat template,
+/// and a [`PrefixCache`] of the keys and values of prompt blocks already computed, which every
+/// later batch reuses.
 pub struct PrefixEngine {
     model: Transformer,
     tokenizer: ModelTokenizer,
@@ -179,6 +182,8 @@ impl PrefixEngine {
         self.model.kernels()
     }
 
+    /// The tokenizer and chat template prompts are rendered with (the GGUF's metadata, or the
+    /// directory's `tokenizer.json` and `tokenizer_config.json`).
     pub fn tokenizer(&self) -> &ModelTokenizer {
         &self.tokenizer
     }

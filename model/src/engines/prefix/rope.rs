@@ -14,24 +14,47 @@ pub enum RopeScaling {
     Default,
     /// `rope_type = "linear"`: every frequency divided by `factor`
     /// (`_compute_linear_scaling_rope_parameters`).
-    Linear { factor: f32 },
+    Linear {
+        /// The divisor of every inverse frequency: positions are compressed so that a context
+        /// `factor` times the pretraining one turns through the trained angles.
+        factor: f32,
+    },
     /// `rope_type = "llama3"` (Llama-3.1 and later): long wavelengths divided by `factor`,
     /// short ones kept, a smooth blend between (`_compute_llama3_parameters`).
     Llama3 {
+        /// The divisor of the long-wavelength frequencies (how many times the pretraining
+        /// context is extended).
         factor: f32,
+        /// Wavelengths (in positions) above `original_max_position_embeddings /
+        /// low_freq_factor` are divided by `factor` in full.
         low_freq_factor: f32,
+        /// Wavelengths below `original_max_position_embeddings / high_freq_factor` are kept;
+        /// between the two bounds the frequency blends linearly, in `original / wavelength`,
+        /// from divided to kept.
         high_freq_factor: f32,
+        /// The pretraining context, in positions, that the wavelength bounds are measured
+        /// against (the config's `max_position_embeddings` when the dict lacks it).
         original_max_position_embeddings: f32,
     },
     /// `rope_type = "yarn"`: NTK-by-parts interpolation with a ramp between the correction
     /// dimensions, and cos/sin scaled by the attention factor (`_compute_yarn_parameters`).
     Yarn {
+        /// The extended context over the pretraining one: the interpolated frequencies are
+        /// divided by it (absent: `max_position_embeddings / original_max_position_embeddings`).
         factor: f32,
+        /// The pretraining context, in positions, over which the correction range counts
+        /// rotations (the config's `max_position_embeddings` when the dict lacks it).
         original_max_position_embeddings: f32,
+        /// Rotations over the pretraining context above which a pair keeps its frequency
+        /// (extrapolated): the low end of the ramp; 32 when absent or 0.
         beta_fast: f32,
+        /// Rotations over the pretraining context below which a pair is fully interpolated
+        /// (divided by `factor`): the high end of the ramp; 1 when absent or 0.
         beta_slow: f32,
         /// `attention_factor`, given or derived from `factor`, `mscale`, `mscale_all_dim`.
         attention_factor: f32,
+        /// Whether the ramp's ends are rounded outward to whole dimensions (low floored, high
+        /// ceiled) before clamping; absent is `true`, `null` is `false`.
         truncate: bool,
     },
 }

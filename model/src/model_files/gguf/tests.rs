@@ -1,5 +1,10 @@
 use super::*;
-use crate::model_files::read_gguf_bytes;
+
+/// [`crate::model_files::read_gguf_bytes`], its error as the message it prints (what the
+/// assertions below read).
+fn read_gguf_bytes(bytes: &[u8]) -> Result<candle_core::quantized::gguf_file::Content, String> {
+    crate::model_files::read_gguf_bytes(bytes).map_err(|e| e.to_string())
+}
 
 /// A GGUF v3 file built byte by byte, so that tests can write what no writer would.
 struct Gguf {
@@ -59,8 +64,9 @@ impl Gguf {
     }
 }
 
+/// [`scan_gguf`] over `bytes`, its error as the message it prints.
 fn scan(bytes: &[u8]) -> Result<GgufLayout, String> {
-    scan_gguf(&mut std::io::Cursor::new(bytes), bytes.len() as u64)
+    scan_gguf(&mut std::io::Cursor::new(bytes), bytes.len() as u64).map_err(|e| e.to_string())
 }
 
 /// Two tensors: 4 f32 (16 bytes) at 0 and a 32×2 Q4_1 (two 20-byte blocks) at 32.
@@ -180,4 +186,60 @@ fn hostile_headers_are_refused_before_candle_reads_them() {
     assert!(read_gguf_bytes(&long_key)
         .unwrap_err()
         .contains("at most 65536"));
+}
+
+/// The errors carry what they name (tensor, byte ranges), and print the messages callers
+/// prefix with the file.
+#[test]
+fn errors_carry_the_tensor_and_its_bytes() {
+    let overlap = Gguf::new()
+        .tensor("a", &[16], 0, 0)
+        .tensor("b", &[4], 0, 32)
+        .bytes(64);
+    // The same header with `b` after `a`: where the data section starts.
+    let apart = Gguf::new()
+        .tensor("a", &[16], 0, 0)
+        .tensor("b", &[4], 0, 64)
+        .bytes(80);
+    let s = scan(&apart).unwrap().data_offset;
+    let e = scan_gguf(&mut std::io::Cursor::new(&overlap), overlap.len() as u64).unwrap_err();
+    let GgufError::Overlap {
+        tensor,
+        start,
+        previous,
+        previous_end,
+        ..
+    } = &e
+    else {
+        panic!("not an overlap: {e}");
+    };
+    assert_eq!(
+        (
+            tensor.name.as_str(),
+            tensor.dims.as_slice(),
+            previous.as_str()
+        ),
+        ("b", &[4u64][..], "a")
+    );
+    assert_eq!((*start, *previous_end), (s + 32, s + 64));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "tensor `b` (F32, 4) at bytes {}..{} overlaps tensor `a` at bytes {s}..{}",
+            s + 32,
+            s + 48,
+            s + 64
+        )
+    );
+    let dims = Gguf::new().tensor("q", &[1, 1, 1, 1, 1], 0, 0).bytes(4);
+    assert_eq!(
+        scan(&dims).unwrap_err(),
+        "tensor `q` has 5 dimensions (ggml allows at most 4)"
+    );
+    let mut bad_magic = two_tensors().bytes(72);
+    bad_magic[..4].copy_from_slice(b"GGML");
+    assert_eq!(
+        scan(&bad_magic).unwrap_err(),
+        "not a GGUF file (magic 0x4c4d4747)"
+    );
 }

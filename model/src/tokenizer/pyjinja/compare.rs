@@ -50,13 +50,22 @@ pub fn install(env: &mut Environment<'static>) {
 /// A comparison operator as the template wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareOp {
+    /// `==`: Python equality (`1 == 1.0`, `True == 1`).
     Eq,
+    /// `!=`: the negation of [`CompareOp::Eq`].
     Ne,
+    /// `<`: Python ordering (numbers by value, strings by code point, two lists or two
+    /// tuples item by item; other pairs are a `TypeError`).
     Lt,
+    /// `<=`, ordered as [`CompareOp::Lt`].
     Le,
+    /// `>`, ordered as [`CompareOp::Lt`].
     Gt,
+    /// `>=`, ordered as [`CompareOp::Lt`].
     Ge,
+    /// `a in b`: a substring of a string, an element of a sequence, a key of a dict.
     In,
+    /// `a not in b`: the negation of [`CompareOp::In`].
     NotIn,
 }
 

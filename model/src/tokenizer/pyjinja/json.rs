@@ -19,6 +19,7 @@ pub struct PythonJsonOptions {
     /// (item separator, key separator); None: `(", ", ": ")` on one line, `(",", ": ")` with
     /// an indent.
     pub separators: Option<(String, String)>,
+    /// Write dict keys in sorted order instead of insertion order.
     pub sort_keys: bool,
     /// Escape every non-ASCII character as `\uXXXX` (transformers passes False).
     pub ensure_ascii: bool,

@@ -380,8 +380,11 @@ pub fn pad(s: &str, width: i64, fill: char, align: Align) -> String {
 /// Where [`pad`] puts the text.
 #[derive(Debug, Clone, Copy)]
 pub enum Align {
+    /// `ljust`: the text first, the fill after it.
     Left,
+    /// `rjust`: the fill first, the text after it.
     Right,
+    /// `center`: the fill split around the text.
     Center,
 }
 

@@ -16,7 +16,10 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
 /// also answers its field names.
 #[derive(Debug, Clone)]
 pub struct Tuple {
+    /// The elements, in order.
     pub items: Vec<Value>,
+    /// Field names of a named tuple, one per leading element (`get_value` maps a name to
+    /// its position); empty for a plain tuple.
     pub names: &'static [&'static str],
 }
 
@@ -59,8 +62,11 @@ pub fn group_tuple(grouper: Value, list: Value) -> Value {
 /// Which view of a dict `keys()`, `values()` or `items()` returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DictViewKind {
+    /// `dict.keys()`: the keys, in the dict's order.
     Keys,
+    /// `dict.values()`: the values, in the dict's order.
     Values,
+    /// `dict.items()`: `(key, value)` tuples, in the dict's order.
     Items,
 }
 
@@ -68,7 +74,9 @@ pub enum DictViewKind {
 /// `d.keys()[0]` is undefined), printed `dict_items([('a', 1)])`.
 #[derive(Debug, Clone)]
 pub struct DictView {
+    /// Which view it is (it decides the printed name).
     pub kind: DictViewKind,
+    /// The view's elements, copied from the dict when the view was taken.
     pub items: Vec<Value>,
 }
 
@@ -118,16 +126,21 @@ impl Object for DictView {
 /// Python's `range(start, stop, step)`: a sized sequence printed `range(0, 3)`.
 #[derive(Debug, Clone)]
 pub struct PyRange {
+    /// The first value.
     pub start: i64,
+    /// The bound, excluded: values stop before reaching it.
     pub stop: i64,
+    /// The difference between consecutive values; never 0 (`range()` refuses it).
     pub step: i64,
 }
 
 impl PyRange {
+    /// Whether the range yields no value (`stop` not beyond `start` in `step`'s direction).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// How many values the range yields: Python's `len(range(...))`.
     pub fn len(&self) -> usize {
         let span = if self.step > 0 {
             self.stop - self.start
@@ -204,7 +217,9 @@ pub fn py_repr_sorted(value: &Value) -> String {
 /// A Python number: an int (booleans are 0 and 1) or a float.
 #[derive(Debug, Clone, Copy)]
 pub enum Num {
+    /// A Python int (a boolean as 0 or 1).
     Int(i128),
+    /// A Python float.
     Float(f64),
 }
 
