@@ -120,6 +120,24 @@ fn round_chunks(src: &[f32], chunk: usize, dst: &mut [u16], stride: usize) {
     }
 }
 
+/// SiLU(gate) · up of each row of a product block whose 32 columns are 16 gate values then the
+/// same 16 columns' up values (`GateUp::Interleaved`), rounded to bf16: `gate / (1 + e^-gate) ·
+/// up`, the arithmetic of the f32 path's gated SiLU, compiled for the widest vectors.
+fn gated_silu_block(block: &[[f32; PANEL]], values: &mut [[u16; 16]]) {
+    widest_vectors!(gated_silu_rows(block: &[[f32; PANEL]], values: &mut [[u16; 16]]))
+}
+
+#[inline(always)]
+fn gated_silu_rows(block: &[[f32; PANEL]], values: &mut [[u16; 16]]) {
+    for (row, out) in block.iter().zip(values.iter_mut()) {
+        let (gate, up) = row.split_at(16);
+        for ((o, &g), &u) in out.iter_mut().zip(gate).zip(up) {
+            let e = crate::engines::prefix::vexp::exp(-g);
+            *o = to_bf16(g / (1.0 + e) * u);
+        }
+    }
+}
+
 /// The f32 value of a bf16 (exact).
 pub fn from_bf16(b: u16) -> f32 {
     f32::from_bits((b as u32) << 16)
@@ -151,6 +169,7 @@ pub enum Bf16Family {
 pub const BF16_KERNELS_ENV: &str = "C2S_BF16_KERNELS";
 
 impl Bf16Family {
+    /// The family's name, as `C2S_BF16_KERNELS` and the benchmarks spell it.
     pub fn name(self) -> &'static str {
         match self {
             Bf16Family::Amx => "amx",
@@ -361,8 +380,65 @@ impl Bf16Matrix {
         out: &mut [f32],
         accumulate: bool,
     ) {
+        self.product_of(family, InputRows::Given(x), m, out, accumulate)
+    }
+
+    /// The feed-forward's middle on AMX: `self` is the fused gate and up weight with its
+    /// columns interleaved by 16 (`GateUp::Interleaved`: panel `p` holds gate and up columns
+    /// `16p..16p+16`), and each product block's SiLU(gate) · up goes, rounded to bf16, into
+    /// `into` in tile order as it is computed. Each value is the same arithmetic as SiLU of
+    /// the product's f32 outputs, rounded: the same bits. `None` (nothing done) off AMX or
+    /// where the shape does not allow it (`ffn` not a multiple of 32).
+    pub fn gated_silu_tiles(
+        &self,
+        family: Bf16Family,
+        input: InputRows<'_>,
+        m: usize,
+        into: &mut TiledRows,
+    ) -> Option<()> {
+        let ffn = self.cols / 2;
+        if family != Bf16Family::Amx || m == 0 || ffn == 0 || !ffn.is_multiple_of(PANEL) {
+            return None;
+        }
+        if let InputRows::Given(x) = input {
+            assert_eq!(x.len(), m * self.rows, "bf16 product: input shape");
+        }
+        let act = into.fit(m, ffn);
+        amx::gated_silu(self, input, m, act, ffn);
+        Some(())
+    }
+
+    /// `out = [out +] rows · W` of rows already in tile order (of `W`'s depth); AMX only.
+    pub fn product_of_tiles(&self, rows: &TiledRows, out: &mut [f32], accumulate: bool) {
+        assert!(
+            rows.width == self.padded_pairs() * 2 && self.rows == rows.width,
+            "bf16 product: tiled rows of the weight's depth"
+        );
+        assert_eq!(
+            out.len(),
+            rows.rows * self.cols,
+            "bf16 product: output shape"
+        );
+        if let Some(lines) = &rows.lines {
+            amx::product_of_tiles(self, lines.as_slice(), rows.rows, out, accumulate);
+        }
+    }
+
+    /// [`Bf16Matrix::product`] of `m` input rows given or computed ([`InputRows`]). On AMX a
+    /// computed row is made in a per-thread buffer and rounded into the tiles at once; the
+    /// other families first compute all the rows.
+    pub fn product_of(
+        &self,
+        family: Bf16Family,
+        input: InputRows<'_>,
+        m: usize,
+        out: &mut [f32],
+        accumulate: bool,
+    ) {
         let (k, n, pairs) = (self.rows, self.cols, self.pairs);
-        assert_eq!(x.len(), m * k, "bf16 product: input shape");
+        if let InputRows::Given(x) = input {
+            assert_eq!(x.len(), m * k, "bf16 product: input shape");
+        }
         assert_eq!(out.len(), m * n, "bf16 product: output shape");
         assert!(
             family.is_available(),
@@ -373,8 +449,20 @@ impl Bf16Matrix {
             return;
         }
         if family == Bf16Family::Amx {
-            return amx::product(self, x, m, out, accumulate);
+            return amx::product(self, input, m, out, accumulate);
         }
+        let computed;
+        let x = match input {
+            InputRows::Given(x) => x,
+            InputRows::Computed(row) => {
+                let mut rows = vec![0f32; m * k];
+                rows.par_chunks_mut(k)
+                    .enumerate()
+                    .for_each(|(r, dst)| row(r, dst));
+                computed = rows;
+                &computed[..]
+            }
+        };
         // The activations rounded to bf16: as one 32-bit word per pair (low half: the even
         // element) for the bf16 units and the portable loop, or as f32 (even, odd) per pair for
         // the widening family.
@@ -435,6 +523,99 @@ impl Bf16Matrix {
     }
 }
 
+/// Rows of bf16 activations in AMX tile order (blocks of 16 rows, steps of 32 values), made by
+/// [`Bf16Matrix::gated_silu_tiles`] for the next product ([`Bf16Matrix::product_of_tiles`]):
+/// the feed-forward's SiLU(gate) · up, never written out in f32. Reused from pass to pass.
+#[derive(Default)]
+pub struct TiledRows {
+    lines: Option<Lines>,
+    /// Rows held.
+    rows: usize,
+    /// Values per row, a multiple of 32.
+    width: usize,
+}
+
+impl TiledRows {
+    /// The buffer for `rows` rows of `width` values (grown when too small; the places a
+    /// product reads are all written before it reads them).
+    fn fit(&mut self, rows: usize, width: usize) -> &mut [u16] {
+        let len = rows.div_ceil(amx::TILE_ROWS) * amx::tile_block_len(width / 2);
+        if self.lines.as_ref().is_none_or(|l| l.len() < len) {
+            self.lines = Some(zeroed_lines(len));
+        }
+        (self.rows, self.width) = (rows, width);
+        match &mut self.lines {
+            Some(lines) => &mut lines.as_mut_slice()[..len],
+            None => &mut [],
+        }
+    }
+}
+
+impl TiledRows {
+    /// A writer of `rows` rows of `width` values (a multiple of 32) into this buffer, for
+    /// threads that each write their own places.
+    pub fn writer(&mut self, rows: usize, width: usize) -> TileWriter<'_> {
+        assert!(width.is_multiple_of(PANEL), "tiled rows: whole steps");
+        let block_len = amx::tile_block_len(width / 2);
+        let lines = self.fit(rows, width);
+        TileWriter {
+            ptr: lines.as_mut_ptr(),
+            len: lines.len(),
+            block_len,
+            _lines: std::marker::PhantomData,
+        }
+    }
+}
+
+/// Writes rows into a [`TiledRows`] from several threads.
+pub struct TileWriter<'a> {
+    ptr: *mut u16,
+    len: usize,
+    /// `u16`s of one block of 16 rows.
+    block_len: usize,
+    _lines: std::marker::PhantomData<&'a mut [u16]>,
+}
+
+// SAFETY: the writers' callers write disjoint places (`TileWriter::write`'s contract).
+unsafe impl Send for TileWriter<'_> {}
+unsafe impl Sync for TileWriter<'_> {}
+
+impl TileWriter<'_> {
+    /// Values `col..col + values.len()` of row `row`, rounded to bf16 into their tile places
+    /// (`col` and the length multiples of 32).
+    ///
+    /// # Safety
+    /// No other thread writes the same places meanwhile.
+    pub unsafe fn write(&self, row: usize, col: usize, values: &[f32]) {
+        const STEP: usize = PANEL;
+        assert!(
+            col.is_multiple_of(STEP) && values.len().is_multiple_of(STEP),
+            "tiled rows: whole steps"
+        );
+        let block = row / amx::TILE_ROWS * self.block_len + row % amx::TILE_ROWS * STEP;
+        let mut rounded = [0u16; 8 * STEP];
+        for (c, chunk) in values.chunks(rounded.len()).enumerate() {
+            round_into(chunk, &mut rounded);
+            for (s, step) in rounded[..chunk.len()].chunks_exact(STEP).enumerate() {
+                let at = block + (col / STEP + c * 8 + s) * amx::TILE_ROWS * STEP;
+                assert!(at + STEP <= self.len, "tiled rows: inside the buffer");
+                std::ptr::copy_nonoverlapping(step.as_ptr(), self.ptr.add(at), STEP);
+            }
+        }
+    }
+}
+
+/// A product's input rows: held, or computed one at a time (a norm or an activation fused
+/// into the rounding, so the f32 rows are never all written out and read back).
+#[derive(Clone, Copy)]
+pub enum InputRows<'a> {
+    /// The `m × k` rows, row-major.
+    Given(&'a [f32]),
+    /// `row(r, dst)` writes row `r`'s `k` values into `dst`; the same row must give the same
+    /// values whichever thread, buffer or batch computes it.
+    Computed(&'a (dyn Fn(usize, &mut [f32]) + Sync)),
+}
+
 /// One key/value head's keys and values packed for the AMX attention ([`pack_kv_amx`]).
 #[cfg(target_arch = "x86_64")]
 pub use amx::attention::PackedKv;
@@ -485,18 +666,55 @@ pub fn attend_amx(
     scale: f32,
     kv: &PackedKv,
 ) -> Vec<f32> {
+    let mut out = vec![0f32; queries.len()];
+    let width = attend_width(kv);
+    let rows = queries.len() / width.max(1);
+    attend_amx_rows(
+        InputRows::Given(queries),
+        rows,
+        n,
+        prefix_len,
+        scale,
+        kv,
+        &mut |r, values| out[r * width..(r + 1) * width].copy_from_slice(values),
+    );
+    out
+}
+
+/// The head width of a packing (`d`).
+fn attend_width(kv: &PackedKv) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        kv.width()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        match *kv {}
+    }
+}
+
+/// [`attend_amx`] of `rows` query rows given or computed ([`InputRows`]; a computed row is
+/// rounded into the tiles at once), each output row handed to `emit(r, values)` as it is done
+/// (so it goes straight to its place: no `(rows × d)` buffer is written and copied again).
+pub fn attend_amx_rows(
+    queries: InputRows<'_>,
+    rows: usize,
+    n: usize,
+    prefix_len: usize,
+    scale: f32,
+    kv: &PackedKv,
+    emit: &mut dyn FnMut(usize, &[f32]),
+) {
     #[cfg(target_arch = "x86_64")]
     {
         // A packing exists only for the AMX family, chosen only with the grant.
         assert!(amx::is_available(), "bf16 attention: AMX without the grant");
-        let mut out = vec![0f32; queries.len()];
         // SAFETY: the grant is held (asserted).
-        unsafe { amx::attention::attend(queries, n, prefix_len, scale, kv, &mut out) };
-        out
+        unsafe { amx::attention::attend(queries, rows, n, prefix_len, scale, kv, emit) };
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (queries, n, prefix_len, scale);
+        let _ = (queries, rows, n, prefix_len, scale, emit);
         match *kv {}
     }
 }
@@ -732,193 +950,4 @@ pub fn product_gflops(family: Bf16Family, m: usize, k: usize, n: usize, min_seco
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::{Rng, SeedableRng};
-
-    fn random(len: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Vec<f32> {
-        (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
-    }
-
-    #[test]
-    fn rounding_is_to_nearest_even_and_flushes_subnormals() {
-        assert_eq!(to_bf16(1.0), 0x3f80);
-        // 1 + 2^-8 lies halfway between bf16 1 and 1 + 2^-7: ties go to the even one (1).
-        assert_eq!(to_bf16(1.0 + 2f32.powi(-8)), 0x3f80);
-        // 1 + 3·2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: even is 1 + 2^-6.
-        assert_eq!(
-            from_bf16(to_bf16(1.0 + 3.0 * 2f32.powi(-8))),
-            1.0 + 2f32.powi(-6)
-        );
-        assert_eq!(
-            from_bf16(to_bf16(1.0 + 2f32.powi(-8) + 2f32.powi(-20))),
-            1.0 + 2f32.powi(-7)
-        );
-        assert_eq!(to_bf16(-2.5), 0xc020);
-        assert_eq!(to_bf16(f32::MIN_POSITIVE / 4.0), 0x0000);
-        assert_eq!(to_bf16(-f32::MIN_POSITIVE / 4.0), 0x8000);
-        assert!(from_bf16(to_bf16(f32::NAN)).is_nan());
-        assert_eq!(from_bf16(to_bf16(f32::INFINITY)), f32::INFINITY);
-        assert_eq!(from_bf16(to_bf16(f32::MAX)), f32::INFINITY);
-        for v in [0.1f32, -3.75, 1e-30, 12345.678] {
-            let r = from_bf16(to_bf16(v));
-            assert!((r - v).abs() <= v.abs() * 2f32.powi(-8), "{v} -> {r}");
-        }
-    }
-
-    /// The sum of `vdpbf16ps`, written out element by element in f64 (exact for these sums of
-    /// a few thousand products, to the last bit of f32 only approximately): the kernels must
-    /// match it to f32 accuracy, and the vector families each other bit for bit (AMX rounds
-    /// inside a tile step in its own order: module doc).
-    #[test]
-    fn every_family_computes_the_product_of_the_rounded_values() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        for &(m, k, n) in &[
-            (1, 64, 1),
-            (3, 577, 70),
-            (9, 1100, 33),
-            (17, 8, 96),
-            (2, 1, 5),
-            // AMX: whole 32 × 32 blocks; a tail block of 17 rows, two depth steps.
-            (64, 96, 64),
-            (49, 40, 40),
-        ] {
-            let x = random(m * k, &mut rng);
-            let w = random(k * n, &mut rng);
-            let packed = Bf16Matrix::from_row_major(&w, k, n);
-            let mut results = Vec::new();
-            for family in Bf16Family::available() {
-                let mut out = vec![0f32; m * n];
-                packed.product(family, &x, m, &mut out, false);
-                for i in 0..m {
-                    for j in 0..n {
-                        let want: f64 = (0..k)
-                            .map(|t| {
-                                from_bf16(to_bf16(x[i * k + t])) as f64
-                                    * from_bf16(to_bf16(w[t * n + j])) as f64
-                            })
-                            .sum();
-                        let got = out[i * n + j] as f64;
-                        assert!(
-                            (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                            "{} ({m}×{k}×{n}) [{i},{j}]: {got} vs {want}",
-                            family.name()
-                        );
-                    }
-                }
-                results.push((family, out));
-            }
-            results.retain(|(family, _)| *family != Bf16Family::Amx);
-            for (family, out) in &results[1..] {
-                assert_eq!(
-                    out,
-                    &results[0].1,
-                    "{} and {} differ",
-                    family.name(),
-                    results[0].0.name()
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn accumulating_adds_the_product_and_rows_are_batch_invariant() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-        let (k, n) = (300, 70);
-        let x = random(40 * k, &mut rng);
-        let w = random(k * n, &mut rng);
-        let packed = Bf16Matrix::from_row_major(&w, k, n);
-        for family in Bf16Family::available() {
-            let mut batch = vec![0f32; 40 * n];
-            packed.product(family, &x, 40, &mut batch, false);
-            let mut alone = vec![0f32; n];
-            packed.product(family, &x[..k], 1, &mut alone, false);
-            assert_eq!(&batch[..n], &alone[..], "{}", family.name());
-            // Rows 17..20 in the middle of a block of 32, and alone in a tail of three.
-            let mut three = vec![0f32; 3 * n];
-            packed.product(family, &x[17 * k..20 * k], 3, &mut three, false);
-            assert_eq!(&batch[17 * n..20 * n], &three[..], "{}", family.name());
-            let mut acc = vec![1.5f32; n];
-            packed.product(family, &x[..k], 1, &mut acc, true);
-            for (a, b) in acc.iter().zip(&alone) {
-                assert_eq!(*a, 1.5 + b);
-            }
-        }
-    }
-
-    #[test]
-    fn the_vectorised_rounding_gives_the_scalar_bits() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
-        let mut values: Vec<f32> = (0..4099).map(|_| f32::from_bits(rng.random())).collect();
-        values.extend([
-            0.0,
-            -0.0,
-            f32::MIN_POSITIVE,
-            -1e-39,
-            1.0 + f32::EPSILON * 64.0,
-            f32::MAX,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-        ]);
-        let mut rounded = vec![0u16; values.len()];
-        round_into(&values, &mut rounded);
-        for (v, r) in values.iter().zip(&rounded) {
-            assert_eq!(*r, to_bf16(*v), "{v:e} ({:#x})", v.to_bits());
-        }
-        // In chunks of 32 into places 40 apart (the gaps untouched), as a tile block's rows.
-        let (chunk, stride) = (32, 40);
-        let mut strided = vec![0xabcd_u16; values.len().div_ceil(chunk) * stride];
-        round_chunks_into(&values, chunk, &mut strided, stride);
-        for (i, v) in values.iter().enumerate() {
-            assert_eq!(strided[i / chunk * stride + i % chunk], to_bf16(*v), "{i}");
-        }
-        let gaps = (0..strided.len()).filter(|j| j % stride >= chunk);
-        assert!(gaps.into_iter().all(|j| strided[j] == 0xabcd));
-    }
-
-    #[test]
-    fn packing_from_rows_or_from_columns_is_the_same() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
-        let (k, n) = (37, 45);
-        let w = random(k * n, &mut rng);
-        let columns: Vec<f32> = (0..n)
-            .flat_map(|j| (0..k).map(|i| w[i * n + j]).collect::<Vec<_>>())
-            .collect();
-        let by_rows = Bf16Matrix::from_row_major(&w, k, n);
-        let by_columns = Bf16Matrix::from_columns(k, n, |j| &columns[j * k..(j + 1) * k]);
-        assert_eq!(by_rows.data.as_slice(), by_columns.data.as_slice());
-    }
-
-    #[test]
-    fn packing_keeps_every_element() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        let (k, n) = (7, 37);
-        let w = random(k * n, &mut rng);
-        let packed = Bf16Matrix::from_row_major(&w, k, n);
-        for i in 0..k {
-            for j in 0..n {
-                assert_eq!(packed.get(i, j), from_bf16(to_bf16(w[i * n + j])));
-            }
-        }
-        // Two panels of 16 pairs (4 padded to one AMX step) of 32 columns of 2 bf16.
-        assert_eq!(packed.bytes(), 2 * STEP_PAIRS * PANEL * 2 * 2);
-    }
-
-    #[test]
-    fn the_environment_names_a_family() {
-        assert_eq!(Bf16Family::named(None), Ok(Bf16Family::detected()));
-        assert_eq!(
-            Bf16Family::named(Some("portable")),
-            Ok(Bf16Family::Portable)
-        );
-        let e = Bf16Family::named(Some("amx2")).unwrap_err().to_string();
-        assert!(e.contains(BF16_KERNELS_ENV) && e.contains("amx2"), "{e}");
-        for name in ["amx", "avx512bf16", "avx512"] {
-            match Bf16Family::named(Some(name)) {
-                Ok(f) => assert!(f.is_available() && f.name() == name),
-                Err(e) => assert!(e.to_string().contains("cannot run"), "{e}"),
-            }
-        }
-    }
-}
+mod tests;

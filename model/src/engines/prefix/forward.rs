@@ -1,38 +1,205 @@
 //! The forward pass of [`Transformer`] over a ragged batch: the rows of many sequences (each
 //! continuing its own cached prefix) go through the linear layers as one matrix, and attention
-//! runs per sequence and head over its own keys and values. Every matrix product goes to the
-//! `gemm` kernels (`kernels.rs`); the element-wise steps (norms, RoPE, softmax, SiLU) run in
-//! parallel over rows with rayon. The model's structure and loading are in `transformer.rs`.
+//! runs per sequence and head over its own keys and values. Every f32 product goes to the
+//! `gemm` kernels (`kernels.rs`), every bf16 one to `bf16.rs`; the element-wise steps (norms,
+//! RoPE, softmax, SiLU) run in parallel over rows with rayon. The model's structure and loading
+//! are in `transformer.rs`.
+//!
+//! **Fused steps (bf16 mode).** A norm or the gated SiLU that feeds a product is a
+//! [`LayerInput`]: the bf16 products make each such row as they round it into their tiles, and
+//! on AMX the gate and up product computes SiLU(gate) · up as it stores each block and hands
+//! the down projection its activations already in tile order ([`GateUp::Interleaved`]). The
+//! attention writes each output row straight into its place. Each value is the same
+//! arithmetic as the unfused steps', so the same bits; only the norms' sum of squares runs in
+//! sixteen lanes in the bf16 mode ([`SumOrder`]). The f32 mode's results are unchanged by all
+//! of this. Measured on the quickstart: docs/benchmarks.md.
 
 use gemm::Parallelism;
 use rayon::prelude::*;
 
-use super::bf16::{attend_amx, pack_kv_amx, PackedKv};
+use super::bf16::{
+    attend_amx_rows, pack_kv_amx, Bf16Family, InputRows, PackedKv, TileWriter, TiledRows,
+};
 use super::kernels::{gemm_into, parallel, View};
-use super::transformer::{LayerKv, Matrix, RopeStyle, SeqInput, SeqOutput, Transformer};
-use super::vexp::exp_in_place;
+use super::transformer::{GateUp, LayerKv, Matrix, RopeStyle, SeqInput, SeqOutput, Transformer};
+use super::vexp::{exp, exp_in_place};
 use crate::error::EngineError;
 
 impl Transformer {
-    /// `out (rows × w.cols) = [out +] x (rows × w.rows) · w`, on every thread: the f32 gemm
-    /// kernels, or the bf16 ones for a bf16 weight.
-    fn matmul(&self, x: &[f32], rows: usize, w: &Matrix, out: &mut [f32], accumulate: bool) {
+    /// `out (rows × w.cols) = [out +] input (rows × w.rows) · w`, on every thread: the f32 gemm
+    /// kernels, or the bf16 ones for a bf16 weight. Rows the input computes are written into
+    /// `scratch` first, except on the bf16 products, which make them as they round them.
+    fn matmul(
+        &self,
+        input: LayerInput<'_>,
+        rows: usize,
+        w: &Matrix,
+        out: &mut [f32],
+        accumulate: bool,
+        scratch: &mut Vec<f32>,
+    ) {
         match w {
             Matrix::F32 {
                 data,
                 rows: k,
                 cols,
-            } => gemm_into(
-                self.kernels,
-                out,
-                accumulate,
-                View::dense(x, rows, *k),
-                View::dense(data, *k, *cols),
-                1.0,
-                parallel(),
-            ),
-            Matrix::Bf16(m) => m.product(self.bf16_kernels, x, rows, out, accumulate),
+            } => {
+                let x = match input {
+                    LayerInput::Rows(x) => x,
+                    computed => {
+                        if scratch.len() < rows * k {
+                            scratch.resize(rows * k, 0.0);
+                        }
+                        let x = &mut scratch[..rows * k];
+                        x.par_chunks_mut(*k)
+                            .enumerate()
+                            .for_each(|(r, dst)| computed.row_into(r, dst));
+                        x
+                    }
+                };
+                gemm_into(
+                    self.kernels,
+                    out,
+                    accumulate,
+                    View::dense(x, rows, *k),
+                    View::dense(data, *k, *cols),
+                    1.0,
+                    parallel(),
+                )
+            }
+            Matrix::Bf16(m) => input.with_rows(|rows_of| {
+                m.product_of(self.bf16_kernels, rows_of, rows, out, accumulate)
+            }),
         }
+    }
+}
+
+/// A linear layer's input rows as the forward pass has them: rows it holds, or rows it makes
+/// from what it holds, one at a time (the RMS norm before a product, the gated SiLU before the
+/// down projection). The bf16 products make such a row as they round it into their tiles, so
+/// the f32 rows are never all written out and read back; the f32 products get them written
+/// first. Either way a row is the same arithmetic, so the same bits.
+#[derive(Clone, Copy)]
+enum LayerInput<'a> {
+    /// Rows held, row-major.
+    Rows(&'a [f32]),
+    /// The RMS norm of each row of `x` (rows as wide as `weight`), scaled by `weight`, its
+    /// squares summed in `order`.
+    Normed {
+        x: &'a [f32],
+        weight: &'a [f32],
+        eps: f32,
+        order: SumOrder,
+    },
+    /// SiLU(gate) · up of each row of `gu` (its `ffn` gate and `ffn` up values, in `order`).
+    GatedSilu {
+        gu: &'a [f32],
+        ffn: usize,
+        order: GateUp,
+    },
+}
+
+/// How an RMS norm sums a row's squares.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum SumOrder {
+    /// One running sum, value after value: the f32 mode's order, kept so that its results do
+    /// not change.
+    Sequential,
+    /// Sixteen running sums (value `i` into lane `i % 16`), added lane after lane, then the
+    /// values past the last whole 16: the bf16 mode's order. The same sum, rounded otherwise,
+    /// and sixteen times shorter a chain of dependent additions (the one-sum chain was half
+    /// of the fused norm-and-round, measured).
+    Lanes,
+}
+
+impl LayerInput<'_> {
+    /// `f` of these rows as a bf16 product takes them: held, or computed by [`Self::row_into`].
+    fn with_rows<R>(self, f: impl FnOnce(InputRows<'_>) -> R) -> R {
+        match self {
+            LayerInput::Rows(x) => f(InputRows::Given(x)),
+            computed => f(InputRows::Computed(&|r, dst| computed.row_into(r, dst))),
+        }
+    }
+
+    /// Row `r` into `dst` (as wide as a row of the input).
+    fn row_into(&self, r: usize, dst: &mut [f32]) {
+        let width = dst.len();
+        match *self {
+            LayerInput::Rows(x) => dst.copy_from_slice(&x[r * width..(r + 1) * width]),
+            LayerInput::Normed {
+                x,
+                weight,
+                eps,
+                order,
+            } => {
+                let row = &x[r * width..(r + 1) * width];
+                widest_vectors!(normed_row(
+                    row: &[f32],
+                    weight: &[f32],
+                    eps: f32,
+                    order: SumOrder,
+                    dst: &mut [f32]
+                ))
+            }
+            LayerInput::GatedSilu { gu, ffn, order } => {
+                let row = &gu[r * 2 * ffn..(r + 1) * 2 * ffn];
+                match order {
+                    GateUp::Stacked => {
+                        let (gate, up) = row.split_at(ffn);
+                        widest_vectors!(gated_silu_row(gate: &[f32], up: &[f32], dst: &mut [f32]))
+                    }
+                    GateUp::Interleaved => {
+                        widest_vectors!(gated_silu_interleaved(row: &[f32], dst: &mut [f32]))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `dst = row · weight / √(mean(row²) + eps)`, the squares summed in `order` (the element-wise
+/// steps give the same bits at any vector width).
+#[inline(always)]
+fn normed_row(row: &[f32], weight: &[f32], eps: f32, order: SumOrder, dst: &mut [f32]) {
+    const LANES: usize = 16;
+    let squares = match order {
+        SumOrder::Sequential => row.iter().map(|v| v * v).sum::<f32>(),
+        SumOrder::Lanes => {
+            let whole = row.chunks_exact(LANES);
+            let rest = whole.remainder().iter().map(|v| v * v).sum::<f32>();
+            let mut lanes = [0f32; LANES];
+            for chunk in whole {
+                for (lane, v) in lanes.iter_mut().zip(chunk) {
+                    *lane += v * v;
+                }
+            }
+            lanes.iter().sum::<f32>() + rest
+        }
+    };
+    let scale = 1.0 / (squares / row.len() as f32 + eps).sqrt();
+    for ((o, v), w) in dst.iter_mut().zip(row).zip(weight) {
+        *o = v * scale * w;
+    }
+}
+
+/// [`gated_silu_row`] of a row whose values go sixteen gate values, then their sixteen up
+/// values (`GateUp::Interleaved`).
+#[inline(always)]
+fn gated_silu_interleaved(row: &[f32], dst: &mut [f32]) {
+    for (pair, dst) in row.chunks_exact(32).zip(dst.chunks_exact_mut(16)) {
+        let (gate, up) = pair.split_at(16);
+        gated_silu_row(gate, up, dst);
+    }
+}
+
+/// `dst = SiLU(gate) · up = gate / (1 + e^-gate) · up`, element by element.
+#[inline(always)]
+fn gated_silu_row(gate: &[f32], up: &[f32], dst: &mut [f32]) {
+    for (a, &g) in dst.iter_mut().zip(gate) {
+        *a = exp(-g);
+    }
+    for ((a, &g), &u) in dst.iter_mut().zip(gate).zip(up) {
+        *a = g / (1.0 + *a) * u;
     }
 }
 
@@ -70,20 +237,6 @@ pub fn return_freed_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-/// RMS norm of each `width`-wide row of `x` into `out`, in parallel over rows.
-fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
-    let width = weight.len();
-    out.par_chunks_mut(width)
-        .zip(x.par_chunks(width))
-        .for_each(|(o, r)| {
-            let ms = r.iter().map(|v| v * v).sum::<f32>() / width as f32;
-            let scale = 1.0 / (ms + eps).sqrt();
-            for ((o, v), w) in o.iter_mut().zip(r).zip(weight) {
-                *o = v * scale * w;
-            }
-        });
 }
 
 /// Rotate the pairs of one head's vector by the angles of its position: interleaved pairs
@@ -213,18 +366,33 @@ impl Transformer {
             let t = t as usize;
             self.embed.row_into(t, row);
         }
-        let mut h = vec![0f32; total * hidden];
+        let order = match self.is_bf16() {
+            true => SumOrder::Lanes,
+            false => SumOrder::Sequential,
+        };
+        // The f32 products' computed input rows (the bf16 ones make them as they round them).
+        let mut scratch = Vec::new();
         let mut qkv = vec![0f32; total * qkv_width];
-        let mut attn = vec![0f32; total * q_width];
-        let mut gu = vec![0f32; total * 2 * c.ffn];
-        let mut act = vec![0f32; total * c.ffn];
+        // The attention's outputs: f32 rows (allocated when a layer needs them), or on AMX
+        // the output projection's activations in tile order.
+        let mut attn = Vec::new();
+        let mut attn_tiles = TiledRows::default();
+        // The f32 gate and up rows (allocated when a layer needs them), or their SiLU values
+        // in tile order on AMX.
+        let mut gu = Vec::new();
+        let mut gated_tiles = TiledRows::default();
         let mut kv_out: Vec<Vec<LayerKv>> = vec![Vec::with_capacity(c.n_layers); seqs.len()];
         let scale = 1.0 / (c.head_dim as f32).sqrt();
         let group = c.n_heads / c.n_kv_heads;
         let (shared_prefixes, shared_prefix_of) = self.shared_prefixes(seqs);
         for (li, layer) in self.layers.iter().enumerate() {
-            rms_norm(&x, &layer.attn_norm, c.rms_eps, &mut h);
-            self.matmul(&h, total, &layer.wqkv, &mut qkv, false);
+            let normed = LayerInput::Normed {
+                x: &x,
+                weight: &layer.attn_norm,
+                eps: c.rms_eps,
+                order,
+            };
+            self.matmul(normed, total, &layer.wqkv, &mut qkv, false, &mut scratch);
             // Per row: the biases (Qwen2), the per-head query/key norms (Qwen3), then RoPE on
             // the query and key heads at the row's position.
             let style = c.arch.rope_style();
@@ -305,58 +473,89 @@ impl Transformer {
                         .collect()
                 })
                 .collect();
-            let group_outputs: Vec<Vec<f32>> = tasks
-                .par_iter()
-                .map(|&(si, g)| {
-                    let s = &seqs[si];
-                    let prefix = shared_prefix_of[si]
-                        .and_then(|i| shared[i].as_ref())
-                        .map(|heads| &heads[g]);
-                    self.attend_group(
-                        &qkv[starts[si] * qkv_width..],
-                        qkv_width,
-                        &layer_kv[si],
-                        s.prefix_len,
-                        s.tokens.len(),
-                        g,
-                        scale,
-                        prefix,
-                    )
-                })
-                .collect();
-            for (&(si, g), out) in tasks.iter().zip(&group_outputs) {
-                let d = c.head_dim;
-                let n = seqs[si].tokens.len();
-                for (j, head) in out.chunks_exact(n * d).enumerate() {
-                    let hq = g * group + j;
-                    for (i, o) in head.chunks_exact(d).enumerate() {
-                        let row = starts[si] + i;
-                        attn[row * q_width + hq * d..row * q_width + (hq + 1) * d]
-                            .copy_from_slice(o);
-                    }
+            // Each task writes its group's columns of its sequence's rows of the outputs: f32
+            // rows, or on AMX the output projection's tile-ordered bf16 activations.
+            let wo_tiles = match &layer.wo {
+                Matrix::Bf16(wo)
+                    if self.bf16_kernels == Bf16Family::Amx && c.head_dim.is_multiple_of(32) =>
+                {
+                    Some(wo)
                 }
+                _ => None,
+            };
+            if wo_tiles.is_none() && attn.is_empty() {
+                attn = vec![0f32; total * q_width];
             }
+            let attn_out = match wo_tiles {
+                Some(_) => AttnOut::Tiles(attn_tiles.writer(total, q_width)),
+                None => AttnOut::Rows(AttnRows::new(&mut attn)),
+            };
+            tasks.par_iter().for_each(|&(si, g)| {
+                let s = &seqs[si];
+                let prefix = shared_prefix_of[si]
+                    .and_then(|i| shared[i].as_ref())
+                    .map(|heads| &heads[g]);
+                let n = s.tokens.len();
+                let d = c.head_dim;
+                // Stacked row r is head g·group + r / n at new row r % n.
+                let mut emit = |r: usize, values: &[f32]| {
+                    let (hq, i) = (g * group + r / n, r % n);
+                    // SAFETY: row `starts[si] + i` is this sequence's, columns of head `hq`
+                    // of this task's group: no other task writes them.
+                    unsafe { attn_out.write(starts[si] + i, q_width, hq * d, values) };
+                };
+                self.attend_group(
+                    &qkv[starts[si] * qkv_width..],
+                    qkv_width,
+                    &layer_kv[si],
+                    s.prefix_len,
+                    n,
+                    g,
+                    scale,
+                    prefix,
+                    &mut emit,
+                );
+            });
             for (si, kv) in layer_kv.into_iter().enumerate() {
                 kv_out[si].push(kv);
             }
             // Residual connections are fused into the products (out += …).
-            self.matmul(&attn, total, &layer.wo, &mut x, true);
-            rms_norm(&x, &layer.ffn_norm, c.rms_eps, &mut h);
-            self.matmul(&h, total, &layer.wgu, &mut gu, false);
-            let ffn = c.ffn;
-            act.par_chunks_mut(ffn)
-                .zip(gu.par_chunks(2 * ffn))
-                .for_each(|(a, g)| {
-                    // SiLU(gate) · up = gate / (1 + e^-gate) · up, the exponentials vectorised.
-                    for (a, &gate) in a.iter_mut().zip(&g[..ffn]) {
-                        *a = -gate;
-                    }
-                    exp_in_place(a);
-                    for ((a, &gate), &up) in a.iter_mut().zip(&g[..ffn]).zip(&g[ffn..]) {
-                        *a = gate / (1.0 + *a) * up;
-                    }
+            match wo_tiles {
+                Some(wo) => wo.product_of_tiles(&attn_tiles, &mut x, true),
+                None => {
+                    let attn_rows = LayerInput::Rows(&attn);
+                    self.matmul(attn_rows, total, &layer.wo, &mut x, true, &mut scratch);
+                }
+            }
+            let normed = LayerInput::Normed {
+                x: &x,
+                weight: &layer.ffn_norm,
+                eps: c.rms_eps,
+                order,
+            };
+            // On AMX the gate and up product hands its SiLU values, in bf16 tile order, to the
+            // down projection; elsewhere the f32 gate and up rows are written, then read.
+            if let (Matrix::Bf16(wgu), Matrix::Bf16(wdown), GateUp::Interleaved) =
+                (&layer.wgu, &layer.wdown, layer.gate_up)
+            {
+                let done = normed.with_rows(|rows| {
+                    wgu.gated_silu_tiles(self.bf16_kernels, rows, total, &mut gated_tiles)
                 });
-            self.matmul(&act, total, &layer.wdown, &mut x, true);
+                if done.is_some() {
+                    wdown.product_of_tiles(&gated_tiles, &mut x, true);
+                    continue;
+                }
+            }
+            if gu.is_empty() {
+                gu = vec![0f32; total * 2 * c.ffn];
+            }
+            self.matmul(normed, total, &layer.wgu, &mut gu, false, &mut scratch);
+            let gated = LayerInput::GatedSilu {
+                gu: &gu,
+                ffn: c.ffn,
+                order: layer.gate_up,
+            };
+            self.matmul(gated, total, &layer.wdown, &mut x, true, &mut scratch);
         }
         // Output head only for the requested rows.
         let mut wanted = Vec::new();
@@ -370,10 +569,14 @@ impl Transformer {
             for (dst, &r) in sel.chunks_exact_mut(hidden).zip(&wanted) {
                 dst.copy_from_slice(&x[r * hidden..(r + 1) * hidden]);
             }
-            let mut normed = vec![0f32; n * hidden];
-            rms_norm(&sel, &self.output_norm, c.rms_eps, &mut normed);
+            let normed = LayerInput::Normed {
+                x: &sel,
+                weight: &self.output_norm,
+                eps: c.rms_eps,
+                order,
+            };
             let mut logits = vec![0f32; n * c.vocab];
-            self.matmul(&normed, n, &self.head, &mut logits, false);
+            self.matmul(normed, n, &self.head, &mut logits, false, &mut scratch);
             logits_rows = logits.chunks_exact(c.vocab).map(<[f32]>::to_vec).collect();
         }
         let mut outputs = Vec::with_capacity(seqs.len());
@@ -457,11 +660,12 @@ impl Transformer {
 
     /// Attention of key/value head `g`'s group of query heads over one sequence: `q` starts at
     /// the sequence's first new row (row stride `q_stride`), `kv` holds `prefix_len + n`
-    /// positions. The group's queries are stacked into one matrix, so each product packs the
-    /// head's keys (or values) once for the whole group (every row of a product is reduced on
-    /// its own, so stacking changes no bit). On AMX tiles, `shared` is this head's packing of
-    /// the sequence's prefix when other sequences of the batch continue it too. Returns the
-    /// outputs, `(group · n, head_dim)`, head by head.
+    /// positions. The group's queries are stacked into one matrix, head after head, so each
+    /// product packs the head's keys (or values) once for the whole group (every row of a
+    /// product is reduced on its own, so stacking changes no bit). On AMX tiles, `shared` is
+    /// this head's packing of the sequence's prefix when other sequences of the batch continue
+    /// it too. Stacked output row `r` (head `g·group + r / n`, new row `r % n`) goes to
+    /// `emit(r, values)`.
     #[allow(clippy::too_many_arguments)]
     fn attend_group(
         &self,
@@ -473,7 +677,8 @@ impl Transformer {
         g: usize,
         scale: f32,
         shared: Option<&PackedKv>,
-    ) -> Vec<f32> {
+        emit: &mut dyn FnMut(usize, &[f32]),
+    ) {
         let c = &self.config;
         let d = c.head_dim;
         let kv_width = c.kv_width();
@@ -484,17 +689,22 @@ impl Transformer {
             "attention: keys and values of {t} positions"
         );
         let rows = group * n;
-        let mut queries = Vec::with_capacity(rows * d);
-        for hq in g * group..(g + 1) * group {
-            for i in 0..n {
-                queries.extend_from_slice(&q[i * q_stride + hq * d..i * q_stride + (hq + 1) * d]);
-            }
-        }
-        // The bf16 mode on AMX runs the group on tiles (`bf16/amx/attention.rs`).
+        let query = |r: usize| {
+            let (hq, i) = (g * group + r / n, r % n);
+            &q[i * q_stride + hq * d..i * q_stride + (hq + 1) * d]
+        };
+        // The bf16 mode on AMX runs the group on tiles (`bf16/amx/attention.rs`), reading each
+        // query row where it is.
         if self.is_bf16() {
             if let Some(packed) = self.pack_head(kv, g, t, shared) {
-                return attend_amx(&queries, n, prefix_len, scale, &packed);
+                let row = |r: usize, dst: &mut [f32]| dst.copy_from_slice(query(r));
+                let queries = InputRows::Computed(&row);
+                return attend_amx_rows(queries, rows, n, prefix_len, scale, &packed, emit);
             }
+        }
+        let mut queries = Vec::with_capacity(rows * d);
+        for r in 0..rows {
+            queries.extend_from_slice(query(r));
         }
         // This head's columns of every position's keys and values.
         let keys = View {
@@ -546,6 +756,61 @@ impl Transformer {
             1.0,
             Parallelism::None,
         );
-        out
+        for (r, values) in out.chunks_exact(d).enumerate() {
+            emit(r, values);
+        }
+    }
+}
+
+/// Where the attention's output rows go: f32 rows, or bf16 tile-ordered rows for the output
+/// projection on AMX (the same values rounded as its product would round them: the same bits).
+enum AttnOut<'a> {
+    Rows(AttnRows),
+    Tiles(TileWriter<'a>),
+}
+
+impl AttnOut<'_> {
+    /// Row `row`'s values `col..` (`width` per row).
+    ///
+    /// # Safety
+    /// No other thread reads or writes these places meanwhile.
+    unsafe fn write(&self, row: usize, width: usize, col: usize, values: &[f32]) {
+        match self {
+            AttnOut::Rows(rows) => rows.write(row * width + col, values),
+            AttnOut::Tiles(tiles) => tiles.write(row, col, values),
+        }
+    }
+}
+
+/// The attention outputs `(rows × q_width)`, written by the parallel (sequence, key/value
+/// head) tasks, each only its own sequence's rows and its own group's columns.
+struct AttnRows {
+    ptr: *mut f32,
+    len: usize,
+}
+
+// SAFETY: the tasks write disjoint elements (see `AttnRows::write`'s callers); the buffer
+// outlives them (it is borrowed for the `AttnRows`' life).
+unsafe impl Sync for AttnRows {}
+unsafe impl Send for AttnRows {}
+
+impl AttnRows {
+    fn new(attn: &mut [f32]) -> AttnRows {
+        AttnRows {
+            ptr: attn.as_mut_ptr(),
+            len: attn.len(),
+        }
+    }
+
+    /// `values` into the outputs from element `offset` on.
+    ///
+    /// # Safety
+    /// No other thread reads or writes these elements meanwhile.
+    unsafe fn write(&self, offset: usize, values: &[f32]) {
+        assert!(
+            offset + values.len() <= self.len,
+            "attention output inside its rows"
+        );
+        std::ptr::copy_nonoverlapping(values.as_ptr(), self.ptr.add(offset), values.len());
     }
 }

@@ -57,6 +57,8 @@ impl Arch {
         }
     }
 
+    /// The name GGUF `general.architecture` and Hugging Face `model_type` give it (what
+    /// [`Arch::from_name`] reads).
     pub fn name(self) -> &'static str {
         match self {
             Arch::Llama => "llama",
@@ -89,19 +91,35 @@ pub enum RopeStyle {
 /// Hyper-parameters read from the GGUF metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransformerConfig {
+    /// The block variant the weights belong to.
     pub arch: Arch,
+    /// Decoder blocks, each with its own keys and values.
     pub n_layers: usize,
+    /// Width of the residual stream: floats per position of the embedding and of every
+    /// block's input and output.
     pub hidden: usize,
+    /// Width of the MLP's intermediate: columns of each of the gate and up projections.
     pub ffn: usize,
+    /// Query heads per layer.
     pub n_heads: usize,
+    /// Key/value heads per layer, each shared by `n_heads / n_kv_heads` query heads
+    /// (grouped-query attention); absent from the config: the class default, else `n_heads`.
     pub n_kv_heads: usize,
     /// Width of one attention head (0 in a config being read: hidden / heads).
     pub head_dim: usize,
+    /// RoPE's base: before scaling, pair `i` of a head turns `theta^(-2i/head_dim)` radians
+    /// per position.
     pub rope_theta: f32,
     /// How RoPE is scaled beyond the pretraining context.
     pub rope_scaling: RopeScaling,
+    /// The ε added to the mean square in every RMS norm.
     pub rms_eps: f32,
+    /// Tokens of the vocabulary: rows of the embedding, logits per position (0 in a config
+    /// being read: the embedding's rows give it at load).
     pub vocab: usize,
+    /// Longest sequence, in positions (prefix included), that the forward pass accepts: the
+    /// trained context (GGUF `context_length`, `max_position_embeddings`) and the rows of the
+    /// RoPE tables.
     pub context: usize,
 }
 
@@ -205,14 +223,39 @@ pub(super) struct Layer {
     /// woᵀ: (hidden, hidden).
     pub(super) wo: Matrix,
     pub(super) ffn_norm: Vec<f32>,
-    /// Fused [gate; up]ᵀ: (hidden, 2·ffn).
+    /// Fused [gate; up]ᵀ: (hidden, 2·ffn), its columns in `gate_up`'s order.
     pub(super) wgu: Matrix,
+    /// The order of `wgu`'s output columns.
+    pub(super) gate_up: GateUp,
     /// downᵀ: (ffn, hidden).
     pub(super) wdown: Matrix,
 }
 
+/// The order of the fused gate and up projections' output columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum GateUp {
+    /// All `ffn` gate columns, then all `ffn` up columns.
+    Stacked,
+    /// Sixteen gate columns, then the same sixteen up columns, and so on (the bf16 mode, when
+    /// `ffn` is a multiple of 32): each 32-column panel of the product holds both halves of
+    /// sixteen SiLU(gate) · up values, so the AMX product computes them as it stores its
+    /// block, and the f32 gate and up rows are never written out.
+    Interleaved,
+}
+
+impl GateUp {
+    /// Output column of gate column `j` (`up`: of up column `j`) among `2·ffn`.
+    pub(super) fn column(self, ffn: usize, j: usize, up: bool) -> usize {
+        match self {
+            GateUp::Stacked => j + if up { ffn } else { 0 },
+            GateUp::Interleaved => j / 16 * 32 + j % 16 + if up { 16 } else { 0 },
+        }
+    }
+}
+
 /// The model: weights (f32, or bf16 in the bf16 mode), RoPE tables.
 pub struct Transformer {
+    /// The hyper-parameters, with `head_dim` and `vocab` filled in at load.
     pub config: TransformerConfig,
     /// (vocab, hidden).
     pub(super) embed: Embedding,
@@ -232,7 +275,10 @@ pub struct Transformer {
 /// Keys and values of one sequence at one layer, position-major: `(positions, kv_width)`.
 #[derive(Clone, Debug, Default)]
 pub struct LayerKv {
+    /// Keys as attention reads them (bias, Qwen3's head norm and RoPE at their position
+    /// applied), `(positions, kv_width)` row-major, heads side by side within a position.
     pub k: Vec<f32>,
+    /// Values (bias applied), in the same `(positions, kv_width)` layout as `k`.
     pub v: Vec<f32>,
 }
 
@@ -405,43 +451,58 @@ impl Transformer {
         }
         // Stack weights (each (out_i, in)) and transpose to (in, Σ out_i) for `x · W`: in f32
         // row-major, or packed in bf16 straight from the parts' rows.
-        let stacked_t = |parts: Vec<(Vec<f32>, usize, usize)>| -> Result<Matrix, EngineError> {
-            let cols_in = parts.first().map(|p| p.2).unwrap_or(0);
-            let rows_out: usize = parts.iter().map(|p| p.1).sum();
-            if parts.iter().any(|(_, _, c)| *c != cols_in) {
-                return Err(EngineError::Model("fused weights disagree in width".into()));
-            }
-            if dtype == WeightDtype::Bf16 {
-                // Output j is row (j - base) of the part that holds it.
-                let mut owner = Vec::with_capacity(rows_out);
-                for (p, (_, r, _)) in parts.iter().enumerate() {
-                    owner.extend((0..*r).map(|i| (p, i)));
-                }
-                return Ok(Matrix::Bf16(Bf16Matrix::from_columns(
-                    cols_in,
-                    rows_out,
-                    |j| {
-                        let (p, i) = owner[j];
-                        &parts[p].0[i * cols_in..(i + 1) * cols_in]
-                    },
-                )));
-            }
-            let mut data = vec![0f32; cols_in * rows_out];
-            let mut base = 0;
-            for (w, r, c) in &parts {
-                for i in 0..*r {
-                    for j in 0..*c {
-                        data[j * rows_out + base + i] = w[i * c + j];
-                    }
-                }
-                base += r;
-            }
-            Ok(Matrix::F32 {
-                data,
-                rows: cols_in,
-                cols: rows_out,
-            })
+        // The bf16 mode's gate and up columns interleave (`GateUp::Interleaved`).
+        let gate_up = match dtype {
+            WeightDtype::Bf16 if ffn.is_multiple_of(32) => GateUp::Interleaved,
+            _ => GateUp::Stacked,
         };
+        let stacked_in =
+            |parts: Vec<(Vec<f32>, usize, usize)>, order: GateUp| -> Result<Matrix, EngineError> {
+                let cols_in = parts.first().map(|p| p.2).unwrap_or(0);
+                let rows_out: usize = parts.iter().map(|p| p.1).sum();
+                if parts.iter().any(|(_, _, c)| *c != cols_in) {
+                    return Err(EngineError::Model("fused weights disagree in width".into()));
+                }
+                if dtype == WeightDtype::Bf16 {
+                    // Output j is row (j - base) of the part that holds it; interleaved, gate row
+                    // and up row j are the outputs `order.column` names.
+                    let mut owner = Vec::with_capacity(rows_out);
+                    for (p, (_, r, _)) in parts.iter().enumerate() {
+                        owner.extend((0..*r).map(|i| (p, i)));
+                    }
+                    if order == GateUp::Interleaved && parts.len() == 2 {
+                        let ffn = parts[0].1;
+                        for j in 0..ffn {
+                            owner[order.column(ffn, j, false)] = (0, j);
+                            owner[order.column(ffn, j, true)] = (1, j);
+                        }
+                    }
+                    return Ok(Matrix::Bf16(Bf16Matrix::from_columns(
+                        cols_in,
+                        rows_out,
+                        |j| {
+                            let (p, i) = owner[j];
+                            &parts[p].0[i * cols_in..(i + 1) * cols_in]
+                        },
+                    )));
+                }
+                let mut data = vec![0f32; cols_in * rows_out];
+                let mut base = 0;
+                for (w, r, c) in &parts {
+                    for i in 0..*r {
+                        for j in 0..*c {
+                            data[j * rows_out + base + i] = w[i * c + j];
+                        }
+                    }
+                    base += r;
+                }
+                Ok(Matrix::F32 {
+                    data,
+                    rows: cols_in,
+                    cols: rows_out,
+                })
+            };
+        let stacked_t = |parts| stacked_in(parts, GateUp::Stacked);
         let (embed, vocab, embed_width) = get("token_embd.weight")?;
         if embed_width != hidden {
             return Err(EngineError::Model(format!(
@@ -483,7 +544,14 @@ impl Transformer {
                 get(&p("attn_k"))?,
                 get(&p("attn_v"))?,
             ])?;
-            let wgu = stacked_t(vec![get(&p("ffn_gate"))?, get(&p("ffn_up"))?])?;
+            let (gate, up) = (get(&p("ffn_gate"))?, get(&p("ffn_up"))?);
+            if gate.1 != ffn || up.1 != ffn {
+                return Err(EngineError::Model(format!(
+                    "{}: layer {i} weights do not match the configured shapes",
+                    path.display()
+                )));
+            }
+            let wgu = stacked_in(vec![gate, up], gate_up)?;
             let bias = |n: &str| format!("blk.{i}.{n}.bias");
             // Each architecture's own parts must be there, and no part it does not use.
             let wants_bias = config.arch == Arch::Qwen2;
@@ -529,6 +597,7 @@ impl Transformer {
                 wo: stacked_t(vec![get(&p("attn_output"))?])?,
                 ffn_norm: get(&p("ffn_norm"))?.0,
                 wgu,
+                gate_up,
                 wdown: stacked_t(vec![get(&p("ffn_down"))?])?,
             };
             let q_width = n_heads * head_dim;

@@ -22,7 +22,7 @@
 //! faults, so the family is unavailable where the request fails (other kernels, VMs that hide
 //! the state).
 
-use super::{zeroed_lines, Bf16Matrix, Lines, SharedOut, PANEL, STEP_PAIRS};
+use super::{zeroed_lines, Bf16Matrix, InputRows, Lines, SharedOut, PANEL, STEP_PAIRS};
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod attention;
@@ -30,7 +30,7 @@ pub(super) mod attention;
 /// Rows of a block: two tiles of 16.
 const BLOCK_ROWS: usize = 32;
 /// Rows of one tile.
-const TILE_ROWS: usize = 16;
+pub(super) const TILE_ROWS: usize = 16;
 
 /// Whether this CPU has AMX-TILE and AMX-BF16 and the OS granted this process the tile state
 /// (asked once per process).
@@ -41,7 +41,13 @@ pub(super) fn is_available() -> bool {
 
 /// `out (m × n) = [out +] x (m × k) · W` on AMX tiles. The caller checked the shapes and that
 /// the family is available.
-pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accumulate: bool) {
+pub(super) fn product(
+    w: &Bf16Matrix,
+    x: InputRows<'_>,
+    m: usize,
+    out: &mut [f32],
+    accumulate: bool,
+) {
     #[cfg(target_arch = "x86_64")]
     {
         assert!(
@@ -57,6 +63,50 @@ pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accu
     }
 }
 
+/// [`super::Bf16Matrix::gated_silu_tiles`] on AMX tiles: the caller checked the shapes (`act`
+/// holds `m` rows of `ffn` values in tile order, `ffn` a multiple of 32).
+pub(super) fn gated_silu(w: &Bf16Matrix, x: InputRows<'_>, m: usize, act: &mut [u16], ffn: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(
+            is_available(),
+            "bf16 product: AMX kernels on a CPU without them"
+        );
+        let k = w.rows;
+        with_tile_activations(x, m, k, w.padded_pairs(), |xa| {
+            tiles::run(w, xa, m, tiles::Epilogue::gated(act, ffn))
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (w, x, m, act, ffn);
+        unreachable!("AMX is an x86-64 family");
+    }
+}
+
+/// `out = [out +] xa · W` of activations already in tile order, on AMX tiles.
+pub(super) fn product_of_tiles(
+    w: &Bf16Matrix,
+    xa: &[u16],
+    m: usize,
+    out: &mut [f32],
+    accumulate: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        assert!(
+            is_available(),
+            "bf16 product: AMX kernels on a CPU without them"
+        );
+        tiles::product_tiled(w, xa, m, out, accumulate)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (w, xa, m, out, accumulate);
+        unreachable!("AMX is an x86-64 family");
+    }
+}
+
 thread_local! {
     /// The tile-ordered activations of this thread's last product, kept for its next: zeroed
     /// only when it grows, then each product overwrites its rows and clears its padding (a
@@ -64,12 +114,12 @@ thread_local! {
     static ACTIVATIONS: std::cell::RefCell<Lines> = std::cell::RefCell::new(zeroed_lines(0));
 }
 
-/// `f` of `x` (m × k, row-major) rounded to bf16 in tile order: for each block of 16 rows, for
-/// each step of [`STEP_PAIRS`] pairs, its 16 rows of 32 values; rows past `m` and depth past
-/// `k` are zeros. The blocks are filled in parallel, into this thread's reused buffer (a fresh
-/// one if it is in use).
+/// `f` of `x`'s `m` rows of `k` values rounded to bf16 in tile order: for each block of 16
+/// rows, for each step of [`STEP_PAIRS`] pairs, its 16 rows of 32 values; rows past `m` and
+/// depth past `k` are zeros. The blocks are filled in parallel (a computed row in the filling
+/// thread), into this thread's reused buffer (a fresh one if it is in use).
 fn with_tile_activations<R>(
-    x: &[f32],
+    x: InputRows<'_>,
     m: usize,
     k: usize,
     padded_pairs: usize,
@@ -81,8 +131,11 @@ fn with_tile_activations<R>(
     let fill = |lines: &mut [u16]| {
         lines
             .par_chunks_mut(block_len)
-            .zip(x.par_chunks(TILE_ROWS * k))
-            .for_each(|(block, rows)| tile_block(rows, k, block));
+            .enumerate()
+            .for_each(|(b, block)| {
+                let first = b * TILE_ROWS;
+                tile_block(x, first..m.min(first + TILE_ROWS), k, block)
+            });
     };
     ACTIVATIONS.with(|cell| match cell.try_borrow_mut() {
         Ok(mut lines) => {
@@ -102,24 +155,35 @@ fn with_tile_activations<R>(
 }
 
 /// `u16`s of one 16-row block of tile-ordered activations of `padded_pairs` pairs.
-fn tile_block_len(padded_pairs: usize) -> usize {
+pub(super) fn tile_block_len(padded_pairs: usize) -> usize {
     padded_pairs / STEP_PAIRS * TILE_ROWS * STEP_PAIRS * 2
 }
 
-/// Up to 16 rows of `k` values each, rounded into one block of tile order; the rest of the
-/// block (depth past `k`, rows past the last) set to zero, whatever it held.
-fn tile_block(rows: &[f32], k: usize, block: &mut [u16]) {
+/// Rows `rows` (at most 16) of `x`, `k` values each, rounded into one block of tile order; the
+/// rest of the block (depth past `k`, rows past the last) set to zero, whatever it held. A
+/// computed row is made in one buffer for the block, which stays in the L1 cache.
+fn tile_block(x: InputRows<'_>, rows: std::ops::Range<usize>, k: usize, block: &mut [u16]) {
     let row_len = STEP_PAIRS * 2;
     let step_len = TILE_ROWS * row_len;
     let steps = block.len() / step_len;
+    let mut computed = match x {
+        InputRows::Given(_) => Vec::new(),
+        InputRows::Computed(_) => vec![0f32; k],
+    };
     for r in 0..TILE_ROWS {
         let dst = &mut block[r * row_len..];
-        let depth = match rows.get(r * k..(r + 1) * k) {
-            Some(row) => {
-                super::round_chunks_into(row, row_len, dst, step_len);
+        let i = rows.start + r;
+        let depth = match x {
+            _ if i >= rows.end => 0,
+            InputRows::Given(x) => {
+                super::round_chunks_into(&x[i * k..(i + 1) * k], row_len, dst, step_len);
                 k
             }
-            None => 0,
+            InputRows::Computed(row) => {
+                row(i, &mut computed);
+                super::round_chunks_into(&computed, row_len, dst, step_len);
+                k
+            }
         };
         // Zeros from `depth` on: the last partial step's tail, then whole steps.
         for s in depth / row_len..steps {
@@ -143,7 +207,8 @@ mod tiles {
 #[cfg(target_arch = "x86_64")]
 mod tiles {
     use super::{
-        with_tile_activations, Bf16Matrix, SharedOut, BLOCK_ROWS, PANEL, STEP_PAIRS, TILE_ROWS,
+        with_tile_activations, Bf16Matrix, InputRows, SharedOut, BLOCK_ROWS, PANEL, STEP_PAIRS,
+        TILE_ROWS,
     };
     use rayon::prelude::*;
     use std::arch::asm;
@@ -334,9 +399,15 @@ mod tiles {
 
     /// A 32 × 32 f32 block on a cache line (tile stores of whole lines).
     #[repr(C, align(64))]
-    struct Scratch([[f32; PANEL]; BLOCK_ROWS]);
+    pub(super) struct Scratch([[f32; PANEL]; BLOCK_ROWS]);
 
-    pub(super) fn product(w: &Bf16Matrix, x: &[f32], m: usize, out: &mut [f32], accumulate: bool) {
+    pub(super) fn product(
+        w: &Bf16Matrix,
+        x: InputRows<'_>,
+        m: usize,
+        out: &mut [f32],
+        accumulate: bool,
+    ) {
         let k = w.rows;
         with_tile_activations(x, m, k, w.padded_pairs(), |xa| {
             product_tiled(w, xa, m, out, accumulate)
@@ -344,11 +415,50 @@ mod tiles {
     }
 
     /// [`product`] of the tile-ordered activations `xa`.
-    fn product_tiled(w: &Bf16Matrix, xa: &[u16], m: usize, out: &mut [f32], accumulate: bool) {
+    pub(super) fn product_tiled(
+        w: &Bf16Matrix,
+        xa: &[u16],
+        m: usize,
+        out: &mut [f32],
+        accumulate: bool,
+    ) {
+        assert_eq!(out.len(), m * w.cols, "bf16 product: output shape");
+        let out = SharedOut(out.as_mut_ptr());
+        run(w, xa, m, Epilogue::Store { out, accumulate })
+    }
+
+    /// Where a product's blocks go.
+    pub(super) enum Epilogue {
+        /// Into the `m × n` f32 output, added to it when `accumulate`.
+        Store { out: SharedOut, accumulate: bool },
+        /// Each panel's 16 SiLU(gate) · up values of each row (`GateUp::Interleaved`'s
+        /// columns), rounded to bf16 into `act`: tile-ordered rows of `ffn` values.
+        GatedSilu { act: SharedAct, ffn: usize },
+    }
+
+    impl Epilogue {
+        pub(super) fn gated(act: &mut [u16], ffn: usize) -> Epilogue {
+            Epilogue::GatedSilu {
+                act: SharedAct(act.as_mut_ptr(), act.len()),
+                ffn,
+            }
+        }
+    }
+
+    /// The tile-ordered SiLU values, shared by the panel threads (which write disjoint
+    /// columns): pointer and length.
+    #[derive(Clone, Copy)]
+    pub(super) struct SharedAct(*mut u16, usize);
+    // SAFETY: the threads write disjoint elements (see `run`).
+    unsafe impl Send for SharedAct {}
+    unsafe impl Sync for SharedAct {}
+
+    /// The product of the tile-ordered activations `xa` (`m` rows) and `w`, each block to
+    /// `epilogue`.
+    pub(super) fn run(w: &Bf16Matrix, xa: &[u16], m: usize, epilogue: Epilogue) {
         let (n, steps) = (w.cols, w.padded_pairs() / STEP_PAIRS);
         let half = steps * TILE_ROWS * STEP_PAIRS * 4;
         let panel_len = w.panel_len();
-        let out_ptr = SharedOut(out.as_mut_ptr());
         // Work items are (row chunk, panel), chunk-major: a thread takes a run of items and
         // passes every panel over one chunk of activations while it stays in its L2 cache
         // (with whole-height panels, each panel streamed all the activations again).
@@ -377,28 +487,60 @@ mod tiles {
                         }
                         let a = xa.as_ptr().add(r0 / TILE_ROWS * half / 2).cast();
                         let b = weights.as_ptr().cast();
-                        if rows == BLOCK_ROWS && cols == PANEL && !accumulate {
-                            let c = out_ptr.get().add(r0 * n + panel * PANEL).cast();
-                            block(a, half, b, PANEL_ROW, steps, c, n * 4, true);
-                            continue;
+                        if let Epilogue::Store {
+                            out,
+                            accumulate: false,
+                        } = epilogue
+                        {
+                            if rows == BLOCK_ROWS && cols == PANEL {
+                                let c = out.get().add(r0 * n + panel * PANEL).cast();
+                                block(a, half, b, PANEL_ROW, steps, c, n * 4, true);
+                                continue;
+                            }
                         }
                         let c = scratch.0.as_mut_ptr().cast();
                         block(a, half, b, PANEL_ROW, steps, c, PANEL * 4, rows > TILE_ROWS);
                     }
-                    for (r, t) in scratch.0.iter().enumerate().take(rows) {
-                        // SAFETY: row `r0 + r < m`, this panel's `cols` columns (see above).
-                        let dst = unsafe {
-                            std::slice::from_raw_parts_mut(
-                                out_ptr.get().add((r0 + r) * n + panel * PANEL),
-                                cols,
-                            )
-                        };
-                        if accumulate {
-                            for (d, v) in dst.iter_mut().zip(t) {
-                                *d += v;
+                    match epilogue {
+                        Epilogue::Store { out, accumulate } => {
+                            for (r, t) in scratch.0.iter().enumerate().take(rows) {
+                                // SAFETY: row `r0 + r < m`, this panel's `cols` columns (see
+                                // above).
+                                let dst = unsafe {
+                                    std::slice::from_raw_parts_mut(
+                                        out.get().add((r0 + r) * n + panel * PANEL),
+                                        cols,
+                                    )
+                                };
+                                if accumulate {
+                                    for (d, v) in dst.iter_mut().zip(t) {
+                                        *d += v;
+                                    }
+                                } else {
+                                    dst.copy_from_slice(&t[..cols]);
+                                }
                             }
-                        } else {
-                            dst.copy_from_slice(&t[..cols]);
+                        }
+                        Epilogue::GatedSilu { act, ffn } => {
+                            let mut values = [[0u16; 16]; BLOCK_ROWS];
+                            super::super::gated_silu_block(&scratch.0[..rows], &mut values);
+                            // This panel's 16 columns `16·panel..`: step `panel / 2`, places
+                            // `16·(panel % 2)..` of each row of the step's tile.
+                            let block_len = super::tile_block_len(ffn / 2);
+                            let (step, place) = (panel / 2, panel % 2 * 16);
+                            for (r, v) in values.iter().enumerate().take(rows) {
+                                let row = r0 + r;
+                                let at = row / TILE_ROWS * block_len
+                                    + step * TILE_ROWS * PANEL
+                                    + row % TILE_ROWS * PANEL
+                                    + place;
+                                assert!(at + 16 <= act.1, "gated values inside their rows");
+                                // SAFETY: inside `act` (asserted); row `row`'s places of this
+                                // panel's columns, which no other thread writes.
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(v.as_ptr(), act.0.add(at), 16)
+                                };
+                            }
                         }
                     }
                 }

@@ -23,7 +23,9 @@
 
 use super::tiles::{block, release, TileConfig, PANEL_ROW};
 use super::{tile_block, tile_block_len, BLOCK_ROWS, TILE_ROWS};
-use crate::engines::prefix::bf16::{round_into, to_bf16, zeroed_lines, Lines, PANEL, STEP_PAIRS};
+use crate::engines::prefix::bf16::{
+    round_into, to_bf16, zeroed_lines, InputRows, Lines, PANEL, STEP_PAIRS,
+};
 use crate::engines::prefix::vexp::exp;
 
 /// Values of one step of one 16-row tile: 16 rows × 32.
@@ -98,31 +100,102 @@ impl PackedKv {
     }
 }
 
-/// One group's attention: `queries` is `(rows × d)` (row `r` is new row `r % n` of its head,
-/// at position `prefix_len + r % n`) over `kv`'s `prefix_len + n` positions; writes `out`
-/// (`rows × d`).
+impl PackedKv {
+    /// The head width `d`.
+    pub(in crate::engines::prefix::bf16) fn width(&self) -> usize {
+        self.d
+    }
+}
+
+/// One task's buffers, kept for its next call (attention runs once per sequence, key/value
+/// head and layer: zeroing fresh ones was a fortieth of a bf16 prefill in `memset`). Every
+/// place a call reads it writes first, so nothing is cleared between calls.
+#[derive(Default)]
+struct Buffers {
+    /// The queries in tile order.
+    queries: Vec<u16>,
+    /// One block's scores, row stride `t_pad`.
+    scores: Vec<f32>,
+    /// The probabilities in tile order.
+    probs: Vec<u16>,
+    /// One block's outputs, row stride `d`.
+    out: Vec<f32>,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
+}
+
+/// `buf` holding at least `len` values (grown with zeros; never shrunk), on a cache line
+/// where the tiles read it: its first `len`.
+fn at_least<T: Copy + Default>(buf: &mut Vec<T>, len: usize) -> &mut [T] {
+    if buf.len() < len {
+        buf.resize(len, T::default());
+    }
+    &mut buf[..len]
+}
+
+/// One group's attention: `queries` is `rows` rows of `d` (row `r` is new row `r % n` of its
+/// head, at position `prefix_len + r % n`) over `kv`'s `prefix_len + n` positions; output row
+/// `r` goes to `emit(r, values)`.
 ///
 /// # Safety
 /// The process holds the tile grant.
 pub(in crate::engines::prefix::bf16) unsafe fn attend(
-    queries: &[f32],
+    queries: InputRows<'_>,
+    rows: usize,
     n: usize,
     prefix_len: usize,
     scale: f32,
     kv: &PackedKv,
-    out: &mut [f32],
+    emit: &mut dyn FnMut(usize, &[f32]),
+) {
+    BUFFERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffers) => attend_in(&mut buffers, queries, rows, n, prefix_len, scale, kv, emit),
+        Err(_) => attend_in(
+            &mut Buffers::default(),
+            queries,
+            rows,
+            n,
+            prefix_len,
+            scale,
+            kv,
+            emit,
+        ),
+    })
+}
+
+/// [`attend`] in `buffers`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn attend_in(
+    buffers: &mut Buffers,
+    queries: InputRows<'_>,
+    rows: usize,
+    n: usize,
+    prefix_len: usize,
+    scale: f32,
+    kv: &PackedKv,
+    emit: &mut dyn FnMut(usize, &[f32]),
 ) {
     let d = kv.d;
-    let rows = queries.len() / d;
     let t = prefix_len + n;
-    assert!(kv.positions == t && out.len() == rows * d && n > 0);
+    assert!(kv.positions == t && n > 0);
+    if let InputRows::Given(q) = queries {
+        assert_eq!(q.len(), rows * d, "attention: query shape");
+    }
     let t_pad = t.div_ceil(PANEL) * PANEL;
     let q_steps = d / PANEL;
     let p_steps = t_pad / PANEL;
-    let q_tiles = tiled(queries, rows, d);
+    // 64-byte alignment of the tile buffers: `Vec<u16>` is not aligned, so each buffer is
+    // over-allocated by a line and used from its first aligned element.
+    let q_len = rows.div_ceil(TILE_ROWS) * tile_block_len(d / 2);
+    let q_tiles = aligned(at_least(&mut buffers.queries, q_len + 32), q_len);
+    tiled(queries, rows, d, q_tiles);
+    let scores = at_least(&mut buffers.scores, BLOCK_ROWS * t_pad);
+    let probs_len = rows.div_ceil(TILE_ROWS) * p_steps * STEP_VALUES;
+    let probs = aligned(at_least(&mut buffers.probs, probs_len + 32), probs_len);
+    let block_out = at_least(&mut buffers.out, BLOCK_ROWS * d);
     let (keys, values) = (&kv.keys, &kv.values);
-    let mut scores = vec![0f32; BLOCK_ROWS * t_pad];
-    let mut probs = zeroed_lines(rows.div_ceil(TILE_ROWS) * p_steps * STEP_VALUES);
     let mut loaded = 0;
     for r0 in (0..rows).step_by(BLOCK_ROWS) {
         let block_rows = BLOCK_ROWS.min(rows - r0);
@@ -149,15 +222,25 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend(
             let c = scores.as_mut_ptr().add(p * PANEL).cast();
             block(a, q_tile_bytes, b, PANEL_ROW, q_steps, c, t_pad * 4, two);
         }
-        // Softmax of each row over what it sees, rounded into the probabilities' tiles.
+        // Softmax of each row over what it sees, rounded into the probabilities' tiles, zeros
+        // up to the reached depth.
         for (i, row) in scores.chunks_exact_mut(t_pad).take(block_rows).enumerate() {
             let r = r0 + i;
             let seen = prefix_len + r % n + 1;
             let tile = &mut probs[r / TILE_ROWS * p_steps * STEP_VALUES..];
-            softmax_into_tile(row, seen, scale, &mut tile[(r % TILE_ROWS) * PANEL..]);
+            let tile = &mut tile[(r % TILE_ROWS) * PANEL..];
+            softmax_into_tile(row, seen, scale, tile);
+            // Zeros from the softmax's last vector to the reached depth, step by step.
+            let mut v = seen.div_ceil(LANES) * LANES;
+            while v < panels * PANEL {
+                let end = (v / PANEL + 1) * PANEL;
+                let at = v / PANEL * STEP_VALUES;
+                tile[at + v % PANEL..at + PANEL].fill(0);
+                v = end;
+            }
         }
-        // P·V over the reached depth, straight into the output rows: dimensions 32p.. of
-        // each pair row.
+        // P·V over the reached depth into the block's outputs: dimensions 32p.. of each pair
+        // row.
         let p_tile_bytes = p_steps * STEP_VALUES * 2;
         let a = probs
             .as_ptr()
@@ -165,11 +248,21 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend(
             .add(r0 / TILE_ROWS * p_tile_bytes);
         for p in 0..d / PANEL {
             let b = values.as_ptr().cast::<u8>().add(p * PANEL_ROW);
-            let c = out.as_mut_ptr().add(r0 * d + p * PANEL).cast();
+            let c = block_out.as_mut_ptr().add(p * PANEL).cast();
             block(a, p_tile_bytes, b, d * 4, panels, c, d * 4, two);
+        }
+        for (i, values) in block_out.chunks_exact(d).take(block_rows).enumerate() {
+            emit(r0 + i, values);
         }
     }
     release();
+}
+
+/// The first `len` values of `buf` from its first element on a cache line (`buf` has 32
+/// values to spare).
+fn aligned(buf: &mut [u16], len: usize) -> &mut [u16] {
+    let skip = buf.as_ptr().align_offset(64);
+    &mut buf[skip..skip + len]
 }
 
 /// Lanes of the vectorised reductions (one AVX-512 register).
@@ -221,15 +314,14 @@ fn softmax_row(row: &mut [f32], seen: usize, scale: f32, tile: &mut [u16]) {
     }
 }
 
-/// `x` (`rows × k`, `k` a multiple of 32) rounded to bf16 in tile order, as the products'
-/// activations (`tile_activations`), block after block in this task.
-fn tiled(x: &[f32], rows: usize, k: usize) -> Lines {
+/// `rows` rows of `k` values (`k` a multiple of 32) rounded to bf16 in tile order into `tiles`,
+/// as the products' activations (`tile_activations`), block after block in this task.
+fn tiled(x: InputRows<'_>, rows: usize, k: usize, tiles: &mut [u16]) {
     let block_len = tile_block_len(k / 2);
-    let mut tiles = zeroed_lines(rows.div_ceil(TILE_ROWS) * block_len);
-    for (block, x) in tiles.chunks_mut(block_len).zip(x.chunks(TILE_ROWS * k)) {
-        tile_block(x, k, block);
+    for (b, block) in tiles.chunks_mut(block_len).enumerate() {
+        let first = b * TILE_ROWS;
+        tile_block(x, first..rows.min(first + TILE_ROWS), k, block);
     }
-    tiles
 }
 
 /// The packed words (bf16 pairs, low half first) of a cache-line buffer of bf16 values.
