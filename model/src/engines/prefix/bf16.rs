@@ -404,7 +404,8 @@ impl Bf16Matrix {
             assert_eq!(x.len(), m * self.rows, "bf16 product: input shape");
         }
         let act = into.fit(m, ffn);
-        amx::gated_silu(self, input, m, act, ffn);
+        let output = amx::TileOutput::GatedSilu { act, ffn };
+        amx::product(self, amx::TileInput::Rows(input), m, output);
         Some(())
     }
 
@@ -420,7 +421,9 @@ impl Bf16Matrix {
             "bf16 product: output shape"
         );
         if let Some(lines) = &rows.lines {
-            amx::product_of_tiles(self, lines.as_slice(), rows.rows, out, accumulate);
+            let input = amx::TileInput::Tiled(lines.as_slice());
+            let output = amx::TileOutput::Store { out, accumulate };
+            amx::product(self, input, rows.rows, output);
         }
     }
 
@@ -449,7 +452,8 @@ impl Bf16Matrix {
             return;
         }
         if family == Bf16Family::Amx {
-            return amx::product(self, input, m, out, accumulate);
+            let output = amx::TileOutput::Store { out, accumulate };
+            return amx::product(self, amx::TileInput::Rows(input), m, output);
         }
         let computed;
         let x = match input {

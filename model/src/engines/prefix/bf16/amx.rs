@@ -39,70 +39,55 @@ pub(super) fn is_available() -> bool {
     *GRANTED.get_or_init(tiles::request)
 }
 
-/// `out (m × n) = [out +] x (m × k) · W` on AMX tiles. The caller checked the shapes and that
-/// the family is available.
-pub(super) fn product(
-    w: &Bf16Matrix,
-    x: InputRows<'_>,
-    m: usize,
-    out: &mut [f32],
-    accumulate: bool,
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        assert!(
-            is_available(),
-            "bf16 product: AMX kernels on a CPU without them"
-        );
-        tiles::product(w, x, m, out, accumulate)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (w, x, m, out, accumulate);
-        unreachable!("AMX is an x86-64 family");
-    }
+/// What an AMX product reads: rows it rounds into tile order first, or rows already in it.
+pub(super) enum TileInput<'a> {
+    /// `m` rows of the weight's depth, given or computed.
+    Rows(InputRows<'a>),
+    /// Rows in tile order (a [`super::TiledRows`]'s).
+    Tiled(&'a [u16]),
 }
 
-/// [`super::Bf16Matrix::gated_silu_tiles`] on AMX tiles: the caller checked the shapes (`act`
-/// holds `m` rows of `ffn` values in tile order, `ffn` a multiple of 32).
-pub(super) fn gated_silu(w: &Bf16Matrix, x: InputRows<'_>, m: usize, act: &mut [u16], ffn: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        assert!(
-            is_available(),
-            "bf16 product: AMX kernels on a CPU without them"
-        );
-        let k = w.rows;
-        with_tile_activations(x, m, k, w.padded_pairs(), |xa| {
-            tiles::run(w, xa, m, tiles::Epilogue::gated(act, ffn))
-        })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (w, x, m, act, ffn);
-        unreachable!("AMX is an x86-64 family");
-    }
+/// Where an AMX product's blocks go.
+pub(super) enum TileOutput<'a> {
+    /// `out (m × n) = [out +] x · W`.
+    Store {
+        out: &'a mut [f32],
+        accumulate: bool,
+    },
+    /// Each block's SiLU(gate) · up values (the weight's columns interleaved by 16, `W` being
+    /// `2·ffn` wide), rounded to bf16 into `act`: `m` tile-ordered rows of `ffn` values.
+    GatedSilu { act: &'a mut [u16], ffn: usize },
 }
 
-/// `out = [out +] xa · W` of activations already in tile order, on AMX tiles.
-pub(super) fn product_of_tiles(
-    w: &Bf16Matrix,
-    xa: &[u16],
-    m: usize,
-    out: &mut [f32],
-    accumulate: bool,
-) {
+/// `input · W` on AMX tiles, to `output`. The caller checked the shapes and that the family is
+/// available.
+pub(super) fn product(w: &Bf16Matrix, input: TileInput<'_>, m: usize, output: TileOutput<'_>) {
     #[cfg(target_arch = "x86_64")]
     {
         assert!(
             is_available(),
             "bf16 product: AMX kernels on a CPU without them"
         );
-        tiles::product_tiled(w, xa, m, out, accumulate)
+        let epilogue = match output {
+            TileOutput::Store { out, accumulate } => {
+                assert_eq!(out.len(), m * w.cols, "bf16 product: output shape");
+                tiles::Epilogue::Store {
+                    out: SharedOut(out.as_mut_ptr()),
+                    accumulate,
+                }
+            }
+            TileOutput::GatedSilu { act, ffn } => tiles::Epilogue::gated(act, ffn),
+        };
+        match input {
+            TileInput::Rows(x) => with_tile_activations(x, m, w.rows, w.padded_pairs(), |xa| {
+                tiles::run(w, xa, m, epilogue)
+            }),
+            TileInput::Tiled(xa) => tiles::run(w, xa, m, epilogue),
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (w, xa, m, out, accumulate);
+        let _ = (w, input, m, output);
         unreachable!("AMX is an x86-64 family");
     }
 }
@@ -206,10 +191,7 @@ mod tiles {
 
 #[cfg(target_arch = "x86_64")]
 mod tiles {
-    use super::{
-        with_tile_activations, Bf16Matrix, InputRows, SharedOut, BLOCK_ROWS, PANEL, STEP_PAIRS,
-        TILE_ROWS,
-    };
+    use super::{Bf16Matrix, SharedOut, BLOCK_ROWS, PANEL, STEP_PAIRS, TILE_ROWS};
     use rayon::prelude::*;
     use std::arch::asm;
 
@@ -400,32 +382,6 @@ mod tiles {
     /// A 32 × 32 f32 block on a cache line (tile stores of whole lines).
     #[repr(C, align(64))]
     pub(super) struct Scratch([[f32; PANEL]; BLOCK_ROWS]);
-
-    pub(super) fn product(
-        w: &Bf16Matrix,
-        x: InputRows<'_>,
-        m: usize,
-        out: &mut [f32],
-        accumulate: bool,
-    ) {
-        let k = w.rows;
-        with_tile_activations(x, m, k, w.padded_pairs(), |xa| {
-            product_tiled(w, xa, m, out, accumulate)
-        })
-    }
-
-    /// [`product`] of the tile-ordered activations `xa`.
-    pub(super) fn product_tiled(
-        w: &Bf16Matrix,
-        xa: &[u16],
-        m: usize,
-        out: &mut [f32],
-        accumulate: bool,
-    ) {
-        assert_eq!(out.len(), m * w.cols, "bf16 product: output shape");
-        let out = SharedOut(out.as_mut_ptr());
-        run(w, xa, m, Epilogue::Store { out, accumulate })
-    }
 
     /// Where a product's blocks go.
     pub(super) enum Epilogue {

@@ -150,18 +150,11 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend(
     kv: &PackedKv,
     emit: &mut dyn FnMut(usize, &[f32]),
 ) {
-    BUFFERS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buffers) => attend_in(&mut buffers, queries, rows, n, prefix_len, scale, kv, emit),
-        Err(_) => attend_in(
-            &mut Buffers::default(),
-            queries,
-            rows,
-            n,
-            prefix_len,
-            scale,
-            kv,
-            emit,
-        ),
+    BUFFERS.with(|cell| {
+        // This thread's buffers, or fresh ones where they are in use.
+        let (mut held, mut fresh) = (cell.try_borrow_mut().ok(), Buffers::default());
+        let buffers = held.as_deref_mut().unwrap_or(&mut fresh);
+        attend_in(buffers, queries, rows, n, prefix_len, scale, kv, emit)
     })
 }
 
