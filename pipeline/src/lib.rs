@@ -10,6 +10,8 @@
 //! - [`bench`]: the benchmarks (`choice2seq bench`), which print measured figures.
 //! - [`cli`]: the command line (argument parsing and printing only).
 
+#![deny(missing_docs)]
+
 pub mod bench;
 pub mod cli;
 pub mod report;

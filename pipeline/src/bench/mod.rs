@@ -30,6 +30,7 @@ use clap::Subcommand;
 use c2s_config::Batching;
 use c2s_records::{Answer, ItemPolicy, RequestLayout};
 
+/// The benchmarks of `choice2seq bench`.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Inference throughput on a fixed dev panel through the pipeline: one-at-a-time full
@@ -59,6 +60,7 @@ pub enum BenchCommand {
     },
 }
 
+/// Run one benchmark and print its figures.
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Inference(bench) => inference(bench),

@@ -11,8 +11,10 @@ use clap::Args;
 use crate::rundir::contrasts::tables_of;
 use crate::rundir::paired::{read_runs, runs_stats_config};
 
+/// The arguments of `choice2seq contrasts`.
 #[derive(Debug, Args)]
 pub struct ContrastsArgs {
+    /// The run directories and the shared reading flags (`--json`, `--draws`, `--seed`).
     #[command(flatten)]
     pub dirs: super::RunDirArgs,
 }
@@ -21,6 +23,8 @@ fn fmt(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into())
 }
 
+/// Print the declared contrasts and cells of the run directories (a table, or JSON with
+/// `--json`), under the first run's `[stats]` settings unless `--draws`/`--seed` override them.
 pub fn execute(args: ContrastsArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = runs_stats_config(&args.dirs.run_dirs)?;
     if let Some(d) = args.dirs.draws {

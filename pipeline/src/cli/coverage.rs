@@ -13,8 +13,10 @@ use crate::rundir::coverage::{summary_json, summary_of, token_audit, RunPlan, To
 use c2s_records::ScoringRule;
 use c2s_stats::coverage::{CoverageSummary, Rate, Subset};
 
+/// The arguments of `choice2seq coverage`.
 #[derive(Debug, Args)]
 pub struct CoverageArgs {
+    /// The run directories and the shared reading flags (`--json`, `--draws`, `--seed`).
     #[command(flatten)]
     pub dirs: super::RunDirArgs,
     /// Also replay every request's tokenization with the run's model file (the document's
@@ -314,6 +316,9 @@ pub fn text(s: &CoverageSummary) -> String {
     out
 }
 
+/// Print the coverage summary of the run directories with their plan audits (and, with
+/// `--tokens`, the token replay): text, or JSON with `--json`. An incomplete collection read
+/// with `--allow-incomplete` is marked partial and warned about on standard error.
 pub fn execute(args: CoverageArgs) -> anyhow::Result<ExitCode> {
     let c = summary_of(
         &args.dirs.run_dirs,

@@ -13,12 +13,15 @@ use clap::Args;
 use crate::rundir::dialogue::summary_of;
 use c2s_stats::dialogue::{DialogueSummary, Stat};
 
+/// The arguments of `choice2seq dialogue`.
 #[derive(Debug, Args)]
 pub struct DialogueArgs {
+    /// The run directories and the shared reading flags (`--json`, `--draws`, `--seed`).
     #[command(flatten)]
     pub dirs: super::RunDirArgs,
 }
 
+/// Print the dialogue-state summary of the run directories (text, or JSON with `--json`).
 pub fn execute(args: DialogueArgs) -> anyhow::Result<ExitCode> {
     let summary = summary_of(&args.dirs.run_dirs, args.dirs.draws, args.dirs.seed)?;
     if args.dirs.json {

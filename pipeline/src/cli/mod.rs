@@ -43,10 +43,12 @@ pub struct Cli {
     /// More log output (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The subcommands of `choice2seq`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Build, check and summarize the frozen item banks.
@@ -89,10 +91,28 @@ pub enum Command {
 /// A flag's value named as a config names it: any choice that deserializes from its config
 /// name (`#[serde(rename_all = …)]`), so flags and configs take the same names and a flag
 /// needs no parser of its own (`value_parser = config_name::<T>`).
-pub(crate) fn config_name<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, String> {
+pub(crate) fn config_name<T: serde::de::DeserializeOwned>(
+    name: &str,
+) -> Result<T, ConfigNameError> {
     use serde::de::IntoDeserializer;
-    T::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(name))
-        .map_err(|e| e.to_string())
+    T::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(name)).map_err(
+        |source| ConfigNameError {
+            value: name.to_string(),
+            source,
+        },
+    )
+}
+
+/// A flag's value that is no config name of its choice ([`config_name`]). Its text is serde's,
+/// which names the value and the names it could be; clap prints it after the flag.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{source}")]
+pub(crate) struct ConfigNameError {
+    /// The value given on the command line.
+    pub value: String,
+    /// serde's refusal (an unknown variant, say).
+    #[source]
+    pub source: serde::de::value::Error,
 }
 
 /// Write `text` to standard output; a closed pipe (`… | head`) ends the output quietly.
@@ -105,6 +125,8 @@ pub(crate) fn print_out(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Send log records to standard error at `warn`, or `info` with `-v` and `debug` with `-vv`;
+/// a `RUST_LOG` filter overrides the level. A second call keeps the first subscriber.
 pub fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "warn",
@@ -119,6 +141,8 @@ pub fn init_tracing(verbose: u8) {
         .try_init();
 }
 
+/// Run the parsed command line's subcommand; its exit status, or an error that `main` prints
+/// and exits 1 with.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Bank(cmd) => bank::run(cmd),
@@ -158,9 +182,23 @@ mod tests {
             config_name::<ScoringRule>("mean_per_token"),
             Ok(ScoringRule::MeanPerToken)
         );
-        let err = config_name::<RequestLayout>("state-last").unwrap_err();
+        let err = config_name::<RequestLayout>("state-last")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("state-last") && err.contains("state_last"),
+            "{err}"
+        );
+    }
+
+    /// A refused name keeps the value and serde's text, which is what clap prints.
+    #[test]
+    fn config_name_error_message() {
+        let err = config_name::<Batching>("bulk").unwrap_err();
+        assert_eq!(err.value, "bulk");
+        assert_eq!(err.to_string(), err.source.to_string());
+        assert!(
+            err.to_string().starts_with("unknown variant `bulk`"),
             "{err}"
         );
     }

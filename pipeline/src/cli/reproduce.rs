@@ -36,12 +36,29 @@ use crate::report::exhibits::{self, table1, Exhibit, PanelRun};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Targets(pub Vec<Exhibit>);
 
-fn parse_targets(s: &str) -> Result<Targets, String> {
+/// An `EXHIBIT` argument that names no exhibit, or exhibits whose specs could not be read
+/// (`exhibits/*.toml`). Its text is the error with its causes, which clap prints after the
+/// argument.
+#[derive(Debug, thiserror::Error)]
+#[error("{source:#}")]
+pub struct TargetsError {
+    /// The argument as given (an exhibit name or `all`).
+    pub target: String,
+    /// Why it names no exhibits: an unknown name (listing the known ones) or an unreadable
+    /// exhibit registry.
+    #[source]
+    pub source: anyhow::Error,
+}
+
+fn parse_targets(s: &str) -> Result<Targets, TargetsError> {
     let exhibits = match s {
         "all" => Exhibit::all(),
         name => Exhibit::named(name).map(|e| vec![e]),
     };
-    exhibits.map(Targets).map_err(|e| format!("{e:#}"))
+    exhibits.map(Targets).map_err(|source| TargetsError {
+        target: s.to_string(),
+        source,
+    })
 }
 
 /// Reproduce one exhibit of the paper, or all of them.
@@ -337,4 +354,26 @@ fn run_panel(config: &Path, run_dir: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_targets, TargetsError};
+
+    /// The error's text is its source's with the causes, as clap prints it.
+    #[test]
+    fn targets_error_message() {
+        let e = TargetsError {
+            target: "table0".into(),
+            source: anyhow::anyhow!("no such exhibit").context("reading exhibits"),
+        };
+        assert_eq!(e.to_string(), "reading exhibits: no such exhibit");
+        let err = parse_targets("no-such-exhibit").unwrap_err();
+        assert_eq!(err.target, "no-such-exhibit");
+        assert!(
+            err.to_string()
+                .starts_with("`no-such-exhibit` is not an exhibit: one of "),
+            "{err}"
+        );
+    }
 }

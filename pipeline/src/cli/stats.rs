@@ -13,8 +13,10 @@ use clap::Args;
 
 use crate::rundir::paired::{recompute_runs, runs_stats_config};
 
+/// The arguments of `choice2seq stats`.
 #[derive(Debug, Args)]
 pub struct StatsArgs {
+    /// The run directories and the shared reading flags (`--json`, `--draws`, `--seed`).
     #[command(flatten)]
     pub dirs: super::RunDirArgs,
 }
@@ -23,6 +25,8 @@ fn fmt_opt(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into())
 }
 
+/// Print every metric row of the run directories (a table, or JSON with `--json`), under the
+/// first run's `[stats]` settings unless `--draws`/`--seed` override them.
 pub fn execute(args: StatsArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = runs_stats_config(&args.dirs.run_dirs)?;
     if let Some(d) = args.dirs.draws {

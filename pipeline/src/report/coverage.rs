@@ -29,10 +29,15 @@ use super::{dir_name, model_items, scalar, utc, FigureWriter, ReportOutput, Stem
 
 /// What a coverage report is made from.
 pub struct CoverageReportInput<'a> {
+    /// The coverage run directory reported on; its name titles the report without a manifest.
     pub run_dir: &'a Path,
     /// Further run directories read with the first (e.g. one per model).
     pub other_runs: &'a [PathBuf],
+    /// The first run's `manifest.json`, when present (header and settings); `None` reports
+    /// the default statistics settings.
     pub manifest: Option<&'a Manifest>,
+    /// The coverage statistics of every directory's decisions, all the report's tables and
+    /// figures.
     pub summary: &'a CoverageSummary,
     /// Each run directory's plan audit.
     pub plans: &'a [RunPlan],

@@ -9,8 +9,11 @@ use std::fmt::Write as _;
 pub struct Table {
     /// Leading text columns (left-aligned); the others are right-aligned.
     pub text_columns: usize,
+    /// Column headings, one per column.
     pub header: Vec<String>,
+    /// Body rows, each a cell per column, already formatted for printing.
     pub rows: Vec<Vec<String>>,
+    /// Paragraphs printed under the table (sources, footnotes, caveats).
     pub notes: Vec<String>,
 }
 
@@ -18,25 +21,38 @@ pub struct Table {
 /// report.
 #[derive(Debug, Clone)]
 pub struct FigureRef {
+    /// Figure title, also the image's alt text.
     pub title: String,
+    /// Path of the SVG file, relative to the report.
     pub svg: String,
+    /// Path of the PNG file, relative to the report; `None` when it was not rasterized.
     pub png: Option<String>,
+    /// Caption printed after the title.
     pub caption: String,
 }
 
+/// One element of a [`Doc`], in reading order.
 #[derive(Debug, Clone)]
 pub enum Block {
+    /// A heading of the given level (clamped to 2–6 when rendered) and its text.
     Heading(u8, String),
+    /// A paragraph of plain text (escaped in HTML).
     Paragraph(String),
     /// `key: value` lines.
     List(Vec<(String, String)>),
+    /// A table with its notes.
     Table(Table),
+    /// A figure reference with its caption.
     Figure(FigureRef),
 }
 
+/// A report document: a title and its blocks, rendered by [`Doc::markdown`] and
+/// [`Doc::html`].
 #[derive(Debug, Clone, Default)]
 pub struct Doc {
+    /// The page title (the Markdown `#` heading and the HTML `<title>` and `<h1>`).
     pub title: String,
+    /// The content, in reading order.
     pub blocks: Vec<Block>,
 }
 
@@ -44,6 +60,7 @@ fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Escapes `&`, `<`, `>`, `"` and `'` as HTML entities, for text and attribute values.
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -67,6 +84,7 @@ fn is_numeric(s: &str) -> bool {
 }
 
 impl Doc {
+    /// An empty document with this title.
     pub fn new(title: impl Into<String>) -> Doc {
         Doc {
             title: title.into(),
@@ -74,28 +92,35 @@ impl Doc {
         }
     }
 
+    /// Appends a heading of `level` (2–6 when rendered).
     pub fn h(&mut self, level: u8, text: impl Into<String>) {
         self.blocks.push(Block::Heading(level, text.into()));
     }
 
+    /// Appends a paragraph.
     pub fn p(&mut self, text: impl Into<String>) {
         self.blocks.push(Block::Paragraph(text.into()));
     }
 
+    /// Appends a `key: value` list; an empty list adds nothing.
     pub fn list(&mut self, items: Vec<(String, String)>) {
         if !items.is_empty() {
             self.blocks.push(Block::List(items));
         }
     }
 
+    /// Appends a table.
     pub fn table(&mut self, t: Table) {
         self.blocks.push(Block::Table(t));
     }
 
+    /// Appends a figure reference.
     pub fn figure(&mut self, f: FigureRef) {
         self.blocks.push(Block::Figure(f));
     }
 
+    /// The document as Markdown: pipe tables (text columns left-aligned, the rest
+    /// right-aligned), figures showing the PNG when there is one and linking both files.
     pub fn markdown(&self) -> String {
         let mut s = format!("# {}\n\n", self.title);
         for b in &self.blocks {
@@ -166,6 +191,8 @@ impl Doc {
         s
     }
 
+    /// The document as a self-contained HTML page with inline CSS; figures embed the SVG and
+    /// link the PNG, numeric-looking cells are right-aligned.
     pub fn html(&self) -> String {
         let mut s = String::new();
         let _ = write!(

@@ -36,22 +36,28 @@ impl TestKind {
 /// One test of a family.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FamilyTest {
+    /// The model the test was run on.
     pub model: String,
     /// Empty for a contrast (its sides name their own domains).
     pub domain: String,
     /// The comparison or contrast name.
     pub test: String,
+    /// The raw p-value; `None` when the statistics left it undefined.
     pub p: Option<f64>,
+    /// The Holm-adjusted p-value within this family; `None` when undefined.
     pub p_holm: Option<f64>,
 }
 
 /// One Holm correction as computed: a family within one scope cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FamilyInstance {
+    /// The family's declared name (a contrast without a family: `CONTRAST (alone)`).
     pub name: String,
+    /// Whether the family corrects McNemar or sign-flip tests.
     pub kind: TestKind,
     /// Which cell of the family's scope (`model · domain`, `model`, `domain`, or `all`).
     pub cell: String,
+    /// The tests corrected together, each with its raw and adjusted p.
     pub tests: Vec<FamilyTest>,
 }
 

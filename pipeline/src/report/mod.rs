@@ -38,26 +38,34 @@ use tables::{Group, MetricIndex};
 
 /// What a report is made from.
 pub struct ReportInput<'a> {
+    /// The run directory reported on; its name titles the report when there is no manifest.
     pub run_dir: &'a Path,
     /// Further run directories counted with the first (e.g. other models over the same
     /// items); the header and settings are the first directory's.
     pub other_runs: &'a [PathBuf],
+    /// The run's `manifest.json`, when present: run name, model identity and configuration
+    /// for the header; `None` falls back to the records' model labels and default settings.
     pub manifest: Option<&'a Manifest>,
     /// The statistics settings the metrics were recomputed with.
     pub cfg: &'a StatsConfig,
+    /// The metric rows recomputed offline, read by the tables and the by-length figures.
     pub rows: &'a [MetricRow],
+    /// The run's trajectories: per-arm counts and the confidence section's reliability data.
     pub trajectories: &'a [Trajectory],
     /// Paired outcomes read.
     pub outcomes: usize,
     /// The run's declared unit contrasts and cells (`choice2seq contrasts`).
     pub contrasts: &'a [c2s_stats::ContrastRow],
+    /// The run's declared cells (`[[stats.cells]]`), printed beside the contrasts.
     pub cells: &'a [c2s_stats::CellRow],
 }
 
 /// What was written.
 #[derive(Debug)]
 pub struct ReportOutput {
+    /// Path of the `report.md` written.
     pub markdown: PathBuf,
+    /// Path of the `report.html` written.
     pub html: PathBuf,
     /// Every figure file written (SVG and PNG).
     pub figure_files: Vec<PathBuf>,

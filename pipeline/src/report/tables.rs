@@ -16,8 +16,11 @@ pub const UNDEFINED: &str = "–";
 /// A (model, domain, comparison-or-arm) group of metric rows.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Group {
+    /// The model label of the rows.
     pub model: String,
+    /// The item domain (e.g. arithmetic, lexical).
     pub domain: String,
+    /// A paired comparison (`Native vs Serial`) or, for per-arm metrics, the arm's name.
     pub comparison: String,
 }
 
@@ -38,6 +41,7 @@ pub struct MetricIndex<'a> {
 }
 
 impl<'a> MetricIndex<'a> {
+    /// Indexes `rows`; a later row with the same key replaces an earlier one.
     pub fn new(rows: &'a [MetricRow]) -> MetricIndex<'a> {
         MetricIndex {
             rows: rows
@@ -58,6 +62,7 @@ impl<'a> MetricIndex<'a> {
         }
     }
 
+    /// The row of `metric` for `g` at `length` (`None`: the all-lengths row), if any.
     pub fn get(&self, g: &Group, length: Option<u32>, metric: &str) -> Option<&'a MetricRow> {
         self.rows
             .get(&(
@@ -70,6 +75,7 @@ impl<'a> MetricIndex<'a> {
             .copied()
     }
 
+    /// The point value of that row; `None` when the row is missing or its value undefined.
     pub fn value(&self, g: &Group, length: Option<u32>, metric: &str) -> Option<f64> {
         self.get(g, length, metric).and_then(|r| r.value)
     }

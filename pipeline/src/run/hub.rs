@@ -10,7 +10,11 @@ use c2s_model::{HubIdentity, ModelIdentity};
 /// A Hub model as resolved for this run: what the manifest records, and its short name.
 #[derive(Debug, Clone)]
 pub struct ResolvedHub {
+    /// Repository, requested revision, the commit it resolved to and the GGUF file, as the
+    /// manifest records them (a resume must resolve to the same commit: [`same_hub`]).
     pub identity: HubIdentity,
+    /// The model's short name in the outputs (`ModelIdentity::name`): the GGUF file's stem,
+    /// or the repository's name for a safetensors model.
     pub name: String,
 }
 
@@ -80,36 +84,64 @@ pub fn with_hub(mut identity: ModelIdentity, hub: Option<ResolvedHub>) -> ModelI
 /// A resumed run's Hub model must be the one it started with: same repository, file and
 /// commit (a branch that moved since is refused). `Err` says what differs. Models that are
 /// not both from the Hub are compared by their files' hashes alone.
-pub fn same_hub(recorded: Option<&HubIdentity>, now: Option<&HubIdentity>) -> Result<(), String> {
+pub fn same_hub(
+    recorded: Option<&HubIdentity>,
+    now: Option<&HubIdentity>,
+) -> Result<(), HubMismatch> {
     let (Some(was), Some(now)) = (recorded, now) else {
         return Ok(());
     };
-    let mut differs = Vec::new();
-    if was.repo != now.repo || was.file != now.file {
-        differs.push(format!(
-            "the Hub model was {}{} and is now {}{}",
-            was.repo,
-            was.file
-                .as_deref()
-                .map(|f| format!("/{f}"))
-                .unwrap_or_default(),
-            now.repo,
-            now.file
-                .as_deref()
-                .map(|f| format!("/{f}"))
-                .unwrap_or_default(),
-        ));
-    }
-    if was.commit != now.commit {
-        differs.push(format!(
-            "revision {} was commit {} and {} is now commit {}",
-            was.revision, was.commit, now.revision, now.commit
-        ));
-    }
-    if differs.is_empty() {
+    let mismatch = HubMismatch {
+        was: Box::new(was.clone()),
+        now: Box::new(now.clone()),
+    };
+    if mismatch.differences().is_empty() {
         Ok(())
     } else {
-        Err(differs.join(", "))
+        Err(mismatch)
+    }
+}
+
+/// A resumed run's Hub model is not the one it started with ([`same_hub`]): another
+/// repository or file, or a revision that now resolves to another commit. Its text lists
+/// what differs, comma-separated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.differences().join(", "))]
+pub struct HubMismatch {
+    /// The Hub model the run directory's manifest records (boxed, as is `now`: the error
+    /// stays small).
+    pub was: Box<HubIdentity>,
+    /// The Hub model the config resolves to now.
+    pub now: Box<HubIdentity>,
+}
+
+impl HubMismatch {
+    /// What differs, one phrase each: the repository or file, then the commit.
+    fn differences(&self) -> Vec<String> {
+        let (was, now) = (&self.was, &self.now);
+        let mut differs = Vec::new();
+        if was.repo != now.repo || was.file != now.file {
+            differs.push(format!(
+                "the Hub model was {}{} and is now {}{}",
+                was.repo,
+                was.file
+                    .as_deref()
+                    .map(|f| format!("/{f}"))
+                    .unwrap_or_default(),
+                now.repo,
+                now.file
+                    .as_deref()
+                    .map(|f| format!("/{f}"))
+                    .unwrap_or_default(),
+            ));
+        }
+        if was.commit != now.commit {
+            differs.push(format!(
+                "revision {} was commit {} and {} is now commit {}",
+                was.revision, was.commit, now.revision, now.commit
+            ));
+        }
+        differs
     }
 }
 
@@ -131,9 +163,31 @@ mod tests {
         let a = hub("o/n", "aaa");
         assert!(same_hub(Some(&a), Some(&a)).is_ok());
         assert!(same_hub(None, Some(&a)).is_ok());
-        let moved = same_hub(Some(&a), Some(&hub("o/n", "bbb"))).unwrap_err();
+        let moved = same_hub(Some(&a), Some(&hub("o/n", "bbb")))
+            .unwrap_err()
+            .to_string();
         assert!(moved.contains("aaa") && moved.contains("bbb"), "{moved}");
-        let other = same_hub(Some(&a), Some(&hub("o/m", "aaa"))).unwrap_err();
+        let other = same_hub(Some(&a), Some(&hub("o/m", "aaa")))
+            .unwrap_err()
+            .to_string();
         assert!(other.contains("o/m"), "{other}");
+    }
+
+    /// The mismatch's text: each difference, in order, comma-separated.
+    #[test]
+    fn hub_mismatch_message() {
+        let mut now = hub("o/m", "bbb");
+        now.file = Some("m.gguf".into());
+        let e = same_hub(Some(&hub("o/n", "aaa")), Some(&now)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the Hub model was o/n and is now o/m/m.gguf, \
+             revision main was commit aaa and main is now commit bbb"
+        );
+        let e = same_hub(Some(&hub("o/n", "aaa")), Some(&hub("o/n", "ccc"))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "revision main was commit aaa and main is now commit ccc"
+        );
     }
 }

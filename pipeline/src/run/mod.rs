@@ -45,7 +45,10 @@ pub use shared::{Shared, StopCause};
 /// Options of `choice2seq run`.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
+    /// The run's TOML config file.
     pub config: PathBuf,
+    /// `--run-dir`: where the outputs go; `None`: the config's `[output] dir`, else
+    /// `runs/RUN_NAME`. An existing run directory is resumed.
     pub run_dir: Option<PathBuf>,
     /// How many timely workers and processes, and which process this is.
     pub topology: Topology,
@@ -71,10 +74,17 @@ fn worker_main(worker: &mut timely::worker::Worker, shared: &Arc<Shared>) -> any
 /// What a finished run measured.
 #[derive(Debug, Clone)]
 pub struct RunReport {
+    /// The process's exit status: 0 completed (or stopped by a signal, to be resumed), 1 a
+    /// worker error, an engine outage or unwritable outputs, 2 a config or user error found
+    /// before any work, 3 too many failed model requests.
     pub exit: ExitCode,
     /// Seconds from the workers' start to their end (model loading included).
     pub elapsed: f64,
+    /// Model requests this process counted, each once (`Counters::requests`); 0 when the run
+    /// stopped before its workers started.
     pub requests: u64,
+    /// Finished units of work this process counted: trajectories of an item run, decisions
+    /// of a coverage run, dialogue runs of a dialogue run (`Counters::trajectories`).
     pub trajectories: u64,
     /// Inference counters summed over this process's workers.
     pub engine: ServiceStats,
@@ -149,6 +159,9 @@ fn remote_identity(
     Ok(info.identity(tokenizer.as_ref()))
 }
 
+/// `choice2seq run`: load the config, apply the command line's overrides (`--serve`,
+/// `--serve-linger`, `--serve-token-env`, the topology) and [`execute`] it. A config,
+/// override or topology error prints `error: …` and returns exit status 2 before any work.
 pub fn run(opts: RunOptions) -> anyhow::Result<ExitCode> {
     // 1. The config: any error stops here, before any work, with exit status 2.
     let mut cfg = match c2s_config::load(&opts.config) {
@@ -552,46 +565,85 @@ async fn next_signal(
     }
 }
 
-/// Timely's configuration from its own arguments (`-w`, `-n`, `-p`, `-h`).
 /// The timely topology of a run: worker threads per process, processes, this process's
 /// index, and the processes' addresses (`-w`, `-n`, `-p`, `-h` of `choice2seq run`).
 #[derive(Debug, Clone, Default)]
 pub struct Topology {
+    /// Worker threads per process (`-w`), each with its own engine; 0 counts as 1.
     pub workers: usize,
+    /// Timely processes of the run (`-n`); 0 or 1: this process alone, and then `process`
+    /// and `hostfile` are ignored.
     pub processes: usize,
+    /// This process's index among them (`-p`), from 0; process 0 writes the manifest and
+    /// serves the live monitor.
     pub process: usize,
     /// One `host:port` per line, a line per process; without it processes listen on
     /// `localhost:2101`, `localhost:2102`, … (timely's own default).
     pub hostfile: Option<PathBuf>,
 }
 
+/// A topology timely cannot run (`choice2seq run` prints it and exits 2, before any work).
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// `-p` is not the index of one of the `-n` processes (indices are 0-based).
+    #[error("process index {process} is not below the {processes} processes")]
+    ProcessIndex {
+        /// This process's index (`-p`).
+        process: usize,
+        /// The number of processes (`-n`).
+        processes: usize,
+    },
+    /// The hostfile (`-h`) could not be read.
+    #[error("hostfile {}: {source}", path.display())]
+    Hostfile {
+        /// The hostfile.
+        path: PathBuf,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The hostfile has fewer lines than processes: each process needs its `host:port`.
+    #[error("hostfile {}: {addresses} addresses for {processes} processes", path.display())]
+    FewAddresses {
+        /// The hostfile.
+        path: PathBuf,
+        /// The lines it has.
+        addresses: usize,
+        /// The number of processes (`-n`).
+        processes: usize,
+    },
+}
+
 impl Topology {
     /// The timely configuration, built as timely's own argument parser builds it.
-    fn timely_config(&self) -> Result<timely::Config, String> {
+    fn timely_config(&self) -> Result<timely::Config, TopologyError> {
         use timely::CommunicationConfig;
         let communication = if self.processes > 1 {
             if self.process >= self.processes {
-                return Err(format!(
-                    "process index {} is not below the {} processes",
-                    self.process, self.processes
-                ));
+                return Err(TopologyError::ProcessIndex {
+                    process: self.process,
+                    processes: self.processes,
+                });
             }
             let addresses: Vec<String> = match &self.hostfile {
                 Some(file) => {
-                    let text = std::fs::read_to_string(file)
-                        .map_err(|e| format!("hostfile {}: {e}", file.display()))?;
+                    let text = std::fs::read_to_string(file).map_err(|source| {
+                        TopologyError::Hostfile {
+                            path: file.clone(),
+                            source,
+                        }
+                    })?;
                     let lines: Vec<String> = text
                         .lines()
                         .take(self.processes)
                         .map(str::to_string)
                         .collect();
                     if lines.len() < self.processes {
-                        return Err(format!(
-                            "hostfile {}: {} addresses for {} processes",
-                            file.display(),
-                            lines.len(),
-                            self.processes
-                        ));
+                        return Err(TopologyError::FewAddresses {
+                            path: file.clone(),
+                            addresses: lines.len(),
+                            processes: self.processes,
+                        });
                     }
                     lines
                 }
@@ -615,5 +667,40 @@ impl Topology {
             communication,
             worker: timely::WorkerConfig::default(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Topology, TopologyError};
+    use std::path::PathBuf;
+
+    /// What `choice2seq run` prints for a topology timely cannot run.
+    #[test]
+    fn topology_error_messages() {
+        let index = Topology {
+            workers: 1,
+            processes: 2,
+            process: 2,
+            hostfile: None,
+        };
+        assert_eq!(
+            index.timely_config().unwrap_err().to_string(),
+            "process index 2 is not below the 2 processes"
+        );
+        let unread = TopologyError::Hostfile {
+            path: PathBuf::from("hosts.txt"),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
+        };
+        assert_eq!(unread.to_string(), "hostfile hosts.txt: gone");
+        let few = TopologyError::FewAddresses {
+            path: PathBuf::from("hosts.txt"),
+            addresses: 1,
+            processes: 3,
+        };
+        assert_eq!(
+            few.to_string(),
+            "hostfile hosts.txt: 1 addresses for 3 processes"
+        );
     }
 }

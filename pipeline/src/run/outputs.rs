@@ -3,7 +3,7 @@
 //! run already wrote, so nothing is duplicated; `prompts/`'s writer is in `prompts`).
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,10 +19,13 @@ use c2s_operators::Counters;
 use c2s_records::{PairedOutcome, Response, Trajectory};
 use c2s_sinks::{
     read_manifest, read_rejects, read_request_answers, read_requests, Manifest, MetricsRow,
-    OutcomeRow, PartConfig, PartWriter, RejectRow, RequestRow, Row, SourceFile, TrajectoryRow,
+    OutcomeRow, PartConfig, PartWriter, RejectRow, RequestRow, Row, SinkError, SourceFile,
+    TrajectoryRow,
 };
 use c2s_sources::{create_topic_with, KafkaPublisher};
 use c2s_stats::{comparison_label, MetricRow, StatsCounts};
+
+use super::hub::HubMismatch;
 
 /// What identifies a recorded reject: source, location, item id, reason.
 pub type RejectKey = (String, String, Option<String>, String);
@@ -32,6 +35,8 @@ pub type RejectKey = (String, String, Option<String>, String);
 pub struct ResumeState {
     /// `(item_id, arm)` of every recorded trajectory (shared with the statistics' seed).
     pub trajectory_keys: Arc<BTreeSet<(String, String)>>,
+    /// `request_id` of every row of `requests/` (the request sink does not write them
+    /// again).
     pub request_ids: BTreeSet<String>,
     /// Answers of completed model calls, by prompt key (replayed instead of the model).
     pub answers: Vec<(String, Response)>,
@@ -42,6 +47,7 @@ pub struct ResumeState {
     pub reject_keys: BTreeSet<RejectKey>,
     /// Number of the next metric snapshot.
     pub next_snapshot: u64,
+    /// The directory's `manifest.json`; `None`: a new run (nothing else is read then).
     pub manifest: Option<Manifest>,
     /// Request ids of every recorded coverage decision (the decisions a resumed run skips).
     pub decision_ids: Arc<BTreeSet<String>>,
@@ -68,12 +74,15 @@ pub struct ResumeState {
 pub struct UnrecordedPrompt {
     /// `prompt_sha256`.
     pub key: String,
+    /// The system message, user message and assistant prefix the request row records.
     pub spec: c2s_model::PromptSpec,
     /// The request was generated (not scored).
     pub greedy: bool,
 }
 
 impl ResumeState {
+    /// Read what `run_dir` already holds. A directory without `manifest.json` is a new run:
+    /// an empty state with this process's start as `attempt`.
     pub fn load(run_dir: &Path) -> anyhow::Result<ResumeState> {
         let manifest = read_manifest(run_dir)?;
         if manifest.is_none() {
@@ -164,6 +173,7 @@ impl ResumeState {
         })
     }
 
+    /// Whether the run directory already held a run (it has a manifest).
     pub fn is_resume(&self) -> bool {
         self.manifest.is_some()
     }
@@ -303,14 +313,85 @@ pub fn write_manifest_for(
     Ok(())
 }
 
-/// Whether a run directory's recorded model (its manifest's `model`) is `identity`: same
-/// weights, tokenizer, chat template and engine. Returns what differs.
 /// The manifest role of the `[copy_plans]` file.
 pub const COPY_PLANS_ROLE: &str = "copy plans";
 
+/// Why a run directory cannot be resumed with this config ([`same_model`],
+/// [`same_copy_plans`]): `choice2seq run` prints it after `cannot resume with another model:`
+/// or `cannot resume with other copy plans:` and exits 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeMismatch {
+    /// The manifest's `model` is not a [`ModelIdentity`] (a manifest from another version).
+    #[error("the recorded model does not read as a model identity: {source}")]
+    UnreadableModel {
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The recorded model differs from this run's: other weights, tokenizer, chat template,
+    /// engine or Hub origin. Its text lists each difference, comma-separated.
+    #[error("{}", model_differences(changed, hub.as_ref()))]
+    Model {
+        /// The identity fields that differ, in the order file, tokenizer, template, engine.
+        changed: Vec<ChangedField>,
+        /// How the Hub origin differs; `None`: it does not (or a model is not from the Hub).
+        hub: Option<HubMismatch>,
+    },
+    /// The config's `[copy_plans]` file could not be read to hash it.
+    #[error("{source}")]
+    UnreadableCopyPlans {
+        /// The copy plans file.
+        path: PathBuf,
+        /// The read error, which names the file.
+        #[source]
+        source: SinkError,
+    },
+    /// The run started with other copy plans, or with copy plans and now has none (or the
+    /// reverse).
+    #[error(
+        "the copy plans were {} and are now {}",
+        before.as_deref().unwrap_or("absent"),
+        now.as_deref().unwrap_or("absent")
+    )]
+    CopyPlans {
+        /// SHA-256 of the plans the manifest records; `None`: the run copied no plans.
+        before: Option<String>,
+        /// SHA-256 of the config's plans file; `None`: the config names none.
+        now: Option<String>,
+    },
+}
+
+/// One field of a [`ModelIdentity`] whose recorded value differs from this run's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedField {
+    /// The field's name in the manifest (`file_sha256`, `tokenizer`, …).
+    pub field: &'static str,
+    /// The value the manifest records.
+    pub was: String,
+    /// The value of the model loaded now.
+    pub now: String,
+}
+
+impl std::fmt::Display for ChangedField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} was {:?} and is now {:?}",
+            self.field, self.was, self.now
+        )
+    }
+}
+
+/// The text of [`ResumeMismatch::Model`]: the changed fields, then the Hub difference.
+fn model_differences(changed: &[ChangedField], hub: Option<&HubMismatch>) -> String {
+    let mut differs: Vec<String> = changed.iter().map(ChangedField::to_string).collect();
+    differs.extend(hub.map(HubMismatch::to_string));
+    differs.join(", ")
+}
+
 /// A resumed run must copy the plans it started with: trajectories that copied two different
 /// plan files would mix in one run. `Err` names both hashes.
-pub fn same_copy_plans(recorded: &Manifest, cfg: &RunConfig) -> Result<(), String> {
+pub fn same_copy_plans(recorded: &Manifest, cfg: &RunConfig) -> Result<(), ResumeMismatch> {
     let before = recorded
         .sources
         .iter()
@@ -320,25 +401,29 @@ pub fn same_copy_plans(recorded: &Manifest, cfg: &RunConfig) -> Result<(), Strin
         None => None,
         Some(p) => Some(
             SourceFile::hash(COPY_PLANS_ROLE, &p.path)
-                .map_err(|e| e.to_string())?
+                .map_err(|source| ResumeMismatch::UnreadableCopyPlans {
+                    path: p.path.clone(),
+                    source,
+                })?
                 .sha256,
         ),
     };
     if before == now {
         Ok(())
     } else {
-        Err(format!(
-            "the copy plans were {} and are now {}",
-            before.as_deref().unwrap_or("absent"),
-            now.as_deref().unwrap_or("absent")
-        ))
+        Err(ResumeMismatch::CopyPlans { before, now })
     }
 }
 
-pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Result<(), String> {
+/// Whether a run directory's recorded model (its manifest's `model`) is `identity`: same
+/// weights, tokenizer, chat template and engine. Returns what differs.
+pub fn same_model(
+    recorded: &serde_json::Value,
+    identity: &ModelIdentity,
+) -> Result<(), ResumeMismatch> {
     let recorded = ModelIdentity::deserialize(recorded)
-        .map_err(|e| format!("the recorded model does not read as a model identity: {e}"))?;
-    let fields: [(&str, &String, &String); 4] = [
+        .map_err(|source| ResumeMismatch::UnreadableModel { source })?;
+    let fields: [(&'static str, &String, &String); 4] = [
         ("file_sha256", &recorded.file_sha256, &identity.file_sha256),
         ("tokenizer", &recorded.tokenizer, &identity.tokenizer),
         (
@@ -348,18 +433,20 @@ pub fn same_model(recorded: &serde_json::Value, identity: &ModelIdentity) -> Res
         ),
         ("engine", &recorded.engine, &identity.engine),
     ];
-    let mut differs: Vec<String> = fields
+    let changed: Vec<ChangedField> = fields
         .into_iter()
         .filter(|(_, was, now)| was != now)
-        .map(|(k, was, now)| format!("{k} was {was:?} and is now {now:?}"))
+        .map(|(field, was, now)| ChangedField {
+            field,
+            was: was.clone(),
+            now: now.clone(),
+        })
         .collect();
-    if let Err(hub) = super::hub::same_hub(recorded.hub.as_ref(), identity.hub.as_ref()) {
-        differs.push(hub);
-    }
-    if differs.is_empty() {
+    let hub = super::hub::same_hub(recorded.hub.as_ref(), identity.hub.as_ref()).err();
+    if changed.is_empty() && hub.is_none() {
         Ok(())
     } else {
-        Err(differs.join(", "))
+        Err(ResumeMismatch::Model { changed, hub })
     }
 }
 
@@ -637,4 +724,73 @@ pub fn metric_sink(
             )
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `choice2seq run` prints after `cannot resume with …:` for each mismatch.
+    #[test]
+    fn resume_mismatch_messages() {
+        let json = serde_json::from_str::<serde_json::Value>("[1]").unwrap();
+        let source = ModelIdentity::deserialize(&json).unwrap_err();
+        let text = source.to_string();
+        assert_eq!(
+            ResumeMismatch::UnreadableModel { source }.to_string(),
+            format!("the recorded model does not read as a model identity: {text}")
+        );
+        let changed = vec![
+            ChangedField {
+                field: "file_sha256",
+                was: "aa".into(),
+                now: "bb".into(),
+            },
+            ChangedField {
+                field: "engine",
+                was: "prefix/f32".into(),
+                now: "openai/x".into(),
+            },
+        ];
+        let model = ResumeMismatch::Model { changed, hub: None };
+        assert_eq!(
+            model.to_string(),
+            "file_sha256 was \"aa\" and is now \"bb\", \
+             engine was \"prefix/f32\" and is now \"openai/x\""
+        );
+        let hub = |commit: &str| c2s_model::HubIdentity {
+            repo: "o/n".into(),
+            revision: "main".into(),
+            commit: commit.into(),
+            file: None,
+        };
+        let moved = ResumeMismatch::Model {
+            changed: Vec::new(),
+            hub: Some(HubMismatch {
+                was: Box::new(hub("aaa")),
+                now: Box::new(hub("bbb")),
+            }),
+        };
+        assert_eq!(
+            moved.to_string(),
+            "revision main was commit aaa and main is now commit bbb"
+        );
+        let path = PathBuf::from("plans/none.jsonl");
+        let source = SinkError::Io {
+            path: path.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
+        };
+        assert_eq!(
+            ResumeMismatch::UnreadableCopyPlans { path, source }.to_string(),
+            "plans/none.jsonl: gone"
+        );
+        let plans = ResumeMismatch::CopyPlans {
+            before: Some("abc".into()),
+            now: None,
+        };
+        assert_eq!(
+            plans.to_string(),
+            "the copy plans were abc and are now absent"
+        );
+    }
 }

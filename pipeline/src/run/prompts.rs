@@ -42,7 +42,7 @@ use timely::dataflow::StreamVec;
 
 use c2s_config::{EngineKind, GenerationEndpoint, RunConfig};
 use c2s_model::tokenizer::ModelTokenizer;
-use c2s_model::PromptSpec;
+use c2s_model::{EngineError, PromptSpec};
 use c2s_operators::messages::{route, Exchange};
 use c2s_operators::sink_op::{sink, WriteHealth};
 use c2s_records::{Decoding, Request};
@@ -56,8 +56,36 @@ use super::worker::PART_CHECK;
 pub struct PromptParts {
     /// `Request::prompt_sha256`.
     pub key: String,
+    /// The system message, user message and assistant prefix to render.
     pub spec: PromptSpec,
+    /// Who renders it: this process's chat template, or the server (then the row has no
+    /// text).
     pub rendering: Rendering,
+}
+
+/// Why a prompt has no `prompts/` row: the recorder logs it and writes the run's other
+/// prompts.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PromptError {
+    /// The run has no tokenizer of its own (a served model without `[model] path`), so only
+    /// prompts the server renders can be recorded.
+    #[error("no tokenizer and chat template ([model] path) to render with")]
+    NoTokenizer,
+    /// The chat template could not render the prompt (the request failed with the same
+    /// error).
+    #[error("{source}")]
+    Render {
+        /// The tokenizer's error.
+        #[source]
+        source: EngineError,
+    },
+    /// The rendered text could not be tokenized to count its tokens.
+    #[error("{source}")]
+    Encode {
+        /// The tokenizer's error.
+        #[source]
+        source: EngineError,
+    },
 }
 
 /// How this run's prompts are rendered: the run's tokenizer and chat template, and whether a
@@ -107,6 +135,8 @@ impl PromptRecorder {
         }
     }
 
+    /// What `request`'s `prompts/` row is made from: its prompt key, its messages and who
+    /// renders it.
     pub fn parts(&self, request: &Request) -> PromptParts {
         PromptParts {
             key: request.prompt_sha256(),
@@ -116,16 +146,17 @@ impl PromptRecorder {
     }
 
     /// The row of a prompt: rendered and tokenized here, or marked as the server's.
-    pub fn row(&self, parts: &PromptParts) -> Result<PromptRow, String> {
+    pub fn row(&self, parts: &PromptParts) -> Result<PromptRow, PromptError> {
         match parts.rendering {
             Rendering::Server => Ok(PromptRow::by_server(&parts.key)),
             Rendering::ChatTemplate => {
-                let tok = self
-                    .tokenizer
-                    .as_ref()
-                    .ok_or("no tokenizer and chat template ([model] path) to render with")?;
-                let text = tok.render_prompt(&parts.spec).map_err(|e| e.to_string())?;
-                let tokens = tok.encode(&text).map_err(|e| e.to_string())?;
+                let tok = self.tokenizer.as_ref().ok_or(PromptError::NoTokenizer)?;
+                let text = tok
+                    .render_prompt(&parts.spec)
+                    .map_err(|source| PromptError::Render { source })?;
+                let tokens = tok
+                    .encode(&text)
+                    .map_err(|source| PromptError::Encode { source })?;
                 Ok(PromptRow::rendered(&parts.key, text, tokens.len() as u32))
             }
         }
@@ -240,4 +271,26 @@ pub fn backfill(
         .with_context(|| format!("writing {}/prompts", run_dir.display()))?;
     resume.prompt_keys = Arc::new(keys);
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EngineError, PromptError};
+
+    /// What the recorder logs for a prompt it cannot record.
+    #[test]
+    fn prompt_error_messages() {
+        assert_eq!(
+            PromptError::NoTokenizer.to_string(),
+            "no tokenizer and chat template ([model] path) to render with"
+        );
+        let render = PromptError::Render {
+            source: EngineError::Model("no chat template".into()),
+        };
+        assert_eq!(render.to_string(), "model: no chat template");
+        let encode = PromptError::Encode {
+            source: EngineError::Tokenizer("bad text".into()),
+        };
+        assert_eq!(encode.to_string(), "tokenizer: bad text");
+    }
 }

@@ -20,13 +20,22 @@ use super::outputs::ResumeState;
 
 /// State shared by every worker of this process.
 pub struct Shared {
+    /// The run's validated config, with the command line's overrides applied.
     pub cfg: RunConfig,
     /// The model's identity, computed once before the workers start.
     pub identity: ModelIdentity,
+    /// The run directory every process writes its parts into.
     pub run_dir: PathBuf,
+    /// What the run directory already held (empty for a new run): what the sinks skip and
+    /// the statistics start from.
     pub resume: ResumeState,
+    /// The tokio runtime beside timely, which runs the model calls, the signal handler and
+    /// the live monitor.
     pub runtime: tokio::runtime::Handle,
+    /// Progress counters (requests, finished units, items in, rejects) for the console and
+    /// the live monitor.
     pub counters: Arc<Counters>,
+    /// The live statistics' latest tables, which the console prints and the monitor serves.
     pub live: Arc<Mutex<LiveTable>>,
     /// Set by Ctrl-C, SIGTERM or [`StopCause`]: stop feeding, finish what is in
     /// flight, close parts.
@@ -39,7 +48,10 @@ pub struct Shared {
     pub outages: Option<Arc<OutageWatch>>,
     /// What the engine answered and failed, over every worker of this process.
     pub tally: Arc<AnswerTally>,
+    /// `--quiet`: no progress bar.
     pub quiet: bool,
+    /// Items of the run's file sources, for the progress bar and the ETA; `None` when a
+    /// source is unbounded (Kafka) or could not be counted.
     pub total_items: Option<u64>,
     /// Each worker's inference counters, added when the worker ends.
     pub engine_stats: Mutex<Vec<ServiceStats>>,
@@ -67,7 +79,13 @@ pub enum StopCause {
     /// Ctrl-C (`SIGINT`) or `SIGTERM`.
     Signal(&'static str),
     /// The run's first requests all failed with one error.
-    IdenticalFailures { message: String, count: u64 },
+    IdenticalFailures {
+        /// The error every one of them failed with.
+        message: String,
+        /// How many consecutive requests failed with it (at least
+        /// `[run] stop_after_identical_failures`).
+        count: u64,
+    },
     /// An output could not be written within `[output] max_write_wait_seconds`.
     OutputsUnwritable(String),
     /// The remote server could not be reached within `[inference] max_outage_seconds`.

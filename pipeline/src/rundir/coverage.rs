@@ -15,9 +15,13 @@ use c2s_stats::coverage::{coverage_summary, CoverageStatsConfig, CoverageSummary
 /// The tokenization replay of one run directory's requests.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct TokenAudit {
+    /// The run directory audited, as given.
     pub run_dir: String,
+    /// The model file whose tokenizer replayed the requests (the manifest's `[model] path`).
     pub model_path: String,
+    /// Rows of `requests/` replayed.
     pub requests: u64,
+    /// Longest replayed prompt, in tokens (chat template and assistant prefix included).
     pub max_prompt_tokens: u32,
     /// Replayed prompt length differs from the recorded one.
     pub length_mismatches: u64,
@@ -242,6 +246,7 @@ pub fn read_run_decisions(dir: &Path) -> anyhow::Result<Vec<Decision>> {
 /// What a run directory's `coverage_plan_audit.json` holds.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunPlan {
+    /// The run directory, as given.
     pub run_dir: String,
     /// The audit; `None` when the file is absent (an older run) or says why there is none.
     pub audit: Option<PlanAudit>,
@@ -346,7 +351,9 @@ pub fn incompleteness(decisions: &[Decision], plan: &RunPlan) -> Vec<String> {
 /// The decisions of several run directories with their plans and what makes the collection
 /// incomplete.
 pub struct Collection {
+    /// The coverage metrics over every run's decisions.
     pub summary: CoverageSummary,
+    /// Each run directory's plan audit, in the order given.
     pub plans: Vec<RunPlan>,
     /// Missing and failed planned decisions (empty for a complete collection).
     pub incomplete: Vec<String>,
@@ -362,9 +369,6 @@ impl Collection {
 /// How many of a long list of problems a message names.
 const LISTED: usize = 20;
 
-/// The coverage summary of `run_dirs` under the first run's settings (overridden by `draws`
-/// and `seed` when given), refusing duplicate decisions always and incomplete collections
-/// unless `allow_incomplete`; `scoring` recomputes every decision under another rule.
 /// The collection as `choice2seq coverage --json` prints it (without the token audit): the
 /// summary with its completeness and plan audit; `choice2seq view` serves the same object.
 pub fn summary_json(c: &Collection) -> anyhow::Result<serde_json::Value> {
@@ -375,6 +379,9 @@ pub fn summary_json(c: &Collection) -> anyhow::Result<serde_json::Value> {
     Ok(v)
 }
 
+/// The coverage summary of `run_dirs` under the first run's settings (overridden by `draws`
+/// and `seed` when given), refusing duplicate decisions always and incomplete collections
+/// unless `allow_incomplete`; `scoring` recomputes every decision under another rule.
 pub fn summary_of(
     run_dirs: &[PathBuf],
     draws: Option<u32>,

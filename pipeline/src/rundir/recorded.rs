@@ -17,8 +17,12 @@ use c2s_sinks::{read_manifest, Manifest};
 /// inference, …) are the config's business and not read back.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RecordedConfig {
+    /// `[model]`: the engine and model file the run used (the token replays read its
+    /// tokenizer).
     #[serde(default)]
     pub model: Option<ModelSection>,
+    /// `[stats]`: the run's bootstrap draws, seed, contrasts and cells, which offline
+    /// recomputation starts from.
     #[serde(default)]
     pub stats: Option<StatsSection>,
     /// `[coverage]`: a candidate-coverage run.
@@ -40,7 +44,9 @@ impl RecordedConfig {
 /// A run directory's manifest with its recorded config typed.
 #[derive(Debug, Clone)]
 pub struct RecordedRun {
+    /// The manifest as written (status, sources, model identity, config as JSON).
     pub manifest: Manifest,
+    /// Its `config`, deserialized.
     pub config: RecordedConfig,
 }
 

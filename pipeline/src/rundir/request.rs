@@ -3,23 +3,28 @@
 //! (joined on `prompt_sha256`), and its options' token ids under the run's model tokenizer.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::{json, Value};
 
+use c2s_config::EngineKind;
+use c2s_model::EngineError;
 use c2s_sinks::{find_prompt, find_request, PromptRow, Rendering, RequestRow};
 
 /// What a run directory records of one request.
 #[derive(Debug, Clone)]
 pub struct RequestView {
+    /// The run directory that holds the request (the first of several that has it).
     pub run_dir: PathBuf,
+    /// Its row of `requests/`: options, probabilities or generated text, answer, cost.
     pub request: RequestRow,
     /// Its row of `prompts/`; `None` when the run has none (the simulated engine, a run from
     /// before the dataset existed, a prompt the template could not render).
     pub prompt: Option<PromptRow>,
     /// Token ids of each option code as the engine scores it
     /// (`ModelTokenizer::option_tokens`), or why they are unknown.
-    pub option_tokens: Result<Vec<Vec<u32>>, String>,
+    pub option_tokens: Result<Vec<Vec<u32>>, TokensUnknown>,
 }
 
 /// Why a request cannot be shown.
@@ -28,7 +33,12 @@ pub enum LookupError {
     /// Not a run directory (a user error: exit 2).
     NoRun(PathBuf),
     /// No such request in the run (a user error: exit 2).
-    NoRequest { dir: PathBuf, id: String },
+    NoRequest {
+        /// The run directory searched (the last one, when several were).
+        dir: PathBuf,
+        /// The request id asked for.
+        id: String,
+    },
     /// The run directory could not be read.
     Read(anyhow::Error),
 }
@@ -97,21 +107,64 @@ pub fn find_in(dirs: &[PathBuf], id: &str) -> Result<RequestView, LookupError> {
 }
 
 /// The option codes' token ids under the model the run recorded (`[model] path`).
-fn option_tokens(run_dir: &Path, request: &RequestRow) -> Result<Vec<Vec<u32>>, String> {
-    let config = super::recorded_config(run_dir).map_err(|e| format!("{e:#}"))?;
-    let model = config
-        .model
-        .ok_or("the manifest records no [model] section")?;
+fn option_tokens(run_dir: &Path, request: &RequestRow) -> Result<Vec<Vec<u32>>, TokensUnknown> {
+    let config = super::recorded_config(run_dir).map_err(|e| TokensUnknown::Config {
+        source: Arc::new(e),
+    })?;
+    let model = config.model.ok_or(TokensUnknown::NoModel)?;
     if !model.reads_model_path() {
-        return Err(format!(
-            "the {} engine reads no tokenizer here",
-            model.engine.as_str()
-        ));
+        return Err(TokensUnknown::NoTokenizer {
+            engine: model.engine,
+        });
     }
-    let tok = c2s_model::load_tokenizer(&model.path)
-        .map_err(|e| format!("{}: {e}", model.path.display()))?;
+    let tok =
+        c2s_model::load_tokenizer(&model.path).map_err(|source| TokensUnknown::Tokenizer {
+            path: model.path.clone(),
+            source,
+        })?;
     tok.option_tokens(&request.option_codes)
-        .map_err(|e| e.to_string())
+        .map_err(|source| TokensUnknown::Encode { source })
+}
+
+/// Why a request's option token ids are unknown ([`RequestView::option_tokens`]): the view
+/// shows the request without them and prints this text in their place.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TokensUnknown {
+    /// The run's recorded config could not be read (`manifest.json`); the text has its
+    /// causes.
+    #[error("{source:#}")]
+    Config {
+        /// The read error (shared: the view is cloned).
+        #[source]
+        source: Arc<anyhow::Error>,
+    },
+    /// The recorded config has no `[model]` section.
+    #[error("the manifest records no [model] section")]
+    NoModel,
+    /// The run's engine loads no model file here (the simulated engine, a served model
+    /// without `[model] path`), so there is no tokenizer to read.
+    #[error("the {} engine reads no tokenizer here", engine.as_str())]
+    NoTokenizer {
+        /// The engine the config records.
+        engine: EngineKind,
+    },
+    /// The tokenizer at the recorded `[model] path` could not be loaded.
+    #[error("{}: {source}", path.display())]
+    Tokenizer {
+        /// The recorded model path.
+        path: PathBuf,
+        /// The loader's error.
+        #[source]
+        source: EngineError,
+    },
+    /// The option codes do not tokenize as the engine scores them (for example two that
+    /// share their tokens).
+    #[error("{source}")]
+    Encode {
+        /// The tokenizer's error.
+        #[source]
+        source: EngineError,
+    },
 }
 
 /// The view as JSON: the request row's columns, the prompt and the options with their tokens.
@@ -153,7 +206,7 @@ pub fn view_json(v: &RequestView) -> Value {
             "n_tokens": p.n_tokens,
         })),
         "options": options,
-        "option_tokens_error": v.option_tokens.as_ref().err(),
+        "option_tokens_error": v.option_tokens.as_ref().err().map(ToString::to_string),
         "choice": r.choice,
         "validity": r.validity,
         "response_text": r.response_text,
@@ -265,4 +318,41 @@ pub fn view_text(v: &RequestView) -> String {
         let _ = writeln!(s, "error     {e}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text `show` prints where the token ids would be.
+    #[test]
+    fn tokens_unknown_messages() {
+        let config = TokensUnknown::Config {
+            source: Arc::new(anyhow::anyhow!("bad json").context("reading runs/a/manifest.json")),
+        };
+        assert_eq!(config.to_string(), "reading runs/a/manifest.json: bad json");
+        assert_eq!(
+            TokensUnknown::NoModel.to_string(),
+            "the manifest records no [model] section"
+        );
+        let engine = TokensUnknown::NoTokenizer {
+            engine: EngineKind::Simulated,
+        };
+        assert_eq!(
+            engine.to_string(),
+            "the simulated engine reads no tokenizer here"
+        );
+        let tokenizer = TokensUnknown::Tokenizer {
+            path: PathBuf::from("models/m.gguf"),
+            source: EngineError::Tokenizer("no vocabulary".into()),
+        };
+        assert_eq!(
+            tokenizer.to_string(),
+            "models/m.gguf: tokenizer: no vocabulary"
+        );
+        let encode = TokensUnknown::Encode {
+            source: EngineError::Request("options share tokens".into()),
+        };
+        assert_eq!(encode.to_string(), "request: options share tokens");
+    }
 }

@@ -18,7 +18,9 @@ use crate::report::tables::{Group, MetricIndex};
 /// One figure of the page.
 #[derive(Debug, Clone, Serialize)]
 pub struct FigureSvg {
+    /// The caption the page shows above it (model, domain and, for reliability, arm).
     pub title: String,
+    /// The figure as a complete SVG document.
     pub svg: String,
 }
 
@@ -26,9 +28,14 @@ pub struct FigureSvg {
 /// score kind.
 #[derive(Debug, Clone)]
 pub struct ReliabilityPanels {
+    /// The model label of the counts.
     pub model: String,
+    /// The item domain, as its config name.
     pub domain: String,
+    /// The arm whose trajectories carry the confidence scores.
     pub arm: String,
+    /// One panel per score kind, in [`ScoreKind::ALL`] order: the kind, its ten-bin
+    /// reliability diagram, and the trajectories with a confidence composite it counts.
     pub panels: Vec<(ScoreKind, Reliability, u64)>,
 }
 

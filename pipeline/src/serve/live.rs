@@ -22,7 +22,7 @@ use c2s_stats::MetricRow;
 use super::figures::{figures, reliability_panels, FigureSvg, ReliabilityPanels};
 use super::metrics::{snapshot_gauges, Families, Labels, Num};
 use super::state::{headline, paired_table};
-use super::Backend;
+use super::{Backend, Unavailable};
 use crate::run::Shared;
 
 /// The latest successful snapshot, as the snapshot thread handed it over.
@@ -37,6 +37,8 @@ struct Latest {
 /// Upper bounds of the batch-size buckets (requests).
 const BATCH_BUCKETS: [f64; 9] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
 
+/// The [`Backend`] of a running run (`choice2seq run --serve`): it reads the process's
+/// counters, the snapshot thread's latest metrics and the final status once the workers end.
 pub struct LiveMonitor {
     shared: Arc<Shared>,
     latest: Arc<Mutex<Option<Arc<Latest>>>>,
@@ -582,26 +584,25 @@ impl Backend for LiveMonitor {
         figs.as_ref().clone()
     }
 
-    fn healthy(&self) -> Result<(), String> {
+    fn healthy(&self) -> Result<(), Unavailable> {
         if self.shared.writes.failed() {
-            return Err(format!(
-                "outputs could not be written: {}",
-                self.shared.writes.given_up().unwrap_or_default()
-            ));
+            return Err(Unavailable::WritesFailed {
+                given_up: self.shared.writes.given_up().unwrap_or_default(),
+            });
         }
         match lock(&self.finished).as_ref() {
-            Some(s) if s.state == RunState::Failed => {
-                Err(s.reason.clone().unwrap_or_else(|| "the run failed".into()))
-            }
+            Some(s) if s.state == RunState::Failed => Err(Unavailable::RunFailed {
+                reason: s.reason.clone(),
+            }),
             _ => Ok(()),
         }
     }
 
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), Unavailable> {
         if self.shared.feeding_since.get().is_some() || lock(&self.finished).is_some() {
             Ok(())
         } else {
-            Err("starting: loading the model".into())
+            Err(Unavailable::Loading)
         }
     }
 

@@ -23,7 +23,9 @@ pub type Labels = Vec<(&'static str, String)>;
 /// A sample's value: counts stay integers.
 #[derive(Debug, Clone, Copy)]
 pub enum Num {
+    /// A count, written without a decimal point.
     Int(u64),
+    /// A measured or derived value (seconds, ratios, rates).
     Float(f64),
 }
 
@@ -59,6 +61,7 @@ impl Families {
         });
     }
 
+    /// A gauge family: each sample is a current value, not a running total.
     pub fn gauge(&mut self, name: &'static str, help: &'static str, samples: Vec<(Labels, Num)>) {
         self.0.push(Family {
             name,

@@ -76,11 +76,38 @@ pub trait Backend: Send + Sync + 'static {
     /// The latest snapshot's figures. May take a while: called on a blocking thread.
     fn figures(&self) -> Vec<FigureSvg>;
     /// `Err(why)` when the run has failed.
-    fn healthy(&self) -> Result<(), String>;
+    fn healthy(&self) -> Result<(), Unavailable>;
     /// `Err(why)` while the run cannot be watched yet (the model is loading).
-    fn ready(&self) -> Result<(), String>;
+    fn ready(&self) -> Result<(), Unavailable>;
     /// The run directories served (where `/request/ID` looks).
     fn run_dirs(&self) -> Vec<std::path::PathBuf>;
+}
+
+/// Why `/healthz` or `/readyz` answers 503: its text is the response body (a newline
+/// added).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// The run's sinks gave up writing its outputs ([`c2s_operators::sink_op::WriteHealth`]).
+    #[error("outputs could not be written: {given_up}")]
+    WritesFailed {
+        /// The write failure the sinks gave up on (empty if none was recorded).
+        given_up: String,
+    },
+    /// The run finished in the `failed` state.
+    #[error("{}", reason.as_deref().unwrap_or("the run failed"))]
+    RunFailed {
+        /// Why, as the run's final status records it; `None`: it records no reason.
+        reason: Option<String>,
+    },
+    /// The served run directories could not be read the last time they were read.
+    #[error("{error}")]
+    Unreadable {
+        /// The read error with its causes (`{:#}`).
+        error: String,
+    },
+    /// The run is still loading its model: nothing to watch yet.
+    #[error("starting: loading the model")]
+    Loading,
 }
 
 type Shared = Arc<dyn Backend>;
@@ -339,4 +366,39 @@ fn path_escape(id: &str) -> String {
 
 async fn not_found() -> Response {
     respond(StatusCode::NOT_FOUND, TEXT, "not found\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Unavailable;
+
+    /// The 503 bodies of `/healthz` and `/readyz`.
+    #[test]
+    fn unavailable_messages() {
+        let cases = [
+            (
+                Unavailable::WritesFailed {
+                    given_up: "disk full".into(),
+                },
+                "outputs could not be written: disk full",
+            ),
+            (
+                Unavailable::RunFailed {
+                    reason: Some("model: gone".into()),
+                },
+                "model: gone",
+            ),
+            (Unavailable::RunFailed { reason: None }, "the run failed"),
+            (
+                Unavailable::Unreadable {
+                    error: "reading runs/a: no such file".into(),
+                },
+                "reading runs/a: no such file",
+            ),
+            (Unavailable::Loading, "starting: loading the model"),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
+    }
 }

@@ -24,7 +24,7 @@ use c2s_stats::{MetricRow, StatsConfig, StatsCounts};
 use super::figures::{figures, reliability_panels, FigureSvg, ReliabilityPanels};
 use super::metrics::{snapshot_gauges, Families, Num};
 use super::state::{headline, paired_table};
-use super::Backend;
+use super::{Backend, Unavailable};
 use crate::cli;
 use crate::rundir::{coverage, dialogue, paired as stats};
 
@@ -40,6 +40,7 @@ pub struct ViewArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8470",
           value_parser = c2s_config::parse_serve_address)]
     pub serve: std::net::SocketAddr,
+    /// `--serve-token-env`: the variable holding the bearer token the page requires.
     #[command(flatten)]
     pub token: super::auth::ServeTokenArg,
 }
@@ -47,8 +48,11 @@ pub struct ViewArgs {
 /// What the directories hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
+    /// Item runs: paired outcomes and trajectories, several side by side (one per model).
     Items,
+    /// Candidate-coverage runs (`[coverage]`): their decisions.
     Coverage,
+    /// Dialogue-state runs (`[dialogue]`): their dialogue turns.
     Dialogue,
 }
 
@@ -88,6 +92,8 @@ struct Reading {
     seconds: f64,
 }
 
+/// The [`Backend`] of `choice2seq view`: run directories of one kind, read once and read again
+/// (every ten times the last read's duration, at least 5 s) while any of them is running.
 pub struct DirectoryView {
     dirs: Vec<PathBuf>,
     kind: RunKind,
@@ -362,14 +368,14 @@ impl Backend for DirectoryView {
         figs.as_ref().clone()
     }
 
-    fn healthy(&self) -> Result<(), String> {
+    fn healthy(&self) -> Result<(), Unavailable> {
         match lock(&self.error).as_ref() {
-            Some(e) => Err(e.clone()),
+            Some(e) => Err(Unavailable::Unreadable { error: e.clone() }),
             None => Ok(()),
         }
     }
 
-    fn ready(&self) -> Result<(), String> {
+    fn ready(&self) -> Result<(), Unavailable> {
         Ok(())
     }
 
@@ -378,6 +384,8 @@ impl Backend for DirectoryView {
     }
 }
 
+/// `choice2seq view`: read the run directories and serve the page over them until Ctrl-C. An
+/// address that needs a token without one exits 2 before anything is read.
 pub fn execute(args: ViewArgs) -> anyhow::Result<ExitCode> {
     // Who may read the page is settled before the directories are read: a non-loopback
     // address without a token, or a token variable that is unset or empty, exits 2 here.

@@ -151,7 +151,9 @@ pub fn per_domain(declared: &[ContrastSpec]) -> Vec<ContrastSpec> {
 /// Correct and all trajectories of one arm.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Trajectories correct at the queried position.
     pub correct: u64,
+    /// Trajectories of the arm (both cross-model repeats).
     pub n: u64,
 }
 
@@ -212,10 +214,16 @@ pub fn conditions(trajectories: &[Trajectory]) -> Conditions {
 /// (or over all records), with the four conditions' counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConflictRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The evidence level, one of [`EVIDENCE`].
     pub evidence: &'static str,
+    /// A bank domain of [`FIGURE_DOMAINS`], or [`ALL_RECORDS`] for all 144 records.
     pub domain: String,
+    /// The four name conditions' counts, in [`NAMES`] order (opaque, remapped, aligned,
+    /// conflicting).
     pub conditions: [Counts; 4],
+    /// The extra-conflict-loss contrast with its interval and Holm p; `None` when not computed.
     pub contrast: Option<ContrastRow>,
 }
 
@@ -500,9 +508,13 @@ pub fn figure5(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
 /// One (model, domain) of Figure 6: parents and the opaque-name accuracy per evidence level.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadoutRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The bank's domain name (`arithmetic`, `lexical`, or the symbolic records').
     pub domain: String,
+    /// Parents averaged over (the first evidence level's); `None` with no trajectory.
     pub parents: Option<u64>,
+    /// Raw, Indexed and Direct accuracy in percent with the whole-parent interval, as printed.
     pub accuracy: [String; 3],
 }
 

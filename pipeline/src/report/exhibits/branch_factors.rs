@@ -59,9 +59,13 @@ pub static PAPER_SURVIVING: PaperTable<(String, String, bool)> = PaperTable::new
 /// caption says it survives Holm.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PaperEffect {
+    /// The paper model (one of Table D8's two).
     pub model: &'static str,
+    /// Index of the effect in [`EFFECTS`].
     pub effect: usize,
+    /// Compared minus reference EM, in percentage points, derived from the printed counts.
     pub difference: f64,
+    /// Whether the caption says the effect survives six-test Holm correction.
     pub survives_holm: bool,
 }
 
@@ -123,6 +127,7 @@ fn paper_count(printed: &[PaperRow], m: usize, branch: &str, cell: &str) -> Opti
 /// Our correct counts (correct, n) by (model, cell name `early 10 / 2`).
 pub type Counts = BTreeMap<(String, String), (u64, u64)>;
 
+/// Our correct counts from the panel's declared cells (`early 10 / 2` …).
 pub fn our_counts(cells: &[CellRow]) -> Counts {
     cells
         .iter()

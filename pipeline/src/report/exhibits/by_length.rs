@@ -18,9 +18,13 @@ use c2s_stats::MetricRow;
 /// One row: a series (model / interface) at one length.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LengthRow {
+    /// The domain as the paper prints it (`math`: panels a, b; `lexical`: panels c, d).
     pub domain: String,
+    /// `MODEL (code)` or `MODEL (direct)`, the figure's series.
     pub series: String,
+    /// Target length L.
     pub length: u32,
+    /// Items, Native EM [95% CI], SCR count and SCR [95% CI] (percent), as printed.
     pub cells: Vec<String>,
 }
 

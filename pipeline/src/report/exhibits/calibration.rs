@@ -68,10 +68,14 @@ pub const PAPER_MODEL: &str = "Jev";
 /// One (model, domain) population of ours.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Population {
+    /// The model label of the run's records.
     pub model: String,
+    /// The bank's domain name (`arithmetic`, `lexical`).
     pub domain: String,
     /// Every length present holds the same number of items (source = equal-length mixture).
     pub balanced: bool,
+    /// Items, correct items, and each confidence score's Brier, ECE, AUROC and AP (and AUROC
+    /// and AP minus the negative-length ranking's), with intervals resampled within length.
     pub estimates: CalibrationIntervals,
 }
 
@@ -404,6 +408,7 @@ pub fn figure19_layout(
     Ok(doc)
 }
 
+/// Figure 19's numbers from the `table1-code` panel's trajectories.
 pub fn figure19(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "table1-code")?.load()?;
     let cfg = run.stats.bootstrap();
@@ -468,6 +473,7 @@ pub fn figure21_layout(
     Ok(doc)
 }
 
+/// Figure 21's numbers (panels a, b) from the `table1-code` panel's trajectories.
 pub fn figure21(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "table1-code")?.load()?;
     let cfg = run.stats.bootstrap();
@@ -483,11 +489,13 @@ fn load(runs: &[PanelRun]) -> anyhow::Result<(Vec<Population>, f64)> {
     ))
 }
 
+/// Table D12 from the `table1-code` panel's Serial/Full/code populations.
 pub fn table_d12(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let (populations, level) = load(runs)?;
     table_d12_layout(&populations, level)
 }
 
+/// Table D14 from the `table1-code` panel's Serial/Full/code populations.
 pub fn table_d14(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let (populations, level) = load(runs)?;
     table_d14_layout(&populations, level)

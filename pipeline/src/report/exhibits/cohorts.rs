@@ -32,8 +32,12 @@ const METRICS: [&str; 3] = [
 /// One of our rows: a model's original lexical population under equal-length weights.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// Native EM, Serial EM and SCR under equal-length weights, each `value [low, high]` in
+    /// percent.
     pub cells: Vec<String>,
+    /// The same three estimates as fractions, for the differences; `None` when undefined.
     pub values: [Option<f64>; 3],
 }
 
@@ -68,6 +72,8 @@ fn header() -> Vec<String> {
     .to_vec()
 }
 
+/// Table D13's document: our Original lexical, equal-length rows, the paper's rows as
+/// printed, and ours minus the paper's Original lexical row.
 pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
     let paper_rows = PAPER.rows()?;
     let mut doc = Doc::new("Table D13: Lexical cohorts under equal-length weighting");
@@ -145,6 +151,7 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D13 from the `table1-code` panel's run.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "table1-code")?.load()?;
     layout(&our_rows(&run.metric_rows()?))

@@ -46,12 +46,19 @@ pub static PAPER_E2: PaperTable<(Template, String, String)> = PaperTable::new("t
 /// response, the required character and the paper's reading of it.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperExample {
+    /// The example's caption in our table (evidence, readout and template).
     pub label: String,
+    /// The readout template (T0–T2) of the request's system message.
     pub template: Template,
+    /// The supplied plan the request copies from (a digit string).
     pub copy_target: String,
+    /// The queried position in the copy target, 1-based.
     pub query_position: u32,
+    /// The ten ordered choices as (code, criterion character), codes `A`–`J`.
     pub choices: [(String, String); 10],
+    /// The model response the paper prints.
     pub response: String,
+    /// The character the contract requires at the queried position.
     pub required: String,
     /// What the paper says of the response: it complies (the first) or fails as a bound code
     /// (the second).
@@ -85,6 +92,8 @@ fn agree(same: bool) -> String {
     if same { "yes" } else { "no" }.to_string()
 }
 
+/// Table E1: Serial's and TeacherForced's rendered states for the example item, field by
+/// field against the paper's, and whether they share the instruction.
 pub fn table_e1() -> anyhow::Result<Doc> {
     let item = example_item()?;
     let serial = e1_state(&item, Arm::Serial, E1_GENERATED_PREFIX);
@@ -149,6 +158,7 @@ pub fn table_e1() -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table E2: our six T0–T2 code/character system messages against the paper's verbatim text.
 pub fn table_e2() -> anyhow::Result<Doc> {
     let mut doc = Doc::new("Table E2: T0–T2 system messages (E.5)");
     doc.p(
@@ -235,6 +245,8 @@ fn e3_request(example: &PaperExample) -> anyhow::Result<Request> {
     ))
 }
 
+/// Table E3: E.6's two requests rendered by our code, and our strict scorer's class of each
+/// printed response beside the paper's reading.
 pub fn table_e3() -> anyhow::Result<Doc> {
     let mut doc =
         Doc::new("Table E3: Correct criterion identification does not guarantee output compliance");

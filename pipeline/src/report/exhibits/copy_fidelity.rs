@@ -82,10 +82,15 @@ pub(super) const DIFFERENCE_NOTE: &str =
 /// group of incorrect targets of Figure 16 (c, d).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FidelityRow {
+    /// The model (ours: the records' label; the paper's: as printed).
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The controller (`Independent`, `Serial`, `Batch`) or the incorrect-target group.
     pub label: String,
+    /// Complete copies faithful to the supplied target under raw evidence, of the parents.
     pub raw: Count,
+    /// Complete copies faithful to the supplied target under indexed evidence, of the parents.
     pub indexed: Count,
 }
 
@@ -130,10 +135,16 @@ fn tally(rows: &mut FidelityRows, t: &Trajectory, (rank, label): (usize, String)
 /// Figure 16, with its interval and Holm p where there are.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DifferenceRow {
+    /// The model (ours: the records' label; the paper's: as printed).
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The gain or test as the table prints it (e.g. `Indexed − raw, Serial`).
     pub label: &'static str,
+    /// Compared minus reference as a fraction, with its 95% interval where there is one
+    /// (the paper's, derived from printed counts, has none); `None` when undefined.
     pub difference: Option<(f64, Option<f64>, Option<f64>)>,
+    /// The Holm-corrected p of the test; `None` where no test was run or none is printed.
     pub holm_p: Option<f64>,
 }
 

@@ -47,8 +47,13 @@ pub static PAPER_FIGURE16: PaperTable<PaperTargetRow> = PaperTable::new("figure1
 
 /// The groups of incorrect targets: arithmetic by differences from gold, lexical by origin.
 pub const ONE_SUBSTITUTION: &str = "one substitution";
+/// Arithmetic incorrect targets that differ from gold in more than one character.
 pub const MULTIPLE_DIFFERENCES: &str = "multiple differences";
+/// Lexical incorrect targets taken from an observing run's wrong selections
+/// (`plan_origin` `observed`).
 pub const OBSERVED_ERROR: &str = "observed error";
+/// Lexical incorrect targets constructed for the bank rather than observed
+/// (`plan_origin` `constructed`).
 pub const CONSTRUCTED: &str = "constructed";
 const GROUP_ORDER: [&str; 4] = [
     ONE_SUBSTITUTION,
@@ -102,11 +107,16 @@ const TEST_DIFFERENCES: Layout = (4, "Model | Domain | Test | Paper row | Δ Dif
 /// (raw, indexed), with the wrong-target arms' gold EM.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TargetRow {
+    /// The model (ours: the records' label; the paper's: as printed).
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Faithful copies of the parents: correct target raw, indexed; wrong target raw,
+    /// indexed.
     pub counts: [Count; 4],
     /// Each count's rate with its whole-item interval (ours; `None` on the printed rows).
     pub intervals: [Option<Interval>; 4],
+    /// Gold-correct outputs of the two wrong-target arms together (empty on printed rows).
     pub wrong_gold_em: Count,
 }
 
@@ -136,9 +146,13 @@ fn bar_cell(count: &Count, interval: Option<Interval>) -> String {
 /// interval, and the paired indexed − raw gain on the group's parents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupRow {
+    /// The group's raw and indexed fidelity counts, labelled by its group.
     pub counts: FidelityRow,
+    /// Raw fidelity rate (fraction) with its whole-item interval; `None` without parents.
     pub raw: Option<Interval>,
+    /// Indexed fidelity rate (fraction) with its whole-item interval; `None` without parents.
     pub indexed: Option<Interval>,
+    /// Indexed − raw on the group's parents with its paired interval; `None` when undefined.
     pub gain: Option<Interval>,
 }
 

@@ -82,6 +82,7 @@ pub type C5Row = (
     u64,
 );
 
+/// Table C5's printed rows (exhibits/tableC5.tsv).
 pub static PAPER_C5: PaperTable<C5Row> = PaperTable::new("tableC5");
 
 /// A printed C5 row's retained turns and retention (`None`: a Joint row, the reference).
@@ -115,6 +116,8 @@ fn local_mode(s: &DialogueSummary) -> PriorMode {
         .map_or(PriorMode::HistoryRecompute, |t| t.mode)
 }
 
+/// Table C4's document: every arm's mean-turn, final-state and trajectory accuracy under the
+/// sign tests' mode with the Holm-corrected Serial − Joint sign tests, then the paper's rows.
 pub fn c4_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
     let paper_rows = PAPER_C4.rows()?;
     let header: Vec<String> = ["Model", "Arm", "Mean turn", "Final state", "Trajectory"]
@@ -183,6 +186,8 @@ pub fn c4_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table C5's document: retention against Joint, validity, calls and input tokens per arm
+/// under the sign tests' mode, then the paper's rows.
 pub fn c5_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
     let paper_rows = PAPER_C5.rows()?;
     let header: Vec<String> = [
@@ -283,6 +288,8 @@ fn difference(s: &Stat) -> (String, String) {
     (d, ci(s.component_ci.as_ref()))
 }
 
+/// Table C1's document: the Joint arm's trajectory, mean-turn, final and valid-format rates
+/// per prior-state mode, the paper's rows, and ours minus the paper model's (`against`).
 pub fn c1_layout(s: &DialogueSummary, against: &str) -> anyhow::Result<Doc> {
     let printed = PAPER_C1.rows()?;
     let header: Vec<String> = [
@@ -380,6 +387,8 @@ pub fn c1_layout(s: &DialogueSummary, against: &str) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table C2's document: Oracle − Rollout per endpoint with dialogue and component intervals,
+/// then the paper's rows.
 pub fn c2_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
     let printed = PAPER_C2.rows()?;
     let header: Vec<String> = [
@@ -437,6 +446,8 @@ pub fn c2_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table C3's document: the Joint arm's failed trajectories and their any and final
+/// recoveries per mode, then the paper's rows.
 pub fn c3_layout(s: &DialogueSummary) -> anyhow::Result<Doc> {
     let printed = PAPER_C3.rows()?;
     let header: Vec<String> = ["Model", "Mode", "Failed", "Any recovery", "Final recovery"]
@@ -492,22 +503,27 @@ fn summary(runs: &[PanelRun], panel: &str) -> anyhow::Result<DialogueSummary> {
     crate::rundir::dialogue::summary_of(&run.run_dirs, None, None)
 }
 
+/// Table C1 from the `dialogue-prior` panel's dialogue statistics.
 pub fn table_c1(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     c1_layout(&summary(runs, PRIOR_PANEL)?, against)
 }
 
+/// Table C2 from the `dialogue-prior` panel's dialogue statistics.
 pub fn table_c2(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     c2_layout(&summary(runs, PRIOR_PANEL)?)
 }
 
+/// Table C3 from the `dialogue-prior` panel's dialogue statistics.
 pub fn table_c3(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     c3_layout(&summary(runs, PRIOR_PANEL)?)
 }
 
+/// Table C4 from the `dialogue-matched` panel's dialogue statistics.
 pub fn table_c4(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     c4_layout(&summary(runs, MATCHED_PANEL)?)
 }
 
+/// Table C5 from the `dialogue-matched` panel's dialogue statistics.
 pub fn table_c5(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     c5_layout(&summary(runs, MATCHED_PANEL)?)
 }

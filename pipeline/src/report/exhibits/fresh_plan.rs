@@ -22,27 +22,38 @@ use crate::report::doc::{Doc, Table};
 
 /// The Serial copy arms of the panel: raw and indexed evidence.
 pub const RAW_ARM: &str = "SelfPlanSpell/Full/code/raw/serial";
+/// The Serial copy arm with indexed evidence (Table 4's Indexed and Gold EM columns).
 pub const INDEXED_ARM: &str = "SelfPlanSpell/Full/code/indexed/serial";
 
 /// One row of Table 4 as printed: raw fidelity, indexed fidelity, indexed gold EM, of `plans`.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The paper model, as printed.
     pub model: String,
+    /// `math` or `lexical`, as printed.
     pub domain: String,
+    /// Raw fidelity, indexed fidelity and indexed gold EM, as counts of `plans`.
     pub counts: [u64; 3],
+    /// Fresh plans of the model and domain (30).
     pub plans: u64,
 }
 
+/// Table 4's printed rows (exhibits/table4.tsv).
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table4");
 
 /// One of our rows: raw fidelity, indexed fidelity, indexed gold EM.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Raw fidelity and indexed fidelity to the model's own fresh Native choice, and the
+    /// indexed outputs' gold EM, each of the arm's trajectories.
     pub counts: [Count; 3],
 }
 
+/// Our Table 4 rows from the Serial raw and indexed arms' trajectories, math first.
 pub fn our_rows(trajectories: &[Trajectory]) -> Vec<OurRow> {
     rows_of(trajectories, RAW_ARM, INDEXED_ARM)
 }
@@ -81,6 +92,8 @@ fn header() -> Vec<String> {
         .to_vec()
 }
 
+/// Table 4's document: our counts, the paper's rows as printed, and ours minus the paper
+/// model's (`against`, else every printed model) in percentage points.
 pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
     let paper_rows = PAPER.rows()?;
     let mut doc = Doc::new("Table 4: Serial plan-copying fidelity and indexed task correctness");
@@ -158,6 +171,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table 4 from the `fresh-plan` panel's trajectories.
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "fresh-plan")?.load()?;
     layout(&our_rows(&run.trajectories), against)
@@ -194,6 +208,8 @@ pub fn figure4_rows(trajectories: &[Trajectory]) -> Vec<(&'static str, OurRow)> 
     out
 }
 
+/// Figure 4's numbers: raw → indexed fidelity per model, domain and control (Independent,
+/// Serial) with the indexed gold EM, the paper's printed bars, and ours minus them.
 pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> anyhow::Result<Doc> {
     let paper_rows = PAPER_FIGURE4.rows()?;
     let mut doc =
@@ -287,6 +303,7 @@ pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> anyhow::Result<
     Ok(doc)
 }
 
+/// Figure 4's numbers from the `fresh-plan` panel's trajectories.
 pub fn figure4(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "fresh-plan")?.load()?;
     figure4_layout(&figure4_rows(&run.trajectories), against)

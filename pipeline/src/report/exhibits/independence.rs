@@ -38,7 +38,10 @@ const NATIVE_ARM: &str = "Native/code";
 /// One of D.10's two populations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Population {
+    /// Every item of the length.
     AllItems,
+    /// The items whose `Native/code` selection by the same model is correct, recomputed in
+    /// every bootstrap draw.
     NativeCorrect,
 }
 
@@ -141,11 +144,16 @@ pub fn figure_table(
 /// One panel's rows: its metric rows (pairings and all-items references) and its
 /// Native-correct references ([`native_correct_rows`]).
 pub struct PanelRows<'a> {
+    /// The panel's config stem (`independent-384` or `teacher-forced`).
     pub panel: &'a str,
+    /// The panel's metric rows: pairings and the all-items independence references.
     pub rows: Vec<MetricRow>,
+    /// The independence references on the Native-correct population.
     pub native_correct: Vec<MetricRow>,
 }
 
+/// Figure 14's numbers: per panel, reference arm, model and domain, one table per population
+/// with string EM, the product Π c_t and their difference by length, at interval `level`.
 pub fn layout(panels: &[PanelRows<'_>], level: f64) -> Doc {
     let mut doc = Doc::new("Figure 14: String EM against the independence reference");
     doc.p(
@@ -229,6 +237,7 @@ pub fn native_correct_rows(
     Ok(independence_metrics_within(&groups, stats, 0)?)
 }
 
+/// Figure 14's numbers from the `independent-384` and `teacher-forced` panels' runs.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let mut panels = Vec::new();
     let mut level = 0.95;

@@ -24,13 +24,17 @@ use super::{paper_domain, percent_interval, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{p_value, UNDEFINED};
 
+/// The evidence presentations, in the figure's order (Raw, Indexed, Direct), as arm labels
+/// spell them.
 pub const EVIDENCE: [&str; 3] = ["raw", "indexed", "direct"];
+/// The model of Figure 7's matched requests, whose cells ours are differenced against.
 pub const PAPER_MODEL: &str = "Qwen3-8B";
 
 /// Figure 7 (a, b) as printed: per domain and evidence, (accuracy, validity) in percent under
 /// the code contract and under the character contract.
 pub type PaperCell = (String, String, (f64, f64), (f64, f64));
 
+/// Figure 7's six printed cells per domain (exhibits/figure7.tsv).
 pub static PAPER: PaperTable<PaperCell> = PaperTable::new("figure7");
 
 /// The arm of an evidence level and contract.
@@ -42,8 +46,11 @@ pub fn arm(evidence: &str, character: bool) -> String {
 /// Correct, valid and all trajectories of one arm.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Trajectories whose generated code or character is correct.
     pub correct: u64,
+    /// Trajectories whose response meets the contract's format (malformed ones fail).
     pub valid: u64,
+    /// Trajectories of the arm.
     pub n: u64,
 }
 
@@ -63,6 +70,8 @@ impl Counts {
 /// Per (model, domain, evidence): code and character counts.
 pub type Cells = BTreeMap<(String, String, usize), [Counts; 2]>;
 
+/// The code (`gencode`) and character (`char`) counts of every evidence level, from the
+/// panel's trajectories.
 pub fn cells(trajectories: &[Trajectory]) -> Cells {
     let mut out = Cells::new();
     for t in trajectories {
@@ -92,6 +101,8 @@ fn difference_cell(c: Option<&ContrastRow>) -> (String, String) {
     (d, p_value(e.sign_p))
 }
 
+/// Figure 7's numbers: our accuracy / validity per evidence and contract with the
+/// `character - code` contrasts, the paper's panels (a, b), and ours minus Qwen3-8B.
 pub fn layout(cells: &Cells, contrasts: &[ContrastRow]) -> anyhow::Result<Doc> {
     let printed = PAPER.rows()?;
     let mut doc = Doc::new("Figure 7: The better output contract depends on evidence presentation");
@@ -199,6 +210,7 @@ pub fn layout(cells: &Cells, contrasts: &[ContrastRow]) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Figure 7's numbers from the `matched-contracts` panel's run.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "matched-contracts")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;

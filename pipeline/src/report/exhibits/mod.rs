@@ -169,6 +169,7 @@ impl Exhibit {
         })
     }
 
+    /// The exhibit's name, its spec's file stem (`table1`, `figure14`, …).
     pub fn name(self) -> &'static str {
         &self.spec.name
     }
@@ -194,7 +195,9 @@ impl Exhibit {
 /// records together, so Holm families and populations that span models span them here too.
 #[derive(Debug, Clone)]
 pub struct PanelRun {
+    /// The panel's config stem (`config/panels/NAME.toml`).
     pub panel: &'static str,
+    /// The panel's run directory for each model, in `--model` order.
     pub run_dirs: Vec<PathBuf>,
 }
 
@@ -236,9 +239,13 @@ pub fn panel_ids(path: &str) -> anyhow::Result<std::collections::BTreeSet<String
 /// One panel's records in memory, every model's together.
 #[derive(Clone)]
 pub struct LoadedRun {
+    /// The run directories read, one per model.
     pub run_dirs: Vec<PathBuf>,
+    /// The statistics settings of the first run (the panel config's).
     pub stats: StatsConfig,
+    /// The paired Native/Serial outcomes of every run.
     pub outcomes: Vec<PairedOutcome>,
+    /// The trajectories of every run, every arm.
     pub trajectories: Vec<Trajectory>,
 }
 
@@ -304,11 +311,14 @@ pub fn starred(cell: String, holm_p: Option<f64>) -> String {
 /// k of n: a count with its denominator (fidelity, correct strings).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Count {
+    /// Successes (faithful copies, correct strings).
     pub k: u64,
+    /// Trials counted.
     pub n: u64,
 }
 
 impl Count {
+    /// Counts one trial, a success when `hit`.
     pub fn add(&mut self, hit: bool) {
         self.k += u64::from(hit);
         self.n += 1;

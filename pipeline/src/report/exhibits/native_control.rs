@@ -22,7 +22,9 @@ pub const CHANCE: f64 = 1.0 / 8.0;
 /// One (model, domain) row: correct/items of Native and of the control.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Native (problem and candidates): (correct, trajectories).
     pub native: (u64, u64),
+    /// NativeControl (candidates only, problem withheld): (correct, trajectories).
     pub control: (u64, u64),
 }
 
@@ -66,6 +68,8 @@ pub fn above_chance_p(k: u64, n: u64) -> Option<f64> {
     c2s_stats::binomial_upper_tail(k, n, CHANCE)
 }
 
+/// The control's document: per (model, domain) both arms' EM with exact `level` intervals,
+/// chance (12.5%) and the control's one-sided binomial p.
 pub fn layout(counts: &BTreeMap<(String, String), Counts>, level: f64) -> Doc {
     let mut doc = Doc::new("Native control: candidates alone");
     doc.p(
@@ -104,6 +108,7 @@ pub fn layout(counts: &BTreeMap<(String, String), Counts>, level: f64) -> Doc {
     doc
 }
 
+/// The control from the `native-control` panel's trajectories, at its statistics level.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "native-control")?.load()?;
     Ok(layout(&counts(&run.trajectories), run.stats.level))

@@ -20,17 +20,26 @@ use crate::report::tables::MetricIndex;
 /// difference [CI], Holm p.
 pub type PaperRow = (String, String, String, u64, u64, (f64, f64, f64), f64, u64);
 
+/// Table D10's six printed raw rows (exhibits/tableD10.tsv).
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD10");
 
 /// One of our rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The evidence level of the pairing (`raw`, `indexed`), as the arm label spells it.
     pub evidence: String,
+    /// Literal (readable aligned) names: (correct, parents); (0, 0) when missing.
     pub literal: (u64, u64),
+    /// Opaque names: (correct, parents); (0, 0) when missing.
     pub opaque: (u64, u64),
+    /// The `literal - opaque` contrast as a fraction with its item interval; `None` without
+    /// the contrast.
     pub difference: Option<(f64, Option<f64>, Option<f64>)>,
+    /// The pairing's exact McNemar p, Holm-corrected in the family "D.11 binding".
     pub holm_p: Option<f64>,
 }
 
@@ -43,6 +52,7 @@ fn evidence_of(comparison: &str) -> Option<&str> {
         .flatten()
 }
 
+/// Our rows: one per opaque-vs-literal pairing (model, domain, evidence), raw rows first.
 pub fn our_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurRow> {
     let index = MetricIndex::new(rows);
     let mut out: Vec<OurRow> = index
@@ -95,6 +105,8 @@ fn header() -> Vec<String> {
     .to_vec()
 }
 
+/// Table D10's document: our rows, the paper's raw rows as printed, and ours minus the paper
+/// model's (`against`, else every printed model).
 pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
     let paper_rows = PAPER.rows()?;
     let mut doc =
@@ -192,6 +204,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D10 from the `nested-binding` panel's run.
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "nested-binding")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;

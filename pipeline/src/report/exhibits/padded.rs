@@ -21,17 +21,25 @@ use crate::report::tables::{MetricIndex, UNDEFINED};
 /// A row of Table D9 as printed.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The paper model, as printed.
     pub model: String,
+    /// `math` or `lexical`, as printed.
     pub domain: String,
+    /// The length match: `bytes` or `tokens`.
     pub matched: String,
+    /// IndexedCopy's correct copies of the parents.
     pub indexed: u64,
+    /// PaddedCopy's correct copies of the parents.
     pub padded: u64,
+    /// Indexed − Padded [95% CI], percentage points as printed.
     pub difference: (f64, f64, f64),
+    /// The Holm-corrected exact McNemar p, as printed.
     pub holm_p: f64,
     /// Parents per domain (the denominator of the counts).
     pub parents: u64,
 }
 
+/// Table D9's six printed rows (exhibits/tableD9.tsv).
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD9");
 
 /// The match of each panel.
@@ -40,13 +48,20 @@ pub const PANELS: [(&str, &str); 2] = [("padded", "bytes"), ("padded-tokens", "t
 /// One of our rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The panel's length match, `bytes` or `tokens` ([`PANELS`]).
     pub matched: &'static str,
     /// Correct of n: Indexed, Padded.
     pub indexed: (u64, u64),
+    /// PaddedCopy's (correct, n); (0, 0) when missing.
     pub padded: (u64, u64),
+    /// The Indexed − Padded unit contrast as a fraction with its item interval; `None`
+    /// without the contrast.
     pub difference: Option<(f64, Option<f64>, Option<f64>)>,
+    /// The pairing's exact McNemar p, Holm-corrected within its panel's family.
     pub holm_p: Option<f64>,
 }
 
@@ -117,6 +132,8 @@ fn header() -> Vec<String> {
     .to_vec()
 }
 
+/// Table D9's document: our byte- and token-matched rows, the paper's rows as printed, and
+/// ours minus the paper model's (`against`, else every printed model).
 pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
     let paper_rows = PAPER.rows()?;
     let mut doc =
@@ -207,6 +224,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D9 from the `padded` and `padded-tokens` panels' runs (either may be absent).
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let mut ours = Vec::new();
     for (panel, matched) in PANELS {

@@ -23,6 +23,7 @@ use crate::report::tables::UNDEFINED;
 
 /// The query arm compared with Native.
 pub const QUERY_ARM: &str = "Independent/Full/code";
+/// The Native arm whose first step's candidate probabilities are projected.
 pub const NATIVE_ARM: &str = "Native/code";
 
 /// Per (model, domain): each item's (length, mean position scores).
@@ -65,16 +66,27 @@ pub fn item_scores(
 /// One of our rows: the item means of each score.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Total variation distance between the normalized projection and the query's
+    /// distribution (its `items` is the row's item count).
     pub tv: MeanEstimate,
+    /// Jensen–Shannon divergence between the two normalized distributions, in bits.
     pub js: MeanEstimate,
+    /// The projection's raw total: Native's probability mass before normalizing.
     pub native_mass: MeanEstimate,
+    /// The query's mass on characters no candidate has at the position.
     pub unsupported: MeanEstimate,
+    /// The uniform reference 1 − |support| / |Σ| for the unsupported mass.
     pub uniform_reference: MeanEstimate,
+    /// Unsupported mass minus its uniform reference, per item.
     pub unsupported_minus_reference: MeanEstimate,
 }
 
+/// Our rows: each score's item mean with a bootstrap within length (the run's draws, seed
+/// and level), per (model, domain).
 pub fn our_rows(
     items: &BTreeMap<(String, String), Vec<(u32, PositionScores)>>,
     stats: &StatsConfig,
@@ -114,6 +126,8 @@ fn cell(e: &MeanEstimate) -> String {
     }
 }
 
+/// The projection's document: one table of every (model, domain)'s item means with `level`
+/// intervals (the paper prints no numbers).
 pub fn layout(ours: &[OurRow], level: f64) -> Doc {
     let mut doc = Doc::new("Native-to-position projection (A.6, B.7)");
     doc.p(
@@ -161,6 +175,7 @@ pub fn layout(ours: &[OurRow], level: f64) -> Doc {
     doc
 }
 
+/// The projection from the `independent-384` panel's Native and Independent trajectories.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "independent-384")?.load()?;
     Ok(layout(

@@ -25,7 +25,9 @@ use super::{distinct, paper_domain, pp_diff, printed_interval, run_of, signed1, 
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{pct, ratio, scr_cell, MetricIndex, UNDEFINED};
 
+/// The three templates; v1 arms carry no suffix, v2 and v3 end in `/v2`, `/v3`.
 pub const VARIANTS: [&str; 3] = ["v1", "v2", "v3"];
+/// The model Tables D3 and D4 print.
 pub const PAPER_MODEL: &str = "Qwen3.5-27B";
 
 /// A row of Table D3 as printed: domain, prompt, Serial EM, retained / Native correct,
@@ -40,6 +42,7 @@ pub type D3Row = (
     Option<String>,
 );
 
+/// Table D3's six printed rows (exhibits/tableD3.tsv).
 pub static PAPER_D3: PaperTable<D3Row> = PaperTable::new("tableD3");
 
 /// A printed value with its interval.
@@ -59,16 +62,26 @@ fn variant_of(arm: &str) -> usize {
 /// One of our Table D3 rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurD3Row {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The template's index in [`VARIANTS`].
     pub variant: usize,
+    /// Serial EM as a fraction; `None` when undefined.
     pub serial_em: Option<f64>,
+    /// Retained / template-specific Native correct, as printed.
     pub retained: String,
+    /// SCR with its interval in percent, as printed.
     pub scr: String,
+    /// The `vN - v1, Serial` contrast in points with its interval; `reference` for v1.
     pub change: String,
+    /// Holm-corrected exact McNemar p of Serial v1 vs vN as printed; `N/A` for v1.
     pub holm_p: String,
 }
 
+/// Our Table D3 rows: each template's Native/Serial pairing with its change from v1,
+/// lexical first then v1–v3.
 pub fn d3_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurD3Row> {
     let index = MetricIndex::new(rows);
     let groups = index.paired_groups();
@@ -179,12 +192,18 @@ pub fn template_outcomes(
 /// One of our Table D4 rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurD4Row {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Mean SCR over the three templates (fraction) with its interval; `None` when undefined.
     pub mean: Option<Estimate>,
+    /// Worst-template SCR (fraction), recomputed in every draw; `None` when undefined.
     pub worst: Option<Estimate>,
 }
 
+/// Our Table D4 rows: mean and worst-template SCR per (model, domain), with a parent
+/// bootstrap within length.
 pub fn d4_rows(trajectories: &[Trajectory], stats: &StatsConfig) -> anyhow::Result<Vec<OurD4Row>> {
     let mut out = Vec::new();
     for ((model, domain), items) in template_outcomes(trajectories) {
@@ -225,6 +244,8 @@ fn d3_header() -> Vec<String> {
     .to_vec()
 }
 
+/// Table D3's document: our rows per model, the paper's rows as printed, and our Serial EM
+/// minus the paper's.
 pub fn d3_layout(ours: &[OurD3Row]) -> anyhow::Result<Doc> {
     let paper_rows = PAPER_D3.rows()?;
     let mut doc =
@@ -314,6 +335,8 @@ pub fn d3_layout(ours: &[OurD3Row]) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D4's document: our mean and worst SCR per model, the paper's rows, and ours minus
+/// the paper's.
 pub fn d4_layout(ours: &[OurD4Row]) -> anyhow::Result<Doc> {
     let paper_rows = PAPER_D4.rows()?;
     let header: Vec<String> = ["Domain", "Mean [95% CI]", "Worst [95% CI]"]
@@ -387,12 +410,14 @@ pub fn d4_layout(ours: &[OurD4Row]) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D3 from the `prompt-variants-direct` panel's run.
 pub fn table_d3(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "prompt-variants-direct")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
     d3_layout(&d3_rows(&run.metric_rows()?, &contrasts))
 }
 
+/// Table D4 from the `prompt-variants-direct` panel's trajectories.
 pub fn table_d4(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "prompt-variants-direct")?.load()?;
     d4_layout(&d4_rows(&run.trajectories, &run.stats)?)

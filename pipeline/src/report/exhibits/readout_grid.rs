@@ -54,11 +54,15 @@ pub const PANEL: &str = "readout-grid";
 /// Domains and evidence levels in the paper's panel order: (a) arithmetic indexed, (b)
 /// arithmetic direct, (c) lexical indexed, (d) lexical direct.
 pub const DOMAINS: [&str; 2] = ["arithmetic", "lexical"];
+/// The evidence levels, as arm labels spell them: Indexed then Direct.
 pub const EVIDENCE: [&str; 2] = ["indexed", "direct"];
+/// The readout templates, the grids' rows.
 pub const TEMPLATES: [&str; 3] = ["T0", "T1", "T2"];
 /// Option orders O0–O2.
 pub const ORDERS: usize = 3;
+/// The panel's Holm family of the 72 setting McNemar tests (Figure 17's asterisks).
 pub const SETTINGS_FAMILY: &str = "D.13 settings";
+/// The panel's Holm family of the sixteen template-interaction contrasts (Figure 18's).
 pub const INTERACTIONS_FAMILY: &str = "D.13 template interactions";
 
 /// The domain and evidence as the figures' panel titles print them.
@@ -152,10 +156,15 @@ pub type PaperCell = (f64, bool);
 /// One panel of Figure 17 as printed: rows T0, T1, T2; columns O0, O1, O2.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperPanel {
+    /// The paper model (Qwen3-8B: panels a–d; Qwen3.5-27B: e–h).
     pub model: String,
+    /// The panel's letter, `a` to `h`.
     pub letter: char,
+    /// A bank domain of [`DOMAINS`].
     pub domain: String,
+    /// An evidence level of [`EVIDENCE`].
     pub evidence: String,
+    /// Character − code (pp) with its asterisk, rows T0–T2 by columns O0–O2.
     pub grid: [[PaperCell; ORDERS]; 3],
 }
 
@@ -252,10 +261,15 @@ pub struct SettingCell {
 /// One row of our Figure 17 grids: a model's template row of one panel, orders O0–O2.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GridRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// A bank domain of [`DOMAINS`].
     pub domain: &'static str,
+    /// An evidence level of [`EVIDENCE`].
     pub evidence: &'static str,
+    /// The template's index in [`TEMPLATES`].
     pub template: usize,
+    /// The settings at option orders O0, O1, O2.
     pub cells: [SettingCell; ORDERS],
 }
 
@@ -472,8 +486,11 @@ pub fn figure17_layout(ours: &[GridRow], against: &str) -> anyhow::Result<Doc> {
 /// One template interaction of our run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InteractionRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// A bank domain of [`DOMAINS`].
     pub domain: &'static str,
+    /// An evidence level of [`EVIDENCE`].
     pub evidence: &'static str,
     /// k of `Tk − T0`.
     pub template: usize,
@@ -644,6 +661,8 @@ pub fn figure18_layout(ours: &[InteractionRow], against: &str) -> anyhow::Result
     Ok(doc)
 }
 
+/// Figure 17's numbers from the `readout-grid` panel: the 72 setting contrasts built here and
+/// the pairings' Holm-adjusted McNemar p.
 pub fn figure17(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, PANEL)?.load()?;
     let rows = run.metric_rows()?;
@@ -659,6 +678,8 @@ pub fn figure17(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     figure17_layout(&our_grid(&rows, &settings), against)
 }
 
+/// Figure 18's numbers from the `readout-grid` panel's declared template-interaction
+/// contrasts.
 pub fn figure18(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, PANEL)?.load()?;
     let (contrasts, _) = run.contrast_tables()?;

@@ -18,12 +18,15 @@ use super::{distinct, paper_domain, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
 
+/// Identical requests per parent (D.2's three repeats: arms without suffix, `/r1`, `/r2`).
 pub const REPEATS: usize = 3;
+/// The model Table D2 prints.
 pub const PAPER_MODEL: &str = "Jev";
 
 /// Table D2 as printed: domain, Native correct (k, n), Serial k retained / Native correct.
 pub type PaperRow = (String, (u64, u64), [(u64, u64); REPEATS]);
 
+/// Table D2's two printed rows, math then lexical (exhibits/tableD2.tsv).
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD2");
 
 /// The repeat of an arm label (`…/r2` → 2; no suffix → 0).
@@ -36,7 +39,9 @@ pub fn repeat_of(arm: &str) -> usize {
 /// One of our rows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
     /// Native correct / items, per repeat.
     pub native: [Option<(u64, u64)>; REPEATS],
@@ -48,6 +53,8 @@ pub struct OurRow {
     pub probability_spread: Option<f64>,
 }
 
+/// Our rows per (model, domain): each repeat's paired counts from the metric rows, and
+/// choice agreement and probability spread from the Native trajectories.
 pub fn our_rows(rows: &[MetricRow], trajectories: &[Trajectory]) -> Vec<OurRow> {
     let index = MetricIndex::new(rows);
     let mut out: BTreeMap<(String, String), OurRow> = BTreeMap::new();
@@ -134,6 +141,8 @@ fn header() -> Vec<String> {
     .to_vec()
 }
 
+/// Table D2's document: our table per model with the stability notes, then the paper's rows
+/// as printed.
 pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
     let printed = PAPER.rows()?;
     let mut doc =
@@ -189,6 +198,7 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D2 from the `repeats` panel's run.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let run = run_of(runs, "repeats")?;
     let run = run.load()?;

@@ -46,8 +46,11 @@ use crate::report::tables::{estimate, scr_cell, MetricIndex, UNDEFINED};
 /// arms' labels (`Native/code{suffix} vs Serial/Full/code{suffix}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
+    /// The setting as the figure prints it (`Reference`, `Order 1`, …).
     pub label: &'static str,
+    /// The panel whose run holds the setting's arms.
     pub panel: &'static str,
+    /// The arm-label suffix (`""`, `/O1`, `/v2`, `/r1`, …).
     pub suffix: &'static str,
 }
 
@@ -111,8 +114,11 @@ fn pairing(suffix: &str) -> String {
 /// in [`SETTINGS`]' order.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct PaperPanel {
+    /// The paper model (Jev, StartLux, Qwen3-8B).
     pub model: String,
+    /// `math` or `lexical`, as printed.
     pub domain: String,
+    /// Retained / Native correct of each setting, in [`SETTINGS`]' order.
     pub retained: [(u64, u64); 7],
 }
 
@@ -130,7 +136,9 @@ pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure10");
 /// One panel run's numbers: its metric rows, its declared contrasts and their rows.
 #[derive(Debug, Clone, Default)]
 pub struct PanelNumbers {
+    /// The panel's config stem (one of [`PANELS`]).
     pub panel: String,
+    /// The panel run's metric rows (its settings' pairings).
     pub rows: Vec<MetricRow>,
     /// Each non-reference setting's paired Serial EM change, by (model, domain as the paper
     /// prints it, index into [`SETTINGS`]) ([`serial_changes`]).
@@ -158,6 +166,7 @@ impl Change {
 /// One of our rows: a (model, domain, setting).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
     /// The domain as the paper prints it.
     pub domain: String,
@@ -165,25 +174,35 @@ pub struct OurRow {
     pub setting: usize,
     /// Retained / Native correct.
     pub retained: Option<(u64, u64)>,
+    /// SCR as a fraction on the setting's own Native-correct items; `None` when undefined.
     pub scr: Option<f64>,
+    /// SCR with its interval in percent, as printed († exact, ‡ dropped draws).
     pub scr_cell: String,
+    /// The setting's Serial EM with its interval in percent, as printed.
     pub serial_em_cell: String,
+    /// The Serial EM change from the setting's own panel reference.
     pub change: Change,
 }
 
 /// A panel's own reference pairing for one (model, domain): retained / Native correct.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PanelReference {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The panel whose unsuffixed pairing this is.
     pub panel: String,
+    /// Retained / Native correct of the pairing; `None` without its SCR row.
     pub retained: Option<(u64, u64)>,
 }
 
 /// Our rows and every panel's own reference.
 #[derive(Debug, Clone, Default)]
 pub struct Ours {
+    /// One row per (model, domain, setting), in the paper's order.
     pub rows: Vec<OurRow>,
+    /// Every panel's own unsuffixed pairing, compared in a note with the Reference.
     pub references: Vec<PanelReference>,
 }
 

@@ -30,12 +30,17 @@ fn representation(domain: &str) -> Option<&'static str> {
 /// One row of Table B2 as printed (Table 2's rows are its named rows with joint counts).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The paper model, as printed.
     pub model: String,
+    /// `named` or `binary`.
     pub representation: String,
+    /// Native EM in percent, as printed.
     pub native_em: f64,
+    /// Serial EM in percent, as printed.
     pub serial_em: f64,
     /// Retained / Native correct.
     pub scr_count: (u64, u64),
+    /// SCR [95% CI] in percent, as printed.
     pub scr: (f64, f64, f64),
     /// Table 2's joint counts (named rows only): both / Native only / Serial only / neither.
     pub joint_counts: [Option<u64>; 4],
@@ -58,13 +63,21 @@ const TABLE2_ORDER: [&str; 3] = ["Jev", "Qwen3-8B", "StartLux"];
 /// One of our rows: a (model, representation) paired group.
 #[derive(Debug, Clone)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// `named` (`semantic_named`) or `binary` (`semantic_binary`).
     pub representation: &'static str,
+    /// Joint counts as printed: both / Native only / Serial only / neither.
     pub joint: String,
+    /// SCR count as printed: retained / Native correct.
     pub scr_count: String,
+    /// SCR with its interval in percent, as printed († exact, ‡ dropped draws).
     pub scr_ci: String,
+    /// Native EM as a fraction over the 128 records; `None` when undefined.
     pub native_em: Option<f64>,
+    /// Serial EM as a fraction over the 128 records; `None` when undefined.
     pub serial_em: Option<f64>,
+    /// SCR as a fraction; `None` with no Native-correct record.
     pub scr: Option<f64>,
 }
 
@@ -271,11 +284,13 @@ fn difference_rows(
     doc.table(table);
 }
 
+/// Table 2 from the `semantic-bridge` panel's named rows.
 pub fn table2(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let rows = run_of(runs, "semantic-bridge")?.load()?.metric_rows()?;
     table2_layout(&our_rows(&rows), against)
 }
 
+/// Table B2 from the `semantic-bridge` panel's named and binary rows.
 pub fn table_b2(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let rows = run_of(runs, "semantic-bridge")?.load()?.metric_rows()?;
     table_b2_layout(&our_rows(&rows), against)

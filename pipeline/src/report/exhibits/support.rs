@@ -23,7 +23,9 @@ use super::{differences, paper_domain, pp_diff, run_of, signed2, PanelRun};
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{MetricIndex, UNDEFINED};
 
+/// Serial under Full support: every position queried over the full option set.
 pub const FULL_ARM: &str = "Serial/Full/code";
+/// Serial under the position union, singleton unions filled without a call.
 pub const UNION_ARM: &str = "Serial/UnionFill/code";
 
 /// Table D5 as printed: model, domain, both wrong / recovered / lost / both correct.
@@ -39,12 +41,18 @@ pub static PAPER_D6: PaperTable<PaperD6Row> = PaperTable::new("tableD6");
 /// One of our D5 rows: the four joint counts over `n` items.
 #[derive(Debug, Clone, PartialEq)]
 pub struct D5Row {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Both wrong, recovered (Full wrong, Union correct), lost (Full correct, Union wrong),
+    /// both correct; `None` when a joint count is missing.
     pub counts: Option<[u64; 4]>,
+    /// Paired items the counts are over (0 when unknown).
     pub n: u64,
 }
 
+/// Our D5 rows: the joint counts of each (model, domain) pairing Full vs UnionFill.
 pub fn d5_rows(rows: &[MetricRow]) -> Vec<D5Row> {
     let index = MetricIndex::new(rows);
     index
@@ -73,13 +81,19 @@ pub fn d5_rows(rows: &[MetricRow]) -> Vec<D5Row> {
 /// One of our D6 rows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct D6Row {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Recorded model requests of the Full arm, summed over its trajectories.
     pub full_calls: u64,
+    /// Recorded model requests of the UnionFill arm, summed over its trajectories.
     pub union_calls: u64,
+    /// Positions the UnionFill arm filled without a call (singleton unions).
     pub forced: u64,
     /// (candidate outputs, trajectories) of each arm.
     pub full_member: (u64, u64),
+    /// UnionFill's outputs that are one of the eight candidates, of its trajectories.
     pub union_member: (u64, u64),
 }
 
@@ -87,6 +101,8 @@ fn is_candidate(m: Membership) -> bool {
     matches!(m, Membership::Gold | Membership::OtherCandidate)
 }
 
+/// Our D6 rows: calls, forced positions and candidate membership summed from the Full and
+/// UnionFill trajectories, per (model, domain).
 pub fn d6_rows(trajectories: &[Trajectory]) -> Vec<D6Row> {
     let mut rows: BTreeMap<(String, String), D6Row> = BTreeMap::new();
     for t in trajectories {
@@ -125,6 +141,8 @@ fn pct1(v: Option<f64>) -> String {
     v.map_or(UNDEFINED.to_string(), |v| format!("{:.1}", 100.0 * v))
 }
 
+/// Table D5's document: our joint counts, the paper's rows as printed, and each count's
+/// share minus the paper's in percentage points.
 pub fn d5_layout(ours: &[D5Row], against: &str) -> anyhow::Result<Doc> {
     let printed = PAPER_D5.rows()?;
     let header: Vec<String> = [
@@ -212,6 +230,8 @@ pub fn d5_layout(ours: &[D5Row], against: &str) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D6's document: our calls, forced positions and membership, the paper's rows as
+/// printed, and ours minus the paper's per item and in membership points.
 pub fn d6_layout(ours: &[D6Row], against: &str) -> anyhow::Result<Doc> {
     let printed = PAPER_D6.rows()?;
     let header: Vec<String> = [
@@ -313,11 +333,13 @@ pub fn d6_layout(ours: &[D6Row], against: &str) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D5 from the `support-union` panel's metric rows.
 pub fn table_d5(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let rows = run_of(runs, "support-union")?.load()?.metric_rows()?;
     d5_layout(&d5_rows(&rows), against)
 }
 
+/// Table D6 from the `support-union` panel's trajectories.
 pub fn table_d6(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "support-union")?.load()?;
     d6_layout(&d6_rows(&run.trajectories), against)

@@ -35,9 +35,13 @@ pub const BARS: [(&str, &str); 4] = [
 /// One panel of Figure 12 as printed: complete-string EM (%) of the four bars.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperPanel {
+    /// The paper model (Jev or Qwen3.5-27B).
     pub model: String,
+    /// `math` or `lexical`, as printed.
     pub domain: String,
+    /// Parents of the panel (384 for Jev, 96 for Qwen).
     pub items: u64,
+    /// EM in percent of the four bars, in [`BARS`] order.
     pub em: [f64; 4],
 }
 
@@ -55,6 +59,7 @@ pub enum Parents {
 }
 
 impl Parents {
+    /// The parents as our tables print them (`all`, `qwen-192`).
     pub fn label(self) -> &'static str {
         match self {
             Parents::All => "all",
@@ -75,11 +80,18 @@ impl Parents {
 /// One (model, domain) of ours: Native's EM cell, then each bar's (EM, its cell).
 #[derive(Debug, Clone)]
 pub struct OurPanel {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The parents the statistics were computed on.
     pub parents: Parents,
+    /// Paired items of the first bar's comparison; `None` without its joint table.
     pub items: Option<u64>,
+    /// Native EM in percent with its interval, the figure's dashed reference.
     pub native: String,
+    /// Each bar of [`BARS`]: Serial EM as a fraction, and its cell in percent with the
+    /// interval; `None` and "–" where the run lacks the controller.
     pub bars: [(Option<f64>, String); 4],
 }
 

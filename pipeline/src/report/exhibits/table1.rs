@@ -53,6 +53,7 @@ pub struct PaperRow {
     pub model: String,
     /// The "Model / interface" cell.
     pub label: String,
+    /// Whether the row is a code-interface or a direct-interface row.
     pub interface: Interface,
     /// `math` or `lexical`, as printed.
     pub domain: String,
@@ -60,6 +61,7 @@ pub struct PaperRow {
     pub joint: [u64; 4],
     /// SCR [95% CI] in percent, as printed; `exact`: the † of a zero-success cell.
     pub scr: (f64, f64, f64),
+    /// The printed †: the SCR interval is an exact two-sided binomial one (zero-success cell).
     pub exact: bool,
 }
 
@@ -88,12 +90,17 @@ pub fn paper_models() -> anyhow::Result<Vec<&'static str>> {
 /// One of our rows: its interface and the metric rows of its (model, domain) group.
 #[derive(Debug, Clone)]
 pub struct OurRow {
+    /// The panel's interface (code or direct), matching the paper row it is compared with.
     pub interface: Interface,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// The row's seven printed cells, in Table 1's column order.
     pub cells: Vec<String>,
     /// Native EM, Serial EM and SCR (fractions), for the differences.
     pub native_em: Option<f64>,
+    /// Serial EM as a fraction over all paired items; `None` when undefined.
     pub serial_em: Option<f64>,
+    /// SCR as a fraction (both correct / Native correct); `None` with no Native-correct item.
     pub scr: Option<f64>,
 }
 

@@ -28,24 +28,31 @@ pub const INTERFACES: [(&str, &str); 4] = [
 /// One row of Table 3 as printed (Qwen3.5-27B; 96 items per domain).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The interface as printed (one of [`INTERFACES`]' names).
     pub interface: String,
     /// Correct of 96: arithmetic, lexical.
     pub correct: (u64, u64),
     /// Valid trajectories, percent: arithmetic, lexical.
     pub valid: (f64, f64),
+    /// Model calls per item, over both domains.
     pub calls: f64,
     /// Items per domain (the denominator of `correct`).
     pub items: u64,
 }
 
+/// Table 3's four printed rows (exhibits/table3.tsv).
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table3");
 
 /// Counts of one (interface, domain) cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counts {
+    /// Trajectories (items) of the interface in the domain.
     pub items: u64,
+    /// Trajectories whose content is correct (EM).
     pub correct: u64,
+    /// Trajectories with a valid output.
     pub valid: u64,
+    /// Model calls summed over the trajectories.
     pub calls: u64,
 }
 
@@ -61,9 +68,13 @@ impl Counts {
 /// One of our rows: a model's interface with its arithmetic and lexical counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The interface as Table 3 prints it (one of [`INTERFACES`]' names).
     pub interface: &'static str,
+    /// The arithmetic items' counts.
     pub arithmetic: Counts,
+    /// The lexical items' counts.
     pub lexical: Counts,
 }
 
@@ -242,6 +253,8 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table 3 from the `table3` panel's trajectories (the paper prints one model, so `_against`
+/// is unused).
 pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Doc> {
     let run = run_of(runs, "table3")?.load()?;
     layout(&our_rows(&run.trajectories))

@@ -35,14 +35,19 @@ pub const D1_SEED: u64 = 20_261_008;
 /// One row of Table D1 as printed.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The paper model (Jev: code interface; Qwen3.5-27B: direct interface).
     pub model: String,
+    /// `math` or `lexical`, as printed.
     pub domain: String,
     /// Common Native-correct items / items.
     pub coverage: (u64, u64),
+    /// Serial-correct items of the common Native-correct population.
     pub retained: u64,
+    /// SCR [95% CI] in percent on that population, as printed.
     pub scr: (f64, f64, f64),
 }
 
+/// Table D1's four printed rows (exhibits/tableD1.tsv).
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD1");
 
 /// A paired row of the exhibit: a model's Native/Serial comparison under one interface.
@@ -56,20 +61,30 @@ struct RowKey {
 
 /// One panel's records with its interface.
 pub struct PanelRecords {
+    /// The panel's interface label (`code`, `direct`).
     pub interface: &'static str,
+    /// The panel's paired Native/Serial outcomes, every model's.
     pub outcomes: Vec<PairedOutcome>,
+    /// The panel's trajectories, from which SCR is recomputed on the common population.
     pub trajectories: Vec<Trajectory>,
+    /// The panel's statistics settings with D.1's seed ([`D1_SEED`]).
     pub stats: c2s_stats::StatsConfig,
 }
 
 /// One of our rows.
 #[derive(Debug, Clone)]
 pub struct OurRow {
+    /// `MODEL (code)` or `MODEL (direct)`: the paired row's model and interface.
     pub label: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Common Native-correct items / items every row holds, in the domain.
     pub coverage: (u64, u64),
+    /// Retained / Native correct on the common population, as printed.
     pub retained: String,
+    /// SCR with its interval in percent on the common population, as printed.
     pub scr_ci: String,
+    /// SCR as a fraction on the common population; `None` when empty.
     pub scr: Option<f64>,
 }
 
@@ -272,6 +287,7 @@ pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table D1 from Table 1's `table1-code` and `table1-direct` panels' records.
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let mut panels = Vec::new();
     for run in runs {

@@ -23,7 +23,9 @@ use crate::report::tables::{count, pct, Group, MetricIndex, UNDEFINED};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum Source {
+    /// Table 1's code or direct panel (`table1-code`, `table1-direct`).
     Table1(Interface),
+    /// The semantic bridge panel's named and binary fields (`semantic-bridge`).
     SemanticBridge,
 }
 
@@ -78,10 +80,13 @@ impl Source {
 /// One row of Table D15 as printed: the joint counts and the three printed summaries.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The paper model, as printed.
     pub model: String,
     /// The "Model / interface" cell.
     pub label: String,
+    /// The panel the row is from.
     pub source: Source,
+    /// The "Task" cell: `math`, `lexical`, `named fields` or `binary fields`.
     pub task: String,
     /// Both / Native only / Serial only / neither.
     pub joint: [u64; 4],
@@ -90,6 +95,7 @@ pub struct PaperRow {
 }
 
 impl PaperRow {
+    /// Items of the row: the sum of its joint counts.
     pub fn items(&self) -> u64 {
         self.joint.iter().sum()
     }
@@ -110,13 +116,22 @@ pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD15");
 /// One of our rows: a paired (model, task) group of one source.
 #[derive(Debug, Clone)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The panel the row is from.
     pub source: Source,
+    /// The "Task" cell: `math`, `lexical`, `named fields` or `binary fields`.
     pub task: String,
+    /// Paired items; `None` without the joint table.
     pub items: Option<u64>,
+    /// Joint counts as printed: both / Native only / Serial only / neither.
     pub joint: String,
+    /// SCR as a fraction (both / Native correct); `None` with no Native-correct item.
     pub scr: Option<f64>,
+    /// Serial EM as a fraction over all paired items.
     pub serial_em: Option<f64>,
+    /// Serial success on Native-wrong items, as a fraction: Serial only / (Serial only +
+    /// neither); `None` when Native is never wrong.
     pub gain_rate: Option<f64>,
 }
 

@@ -32,21 +32,31 @@ pub const CONTROLLERS: [&str; 4] = ["Full", "TrieCall", "TrieFill", "UnionCall"]
 /// Output counts of one (model, controller) row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Audit {
+    /// Lexical Serial trajectories of the controller.
     pub items: u64,
     /// Gold / other candidate / malformed / other noun / other word / unindexed.
     pub counts: [u64; 6],
+    /// Outputs that are another lemma of the gold synset (the paper found none); in a note.
     pub gold_synset_lemma: u64,
+    /// Outputs classed without a WordNet index (`Membership::Outside`); in a note.
     pub outside: u64,
+    /// Noncandidate outputs compatible with every position-wise union (may overlap the
+    /// classes).
     pub recombinations: u64,
 }
 
 /// One row of Table D16 as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The paper model (Jev or Qwen3.5-27B).
     pub model: String,
+    /// One of [`CONTROLLERS`].
     pub controller: String,
+    /// Lexical items of the row (384 for Jev, 96 for Qwen).
     pub items: u64,
+    /// Gold / other candidate / malformed / other noun / other word / unindexed.
     pub counts: [u64; 6],
+    /// Noncandidate strings compatible with every position-wise union.
     pub recombinations: u64,
 }
 

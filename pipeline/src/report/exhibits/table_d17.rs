@@ -32,11 +32,17 @@ pub const INTERFACES: [(&str, &str); 3] = [
 /// One row of Table D17 as printed (Qwen3.5-27B).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// The task (domain) as printed: `lexical` or `math`.
     pub task: String,
+    /// One of [`INTERFACES`]' printed names.
     pub interface: String,
+    /// Successful requests.
     pub requests: u64,
+    /// The greedy budget of new tokens.
     pub cap: u32,
+    /// The largest observed completion, in new tokens (special tokens included).
     pub max: u32,
+    /// Requests whose recorded flag says the budget ran out.
     pub truncated: u64,
 }
 
@@ -46,10 +52,13 @@ pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD17");
 /// One of our rows' tallies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Budget {
+    /// Successful requests (no error) counted.
     pub requests: u64,
     /// The smallest and largest greedy budget among the requests.
     pub cap: Option<(u32, u32)>,
+    /// The largest recorded completion tokens (the end token included).
     pub max: u32,
+    /// Requests whose recorded truncation flag says the budget ran out.
     pub truncated: u64,
 }
 

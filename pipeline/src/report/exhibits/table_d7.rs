@@ -28,8 +28,11 @@ pub const BANKS: [&str; 2] = [
 /// One (domain, length) row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LengthRow {
+    /// The bank's domain.
     pub domain: Domain,
+    /// Target length L.
     pub length: usize,
+    /// Items of this domain and length in the bank.
     pub items: usize,
     /// Mean over items of the mean union size across positions.
     pub mean_u: f64,
@@ -102,10 +105,15 @@ pub fn rows(items: &[Item]) -> Vec<LengthRow> {
 /// One lexical row of Table D7 as printed (arithmetic is the formula row).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 pub struct PaperRow {
+    /// Target length L.
     pub length: usize,
+    /// Items at this length (64).
     pub items: usize,
+    /// Mean U: the mean position-wise union size, averaged within items then over items.
     pub mean_u: f64,
+    /// Mean forced positions (U = 1) per item.
     pub forced: f64,
+    /// Cartesian support ∏ U over items: minimum, median, maximum, as printed.
     pub cartesian: (u64, u64, u64),
 }
 

@@ -23,6 +23,7 @@ pub type PaperRow = (String, String, [((u64, u64), (u64, u64)); 2]);
 /// The paper's two models, in its column order (the table prints the second as "Qwen").
 pub const PAPER_MODELS: [&str; 2] = ["Jev", "Qwen3.5-27B"];
 
+/// Table D8's eight printed rows (exhibits/tableD8.tsv), Early then Late.
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD8");
 
 /// The cell name of a printed row (`early 10 / 2`).
@@ -52,6 +53,8 @@ fn scr_count(c: &CellRow) -> String {
     }
 }
 
+/// Table D8's document: our correct and SCR counts per printed row and model, the paper's
+/// as printed, and our correct rate minus the paper model's (`against`, else both).
 pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> anyhow::Result<Doc> {
     let printed = PAPER.rows()?;
     let models = distinct(cells.keys().map(|(m, _)| m.as_str()));
@@ -161,6 +164,7 @@ pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> any
     Ok(doc)
 }
 
+/// Table D8 from the `twelve-character` panel's declared cells.
 pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
     let (_, cells) = run_of(runs, "twelve-character")?
         .load()?

@@ -37,6 +37,7 @@ use super::{
 use crate::report::doc::{Doc, Table};
 use crate::report::tables::{estimate, p_value, Group, MetricIndex, UNDEFINED};
 
+/// The Native arm whose EM is the figure's Native bar (paired with Full Serial).
 pub const NATIVE_ARM: &str = "Native/code";
 
 /// The figure's domains, in its panel order ((a, c) arithmetic, (b, d) lexical).
@@ -45,12 +46,15 @@ pub const DOMAINS: [&str; 2] = ["math", "lexical"];
 /// Figure 11's numbers for one paper model and domain, derived from Table D5's counts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PaperBars {
+    /// The paper model, as Table D5 names it.
     pub model: &'static str,
+    /// `math` or `lexical`, as printed.
     pub domain: &'static str,
     /// Table D5's items (the sum of its four counts).
     pub items: u64,
     /// Full and Union EM (%).
     pub full: f64,
+    /// Union EM (%): (recovered + both correct) / items.
     pub union: f64,
     /// Union − Full (points).
     pub gain: f64,
@@ -84,18 +88,23 @@ pub fn paper_bars() -> anyhow::Result<Vec<PaperBars>> {
 /// One (model, domain) of ours.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurBars {
+    /// The model label of the run's records.
     pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
+    /// Items of the Full/Union pairing; `None` without its joint table.
     pub items: Option<u64>,
     /// Native EM's cell (estimate with interval).
     pub native: String,
     /// Full and Union EM: the value and its cell.
     pub full: (Option<f64>, String),
+    /// Union (UnionFill Serial) EM as a fraction, and its cell with the interval.
     pub union: (Option<f64>, String),
     /// Union − Full with its paired interval.
     pub gain: Option<Interval>,
     /// The Full/Union McNemar p, Holm-corrected, and the size of its family.
     pub holm_p: Option<f64>,
+    /// Tests in that Holm family (the adjusted row's denominator); `None` when not corrected.
     pub holm_tests: Option<u64>,
 }
 

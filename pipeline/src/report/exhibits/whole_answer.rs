@@ -17,15 +17,23 @@ use crate::report::tables::{pct, Group, MetricIndex, UNDEFINED};
 /// Table B1 as printed (Qwen3-8B, 384 items per domain): domain, Native, Whole, Joint, Lost,
 /// Gained.
 pub static PAPER: PaperTable<(String, [u64; 5], u64)> = PaperTable::new("tableB1");
+/// The model Table B1 prints, whose rows ours are differenced against.
 pub const PAPER_MODEL: &str = "Qwen3-8B";
 
 /// One of our rows: a model and domain's five counts over `n` items, and Serial's EM.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OurRow {
+    /// The model label of the run's records.
     pub model: String,
+    /// The bank's domain name (`arithmetic`, `lexical`); printed capitalized.
     pub domain: String,
+    /// Native, Whole, Joint, Lost, Gained counts (Native correct, whole generation correct,
+    /// both, Native only, whole only); `None` when a joint count is missing.
     pub counts: Option<[u64; 5]>,
+    /// Paired items the counts are over (0 when unknown).
     pub n: u64,
+    /// Serial legal-code EM (a fraction) of the same model and domain, for the note; `None`
+    /// without a Serial pairing.
     pub serial_em: Option<f64>,
 }
 
@@ -41,6 +49,8 @@ fn serial_arm(comparison: &str) -> bool {
         .is_some_and(|(_, s)| s.starts_with("Serial/"))
 }
 
+/// Our rows from the metric rows: one per (model, domain) pairing of Native with
+/// WholeGenerate, its counts taken from the joint table.
 pub fn our_rows(rows: &[MetricRow]) -> Vec<OurRow> {
     let index = MetricIndex::new(rows);
     let groups = index.paired_groups();
@@ -87,6 +97,8 @@ fn header() -> Vec<String> {
         .to_vec()
 }
 
+/// Table B1's document: our table per model, the paper's as printed, and ours minus the
+/// paper's in percentage points of the items.
 pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
     let printed = PAPER.rows()?;
     let mut doc = Doc::new("Table B1: Whole-answer generation changes which items succeed");
@@ -182,6 +194,7 @@ pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
     Ok(doc)
 }
 
+/// Table B1 from the `whole-answer` panel's run.
 pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     let rows = run_of(runs, "whole-answer")?.load()?.metric_rows()?;
     layout(&our_rows(&rows))

@@ -12,22 +12,32 @@ use super::{
 /// One point of a by-length series: the value and its interval, `None` when undefined.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LengthPoint {
+    /// Target length L (the x position).
     pub length: u32,
+    /// The rate as a fraction in [0, 1] (plotted in percent); `None` leaves a gap.
     pub value: Option<f64>,
+    /// Interval (low, high) as fractions; `None` collapses the band to the value.
     pub ci: Option<(f64, f64)>,
 }
 
+/// One line of a by-length panel: a Native arm's EM or one comparison's SCR.
 #[derive(Debug, Clone)]
 pub struct Series {
+    /// Legend label (e.g. `Native EM`, `SCR Native vs Serial`).
     pub label: String,
+    /// One point per length, in the figure's length order.
     pub points: Vec<LengthPoint>,
 }
 
 /// Native EM (left panel) and SCR (right panel) by length for one (model, domain).
 pub struct ByLengthFigure {
+    /// Figure title, `model · domain` in the run report.
     pub title: String,
+    /// Target lengths on the x axis, ascending.
     pub lengths: Vec<u32>,
+    /// Left panel: Native EM, one series per Native arm.
     pub native: Vec<Series>,
+    /// Right panel: SCR, one series per paired comparison.
     pub scr: Vec<Series>,
 }
 

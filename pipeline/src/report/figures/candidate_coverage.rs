@@ -12,6 +12,7 @@ use super::{
 /// One rejection rule's tested operating point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RulePoint {
+    /// The marker of the rule this point tests (keyed in the legend by `rules`).
     pub shape: MarkerShape,
     /// P(reject | present) on test texts.
     pub false_rejection: f64,
@@ -24,21 +25,27 @@ pub struct RulePoint {
 pub struct PointSeries {
     /// Legend label; series with the same label share a colour across panels.
     pub label: String,
+    /// One point per rule tested for this series.
     pub points: Vec<RulePoint>,
 }
 
 /// One panel, e.g. one (model, names).
 #[derive(Debug, Clone)]
 pub struct DetectionPanel {
+    /// Panel title above the plot.
     pub title: String,
+    /// The marker series drawn in this panel.
     pub series: Vec<PointSeries>,
 }
 
 /// Detection D against false rejection FR of one task: a grid of panels (`columns` wide),
 /// the diagonal D = FR, one colour per series label and one marker shape per rule.
 pub struct DetectionFigure {
+    /// Figure title above the panel grid.
     pub title: String,
+    /// Panels per row of the grid (at least 1, at most the number of panels).
     pub columns: usize,
+    /// The panels, filled row by row.
     pub panels: Vec<DetectionPanel>,
     /// (legend label, shape) of each rule.
     pub rules: Vec<(String, MarkerShape)>,

@@ -37,15 +37,21 @@ pub fn coverage_precision(pairs: &[(f64, bool)]) -> Vec<(f64, f64)> {
     out
 }
 
+/// One ranking's coverage–precision curve.
 pub struct Curve {
+    /// Legend label (a confidence composite or the −length baseline).
     pub label: String,
+    /// (coverage, precision) points as fractions, from [`coverage_precision`].
     pub points: Vec<(f64, f64)>,
+    /// Drawn dashed (the −length ranking baseline) rather than solid.
     pub dashed: bool,
 }
 
 /// Coverage–precision of one (model, domain, arm).
 pub struct CoverageFigure {
+    /// Figure title.
     pub title: String,
+    /// One curve per confidence composite, then the −length baseline.
     pub curves: Vec<Curve>,
     /// Overall EM of the population (precision at full coverage).
     pub prevalence: Option<f64>,

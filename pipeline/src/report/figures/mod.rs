@@ -49,6 +49,7 @@ pub type PlotResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>
 pub trait Figure {
     /// Pixel size.
     fn size(&self) -> (u32, u32);
+    /// Draws the whole figure on `root`, which is [`Figure::size`] pixels large.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> PlotResult<DB>;
 }
 
@@ -113,9 +114,11 @@ pub enum Mark {
     LineBand,
     /// Line with point markers.
     Line,
+    /// Dashed line (three short strokes in the legend).
     Dashed,
     /// Filled box.
     Bar,
+    /// Filled circle, without a line.
     Point,
     /// A point marker of the given shape (black in the legend when it keys a rule).
     Marker(MarkerShape),
@@ -124,10 +127,15 @@ pub enum Mark {
 /// Shapes of point markers: the filled circle, then hollow shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MarkerShape {
+    /// Filled circle.
     Circle,
+    /// Hollow square.
     Square,
+    /// Hollow upward triangle.
     Triangle,
+    /// Hollow diamond.
     Diamond,
+    /// Diagonal cross (×).
     Cross,
 }
 
@@ -169,10 +177,14 @@ where
     }
 }
 
+/// One legend item: its mark drawn in its colour, then its label.
 #[derive(Debug, Clone)]
 pub struct LegendEntry {
+    /// Text to the right of the mark.
     pub label: String,
+    /// Colour of the mark.
     pub color: RGBColor,
+    /// How the mark is drawn.
     pub mark: Mark,
 }
 

@@ -16,6 +16,7 @@ use super::{
 
 /// Reliability diagrams of one (model, domain, arm), one panel per score kind.
 pub struct ReliabilityFigure {
+    /// Figure title above the panels.
     pub title: String,
     /// (score, reliability, n)
     pub panels: Vec<(ScoreKind, Reliability, u64)>,

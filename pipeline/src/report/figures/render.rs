@@ -36,7 +36,9 @@ pub fn png_font_problem() -> Option<String> {
 /// The files written for one figure.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// Path of the SVG file, always written.
     pub svg: PathBuf,
+    /// Path of the PNG file; `None` when PNGs were not requested or drawing failed.
     pub png: Option<PathBuf>,
     /// Why the PNG is missing although PNGs were requested.
     pub png_error: Option<String>,
