@@ -17,7 +17,7 @@
 //! families to the rounding of an f32 sum, not bit for bit: a process uses one family
 //! throughout (chosen once, or forced by `C2S_BF16_KERNELS`, as `C2S_GEMM_KERNELS` forces
 //! the f32 families). Norms, RoPE and softmax stay f32. Attention's two products run on AMX
-//! tiles where AMX is the family and the head width a multiple of 32 ([`attend_amx`],
+//! tiles where AMX is the family and the head width a multiple of 32 ([`attend_amx_rows`],
 //! `amx/attention.rs`: queries, keys, values and probabilities rounded to bf16, as
 //! transformers' bf16 forward holds them); elsewhere attention stays f32 (`forward.rs`), since
 //! the vector families' attention products in bf16 measured no faster than the f32 gemm.
@@ -132,8 +132,7 @@ fn gated_silu_rows(block: &[[f32; PANEL]], values: &mut [[u16; 16]]) {
     for (row, out) in block.iter().zip(values.iter_mut()) {
         let (gate, up) = row.split_at(16);
         for ((o, &g), &u) in out.iter_mut().zip(gate).zip(up) {
-            let e = crate::engines::prefix::vexp::exp(-g);
-            *o = to_bf16(g / (1.0 + e) * u);
+            *o = to_bf16(crate::engines::prefix::vexp::silu_gate(g, u));
         }
     }
 }
@@ -420,11 +419,9 @@ impl Bf16Matrix {
             rows.rows * self.cols,
             "bf16 product: output shape"
         );
-        if let Some(lines) = &rows.lines {
-            let input = amx::TileInput::Tiled(lines.as_slice());
-            let output = amx::TileOutput::Store { out, accumulate };
-            amx::product(self, input, rows.rows, output);
-        }
+        let input = amx::TileInput::Tiled(rows.lines.as_slice());
+        let output = amx::TileOutput::Store { out, accumulate };
+        amx::product(self, input, rows.rows, output);
     }
 
     /// [`Bf16Matrix::product`] of `m` input rows given or computed ([`InputRows`]). On AMX a
@@ -530,13 +527,22 @@ impl Bf16Matrix {
 /// Rows of bf16 activations in AMX tile order (blocks of 16 rows, steps of 32 values), made by
 /// [`Bf16Matrix::gated_silu_tiles`] for the next product ([`Bf16Matrix::product_of_tiles`]):
 /// the feed-forward's SiLU(gate) · up, never written out in f32. Reused from pass to pass.
-#[derive(Default)]
 pub struct TiledRows {
-    lines: Option<Lines>,
+    lines: Lines,
     /// Rows held.
     rows: usize,
     /// Values per row, a multiple of 32.
     width: usize,
+}
+
+impl Default for TiledRows {
+    fn default() -> TiledRows {
+        TiledRows {
+            lines: zeroed_lines(0),
+            rows: 0,
+            width: 0,
+        }
+    }
 }
 
 impl TiledRows {
@@ -544,14 +550,11 @@ impl TiledRows {
     /// product reads are all written before it reads them).
     fn fit(&mut self, rows: usize, width: usize) -> &mut [u16] {
         let len = rows.div_ceil(amx::TILE_ROWS) * amx::tile_block_len(width / 2);
-        if self.lines.as_ref().is_none_or(|l| l.len() < len) {
-            self.lines = Some(zeroed_lines(len));
+        if self.lines.len() < len {
+            self.lines = zeroed_lines(len);
         }
         (self.rows, self.width) = (rows, width);
-        match &mut self.lines {
-            Some(lines) => &mut lines.as_mut_slice()[..len],
-            None => &mut [],
-        }
+        &mut self.lines.as_mut_slice()[..len]
     }
 }
 
@@ -632,7 +635,7 @@ pub enum PackedKv {}
 pub type HeadRows<'a> = &'a dyn Fn(usize) -> &'a [f32];
 
 /// Pack one key/value head's keys and values of positions `0..positions` (`key(j)`,
-/// `value(j)`: position `j`'s `d` values) for [`attend_amx`], copying what `prefix` (the
+/// `value(j)`: position `j`'s `d` values) for [`attend_amx_rows`], copying what `prefix` (the
 /// packing of the same head's first positions, e.g. a prefix several sequences share) holds.
 /// `None` where `family` is not AMX or `d` not a multiple of 32: attention then stays f32, as
 /// in the other families (their attention products in bf16 measured no faster than the f32
@@ -660,46 +663,11 @@ pub fn pack_kv_amx<'a>(
 }
 
 /// Causal attention of one key/value head's group of query heads on AMX tiles
-/// (`amx/attention.rs`): `queries` is `(rows × d)`, row `r` being new row `r % n` of its head at
-/// position `prefix_len + r % n`, over `kv`'s `prefix_len + n` positions. The outputs,
-/// `(rows × d)`.
-pub fn attend_amx(
-    queries: &[f32],
-    n: usize,
-    prefix_len: usize,
-    scale: f32,
-    kv: &PackedKv,
-) -> Vec<f32> {
-    let mut out = vec![0f32; queries.len()];
-    let width = attend_width(kv);
-    let rows = queries.len() / width.max(1);
-    attend_amx_rows(
-        InputRows::Given(queries),
-        rows,
-        n,
-        prefix_len,
-        scale,
-        kv,
-        &mut |r, values| out[r * width..(r + 1) * width].copy_from_slice(values),
-    );
-    out
-}
-
-/// The head width of a packing (`d`).
-fn attend_width(kv: &PackedKv) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        kv.width()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        match *kv {}
-    }
-}
-
-/// [`attend_amx`] of `rows` query rows given or computed ([`InputRows`]; a computed row is
-/// rounded into the tiles at once), each output row handed to `emit(r, values)` as it is done
-/// (so it goes straight to its place: no `(rows × d)` buffer is written and copied again).
+/// (`amx/attention.rs`): `rows` query rows of `d`, given or computed ([`InputRows`]; a
+/// computed row is rounded into the tiles at once), row `r` being new row `r % n` of its head
+/// at position `prefix_len + r % n`, over `kv`'s `prefix_len + n` positions. Each output row
+/// goes to `emit(r, values)` as it is done (straight to its place: no `(rows × d)` buffer is
+/// written and copied again).
 pub fn attend_amx_rows(
     queries: InputRows<'_>,
     rows: usize,

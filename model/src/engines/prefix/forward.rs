@@ -22,7 +22,7 @@ use super::bf16::{
 };
 use super::kernels::{gemm_into, parallel, View};
 use super::transformer::{GateUp, LayerKv, Matrix, RopeStyle, SeqInput, SeqOutput, Transformer};
-use super::vexp::{exp, exp_in_place};
+use super::vexp::{exp_in_place, silu_gate};
 use crate::error::EngineError;
 
 impl Transformer {
@@ -192,14 +192,11 @@ fn gated_silu_interleaved(row: &[f32], dst: &mut [f32]) {
     }
 }
 
-/// `dst = SiLU(gate) · up = gate / (1 + e^-gate) · up`, element by element.
+/// `dst = SiLU(gate) · up`, element by element ([`silu_gate`]).
 #[inline(always)]
 fn gated_silu_row(gate: &[f32], up: &[f32], dst: &mut [f32]) {
-    for (a, &g) in dst.iter_mut().zip(gate) {
-        *a = exp(-g);
-    }
     for ((a, &g), &u) in dst.iter_mut().zip(gate).zip(up) {
-        *a = g / (1.0 + *a) * u;
+        *a = silu_gate(g, u);
     }
 }
 

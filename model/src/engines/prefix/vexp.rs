@@ -27,6 +27,14 @@ fn exp_slice(xs: &mut [f32]) {
     }
 }
 
+/// SiLU(gate) · up = `gate / (1 + e^-gate) · up` with this module's [`exp`]: the feed-forward's
+/// gated activation, one definition for the f32 rows and the bf16 products' epilogue (so both
+/// give the same bits).
+#[inline(always)]
+pub(crate) fn silu_gate(gate: f32, up: f32) -> f32 {
+    gate / (1.0 + exp(-gate)) * up
+}
+
 /// Cephes' `expf` without branches (module doc).
 #[inline(always)]
 pub(crate) fn exp(x: f32) -> f32 {

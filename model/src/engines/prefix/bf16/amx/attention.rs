@@ -100,13 +100,6 @@ impl PackedKv {
     }
 }
 
-impl PackedKv {
-    /// The head width `d`.
-    pub(in crate::engines::prefix::bf16) fn width(&self) -> usize {
-        self.d
-    }
-}
-
 /// One task's buffers, kept for its next call (attention runs once per sequence, key/value
 /// head and layer: zeroing fresh ones was a fortieth of a bf16 prefill in `memset`). Every
 /// place a call reads it writes first, so nothing is cleared between calls.
@@ -126,8 +119,7 @@ thread_local! {
     static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
 }
 
-/// `buf` holding at least `len` values (grown with zeros; never shrunk), on a cache line
-/// where the tiles read it: its first `len`.
+/// The first `len` values of `buf`, grown with zeros to hold them (never shrunk).
 fn at_least<T: Copy + Default>(buf: &mut Vec<T>, len: usize) -> &mut [T] {
     if buf.len() < len {
         buf.resize(len, T::default());
@@ -329,7 +321,33 @@ fn words(lines: &mut Lines) -> &mut [u32] {
 #[cfg(test)]
 mod tests {
     use super::PackedKv;
-    use crate::engines::prefix::bf16::{attend_amx, from_bf16, pack_kv_amx, to_bf16, Bf16Family};
+    use crate::engines::prefix::bf16::{
+        attend_amx_rows, from_bf16, pack_kv_amx, to_bf16, Bf16Family, InputRows,
+    };
+
+    /// The outputs `(rows × d)` of [`attend_amx_rows`] over `queries` (rows of `d`).
+    fn attend_amx(
+        queries: &[f32],
+        d: usize,
+        n: usize,
+        prefix_len: usize,
+        scale: f32,
+        kv: &PackedKv,
+    ) -> Vec<f32> {
+        let mut out = vec![0f32; queries.len()];
+        let rows = queries.len() / d;
+        let mut emit = |r: usize, values: &[f32]| out[r * d..(r + 1) * d].copy_from_slice(values);
+        attend_amx_rows(
+            InputRows::Given(queries),
+            rows,
+            n,
+            prefix_len,
+            scale,
+            kv,
+            &mut emit,
+        );
+        out
+    }
     use rand::{Rng, SeedableRng};
 
     fn bf16(x: f32) -> f64 {
@@ -395,7 +413,7 @@ mod tests {
         let run = |queries: &[f32], n: usize, prefix_len: usize| {
             let packed = pack_kv_amx(Bf16Family::Amx, d, prefix_len + n, &key, &value, None)
                 .expect("AMX runs a head width of 64");
-            attend_amx(queries, n, prefix_len, scale, &packed)
+            attend_amx(queries, d, n, prefix_len, scale, &packed)
         };
         let fresh = run(&queries, t, 0);
         let want = reference(&queries, t, d, 0, scale, &keys, &values);
