@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use c2s_stats::{CellRow, ContrastRow};
 
-use super::padded::sig3;
+use super::engine::sig3;
 use super::paper::PaperTable;
 use super::twelve_character::{PaperRow, PAPER, PAPER_MODELS};
 use super::{differences, distinct, percent_interval, pp_diff, run_of, signed1, starred, PanelRun};

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use c2s_records::Trajectory;
 use c2s_stats::ContrastRow;
 
-use super::padded::sig3;
+use super::engine::sig3;
 use super::paper::PaperTable;
 use super::{differences, paper_domain, percent_interval, pp_diff, run_of, Count, PanelRun};
 use crate::report::doc::{Doc, Table};

@@ -28,6 +28,7 @@ pub mod contracts;
 pub mod copy_fidelity;
 pub mod copy_incorrect;
 pub mod dialogue;
+pub mod engine;
 pub mod fresh_plan;
 pub mod independence;
 pub mod item_intervals;
@@ -67,60 +68,71 @@ use super::tables::UNDEFINED;
 
 /// The code that computes an exhibit from its panels' runs and the paper model the
 /// differences are taken against.
-pub type Compute = fn(&[PanelRun], &str) -> anyhow::Result<Doc>;
+#[derive(Debug, Clone, Copy)]
+pub enum Compute {
+    /// Computes the rows its spec's `[document]` lays out ([`engine`]).
+    Rows(fn(&[PanelRun], &str) -> anyhow::Result<engine::Frame>),
+    /// Writes the whole document (an exhibit the engine cannot express).
+    Doc(fn(&[PanelRun], &str) -> anyhow::Result<Doc>),
+}
+
+use Compute::{Doc as D, Rows as R};
 
 /// The code of each registered exhibit ([`registry`]), by the name of its spec.
 pub const CODE: &[(&str, Compute)] = &[
-    ("table1", table1::document),
-    ("table2", semantic::table2),
-    ("tableB2", semantic::table_b2),
-    ("table3", table3::document),
-    ("tableD1", table_d1::document),
-    ("tableC1", dialogue::table_c1),
-    ("tableC2", |runs, _| dialogue::table_c2(runs)),
-    ("tableC3", |runs, _| dialogue::table_c3(runs)),
-    ("tableC4", |runs, _| dialogue::table_c4(runs)),
-    ("tableC5", |runs, _| dialogue::table_c5(runs)),
-    ("table4", fresh_plan::document),
-    ("tableB1", |runs, _| whole_answer::document(runs)),
-    ("tableD2", |runs, _| repeats::document(runs)),
-    ("tableD3", |runs, _| prompt_variants::table_d3(runs)),
-    ("tableD4", |runs, _| prompt_variants::table_d4(runs)),
-    ("tableD5", support::table_d5),
-    ("tableD6", support::table_d6),
-    ("tableD7", |_, _| table_d7::document()),
-    ("tableE1", |_, _| contracts::table_e1()),
-    ("tableE2", |_, _| contracts::table_e2()),
-    ("tableE3", |_, _| contracts::table_e3()),
-    ("tableD8", twelve_character::document),
-    ("tableD9", padded::document),
-    ("tableD10", nested_binding::document),
-    ("tableD12", |runs, _| calibration::table_d12(runs)),
-    ("tableD13", |runs, _| cohorts::document(runs)),
-    ("tableD14", |runs, _| calibration::table_d14(runs)),
-    ("tableD15", table_d15::document),
-    ("tableD16", |runs, _| table_d16::document(runs)),
-    ("tableD17", |runs, _| table_d17::document(runs)),
-    ("figure7", |runs, _| matched_contracts::document(runs)),
-    ("figure2", |runs, _| by_length::document(runs)),
-    ("figure4", fresh_plan::figure4),
-    ("figure5", binding::figure5),
-    ("figure6", binding::figure6),
-    ("figure8", |runs, _| dialogue::figure8(runs)),
-    ("figure9", |runs, _| dialogue::figure9(runs)),
-    ("figure10", robustness::figure10),
-    ("figure11", union_gain::document),
-    ("figure13", branch_factors::document),
-    ("figure15", copy_fidelity::figure15),
-    ("figure16", copy_incorrect::figure16),
-    ("figure17", readout_grid::figure17),
-    ("figure18", readout_grid::figure18),
-    ("figure19", |runs, _| calibration::figure19(runs)),
-    ("figure21", |runs, _| calibration::figure21(runs)),
-    ("figure12", support_controllers::document),
-    ("figure14", |runs, _| independence::document(runs)),
-    ("projection", |runs, _| projection::document(runs)),
-    ("native-control", |runs, _| native_control::document(runs)),
+    ("table1", D(table1::document)),
+    ("table2", D(semantic::table2)),
+    ("tableB2", D(semantic::table_b2)),
+    ("table3", D(table3::document)),
+    ("tableD1", D(table_d1::document)),
+    ("tableC1", D(dialogue::table_c1)),
+    ("tableC2", D(|runs, _| dialogue::table_c2(runs))),
+    ("tableC3", D(|runs, _| dialogue::table_c3(runs))),
+    ("tableC4", D(|runs, _| dialogue::table_c4(runs))),
+    ("tableC5", D(|runs, _| dialogue::table_c5(runs))),
+    ("table4", D(fresh_plan::document)),
+    ("tableB1", D(|runs, _| whole_answer::document(runs))),
+    ("tableD2", D(|runs, _| repeats::document(runs))),
+    ("tableD3", D(|runs, _| prompt_variants::table_d3(runs))),
+    ("tableD4", D(|runs, _| prompt_variants::table_d4(runs))),
+    ("tableD5", D(support::table_d5)),
+    ("tableD6", D(support::table_d6)),
+    ("tableD7", D(|_, _| table_d7::document())),
+    ("tableE1", D(|_, _| contracts::table_e1())),
+    ("tableE2", D(|_, _| contracts::table_e2())),
+    ("tableE3", D(|_, _| contracts::table_e3())),
+    ("tableD8", D(twelve_character::document)),
+    ("tableD9", R(padded::document)),
+    ("tableD10", D(nested_binding::document)),
+    ("tableD12", D(|runs, _| calibration::table_d12(runs))),
+    ("tableD13", D(|runs, _| cohorts::document(runs))),
+    ("tableD14", D(|runs, _| calibration::table_d14(runs))),
+    ("tableD15", D(table_d15::document)),
+    ("tableD16", D(|runs, _| table_d16::document(runs))),
+    ("tableD17", D(|runs, _| table_d17::document(runs))),
+    ("figure7", D(|runs, _| matched_contracts::document(runs))),
+    ("figure2", D(|runs, _| by_length::document(runs))),
+    ("figure4", D(fresh_plan::figure4)),
+    ("figure5", D(binding::figure5)),
+    ("figure6", D(binding::figure6)),
+    ("figure8", D(|runs, _| dialogue::figure8(runs))),
+    ("figure9", D(|runs, _| dialogue::figure9(runs))),
+    ("figure10", D(robustness::figure10)),
+    ("figure11", D(union_gain::document)),
+    ("figure13", D(branch_factors::document)),
+    ("figure15", D(copy_fidelity::figure15)),
+    ("figure16", D(copy_incorrect::figure16)),
+    ("figure17", D(readout_grid::figure17)),
+    ("figure18", D(readout_grid::figure18)),
+    ("figure19", D(|runs, _| calibration::figure19(runs))),
+    ("figure21", D(|runs, _| calibration::figure21(runs))),
+    ("figure12", D(support_controllers::document)),
+    ("figure14", D(|runs, _| independence::document(runs))),
+    ("projection", D(|runs, _| projection::document(runs))),
+    (
+        "native-control",
+        D(|runs, _| native_control::document(runs)),
+    ),
 ];
 
 /// An exhibit `reproduce` can write: its spec ([`registry::ExhibitSpec`]) and its code.
@@ -186,7 +198,20 @@ impl Exhibit {
 
     /// The exhibit's document from its panels' run directories.
     pub fn document(self, runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-        (self.compute)(runs, against)
+        match (self.compute, &self.spec.document) {
+            (Compute::Doc(write), None) => write(runs, against),
+            (Compute::Rows(compute), Some(document)) => {
+                engine::layout(&self.spec.name, document, compute(runs, against)?, against)
+            }
+            (Compute::Doc(_), Some(_)) => anyhow::bail!(
+                "exhibits/{}.toml: a [document] for an exhibit whose code writes its own",
+                self.spec.name
+            ),
+            (Compute::Rows(_), None) => anyhow::bail!(
+                "exhibits/{}.toml: no [document] to lay its rows out",
+                self.spec.name
+            ),
+        }
     }
 }
 
@@ -462,6 +487,15 @@ pub fn compared_models<'a>(printed: &[&'a str], against: &str) -> Vec<&'a str> {
 pub(crate) mod testing {
     use c2s_records::Trajectory;
     use c2s_stats::MetricRow;
+
+    /// The exhibit `name`'s document, as its spec lays out `frame`, in Markdown.
+    pub fn laid_out(name: &str, frame: super::engine::Frame, against: &str) -> String {
+        let exhibit = super::Exhibit::named(name).expect("a registered exhibit");
+        let document = (exhibit.spec.document.as_ref()).expect("an exhibit laid out by its spec");
+        super::engine::layout(name, document, frame, against)
+            .expect("the layout")
+            .markdown()
+    }
 
     /// A trajectory of model `m` on `arm` for item `item` of `domain` (its bank's name, e.g.
     /// `arithmetic`) and target length `length`, correct or not; tests set further fields.

@@ -10,7 +10,7 @@
 
 use c2s_stats::{ContrastRow, MetricRow};
 
-use super::padded::sig3;
+use super::engine::sig3;
 use super::paper::PaperTable;
 use super::{differences, paper_domain, percent_interval, pp_diff, run_of, PanelRun};
 use crate::report::doc::{Doc, Table};

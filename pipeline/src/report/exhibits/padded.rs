@@ -11,42 +11,17 @@
 //! from the panel's Indexed − Padded unit contrast of that domain.
 
 use c2s_stats::{ContrastRow, MetricRow};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::paper::PaperTable;
-use super::{differences, paper_domain, percent_interval, PanelRun};
-use crate::report::doc::{Doc, Table};
-use crate::report::tables::{MetricIndex, UNDEFINED};
-
-/// A row of Table D9 as printed.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct PaperRow {
-    /// The paper model, as printed.
-    pub model: String,
-    /// `math` or `lexical`, as printed.
-    pub domain: String,
-    /// The length match: `bytes` or `tokens`.
-    pub matched: String,
-    /// IndexedCopy's correct copies of the parents.
-    pub indexed: u64,
-    /// PaddedCopy's correct copies of the parents.
-    pub padded: u64,
-    /// Indexed − Padded [95% CI], percentage points as printed.
-    pub difference: (f64, f64, f64),
-    /// The Holm-corrected exact McNemar p, as printed.
-    pub holm_p: f64,
-    /// Parents per domain (the denominator of the counts).
-    pub parents: u64,
-}
-
-/// Table D9's six printed rows (exhibits/tableD9.tsv).
-pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD9");
+use super::engine::Frame;
+use super::{paper_domain, PanelRun};
+use crate::report::tables::MetricIndex;
 
 /// The match of each panel.
 pub const PANELS: [(&str, &str); 2] = [("padded", "bytes"), ("padded-tokens", "tokens")];
 
 /// One of our rows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OurRow {
     /// The model label of the run's records.
     pub model: String,
@@ -63,22 +38,6 @@ pub struct OurRow {
     pub difference: Option<(f64, Option<f64>, Option<f64>)>,
     /// The pairing's exact McNemar p, Holm-corrected within its panel's family.
     pub holm_p: Option<f64>,
-}
-
-/// A p-value with three significant digits, as the table prints them.
-pub fn sig3(p: Option<f64>) -> String {
-    match p {
-        None => UNDEFINED.to_string(),
-        Some(p) if p == 0.0 || p >= 0.001 => {
-            let digits = if p == 0.0 {
-                0
-            } else {
-                (2 - p.log10().floor() as i32).max(0) as usize
-            };
-            format!("{p:.digits$}")
-        }
-        Some(p) => format!("{p:.2e}"),
-    }
 }
 
 /// Our rows of one panel: its paired groups (Padded vs Indexed) and contrasts.
@@ -118,114 +77,8 @@ pub fn our_rows(
         .collect()
 }
 
-fn header() -> Vec<String> {
-    [
-        "Model",
-        "Domain",
-        "Match",
-        "Indexed",
-        "Padded",
-        "Difference [95% CI]",
-        "Holm p",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
-/// Table D9's document: our byte- and token-matched rows, the paper's rows as printed, and
-/// ours minus the paper model's (`against`, else every printed model).
-pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER.rows()?;
-    let mut doc =
-        Doc::new("Table D9: Indexed copying improves fidelity over nonindexed length controls");
-    doc.p(
-        "Byte matching fixes serialized-state length; token matching uses the run model's \
-         rendered prompt at a common prefix. Paired differences have 95% item intervals, with \
-         separate Holm correction for byte and token comparisons.",
-    );
-    doc.h(2, "This run");
-    doc.table(Table {
-        text_columns: 3,
-        header: header(),
-        rows: ours
-            .iter()
-            .map(|r| {
-                vec![
-                    r.model.clone(),
-                    r.domain.clone(),
-                    r.matched.to_string(),
-                    format!("{}/{}", r.indexed.0, r.indexed.1),
-                    format!("{}/{}", r.padded.0, r.padded.1),
-                    percent_interval(r.difference),
-                    sig3(r.holm_p),
-                ]
-            })
-            .collect(),
-        notes: vec!["Holm p: exact McNemar, Holm-corrected within each match's family.".into()],
-    });
-    doc.h(2, "The paper (Table D9)");
-    doc.table(Table {
-        text_columns: 3,
-        header: header(),
-        rows: paper_rows
-            .iter()
-            .map(|p| {
-                vec![
-                    p.model.to_string(),
-                    p.domain.to_string(),
-                    p.matched.to_string(),
-                    format!("{}/{}", p.indexed, p.parents),
-                    format!("{}/{}", p.padded, p.parents),
-                    format!(
-                        "{:.1} [{:.1}, {:.1}]",
-                        p.difference.0, p.difference.1, p.difference.2
-                    ),
-                    sig3(Some(p.holm_p)),
-                ]
-            })
-            .collect(),
-        notes: vec!["Each model/domain has 48 parents.".into()],
-    });
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.model.as_str()),
-        against,
-        4,
-        &[
-            "Model",
-            "Domain",
-            "Match",
-            "Paper row",
-            "Δ Indexed",
-            "Δ Padded",
-            "Δ Difference",
-        ],
-    );
-    for r in ours {
-        for p in paper_rows.iter().filter(|p| {
-            models.contains(&p.model.as_str()) && p.domain == r.domain && p.matched == r.matched
-        }) {
-            let rate = |(k, n): (u64, u64)| (n > 0).then(|| k as f64 / n as f64);
-            let paper_rate = |k: u64| 100.0 * k as f64 / p.parents as f64;
-            diff.rows.push(vec![
-                r.model.clone(),
-                r.domain.clone(),
-                r.matched.to_string(),
-                format!("{} {} {}", p.model, p.domain, p.matched),
-                super::pp_diff(rate(r.indexed), paper_rate(p.indexed)),
-                super::pp_diff(rate(r.padded), paper_rate(p.padded)),
-                super::pp_diff(r.difference.map(|d| d.0), p.difference.0),
-            ]);
-        }
-    }
-    diff.notes
-        .push("Percentage points (ours over our parents, the paper's over 48).".into());
-    doc.table(diff);
-    Ok(doc)
-}
-
 /// Table D9 from the `padded` and `padded-tokens` panels' runs (either may be absent).
-pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let mut ours = Vec::new();
     for (panel, matched) in PANELS {
         let Some(run) = runs.iter().find(|r| r.panel == panel) else {
@@ -235,13 +88,14 @@ pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
         let (contrasts, _) = run.contrast_tables()?;
         ours.extend(our_rows(matched, &run.metric_rows()?, &contrasts));
     }
-    layout(&ours, against)
+    Ok(Frame::new().rows("ours", &ours))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::paired_rows;
+    use crate::report::exhibits::engine::sig3;
+    use crate::report::exhibits::testing::{laid_out, paired_rows};
 
     /// The printed Holm p-values are exact McNemar p-values with every discordant item on one
     /// side, Holm-stepped over the byte family's four tests: Jev lexical's 39 discordant items
@@ -290,7 +144,7 @@ mod tests {
             sign_p_holm: Some(1e-8),
         };
         let ours = our_rows("bytes", &rows, &[contrast]);
-        let md = layout(&ours, "Jev").unwrap().markdown();
+        let md = laid_out("tableD9", Frame::new().rows("ours", &ours), "Jev");
         for want in [
             "| Model | Domain | Match | Indexed | Padded | Difference [95% CI] | Holm p |",
             "| m | lexical | bytes | 40/48 | 12/48 | 58.3 [45.0, 70.0] | 1.00e-7 |",

@@ -84,6 +84,55 @@ fn parse<T: DeserializeOwned + Serialize>(name: &str, text: &str) -> anyhow::Res
     Ok(rows)
 }
 
+/// The rows of the embedded table `name` as maps from its column names to its values, for the
+/// exhibit engine ([`super::engine`]): `true`/`false` read as booleans, whole numbers as
+/// integers, other numbers as floats, an empty cell as none, anything else as text.
+pub fn records(name: &str) -> anyhow::Result<Vec<minijinja::Value>> {
+    let Some((_, text)) = PAPER_TABLES.iter().find(|(n, _)| *n == name) else {
+        anyhow::bail!("exhibits/{name}.tsv: no such table")
+    };
+    let file = format!("exhibits/{name}.tsv");
+    let mut lines = (text.lines().enumerate())
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| !line.trim().is_empty() && !line.starts_with('#'));
+    let Some((_, header)) = lines.next() else {
+        anyhow::bail!("{file}: no header")
+    };
+    let columns: Vec<&str> = header.split('\t').collect();
+    let mut rows = Vec::new();
+    for (line, text) in lines {
+        let values: Vec<&str> = text.split('\t').collect();
+        anyhow::ensure!(
+            values.len() == columns.len(),
+            "{file}:{line}: {} values under {} columns",
+            values.len(),
+            columns.len()
+        );
+        rows.push(
+            (columns.iter().zip(values))
+                .map(|(column, value)| (column.to_string(), typed(value)))
+                .collect(),
+        );
+    }
+    Ok(rows)
+}
+
+fn typed(cell: &str) -> minijinja::Value {
+    if cell.is_empty() {
+        return minijinja::Value::from(());
+    }
+    if let Ok(b) = cell.parse::<bool>() {
+        return minijinja::Value::from(b);
+    }
+    if let Ok(i) = cell.parse::<i64>() {
+        return minijinja::Value::from(i);
+    }
+    match cell.parse::<f64>() {
+        Ok(f) => minijinja::Value::from(f),
+        Err(_) => minijinja::Value::from(cell),
+    }
+}
+
 /// How many columns a row takes: its fields written out flat.
 fn width<T: Serialize>(row: &T) -> anyhow::Result<usize> {
     let mut writer = csv::WriterBuilder::new()

@@ -44,6 +44,9 @@ pub struct ExhibitSpec {
     pub shows: String,
     /// What of the paper's is printed beside ours.
     pub paper: String,
+    /// How the exhibit's document is laid out ([`super::engine`]); none for an exhibit whose
+    /// code writes its whole document.
+    pub document: Option<super::engine::DocumentSpec>,
 }
 
 impl ExhibitSpec {
