@@ -1,37 +1,20 @@
-//! Figure 13's numbers (D.7): "Query count and branch placement affect Jev more than alphabet
-//! size in this symbolic panel. On 32 twelve-character reversal sources, (a,b) counts show
-//! correct strings under crossed factors. (c) Paired effects have 95% source-bootstrap
-//! intervals; Jev's query-count and branch-location contrasts survive six-test Holm
-//! correction."
-//!
-//! Panels (a, b) print, per model (Jev, Qwen3.5-27B), the correct count of 32 sources in each
-//! cell of candidate branch location (Early, Late) × 10 or 26 choices × 2 or 6 queries — the
-//! correct counts of Table D8 ([`super::twelve_character::PAPER`]). Ours are the eight
-//! `[[stats.cells]]` of `config/panels/twelve-character.toml` (`early 10 / 2` …: the four
-//! Serial/FullFill arms, alphabet a–j or a–z × two or six queries, per placement).
-//!
-//! Panel (c) plots the three paired factor effects per model (EM difference, points) without
-//! printing them. Ours are the panel's three unit contrasts (family "D.7 factors"): `26 - 10
-//! choices` (the a–z arms against the a–j arms), `6 - 2 queries` (the arms that also query
-//! positions 1, 4, 8, 12 against those that do not) and `late - early` (every arm's late
-//! presentation against its early one), each averaged within source, with its stratified
-//! source-bootstrap interval and its exact sign-flip p, Holm-corrected over the family (the
-//! paper's six tests are three contrasts × two models; a one-model run holds three). The
-//! paper's point effects are derived from its printed counts: every source contributes the
-//! same trajectories to each side, so the mean source difference is the side totals'
-//! difference over 4 × 32 trajectories. Its intervals are not printed; which effects survive
-//! Holm is transcribed from the caption (Jev's query-count and branch-location effects).
+//! Figure 13's numbers (D.7) on `config/panels/twelve-character.toml`. Panels (a, b): per
+//! model, the correct count of each of the eight `[[stats.cells]]` (branch location Early or
+//! Late × 10 or 26 choices × 2 or 6 queries; the paper's are Table D8's). Panel (c): the
+//! panel's three unit contrasts (family "D.7 factors": `26 - 10 choices`, `6 - 2 queries`,
+//! `late - early`), averaged within source, with a stratified source-bootstrap interval and
+//! the exact sign-flip p, Holm-corrected over the family. The paper's effects are derived from
+//! its counts: every source gives each side the same trajectories, so an effect is the side
+//! totals' difference over 4 × 32 trajectories.
 
 use std::collections::BTreeMap;
 
 use c2s_stats::{CellRow, ContrastRow};
+use serde::Serialize;
 
-use super::engine::sig3;
-use super::paper::PaperTable;
+use super::engine::Frame;
 use super::twelve_character::{PaperRow, PAPER, PAPER_MODELS};
-use super::{differences, distinct, percent_interval, pp_diff, run_of, signed1, starred, PanelRun};
-use crate::report::doc::{Doc, Table};
-use crate::report::tables::UNDEFINED;
+use super::{distinct, run_of, PanelRun};
 
 /// The figure's cell columns, in its order: (label, choices / queries of Table D8).
 pub const COLUMNS: [(&str, &str); 4] = [
@@ -51,26 +34,18 @@ pub const EFFECTS: [(&str, &str); 3] = [
     ("Late − early", "late - early"),
 ];
 
-/// Whether the caption says an effect survives Holm: (paper model, effect as [`EFFECTS`]
-/// labels it, survives).
-pub static PAPER_SURVIVING: PaperTable<(String, String, bool)> = PaperTable::new("figure13");
-
-/// One of panel (c)'s effects as the paper gives it: derived point (points) and whether the
-/// caption says it survives Holm.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One of panel (c)'s effects as derived from the paper's printed counts.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PaperEffect {
     /// The paper model (one of Table D8's two).
     pub model: &'static str,
-    /// Index of the effect in [`EFFECTS`].
-    pub effect: usize,
-    /// Compared minus reference EM, in percentage points, derived from the printed counts.
+    /// The effect as [`EFFECTS`] labels it.
+    pub effect: &'static str,
+    /// Compared minus reference EM, in percentage points.
     pub difference: f64,
-    /// Whether the caption says the effect survives six-test Holm correction.
-    pub survives_holm: bool,
 }
 
-/// The sides of an effect for one Table D8 row (branch, choices / queries): +1 compared, −1
-/// reference.
+/// +1 where a Table D8 cell (branch, choices / queries) is on an effect's compared side, else −1.
 fn side(effect: usize, branch: &str, cell: &str) -> f64 {
     let (choices, queries) = cell.split_once(" / ").unwrap_or((cell, ""));
     let compared = match effect {
@@ -89,27 +64,20 @@ fn side(effect: usize, branch: &str, cell: &str) -> f64 {
 /// the mean over a side's cells of correct / sources, compared minus reference.
 pub fn paper_effects() -> anyhow::Result<Vec<PaperEffect>> {
     let printed = PAPER.rows()?;
-    let surviving = PAPER_SURVIVING.rows()?;
     let mut out = Vec::new();
-    for (effect, (label, _)) in EFFECTS.iter().enumerate() {
+    for (i, (effect, _)) in EFFECTS.iter().enumerate() {
         for (m, model) in PAPER_MODELS.iter().enumerate() {
-            let sum: f64 = printed
-                .iter()
+            let sum: f64 = (printed.iter())
                 .map(|(branch, cell, counts)| {
                     let (correct, sources) = counts[m].0;
-                    side(effect, branch, cell) * correct as f64 / sources as f64
+                    side(i, branch, cell) * correct as f64 / sources as f64
                 })
                 .sum();
-            let Some((_, _, survives_holm)) =
-                (surviving.iter()).find(|(m, e, _)| m == model && e == label)
-            else {
-                anyhow::bail!("exhibits/figure13.tsv: no row for {model}, {label}")
-            };
+            let difference = 100.0 * sum / 4.0;
             out.push(PaperEffect {
                 model,
                 effect,
-                difference: 100.0 * sum / 4.0,
-                survives_holm: *survives_holm,
+                difference,
             });
         }
     }
@@ -140,22 +108,43 @@ fn cell_name(branch: &str, cell: &str) -> String {
     format!("{} {cell}", branch.to_lowercase())
 }
 
-fn count((k, n): (u64, u64)) -> String {
-    format!("{k}/{n}")
+/// A row of panels (a, b): one model's correct strings on one branch, per [`COLUMNS`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GridRow {
+    /// The model (ours: the records' label; the paper's: as printed).
+    pub model: String,
+    /// The candidate branch location ([`BRANCHES`]).
+    pub branch: &'static str,
+    /// Correct strings of the sources per column, `None` where there is no cell.
+    pub counts: [Option<(u64, u64)>; 4],
 }
 
-fn rate((k, n): (u64, u64)) -> Option<f64> {
-    (n > 0).then(|| k as f64 / n as f64)
+/// A model's two rows of panels (a, b); `count` gives a branch and column's correct strings.
+fn grid(model: &str, count: impl Fn(&str, &str) -> Option<(u64, u64)>) -> [GridRow; 2] {
+    BRANCHES.map(|branch| GridRow {
+        model: model.to_string(),
+        branch,
+        counts: COLUMNS.map(|(_, cell)| count(branch, cell)),
+    })
 }
 
-fn grid_header(first: &str) -> Vec<String> {
-    let mut h = vec![first.to_string(), "Branch".into()];
-    h.extend(COLUMNS.iter().map(|(label, _)| label.to_string()));
-    h
+/// One of our panel (c) effects: a model's unit contrast.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EffectRow {
+    /// The effect as [`EFFECTS`] labels it.
+    pub effect: &'static str,
+    /// The records' model label.
+    pub model: String,
+    /// Compared minus reference EM (a fraction) with its interval; `None` without a contrast.
+    pub difference: Option<(f64, Option<f64>, Option<f64>)>,
+    /// The exact sign-flip p.
+    pub sign_p: Option<f64>,
+    /// The sign-flip p, Holm-corrected over the family D.7 factors.
+    pub holm_p: Option<f64>,
 }
 
-/// Figure 13's numbers: our counts and factor effects, the paper's, and the differences.
-pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> anyhow::Result<Doc> {
+/// Figure 13's rows: our counts and factor effects, the paper's counts and derived effects.
+pub fn frame(counts: &Counts, contrasts: &[ContrastRow]) -> anyhow::Result<Frame> {
     let paper_rows = PAPER.rows()?;
     let models = distinct(
         counts
@@ -163,203 +152,58 @@ pub fn layout(counts: &Counts, contrasts: &[ContrastRow], against: &str) -> anyh
             .map(|(m, _)| m.as_str())
             .chain(contrasts.iter().map(|c| c.model.as_str())),
     );
-    let mut doc = Doc::new(
-        "Figure 13: Query count and branch placement affect Jev more than alphabet size \
-         (numbers)",
-    );
-    doc.p(
-        "On twelve-character reversal sources, (a, b) correct strings under crossed factors; \
-         (c) paired factor effects (EM difference, points) with 95% source-bootstrap intervals \
-         and six-test Holm correction.",
-    );
-    doc.h(2, "This run: (a, b) correct strings");
-    doc.table(Table {
-        text_columns: 2,
-        header: grid_header("Model"),
-        rows: models
-            .iter()
-            .flat_map(|m| {
-                BRANCHES.iter().map(move |branch| {
-                    let mut row = vec![m.to_string(), branch.to_string()];
-                    row.extend(COLUMNS.iter().map(|(_, cell)| {
-                        counts
-                            .get(&(m.to_string(), cell_name(branch, cell)))
-                            .map_or_else(|| UNDEFINED.to_string(), |c| count(*c))
-                    }));
-                    row
-                })
+    let ours: Vec<GridRow> = (models.iter())
+        .flat_map(|m| {
+            grid(m, |b, c| {
+                counts.get(&(m.to_string(), cell_name(b, c))).copied()
             })
-            .collect(),
-        notes: vec![
-            "The panel's cells (`early 10 / 2` …): the Serial/FullFill arm of each alphabet \
-             (a–j: 10 choices, a–z: 26) and query count (two branch positions, or also 1, 4, 8, \
-             12) on the early or late presentations."
-                .into(),
-        ],
-    });
-    doc.h(2, "This run: (c) paired factor effects");
-    let family_tests = contrasts
-        .iter()
-        .filter(|c| c.family.as_deref() == Some("D.7 factors"))
-        .count();
-    let contrast_of = |model: &str, effect: usize| {
-        contrasts
-            .iter()
-            .find(|c| c.model == model && c.contrast == EFFECTS[effect].1)
-    };
-    let difference = |c: Option<&ContrastRow>| {
-        c.and_then(|c| {
-            let e = &c.estimate;
-            e.difference.map(|d| (d, e.ci_low, e.ci_high))
         })
-    };
-    doc.table(Table {
-        text_columns: 2,
-        header: [
-            "Effect",
-            "Model",
-            "EM difference, pp [95% CI]",
-            "Sign-flip p",
-            "Holm p",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: EFFECTS
-            .iter()
-            .enumerate()
-            .flat_map(|(effect, (label, _))| {
-                models.iter().map(move |m| {
-                    let c = contrast_of(m, effect);
-                    let holm = c.and_then(|c| c.sign_p_holm);
-                    let holm_cell = starred(sig3(holm), holm);
-                    vec![
-                        label.to_string(),
-                        m.to_string(),
-                        percent_interval(difference(c)),
-                        sig3(c.and_then(|c| c.estimate.sign_p)),
-                        holm_cell,
-                    ]
-                })
-            })
-            .collect(),
-        notes: vec![format!(
-            "The panel's unit contrasts, averaged within source: stratified source-bootstrap \
-             interval, exact sign-flip p, Holm over the family D.7 factors (tests in this \
-             run: {family_tests}; the paper's six are three effects × two models); * marks Holm \
-             p < 0.05."
-        )],
-    });
-    doc.h(2, "The paper (Figure 13)");
-    doc.table(Table {
-        text_columns: 2,
-        header: grid_header("Model"),
-        rows: PAPER_MODELS
-            .iter()
-            .enumerate()
-            .flat_map(|(m, model)| {
-                BRANCHES.iter().map(move |branch| {
-                    let mut row = vec![model.to_string(), branch.to_string()];
-                    row.extend(COLUMNS.iter().map(|(_, cell)| {
-                        paper_count(paper_rows, m, branch, cell)
-                            .map_or_else(|| UNDEFINED.to_string(), count)
-                    }));
-                    row
-                })
-            })
-            .collect(),
-        notes: vec!["(a, b) as printed (Table D8's correct counts), 32 sources per cell.".into()],
-    });
-    let paper = paper_effects()?;
-    doc.table(Table {
-        text_columns: 2,
-        header: ["Effect", "Model", "EM difference, pp", "Survives Holm"]
-            .map(String::from)
-            .to_vec(),
-        rows: paper
-            .iter()
-            .map(|p| {
-                vec![
-                    EFFECTS[p.effect].0.to_string(),
-                    p.model.to_string(),
-                    signed1(p.difference),
-                    if p.survives_holm { "yes *" } else { "no" }.into(),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "(c) prints no value or interval: the effects are derived from the printed counts \
-             ((Σ compared − Σ reference correct) / (4 × 32)); Survives Holm as the caption \
-             says (\"Jev's query-count and branch-location contrasts survive six-test Holm \
-             correction\")."
-                .into(),
-        ],
-    });
-    let mut header: Vec<&str> = vec!["Model", "Branch", "Paper model"];
-    let labels: Vec<String> = COLUMNS.iter().map(|(l, _)| format!("Δ {l}")).collect();
-    header.extend(labels.iter().map(String::as_str));
-    let (compared, mut grid) = differences(&mut doc, PAPER_MODELS, against, 3, &header);
-    for m in &models {
-        for p in &compared {
-            let Some(pi) = PAPER_MODELS.iter().position(|x| x == p) else {
-                continue;
-            };
-            for branch in BRANCHES {
-                let mut row = vec![m.to_string(), branch.to_string(), p.to_string()];
-                row.extend(COLUMNS.iter().map(|(_, cell)| {
-                    let ours = counts
-                        .get(&(m.to_string(), cell_name(branch, cell)))
-                        .and_then(|c| rate(*c));
-                    match paper_count(paper_rows, pi, branch, cell).and_then(rate) {
-                        Some(printed) => pp_diff(ours, 100.0 * printed),
-                        None => UNDEFINED.to_string(),
-                    }
-                }));
-                grid.rows.push(row);
-            }
-        }
+        .collect();
+    let printed: Vec<GridRow> = (PAPER_MODELS.iter().enumerate())
+        .flat_map(|(i, m)| grid(m, |b, c| paper_count(paper_rows, i, b, c)))
+        .collect();
+    // Each model's counts by branch, for the differences (by model, paper model, branch).
+    let mut by_model: BTreeMap<&str, BTreeMap<&str, _>> = BTreeMap::new();
+    for r in &ours {
+        by_model
+            .entry(&r.model)
+            .or_default()
+            .insert(r.branch, r.counts);
     }
-    grid.notes.push(
-        "(a, b): correct strings in percentage points (ours over our sources, the paper's over \
-         32)."
-            .into(),
-    );
-    doc.table(grid);
-    let mut effects = Table {
-        text_columns: 3,
-        header: ["Effect", "Model", "Paper model", "Δ EM difference"]
-            .map(String::from)
-            .to_vec(),
-        ..Table::default()
-    };
-    for (effect, (label, _)) in EFFECTS.iter().enumerate() {
-        for m in &models {
-            for p in paper
-                .iter()
-                .filter(|p| p.effect == effect && compared.contains(&p.model))
-            {
-                let ours = difference(contrast_of(m, effect)).map(|d| d.0);
-                effects.rows.push(vec![
-                    label.to_string(),
-                    m.to_string(),
-                    p.model.to_string(),
-                    pp_diff(ours, p.difference),
-                ]);
-            }
-        }
-    }
-    effects
-        .notes
-        .push("(c): percentage points, ours minus the paper's derived effect.".into());
-    doc.table(effects);
-    Ok(doc)
+    let effects: Vec<EffectRow> = (EFFECTS.iter())
+        .flat_map(|(effect, name)| {
+            models.iter().map(move |m| {
+                let c = contrasts
+                    .iter()
+                    .find(|c| c.model == *m && c.contrast == *name);
+                let e = c.map(|c| &c.estimate);
+                EffectRow {
+                    effect,
+                    model: m.to_string(),
+                    difference: e.and_then(|e| e.difference.map(|d| (d, e.ci_low, e.ci_high))),
+                    sign_p: e.and_then(|e| e.sign_p),
+                    holm_p: c.and_then(|c| c.sign_p_holm),
+                }
+            })
+        })
+        .collect();
+    let family = (contrasts.iter()).filter(|c| c.family.as_deref() == Some("D.7 factors"));
+    Ok(Frame::new()
+        .rows("ours", &ours)
+        .rows("models", &models)
+        .rows("effects", &effects)
+        .rows("paper_grid", &printed)
+        .rows("paper_effects", &paper_effects()?)
+        .var("grid", by_model)
+        .var("family_tests", family.count()))
 }
 
-/// Read the twelve-character panel's run and lay out the numbers.
-pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+/// Read the twelve-character panel's run and compute the numbers.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let (contrasts, cells) = run_of(runs, "twelve-character")?
         .load()?
         .contrast_tables()?;
-    layout(&our_counts(&cells), &contrasts, against)
+    frame(&our_counts(&cells), &contrasts)
 }
 
 #[cfg(test)]
@@ -367,15 +211,16 @@ mod tests {
     use super::*;
     use c2s_stats::ContrastEstimate;
 
+    use crate::report::exhibits::testing::laid_out;
+
     /// From Table D8's counts: Jev −3.1 / −18.8 / −21.9, Qwen −3.1 / −4.7 / −4.7 points —
-    /// within the figure's −30 to 0 axis, Jev's two surviving effects the largest.
+    /// within the figure's −30 to 0 axis.
     #[test]
     fn the_papers_effects_follow_from_its_counts() {
         let effects = paper_effects().unwrap();
         let get = |model: &str, effect: usize| {
-            effects
-                .iter()
-                .find(|p| p.model == model && p.effect == effect)
+            (effects.iter())
+                .find(|p| p.model == model && p.effect == EFFECTS[effect].0)
                 .map(|p| p.difference)
         };
         assert_eq!(get("Jev", 0), Some(-3.125));
@@ -387,7 +232,6 @@ mod tests {
         assert!(effects
             .iter()
             .all(|p| (-30.0..=0.0).contains(&p.difference)));
-        assert_eq!(effects.iter().filter(|p| p.survives_holm).count(), 2);
         assert_eq!(cell_name("Late", "26 / 6"), "late 26 / 6");
     }
 
@@ -421,7 +265,7 @@ mod tests {
             },
             sign_p_holm: Some(0.0012),
         };
-        let md = layout(&counts, &[contrast], "Jev").unwrap().markdown();
+        let md = laid_out("figure13", frame(&counts, &[contrast]).unwrap(), "Jev");
         for want in [
             "| Model | Branch | 10 choices, 2 queries | 26 choices, 2 queries | 10 choices, 6 queries | 26 choices, 6 queries |",
             "| m | Early | 8/32 | – | – | – |",

@@ -1,22 +1,17 @@
-//! Figure 2's numbers: "High Native accuracy does not guarantee Serial retention. Across 64
-//! paired items per domain and length, (a,c) show near-ceiling Native accuracy for Jev and
-//! direct-output Qwen3.5-27B. In (b,d), Jev's arithmetic retention declines with length while
-//! lexical retention remains near zero … SCR conditions on Native-correct items; bands
-//! indicate 95% item-bootstrap intervals."
-//!
-//! Panels (a, b) arithmetic and (c, d) lexical: Native accuracy and SCR per target length for
-//! each model / interface of Table 1 (`table1-code`, `table1-direct`). The paper plots these
-//! and prints no numbers; ours are the per-length rows of the runs' metrics with their
-//! intervals († an exact interval of a zero-success SCR cell, as in Table 1).
+//! Figure 2's numbers (the paper plots them and prints none): per domain ((a, b) math, (c, d)
+//! lexical), model / interface of Table 1's panels (`table1-code`, `table1-direct`) and target
+//! length, the runs' per-length Native EM and SCR rows with their intervals.
 
-use super::table1::Interface;
-use super::{paper_domain, PanelRun};
-use crate::report::doc::{Doc, Table};
-use crate::report::tables::{estimate, ratio, scr_cell, MetricIndex, UNDEFINED};
 use c2s_stats::MetricRow;
+use serde::Serialize;
+
+use super::engine::Frame;
+use super::table1::{domain_rank, Interface};
+use super::{paper_domain, PanelRun};
+use crate::report::tables::{estimate, ratio, scr_cell, MetricIndex, UNDEFINED};
 
 /// One row: a series (model / interface) at one length.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LengthRow {
     /// The domain as the paper prints it (`math`: panels a, b; `lexical`: panels c, d).
     pub domain: String,
@@ -55,67 +50,24 @@ pub fn our_rows(rows: &[MetricRow], interface: Interface) -> Vec<LengthRow> {
     out
 }
 
-/// Figure 2's numbers, one table per domain (the figure's two rows of panels).
-pub fn layout(ours: &[LengthRow]) -> Doc {
-    let mut doc = Doc::new("Figure 2: Native accuracy and SCR by target length (numbers)");
-    doc.p(
-        "Native accuracy (a, c) and SCR (b, d) per target length for each model and interface; \
-         SCR conditions on Native-correct items. The paper plots these with 95% \
-         item-bootstrap bands and prints no numbers.",
-    );
-    for (panels, domain) in [("(a, b)", "math"), ("(c, d)", "lexical")] {
-        let mut rows: Vec<&LengthRow> = ours.iter().filter(|r| r.domain == domain).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        rows.sort_by(|a, b| (&a.series, a.length).cmp(&(&b.series, b.length)));
-        doc.h(2, format!("{panels} {domain}"));
-        doc.table(Table {
-            text_columns: 2,
-            header: [
-                "Model / interface",
-                "Length",
-                "Items",
-                "Native EM [95% CI]",
-                "SCR count",
-                "SCR [95% CI]",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: rows
-                .iter()
-                .map(|r| {
-                    let mut row = vec![r.series.clone(), r.length.to_string()];
-                    row.extend(r.cells.iter().cloned());
-                    row
-                })
-                .collect(),
-            notes: vec![
-                "Intervals: the run's length-stratified item bootstrap; † an exact two-sided \
-                 interval of a zero-success SCR cell; – an empty denominator."
-                    .into(),
-            ],
-        });
-    }
-    doc
+/// Figure 2's rows in its order: the math panels' (a, b), then the lexical ones' (c, d), each
+/// by series and length.
+pub fn frame(mut ours: Vec<LengthRow>) -> Frame {
+    ours.retain(|r| domain_rank(&r.domain) < 2);
+    let key = |r: &LengthRow| (domain_rank(&r.domain), r.series.clone(), r.length);
+    ours.sort_by_cached_key(key);
+    Frame::new().rows("ours", &ours)
 }
 
-/// Read Table 1's panels and lay out Figure 2's numbers.
-pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let mut ours = Vec::new();
-    for run in runs {
-        ours.extend(our_rows(
-            &run.load()?.metric_rows()?,
-            Interface::of_panel(run.panel)?,
-        ));
-    }
-    Ok(layout(&ours))
+/// Figure 2's rows from Table 1's panels.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
+    Ok(frame(super::table1::per_interface(runs, our_rows)?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::paired_rows;
+    use crate::report::exhibits::testing::{laid_out, paired_rows};
 
     #[test]
     fn the_layout_has_one_row_per_series_and_length() {
@@ -133,7 +85,7 @@ mod tests {
         rows.extend(paired_rows("m", "arithmetic", [3, 3, 0, 2], (0.1, 0.8)));
         let ours = our_rows(&rows, Interface::Direct);
         assert_eq!(ours.len(), 2, "{ours:?}");
-        let md = layout(&ours).markdown();
+        let md = laid_out("figure2", frame(ours), "Jev");
         for want in [
             "## (a, b) math",
             "| Model / interface | Length | Items | Native EM [95% CI] | SCR count | SCR [95% CI] |",

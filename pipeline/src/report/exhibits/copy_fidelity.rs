@@ -1,39 +1,29 @@
-//! Figure 15's numbers: complete copy fidelity to a supplied gold target (D.11), and the
-//! copy tables shared with Figure 16 ([`super::copy_incorrect`], D.12).
+//! Figure 15's numbers (D.11), from the `copy` panel, and the copy rows shared with Figure 16
+//! ([`super::copy_incorrect`]): (a, b) the fidelity counts of
+//! `GoldCopy/Full/code/{raw,indexed}/C` per controller C (the Direct arms are not drawn); (c, d)
+//! the declared unit contrasts `indexed - raw, serial, DOMAIN` and `batch - independent, raw,
+//! DOMAIN`, Holm-corrected together in the family "serial indexing and raw batch" (D.11: "Six
+//! Serial indexing and six raw Batch-minus-Independent tests share Holm correction"). The
+//! paper's gains are its printed counts' differences over 48.
 //!
-//! Figure 15: "Indexing improves complete copying under fixed position questions. With
-//! supplied gold targets and 48 parents per domain, (a,b) indexed fidelity is high across
-//! controllers, while raw Batch helps Qwen3.5-27B. (c,d) Serial indexing gains are positive for
-//! every model/domain. I/S/B denote Independent/Serial/Batch; paired 95% item bootstrap
-//! intervals preserve all conditions within each parent." (a, b) print "raw → indexed" counts
-//! of 48 per model and controller; (c, d) draw the gains and print no number. Ours come from
-//! the `copy` panel: (a, b) the fidelity counts of `GoldCopy/Full/code/{raw,indexed}/C`, C in
-//! independent, serial, batch (the Direct arms are not drawn); (c, d) the declared unit
-//! contrasts `indexed - raw, serial, DOMAIN` and, beside them, `batch - independent, raw,
-//! DOMAIN` ("Six Serial indexing and six raw Batch-minus-Independent tests share Holm
-//! correction", D.11): mean paired difference, length-stratified item-bootstrap interval, exact
-//! sign-flip p Holm-corrected in the family "serial indexing and raw batch". The paper's gains
-//! beside ours are its printed counts' differences over 48.
-//!
-//! Reading the extracted figures: the PDF text lists the tick labels from the bottom
-//! (`Qwen3.5-27B B`, …, `Jev I`) and the bar annotations from the top, so the annotations
-//! belong to the labels in reverse: Jev, StartLux, Qwen3.5-27B, and I, S, B within a model.
-//! Three printed facts fix this reading: Figure 16 (d)'s group sizes are then 28 observed and
-//! 20 constructed lexical targets as D.12 states (label order gives 20 and 28); "Jev copies
-//! every indexed incorrect target" holds for the first model's 48/48 in both domains (the last
-//! model's lexical count is 46/48); "raw Batch helps Qwen3.5-27B" holds for raw Batch 48 against
-//! Independent 13 (math) and 9 (lexical), where label order gives 28 against 26 and 8 against
-//! 8. Figure 16's wrong-target counts are then the sums of its groups (checked in the tests).
+//! Reading the extracted figures: the PDF text lists the tick labels from the bottom and the
+//! bar annotations from the top, so the annotations belong to the labels in reverse (Jev,
+//! StartLux, Qwen3.5-27B; I, S, B within a model). Three printed facts fix this reading (the
+//! specs' checks): Figure 16 (d)'s lexical groups are then 28 observed and 20 constructed
+//! targets as D.12 states (label order gives 20 and 28); "Jev copies every indexed incorrect
+//! target" holds for the first model (the last model's lexical count is 46/48); "raw Batch
+//! helps Qwen3.5-27B" holds for raw Batch 48 against Independent 13 (math) and 9 (lexical),
+//! where label order gives 28 against 26 and 8 against 8.
 
 use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 use c2s_stats::ContrastRow;
+use serde::{Serialize, Serializer};
 
-use super::engine::sig3;
+use super::engine::Frame;
 use super::paper::PaperTable;
-use super::{differences, paper_domain, percent_interval, pp_diff, run_of, Count, PanelRun};
-use crate::report::doc::{Doc, Table};
+use super::{paper_domain, run_of, Count, PanelRun};
 
 /// The copy controllers of Figure 15, in its order: (as printed, arm label suffix).
 pub const CONTROLLERS: [(&str, &str); 3] = [
@@ -57,83 +47,41 @@ pub(super) fn copy_arm<'a>(arm: &'a str, prefix: &str) -> Option<(&'a str, &'a s
     arm.strip_prefix(prefix)?.split_once('/')
 }
 
-/// A table's leading text columns and its header row, columns separated by ` | `.
-pub(super) type Layout = (usize, &'static str);
-
-/// The columns of a layout's header row.
-pub(super) fn columns((_, header): Layout) -> Vec<&'static str> {
-    header.split(" | ").collect()
+/// Whether a copy trajectory reproduced its supplied target.
+pub(super) fn faithful(t: &Trajectory) -> bool {
+    t.fidelity == Some(true)
 }
 
-/// A table of `rows` in `layout`, with one note.
-pub(super) fn table(layout: Layout, rows: Vec<Vec<String>>, note: &str) -> Table {
-    Table {
-        text_columns: layout.0,
-        header: columns(layout).into_iter().map(String::from).collect(),
-        rows,
-        notes: vec![note.to_string()],
-    }
+/// A count as the engine's `[k, n]` pair.
+pub(super) fn count_pair<S: Serializer>(count: &Count, s: S) -> Result<S::Ok, S::Error> {
+    [count.k, count.n].serialize(s)
 }
 
-pub(super) const DIFFERENCE_NOTE: &str =
-    "Percentage points (ours over our parents, the paper's over 48).";
+/// Counts as the engine's `[k, n]` pairs.
+pub(super) fn count_pairs<S: Serializer>(counts: &[Count], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(counts.iter().map(|c| [c.k, c.n]))
+}
 
-/// A row of raw and indexed fidelity under one label: a controller of Figure 15 (a, b) or a
-/// group of incorrect targets of Figure 16 (c, d).
-#[derive(Debug, Clone, PartialEq)]
+/// A row of Figure 15 (a, b): raw and indexed fidelity under one controller.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FidelityRow {
     /// The model (ours: the records' label; the paper's: as printed).
     pub model: String,
     /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
-    /// The controller (`Independent`, `Serial`, `Batch`) or the incorrect-target group.
+    /// The controller: `Independent`, `Serial` or `Batch`.
     pub label: String,
     /// Complete copies faithful to the supplied target under raw evidence, of the parents.
+    #[serde(serialize_with = "count_pair")]
     pub raw: Count,
     /// Complete copies faithful to the supplied target under indexed evidence, of the parents.
+    #[serde(serialize_with = "count_pair")]
     pub indexed: Count,
-}
-
-impl FidelityRow {
-    pub(super) fn cells(&self) -> Vec<String> {
-        let text = [&self.model, &self.domain, &self.label].map(|s| s.to_string());
-        let mut cells = text.to_vec();
-        cells.extend([self.raw.cell(), self.indexed.cell()]);
-        cells
-    }
-}
-
-/// Fidelity rows by model, domain (math first) and label (ranked).
-type FidelityRows = BTreeMap<(String, usize, String, usize, String), FidelityRow>;
-
-/// Count `t`'s fidelity into the raw or indexed cell of its model, domain and ranked label.
-fn tally(rows: &mut FidelityRows, t: &Trajectory, (rank, label): (usize, String), indexed: bool) {
-    let domain = paper_domain(t.domain.as_str()).to_string();
-    let key = (
-        t.model.clone(),
-        domain_rank(&domain),
-        domain.clone(),
-        rank,
-        label.clone(),
-    );
-    let row = rows.entry(key).or_insert_with(|| FidelityRow {
-        model: t.model.clone(),
-        domain,
-        label,
-        raw: Count::default(),
-        indexed: Count::default(),
-    });
-    let count = if indexed {
-        &mut row.indexed
-    } else {
-        &mut row.raw
-    };
-    count.add(t.fidelity == Some(true));
 }
 
 /// A paired difference of one model and domain: a gain of Figure 15 (c, d) or a test of
 /// Figure 16, with its interval and Holm p where there are.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DifferenceRow {
     /// The model (ours: the records' label; the paper's: as printed).
     pub model: String,
@@ -142,70 +90,10 @@ pub struct DifferenceRow {
     /// The gain or test as the table prints it (e.g. `Indexed − raw, Serial`).
     pub label: &'static str,
     /// Compared minus reference as a fraction, with its 95% interval where there is one
-    /// (the paper's, derived from printed counts, has none); `None` when undefined.
+    /// (none for the paper's, derived from printed counts); `None` when undefined.
     pub difference: Option<(f64, Option<f64>, Option<f64>)>,
     /// The Holm-corrected p of the test; `None` where no test was run or none is printed.
     pub holm_p: Option<f64>,
-}
-
-impl DifferenceRow {
-    pub(super) fn cells(&self) -> Vec<String> {
-        let text = [&self.model, &self.domain, self.label].map(|s| s.to_string());
-        let mut cells = text.to_vec();
-        cells.extend([percent_interval(self.difference), sig3(self.holm_p)]);
-        cells
-    }
-}
-
-/// Ours minus each compared paper model's row of the same domain and label: raw, indexed.
-pub(super) fn fidelity_differences(
-    ours: &[FidelityRow],
-    printed: &[FidelityRow],
-    models: &[&str],
-) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for r in ours {
-        for p in printed.iter().filter(|p| {
-            models.contains(&p.model.as_str()) && p.domain == r.domain && p.label == r.label
-        }) {
-            let percent = |c: Count| 100.0 * c.rate().unwrap_or_default();
-            rows.push(vec![
-                r.model.clone(),
-                r.domain.clone(),
-                r.label.clone(),
-                format!("{} {} {}", p.model, p.domain, p.label),
-                pp_diff(r.raw.rate(), percent(p.raw)),
-                pp_diff(r.indexed.rate(), percent(p.indexed)),
-            ]);
-        }
-    }
-    rows
-}
-
-/// Ours minus each compared paper model's difference of the same domain and label.
-pub(super) fn difference_differences(
-    ours: &[DifferenceRow],
-    printed: &[DifferenceRow],
-    models: &[&str],
-) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for r in ours {
-        for p in printed.iter().filter(|p| {
-            models.contains(&p.model.as_str()) && p.domain == r.domain && p.label == r.label
-        }) {
-            let Some((paper, _, _)) = p.difference else {
-                continue;
-            };
-            rows.push(vec![
-                r.model.clone(),
-                r.domain.clone(),
-                r.label.to_string(),
-                format!("{} {}", p.model, p.domain),
-                pp_diff(r.difference.map(|d| d.0), 100.0 * paper),
-            ]);
-        }
-    }
-    rows
 }
 
 /// `rows` by model, domain (math first) and the order of their labels in `labels`.
@@ -217,8 +105,8 @@ pub(super) fn sorted(mut rows: Vec<DifferenceRow>, labels: &[(&str, &str)]) -> V
     rows
 }
 
-/// Figure 15 (a, b) as printed: model, domain, and raw → indexed fidelity of 48 under each of
-/// [`CONTROLLERS`] (I, S, B).
+/// Figure 15 (a, b) as printed: model, domain, raw → indexed fidelity under each of
+/// [`CONTROLLERS`], and the parents.
 pub type PaperCopyRow = (String, String, [(u64, u64); 3], u64);
 
 /// Figure 15 (a, b) as printed, read in annotation order (see the module note).
@@ -231,52 +119,47 @@ pub const GAINS: [(&str, &str); 2] = [
     ("Raw Batch − Independent", "batch - independent, raw"),
 ];
 
-const COPY_TABLE: Layout = (3, "Model | Domain | Controller | Raw | Indexed");
-const GAIN_TABLE: Layout = (3, "Model | Domain | Gain | Difference [95% CI] | Holm p");
-const COPY_DIFFERENCES: Layout = (
-    4,
-    "Model | Domain | Controller | Paper row | Δ Raw | Δ Indexed",
-);
-const GAIN_DIFFERENCES: Layout = (4, "Model | Domain | Gain | Paper row | Δ Difference");
-
 /// Our fidelity counts per model, domain and controller from the copy panel's trajectories.
 pub fn copy_rows(trajectories: &[Trajectory]) -> Vec<FidelityRow> {
     let mut rows = BTreeMap::new();
     for t in trajectories {
-        let Some((evidence, control)) = copy_arm(&t.arm, GOLD_COPY) else {
+        let Some((evidence @ ("raw" | "indexed"), control)) = copy_arm(&t.arm, GOLD_COPY) else {
             continue;
         };
         let Some(rank) = CONTROLLERS.iter().position(|(_, c)| *c == control) else {
             continue;
         };
-        if matches!(evidence, "raw" | "indexed") {
-            let label = (rank, CONTROLLERS[rank].0.to_string());
-            tally(&mut rows, t, label, evidence == "indexed");
+        let domain = paper_domain(t.domain.as_str()).to_string();
+        let key = (t.model.clone(), domain_rank(&domain), domain.clone(), rank);
+        let row = rows.entry(key).or_insert_with(|| FidelityRow {
+            model: t.model.clone(),
+            domain,
+            label: CONTROLLERS[rank].0.to_string(),
+            raw: Count::default(),
+            indexed: Count::default(),
+        });
+        match evidence {
+            "raw" => row.raw.add(faithful(t)),
+            _ => row.indexed.add(faithful(t)),
         }
     }
     rows.into_values().collect()
 }
 
-/// Figure 15 (a, b) as printed, as rows.
+/// Figure 15 (a, b) as printed, one row per controller.
 pub fn printed_copies(rows: &[PaperCopyRow]) -> Vec<FidelityRow> {
-    rows.iter()
+    let count = |k: u64, n: u64| Count { k, n };
+    (rows.iter())
         .flat_map(|(model, domain, counts, parents)| {
-            CONTROLLERS
-                .iter()
-                .zip(counts)
-                .map(move |((controller, _), (raw, indexed))| FidelityRow {
+            (CONTROLLERS.iter().zip(counts)).map(move |((controller, _), (raw, indexed))| {
+                FidelityRow {
                     model: model.to_string(),
                     domain: domain.to_string(),
                     label: controller.to_string(),
-                    raw: Count {
-                        k: *raw,
-                        n: *parents,
-                    },
-                    indexed: Count {
-                        k: *indexed,
-                        n: *parents,
-                    },
-                })
+                    raw: count(*raw, *parents),
+                    indexed: count(*indexed, *parents),
+                }
+            })
         })
         .collect()
 }
@@ -300,131 +183,60 @@ pub fn gain_rows(contrasts: &[ContrastRow]) -> Vec<DifferenceRow> {
     sorted(rows.collect(), &GAINS)
 }
 
-/// The paper's count of (model, domain, controller): raw and indexed.
-fn paper_copy(
-    rows: &[PaperCopyRow],
-    model: &str,
-    domain: &str,
-    controller: &str,
-) -> Option<(u64, u64)> {
-    let (_, _, counts, _) = rows.iter().find(|p| p.0 == model && p.1 == domain)?;
-    let rank = CONTROLLERS.iter().position(|(c, _)| *c == controller)?;
-    Some(counts[rank])
-}
-
-/// The paper's gain of (model, domain) as a fraction, derived from its printed counts: Serial
-/// indexed − raw, or raw Batch − Independent.
-pub fn paper_gain(rows: &[PaperCopyRow], model: &str, domain: &str, gain: &str) -> Option<f64> {
-    let (compared, reference) = if gain == GAINS[0].0 {
-        let (raw, indexed) = paper_copy(rows, model, domain, "Serial")?;
-        (indexed, raw)
-    } else {
-        let (batch, _) = paper_copy(rows, model, domain, "Batch")?;
-        let (independent, _) = paper_copy(rows, model, domain, "Independent")?;
-        (batch, independent)
-    };
-    let (_, _, _, parents) = rows.iter().find(|p| p.0 == model && p.1 == domain)?;
-    Some((compared as f64 - reference as f64) / *parents as f64)
-}
-
-/// Figure 15's gains derived from the printed counts, as rows.
+/// Figure 15's gains derived from the printed counts: Serial indexed − raw and raw Batch −
+/// Independent, over the parents.
 pub fn printed_gains(rows: &[PaperCopyRow]) -> Vec<DifferenceRow> {
-    rows.iter()
-        .flat_map(|(model, domain, _, _)| {
-            GAINS.iter().map(move |&(gain, _)| DifferenceRow {
-                model: model.to_string(),
-                domain: domain.to_string(),
-                label: gain,
-                difference: paper_gain(rows, model, domain, gain).map(|d| (d, None, None)),
-                holm_p: None,
+    (rows.iter())
+        .flat_map(|(model, domain, [independent, serial, batch], parents)| {
+            let gains = [(serial.1, serial.0), (batch.0, independent.0)];
+            (GAINS.iter().zip(gains)).map(move |(&(gain, _), (compared, reference))| {
+                printed_difference(model, domain, gain, compared, reference, *parents)
             })
         })
         .collect()
 }
 
-/// Figure 15's numbers: ours, the paper's printed counts and derived gains, the differences.
-pub fn figure15_layout(
-    copies: &[FidelityRow],
-    gains: &[DifferenceRow],
-    against: &str,
-) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER_FIGURE15.rows()?;
-    let mut doc = Doc::new("Figure 15: Indexing improves complete copying (numbers)");
-    doc.p(
-        "Complete copy fidelity to a supplied gold target under fixed position questions, raw \
-         and indexed evidence, per copy controller (Independent / Serial / Batch), and the \
-         paired Indexed − raw Serial gain.",
-    );
-    doc.h(2, "This run");
-    doc.h(3, "(a, b) Complete copy fidelity");
-    doc.table(table(
-        COPY_TABLE,
-        copies.iter().map(FidelityRow::cells).collect(),
-        &format!(
-            "Fidelity of {GOLD_COPY}raw/C and {GOLD_COPY}indexed/C, C the controller (panel \
-             copy; its Direct arms are not drawn)."
-        ),
-    ));
-    doc.h(3, "(c, d) Paired gains");
-    doc.table(table(
-        GAIN_TABLE,
-        gains.iter().map(DifferenceRow::cells).collect(),
-        "Percentage points: the declared unit contrasts (indexed - raw, serial and batch - \
-         independent, raw, per domain) with their length-stratified item-bootstrap intervals; \
-         Holm p: exact sign-flip, Holm-corrected over the family serial indexing and raw batch.",
-    ));
-    doc.h(2, "The paper (Figure 15)");
-    doc.h(3, "(a, b) Complete copy fidelity, raw → indexed");
-    let copies_printed = printed_copies(paper_rows);
-    doc.table(table(
-        COPY_TABLE,
-        copies_printed.iter().map(FidelityRow::cells).collect(),
-        "Supplied gold targets, 48 parents per domain; read in the annotations' order (the \
-         module documentation gives the evidence).",
-    ));
-    doc.h(3, "(c, d) Paired gains, derived from the printed counts");
-    let gains_printed = printed_gains(paper_rows);
-    doc.table(table(
-        GAIN_TABLE,
-        gains_printed.iter().map(DifferenceRow::cells).collect(),
-        "The figure draws the Serial gains as bars with paired 95% item-bootstrap intervals and \
-         prints no number: each difference here is the printed counts' difference over 48. The \
-         raw Batch − Independent gains are not drawn (D.11 tests them in the same twelve-test \
-         Holm family).",
-    ));
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.0.as_str()),
-        against,
-        COPY_DIFFERENCES.0,
-        &columns(COPY_DIFFERENCES),
-    );
-    diff.rows = fidelity_differences(copies, &copies_printed, &models);
-    diff.notes.push(DIFFERENCE_NOTE.into());
-    doc.table(diff);
-    doc.table(table(
-        GAIN_DIFFERENCES,
-        difference_differences(gains, &gains_printed, &models),
-        "Percentage points, against the gain derived from the printed counts.",
-    ));
-    Ok(doc)
+/// The difference of (model, domain, label) derived from printed counts: (compared −
+/// reference) / parents, with no interval or p.
+pub(super) fn printed_difference(
+    model: &str,
+    domain: &str,
+    label: &'static str,
+    compared: u64,
+    reference: u64,
+    parents: u64,
+) -> DifferenceRow {
+    let difference = (compared as f64 - reference as f64) / parents as f64;
+    DifferenceRow {
+        model: model.to_string(),
+        domain: domain.to_string(),
+        label,
+        difference: Some((difference, None, None)),
+        holm_p: None,
+    }
 }
 
-/// Read the copy panel's run and lay out Figure 15's numbers.
-pub fn figure15(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+/// Figure 15's rows: our copies and gains, the paper's printed counts and derived gains.
+pub fn frame(copies: &[FidelityRow], gains: &[DifferenceRow]) -> anyhow::Result<Frame> {
+    let paper_rows = PAPER_FIGURE15.rows()?;
+    Ok(Frame::new()
+        .rows("copies", copies)
+        .rows("gains", gains)
+        .rows("paper_copies", &printed_copies(paper_rows))
+        .rows("paper_gains", &printed_gains(paper_rows)))
+}
+
+/// Read the copy panel's run and compute Figure 15's rows.
+pub fn figure15(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "copy")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    figure15_layout(
-        &copy_rows(&run.trajectories),
-        &gain_rows(&contrasts),
-        against,
-    )
+    frame(&copy_rows(&run.trajectories), &gain_rows(&contrasts))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::signed1;
+    use crate::report::exhibits::testing::laid_out;
 
     /// A gold-copy trajectory of model `m` on `arm`, faithful or not.
     fn gold(arm: &str, domain: &str, faithful: bool) -> Trajectory {
@@ -442,31 +254,6 @@ mod tests {
             "sign_p_holm": holm_p,
         }))
         .expect("a test contrast")
-    }
-
-    /// The transcribed counts agree with the captions' claims.
-    #[test]
-    fn the_printed_numbers_are_consistent() {
-        let rows = PAPER_FIGURE15.rows().unwrap();
-        for (_, _, counts, parents) in rows {
-            for (raw, indexed) in counts {
-                assert!((raw < indexed && indexed <= parents) || raw == parents);
-            }
-        }
-        for model in ["Jev", "StartLux", "Qwen3.5-27B"] {
-            for domain in ["math", "lexical"] {
-                for (controller, _) in CONTROLLERS {
-                    assert!(paper_copy(rows, model, domain, controller).is_some());
-                }
-                // "(c,d) Serial indexing gains are positive for every model/domain."
-                assert!(paper_gain(rows, model, domain, GAINS[0].0).is_some_and(|g| g > 0.0));
-                // "raw Batch helps Qwen3.5-27B": only Qwen's raw Batch exceeds Independent.
-                let batch = paper_gain(rows, model, domain, GAINS[1].0).expect("printed");
-                assert_eq!(batch > 0.2, model == "Qwen3.5-27B", "{model} {domain}");
-            }
-        }
-        let serial_gain = paper_gain(rows, "Jev", "lexical", GAINS[0].0).expect("printed");
-        assert_eq!(signed1(100.0 * serial_gain), "81.2");
     }
 
     /// Each gold-copy arm counts into its controller's raw or indexed cell; the Direct arms and
@@ -498,7 +285,7 @@ mod tests {
         ]);
         assert_eq!(gains.len(), 2);
         assert_eq!(gains[0].label, GAINS[0].0);
-        let md = figure15_layout(&copies, &gains, "Jev").unwrap().markdown();
+        let md = laid_out("figure15", frame(&copies, &gains).unwrap(), "Jev");
         for want in [
             "| Model | Domain | Controller | Raw | Indexed |",
             "| m | math | Serial | 1/2 | 2/2 |",

@@ -1,41 +1,30 @@
-//! Figure 16's numbers: fidelity to supplied correct and incorrect targets (D.12).
+//! Figure 16's numbers (D.12), from the `copy-incorrect` panel under Serial control: (a, b)
+//! fidelity to the correct target (`GoldCopy/Full/code/{raw,indexed}/serial`) and the wrong one
+//! (`IncorrectCopy/…`); (c, d) the wrong-target arms grouped as printed, arithmetic by
+//! `plan_differences`, lexical by `plan_origin`; and the two declared comparisons, wrong-plan
+//! indexing and indexed wrong minus correct, each with its exact McNemar p Holm-corrected
+//! within its family.
 //!
-//! Figure 16: "Faithful copying can preserve errors. On 48 parents per domain with paired
-//! correct/incorrect targets, (a,b) indexing raises fidelity; Jev copies every indexed
-//! incorrect target. Gains cover (c) single/multiple arithmetic character differences and (d)
-//! observed/constructed lexical errors. Intervals use 95% item bootstrap." Ours come from the
-//! `copy-incorrect` panel (Serial control): (a, b) the fidelity counts of
-//! `GoldCopy/Full/code/{raw,indexed}/serial` (correct target) and
-//! `IncorrectCopy/Full/code/{raw,indexed}/serial` (wrong target); (c, d) the wrong-target arms
-//! grouped as printed, arithmetic by `plan_differences` (one substitution or multiple),
-//! lexical by `plan_origin` (observed or constructed); and the two declared comparisons,
-//! wrong-plan indexing (`IncorrectCopy` raw vs indexed) and indexed wrong minus correct
-//! (indexed `GoldCopy` vs `IncorrectCopy`): the paired difference and its exact McNemar p,
-//! Holm-corrected within its family.
-//!
-//! Intervals: the caption's "Intervals use 95% item bootstrap". Every bar of (a–d) is a rate
-//! with its whole-item interval, and every paired difference (the two tests, and each group's
-//! indexed − raw gain of (c, d)) a paired whole-item interval: items resampled within length,
-//! each draw scoring both sides on the same resample (D.12: "Whole-parent bootstrap preserves
-//! target/evidence pairs (99,999 draws, seed 20261008)", the panel's `[stats]`).
-//!
-//! The printed counts are read in the annotations' order, as Figure 15's ([`super::copy_fidelity`]
-//! gives the evidence).
+//! Every bar is a rate with its whole-item interval and every paired difference (the tests, each
+//! group's indexed − raw gain) a paired whole-item interval, items resampled within length
+//! (the caption: "Intervals use 95% item bootstrap"; D.12: "Whole-parent bootstrap preserves
+//! target/evidence pairs", the panel's `[stats]`). The printed counts are read in the
+//! annotations' order, as Figure 15's ([`super::copy_fidelity`] gives the evidence).
 
 use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 use c2s_stats::{MetricRow, StatsConfig};
+use serde::Serialize;
 
 use super::copy_fidelity::{
-    columns, copy_arm, difference_differences, domain_rank, fidelity_differences, sorted, table,
-    DifferenceRow, FidelityRow, Layout, DIFFERENCE_NOTE, GOLD_COPY, INCORRECT_COPY,
+    copy_arm, count_pair, count_pairs, domain_rank, faithful, printed_difference, sorted,
+    DifferenceRow, GOLD_COPY, INCORRECT_COPY,
 };
+use super::engine::Frame;
 use super::item_intervals::Interval;
 use super::paper::PaperTable;
-use super::{differences, item_intervals, paper_domain, percent_interval, pp_diff, run_of};
-use super::{Count, PanelRun};
-use crate::report::doc::Doc;
+use super::{item_intervals, paper_domain, run_of, Count, PanelRun};
 use crate::report::tables::MetricIndex;
 
 /// Figure 16 (a, b) as printed: model, domain and fidelity of 48 to the correct target (raw,
@@ -45,29 +34,14 @@ pub type PaperTargetRow = (String, String, [u64; 4], u64);
 /// Figure 16 (a, b) as printed, read in annotation order (see the module note).
 pub static PAPER_FIGURE16: PaperTable<PaperTargetRow> = PaperTable::new("figure16");
 
-/// The groups of incorrect targets: arithmetic by differences from gold, lexical by origin.
-pub const ONE_SUBSTITUTION: &str = "one substitution";
-/// Arithmetic incorrect targets that differ from gold in more than one character.
-pub const MULTIPLE_DIFFERENCES: &str = "multiple differences";
-/// Lexical incorrect targets taken from an observing run's wrong selections
-/// (`plan_origin` `observed`).
-pub const OBSERVED_ERROR: &str = "observed error";
-/// Lexical incorrect targets constructed for the bank rather than observed
-/// (`plan_origin` `constructed`).
-pub const CONSTRUCTED: &str = "constructed";
-const GROUP_ORDER: [&str; 4] = [
-    ONE_SUBSTITUTION,
-    MULTIPLE_DIFFERENCES,
-    OBSERVED_ERROR,
-    CONSTRUCTED,
+/// The groups of incorrect targets as printed, in order: arithmetic by differences from gold,
+/// lexical by origin (`observed`: an observing run's wrong selection; `constructed` for the bank).
+pub const GROUPS: [&str; 4] = [
+    "one substitution",
+    "multiple differences",
+    "observed error",
+    "constructed",
 ];
-
-/// Figure 16 (c, d) as printed: model, domain, group, and fidelity to the incorrect target
-/// raw → indexed of the group's n.
-pub type PaperGroupRow = (String, String, String, u64, u64, u64);
-
-/// Figure 16 (c, d) as printed, read in annotation order (see the module note).
-pub static PAPER_GROUPS: PaperTable<PaperGroupRow> = PaperTable::new("figure16.groups");
 
 /// The copy-incorrect panel's declared comparisons: (as printed, `REFERENCE vs COMPARED`).
 pub const TARGET_TESTS: [(&str, &str); 2] = [
@@ -81,98 +55,47 @@ pub const TARGET_TESTS: [(&str, &str); 2] = [
     ),
 ];
 
-const TARGET_TABLE: Layout = (
-    2,
-    "Model | Domain | Correct target / raw | Correct target / indexed | Wrong target / raw | \
-     Wrong target / indexed",
-);
-const GROUP_TABLE: Layout = (
-    3,
-    "Model | Domain | Incorrect targets | Raw | Indexed | Indexed − raw [95% CI]",
-);
-const PRINTED_GROUP_TABLE: Layout = (3, "Model | Domain | Incorrect targets | Raw | Indexed");
-const TEST_TABLE: Layout = (3, "Model | Domain | Test | Difference [95% CI] | Holm p");
-const TARGET_DIFFERENCES: Layout = (
-    3,
-    "Model | Domain | Paper row | Δ Correct / raw | Δ Correct / indexed | Δ Wrong / raw | \
-     Δ Wrong / indexed",
-);
-const GROUP_DIFFERENCES: Layout = (
-    4,
-    "Model | Domain | Incorrect targets | Paper row | Δ Raw | Δ Indexed",
-);
-const TEST_DIFFERENCES: Layout = (4, "Model | Domain | Test | Paper row | Δ Difference");
-
 /// A Figure 16 (a, b) row: fidelity to the correct target (raw, indexed) and the wrong target
 /// (raw, indexed), with the wrong-target arms' gold EM.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TargetRow {
-    /// The model (ours: the records' label; the paper's: as printed).
+    /// The model label of the run's records.
     pub model: String,
     /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
     /// Faithful copies of the parents: correct target raw, indexed; wrong target raw,
     /// indexed.
+    #[serde(serialize_with = "count_pairs")]
     pub counts: [Count; 4],
-    /// Each count's rate with its whole-item interval (ours; `None` on the printed rows).
+    /// Each count's rate with its whole-item interval; `None` without parents.
     pub intervals: [Option<Interval>; 4],
-    /// Gold-correct outputs of the two wrong-target arms together (empty on printed rows).
+    /// Gold-correct outputs of the two wrong-target arms together.
+    #[serde(skip)]
     pub wrong_gold_em: Count,
 }
 
-impl TargetRow {
-    fn cells(&self) -> Vec<String> {
-        let mut cells = vec![self.model.clone(), self.domain.clone()];
-        cells.extend(
-            self.counts
-                .iter()
-                .zip(self.intervals)
-                .map(|(c, i)| bar_cell(c, i)),
-        );
-        cells
-    }
-}
-
-/// A bar: its count, and where there is one its rate with the interval (`28/48: 58.3 [43.8,
-/// 72.9]`).
-fn bar_cell(count: &Count, interval: Option<Interval>) -> String {
-    match interval {
-        Some(i) => format!("{}: {}", count.cell(), percent_interval(Some(i))),
-        None => count.cell(),
-    }
-}
-
-/// A Figure 16 (c, d) row of ours: the group's raw and indexed fidelity counts, each rate's
+/// A Figure 16 (c, d) row of ours: a group's raw and indexed fidelity counts with each rate's
 /// interval, and the paired indexed − raw gain on the group's parents.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupRow {
-    /// The group's raw and indexed fidelity counts, labelled by its group.
-    pub counts: FidelityRow,
-    /// Raw fidelity rate (fraction) with its whole-item interval; `None` without parents.
-    pub raw: Option<Interval>,
-    /// Indexed fidelity rate (fraction) with its whole-item interval; `None` without parents.
-    pub indexed: Option<Interval>,
+    /// The model label of the run's records.
+    pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
+    pub domain: String,
+    /// The group of incorrect targets ([`GROUPS`], or how an unprinted one reads).
+    pub group: String,
+    /// Faithful copies of the group's targets under raw evidence.
+    #[serde(serialize_with = "count_pair")]
+    pub raw: Count,
+    /// Faithful copies of the group's targets under indexed evidence.
+    #[serde(serialize_with = "count_pair")]
+    pub indexed: Count,
+    /// The raw rate (fraction) with its whole-item interval; `None` without parents.
+    pub raw_interval: Option<Interval>,
+    /// The indexed rate (fraction) with its whole-item interval; `None` without parents.
+    pub indexed_interval: Option<Interval>,
     /// Indexed − raw on the group's parents with its paired interval; `None` when undefined.
     pub gain: Option<Interval>,
-}
-
-impl GroupRow {
-    fn cells(&self) -> Vec<String> {
-        let c = &self.counts;
-        vec![
-            c.model.clone(),
-            c.domain.clone(),
-            c.label.clone(),
-            bar_cell(&c.raw, self.raw),
-            bar_cell(&c.indexed, self.indexed),
-            percent_interval(self.gain),
-        ]
-    }
-}
-
-/// Whether a copy trajectory reproduced its supplied target.
-fn faithful(t: &Trajectory) -> bool {
-    t.fidelity == Some(true)
 }
 
 /// The group of a wrong-target trajectory: arithmetic by the plan's differences from gold,
@@ -180,15 +103,15 @@ fn faithful(t: &Trajectory) -> bool {
 pub fn target_group(t: &Trajectory) -> String {
     if paper_domain(t.domain.as_str()) == "math" {
         match t.plan_differences {
-            Some(1) => ONE_SUBSTITUTION.to_string(),
-            Some(d) if d > 1 => MULTIPLE_DIFFERENCES.to_string(),
+            Some(1) => GROUPS[0].to_string(),
+            Some(d) if d > 1 => GROUPS[1].to_string(),
             Some(d) => format!("{d} differences"),
             None => "differences not recorded".to_string(),
         }
     } else {
         match t.plan_origin.as_deref() {
-            Some("observed") => OBSERVED_ERROR.to_string(),
-            Some("constructed") => CONSTRUCTED.to_string(),
+            Some("observed") => GROUPS[2].to_string(),
+            Some("constructed") => GROUPS[3].to_string(),
             Some(origin) => origin.to_string(),
             None => "origin not recorded".to_string(),
         }
@@ -228,10 +151,8 @@ fn arms(trajectories: &[Trajectory]) -> Arms<'_> {
         arms.targets.entry(key.clone()).or_default()[slot].push(t);
         if wrong {
             let group = target_group(t);
-            let rank = GROUP_ORDER.iter().position(|g| *g == group);
-            let entry = arms
-                .groups
-                .entry((key, rank.unwrap_or(GROUP_ORDER.len()), group));
+            let rank = GROUPS.iter().position(|g| *g == group);
+            let entry = (arms.groups).entry((key, rank.unwrap_or(GROUPS.len()), group));
             entry.or_default()[usize::from(indexed)].push(t);
         }
     }
@@ -271,17 +192,15 @@ pub fn target_rows(
         targets.push(row);
     }
     let mut groups = Vec::new();
-    for (((model, _, domain), _, label), [raw, indexed]) in &arms.groups {
+    for (((model, _, domain), _, group), [raw, indexed]) in &arms.groups {
         groups.push(GroupRow {
-            counts: FidelityRow {
-                model: model.clone(),
-                domain: domain.clone(),
-                label: label.clone(),
-                raw: count(raw),
-                indexed: count(indexed),
-            },
-            raw: item_intervals::rate(raw.iter().copied(), faithful, stats)?,
-            indexed: item_intervals::rate(indexed.iter().copied(), faithful, stats)?,
+            model: model.clone(),
+            domain: domain.clone(),
+            group: group.clone(),
+            raw: count(raw),
+            indexed: count(indexed),
+            raw_interval: item_intervals::rate(raw.iter().copied(), faithful, stats)?,
+            indexed_interval: item_intervals::rate(indexed.iter().copied(), faithful, stats)?,
             gain: item_intervals::paired_difference(
                 indexed.iter().copied(),
                 raw.iter().copied(),
@@ -333,186 +252,51 @@ pub fn target_tests(
     Ok(sorted(tests, &TARGET_TESTS))
 }
 
-/// Figure 16 (a, b) as printed, as rows.
-pub fn printed_targets() -> anyhow::Result<Vec<TargetRow>> {
-    Ok(PAPER_FIGURE16
-        .rows()?
-        .iter()
-        .map(|(model, domain, counts, parents)| TargetRow {
-            model: model.to_string(),
-            domain: domain.to_string(),
-            counts: counts.map(|k| Count { k, n: *parents }),
-            intervals: [None; 4],
-            wrong_gold_em: Count::default(),
-        })
-        .collect())
-}
-
-/// Figure 16 (c, d) as printed, as rows.
-pub fn printed_groups() -> anyhow::Result<Vec<FidelityRow>> {
-    Ok(PAPER_GROUPS
-        .rows()?
-        .iter()
-        .map(|(model, domain, group, raw, indexed, n)| FidelityRow {
-            model: model.to_string(),
-            domain: domain.to_string(),
-            label: group.to_string(),
-            raw: Count { k: *raw, n: *n },
-            indexed: Count { k: *indexed, n: *n },
-        })
-        .collect())
-}
-
 /// The paper's tests derived from its printed counts: wrong target indexed − raw, and indexed
 /// wrong − correct target.
 pub fn printed_tests() -> anyhow::Result<Vec<DifferenceRow>> {
-    Ok(PAPER_FIGURE16
-        .rows()?
-        .iter()
-        .flat_map(
-            |(model, domain, [_, correct_indexed, wrong_raw, wrong_indexed], parents)| {
-                [(0, wrong_raw), (1, correct_indexed)].map(|(rank, reference)| DifferenceRow {
-                    model: model.to_string(),
-                    domain: domain.to_string(),
-                    label: TARGET_TESTS[rank].0,
-                    difference: Some((
-                        (*wrong_indexed as f64 - *reference as f64) / *parents as f64,
-                        None,
-                        None,
-                    )),
-                    holm_p: None,
-                })
-            },
-        )
-        .collect())
+    let rows = PAPER_FIGURE16.rows()?.iter();
+    let tests = rows.flat_map(
+        |(model, domain, [_, correct_indexed, wrong_raw, wrong_indexed], parents)| {
+            [(0, wrong_raw), (1, correct_indexed)].map(|(rank, reference)| {
+                let label = TARGET_TESTS[rank].0;
+                printed_difference(model, domain, label, *wrong_indexed, *reference, *parents)
+            })
+        },
+    );
+    Ok(tests.collect())
 }
 
-/// Figure 16's numbers: ours, the paper's printed counts, the differences.
-pub fn figure16_layout(
+/// Figure 16's rows: ours, the tests derived from the paper's printed counts, and the
+/// wrong-target arms' gold EM (`[k, n]`) over every row.
+pub fn figure16_frame(
     targets: &[TargetRow],
     groups: &[GroupRow],
     tests: &[DifferenceRow],
-    against: &str,
-) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER_FIGURE16.rows()?;
-    let mut doc = Doc::new("Figure 16: Faithful copying can preserve errors (numbers)");
-    doc.p(
-        "Fidelity to a supplied target under Serial control, raw and indexed evidence, with \
-         matched correct and incorrect targets per parent, and the incorrect targets' groups \
-         (arithmetic: differences from gold; lexical: observed error or constructed).",
-    );
-    doc.h(2, "This run");
-    doc.h(3, "(a, b) Correct and wrong targets");
-    let mut ours = table(
-        TARGET_TABLE,
-        targets.iter().map(TargetRow::cells).collect(),
-        &format!(
-            "Fidelity of {GOLD_COPY}raw/serial, {GOLD_COPY}indexed/serial, \
-             {INCORRECT_COPY}raw/serial and {INCORRECT_COPY}indexed/serial (panel \
-             copy-incorrect)."
-        ),
-    );
-    let (gold_k, gold_n) = targets.iter().fold((0, 0), |(k, n), r| {
-        (k + r.wrong_gold_em.k, n + r.wrong_gold_em.n)
+) -> anyhow::Result<Frame> {
+    let gold = (targets.iter()).fold([0, 0], |[k, n], r| {
+        [k + r.wrong_gold_em.k, n + r.wrong_gold_em.n]
     });
-    ours.notes.push(format!(
-        "Gold EM of the wrong-target arms: {gold_k} of {gold_n} trajectories (the paper: 0 for \
-         every arm with an incorrect target)."
-    ));
-    doc.table(ours);
-    doc.h(3, "(c, d) Groups of incorrect targets");
-    doc.table(table(
-        GROUP_TABLE,
-        groups.iter().map(GroupRow::cells).collect(),
-        "Fidelity to the incorrect target, each rate with its 95% whole-item bootstrap interval; \
-         arithmetic grouped by the plan's positions differing from gold, lexical by the plan's \
-         origin. Indexed − raw: percentage points on the group's parents, paired whole-item \
-         interval.",
-    ));
-    doc.h(3, "Paired tests");
-    doc.table(table(
-        TEST_TABLE,
-        tests.iter().map(DifferenceRow::cells).collect(),
-        "Percentage points, compared − reference fidelity on paired parents; Holm p: exact \
-         McNemar of the declared comparison, Holm-corrected within its family (wrong-plan \
-         indexing; indexed wrong minus correct); the paired 95% whole-item bootstrap interval.",
-    ));
-    doc.h(2, "The paper (Figure 16)");
-    doc.h(3, "(a, b) Correct and wrong targets (count / 48)");
-    let targets_printed = printed_targets()?;
-    doc.table(table(
-        TARGET_TABLE,
-        targets_printed.iter().map(TargetRow::cells).collect(),
-        "48 parents per domain; \"Gold EM = 0 for every arm with an incorrect target\". Read in \
-         the annotations' order (the module documentation gives the evidence).",
-    ));
-    doc.h(3, "(c, d) Groups of incorrect targets, raw → indexed / n");
-    let groups_printed = printed_groups()?;
-    doc.table(table(
-        PRINTED_GROUP_TABLE,
-        groups_printed.iter().map(FidelityRow::cells).collect(),
-        "Arithmetic: 48 observed selections; lexical: 28 observed, 20 constructed (D.12).",
-    ));
-    doc.h(3, "Paired tests, derived from the printed counts");
-    let tests_printed = printed_tests()?;
-    doc.table(table(
-        TEST_TABLE,
-        tests_printed.iter().map(DifferenceRow::cells).collect(),
-        "The figure prints no test: each difference is the printed counts' difference over 48 \
-         (D.12: \"Six wrong-plan indexing and six indexed wrong-minus-correct tests use separate \
-         Holm families\").",
-    ));
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.0.as_str()),
-        against,
-        TARGET_DIFFERENCES.0,
-        &columns(TARGET_DIFFERENCES),
-    );
-    for r in targets {
-        for p in targets_printed
-            .iter()
-            .filter(|p| models.contains(&p.model.as_str()) && p.domain == r.domain)
-        {
-            let mut cells = vec![r.model.clone(), r.domain.clone()];
-            cells.push(format!("{} {}", p.model, p.domain));
-            cells.extend(r.counts.iter().zip(&p.counts).map(|(ours, printed)| {
-                pp_diff(ours.rate(), 100.0 * printed.rate().unwrap_or_default())
-            }));
-            diff.rows.push(cells);
-        }
-    }
-    diff.notes.push(DIFFERENCE_NOTE.into());
-    doc.table(diff);
-    doc.table(table(
-        GROUP_DIFFERENCES,
-        fidelity_differences(
-            &groups.iter().map(|g| g.counts.clone()).collect::<Vec<_>>(),
-            &groups_printed,
-            &models,
-        ),
-        "Percentage points (ours over our group's targets, the paper's over its group's n).",
-    ));
-    doc.table(table(
-        TEST_DIFFERENCES,
-        difference_differences(tests, &tests_printed, &models),
-        "Percentage points, against the difference derived from the printed counts.",
-    ));
-    Ok(doc)
+    Ok(
+        (Frame::new().rows("targets", targets).rows("groups", groups))
+            .rows("tests", tests)
+            .rows("paper_tests", &printed_tests()?)
+            .var("wrong_gold_em", gold),
+    )
 }
 
-/// Read the copy-incorrect panel's run and lay out Figure 16's numbers.
-pub fn figure16(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+/// Read the copy-incorrect panel's run: Figure 16's rows.
+pub fn figure16(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "copy-incorrect")?.load()?;
     let (targets, groups) = target_rows(&run.trajectories, &run.stats)?;
     let tests = target_tests(&run.metric_rows()?, &run.trajectories, &run.stats)?;
-    figure16_layout(&targets, &groups, &tests, against)
+    figure16_frame(&targets, &groups, &tests)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::{paired_rows, trajectory};
+    use crate::report::exhibits::testing::{laid_out, paired_rows, trajectory};
 
     /// A copy trajectory of model `m` for `item` on `arm`: faithful or not, with its plan's
     /// origin and differences from gold.
@@ -524,32 +308,32 @@ mod tests {
         t
     }
 
-    /// The transcribed counts agree with each other and with the text: every count is of its
-    /// group, the groups partition each model's 48 wrong targets (28 observed and 20
-    /// constructed lexical ones, D.12) and add up to its wrong-target counts, and the caption's
-    /// claim holds.
+    /// Figure 16's (c, d) groups partition each model's 48 wrong targets and add up to its
+    /// (a, b) wrong-target counts; each printed row gives two derived tests.
     #[test]
-    fn the_printed_numbers_are_consistent() {
-        let (targets, all_groups) = (PAPER_FIGURE16.rows().unwrap(), PAPER_GROUPS.rows().unwrap());
-        for (model, domain, counts, parents) in targets {
-            assert!(counts.iter().all(|k| k <= parents));
-            let groups: Vec<&PaperGroupRow> = all_groups
-                .iter()
-                .filter(|g| g.0 == *model && g.1 == *domain)
+    fn the_printed_groups_add_up_to_the_wrong_targets() {
+        let at = |r: &minijinja::Value, c: &str| r.get_attr(c).unwrap();
+        let groups = crate::report::exhibits::paper::records("figure16.groups").unwrap();
+        for row in crate::report::exhibits::paper::records("figure16").unwrap() {
+            let of_row: Vec<_> = (groups.iter())
+                .filter(|g| ["model", "domain"].iter().all(|c| at(g, c) == at(&row, c)))
                 .collect();
-            assert_eq!(groups.len(), 2);
-            assert!(groups.iter().all(|g| g.3 <= g.5 && g.4 <= g.5));
-            assert_eq!(groups.iter().map(|g| g.5).sum::<u64>(), *parents);
-            assert_eq!(groups.iter().map(|g| g.3).sum::<u64>(), counts[2]);
-            assert_eq!(groups.iter().map(|g| g.4).sum::<u64>(), counts[3]);
-        }
-        // D.12: "28 observed lexical selections and 20 constructed lexical candidates".
-        for g in all_groups.iter().filter(|g| g.1 == "lexical") {
-            assert_eq!(g.5, if g.2 == OBSERVED_ERROR { 28 } else { 20 }, "{g:?}");
-        }
-        // "Jev copies every indexed incorrect target."
-        for p in targets.iter().filter(|p| p.0 == "Jev") {
-            assert_eq!(p.2[3], p.3);
+            assert_eq!(of_row.len(), 2, "{row}");
+            for (group, printed) in [
+                ("n", "parents"),
+                ("raw", "wrong_raw"),
+                ("indexed", "wrong_indexed"),
+            ] {
+                let sum: u64 = of_row
+                    .iter()
+                    .map(|g| u64::try_from(at(g, group)).unwrap())
+                    .sum();
+                assert_eq!(
+                    sum,
+                    u64::try_from(at(&row, printed)).unwrap(),
+                    "{row} {group}"
+                );
+            }
         }
         assert_eq!(printed_tests().unwrap().len(), 12);
     }
@@ -563,25 +347,18 @@ mod tests {
         let wrong = "IncorrectCopy/Full/code/indexed/serial";
         let wrong_raw = "IncorrectCopy/Full/code/raw/serial";
         let gold = ("gold", 0);
+        let (gold_raw, gold_indexed) = (
+            "GoldCopy/Full/code/raw/serial",
+            "GoldCopy/Full/code/indexed/serial",
+        );
         let ts = vec![
-            copy(
-                "a1",
-                "GoldCopy/Full/code/raw/serial",
-                "arithmetic",
-                false,
-                gold,
-            ),
-            copy(
-                "a1",
-                "GoldCopy/Full/code/indexed/serial",
-                "arithmetic",
-                true,
-                gold,
-            ),
+            copy("a1", gold_raw, "arithmetic", false, gold),
+            copy("a1", gold_indexed, "arithmetic", true, gold),
             copy("a1", wrong, "arithmetic", true, ("observed", 1)),
             copy("a2", wrong, "arithmetic", false, ("constructed", 3)),
             copy("a1", wrong_raw, "arithmetic", false, ("observed", 1)),
             copy("l1", wrong, "lexical", true, ("constructed", 4)),
+            // Not a Serial arm: not counted.
             copy(
                 "a1",
                 "GoldCopy/Full/code/raw/independent",
@@ -599,8 +376,8 @@ mod tests {
             [count(0, 1), count(1, 1), count(0, 1), count(1, 2)]
         );
         assert_eq!(targets[0].wrong_gold_em, count(0, 3));
-        let names: Vec<&str> = groups.iter().map(|g| g.counts.label.as_str()).collect();
-        assert_eq!(names, [ONE_SUBSTITUTION, MULTIPLE_DIFFERENCES, CONSTRUCTED]);
+        let names: Vec<&str> = groups.iter().map(|g| g.group.as_str()).collect();
+        assert_eq!(names, [GROUPS[0], GROUPS[1], GROUPS[3]]);
         let rows: Vec<MetricRow> = paired_rows("m", "arithmetic", [20, 2, 20, 6], (0.0, 1.0))
             .into_iter()
             .chain([MetricRow {
@@ -614,9 +391,8 @@ mod tests {
             .collect();
         let tests = target_tests(&rows, &ts, &stats).unwrap();
         assert_eq!(tests.len(), 1);
-        let md = figure16_layout(&targets, &groups, &tests, "StartLux")
-            .unwrap()
-            .markdown();
+        let frame = figure16_frame(&targets, &groups, &tests).unwrap();
+        let md = laid_out("figure16", frame, "StartLux");
         for want in [
             "| Model | Domain | Correct target / raw | Correct target / indexed | Wrong target / raw \
              | Wrong target / indexed |",

@@ -35,7 +35,11 @@
 //! `vars`. Numbers are printed only through the filters of [`environment`], one per way the
 //! paper prints a number. A paragraph, note or heading that renders empty is left out, so a
 //! template can make one conditional; a section with `only_if` is laid out only where that
-//! expression is true.
+//! expression is true. A column's header is a template of the section's names (e.g. the run's
+//! confidence level, a var). Notes print in three parts: `notes`, then `row_notes` (rendered once
+//! per row with its names), then `closing_notes`. `group_by` makes one table per value of a
+//! field, each under the heading rendered with `group`; with `groups = "SET"` every group SET
+//! names gets its table, also one without rows.
 
 use std::collections::BTreeMap;
 
@@ -82,6 +86,9 @@ pub struct SectionSpec {
     /// One table per distinct value of this field of the rows (in first-seen order), each
     /// under `heading` rendered with `group` set to the value.
     pub group_by: Option<String>,
+    /// With `group_by`: a row set whose rows name every group, in order, by the same field,
+    /// so a group without rows still gets its heading and an empty table.
+    pub groups: Option<String>,
     /// Takes the differences: each row of `rows` with each printed row it matches.
     pub join: Option<JoinSpec>,
     /// The blocks of this name the code made (figures, lists), in place of a table.
@@ -89,12 +96,20 @@ pub struct SectionSpec {
     /// The leading text (left-aligned) columns.
     #[serde(default)]
     pub text_columns: usize,
-    /// `[header, cell template]` per column.
+    /// `[header, cell template]` per column (the header a template of the section's names,
+    /// the cell of the row's).
     #[serde(default)]
     pub columns: Vec<(String, String)>,
     /// Notes printed under the table.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Notes printed after `notes`, each rendered once per row with the row's names (a row
+    /// whose note renders empty adds none).
+    #[serde(default)]
+    pub row_notes: Vec<String>,
+    /// Notes printed last, after the `row_notes` (templates of the section's names).
+    #[serde(default)]
+    pub closing_notes: Vec<String>,
 }
 
 fn second_level() -> u8 {
@@ -144,7 +159,8 @@ pub enum Unmatched {
     /// Leaves it out.
     #[default]
     Skip,
-    /// Keeps it, with `paper` none.
+    /// Keeps it with `paper` none: once for each paper model compared (`model` set), or once
+    /// with `model` none where `models = "all"`.
     Keep,
 }
 
@@ -248,6 +264,54 @@ pub fn environment() -> Environment<'static> {
     });
     // The domain as the paper prints it (`math` for `arithmetic`).
     env.add_filter("domain", |d: String| super::paper_domain(&d).to_string());
+    // [v, lo, hi] or an estimate ({value, interval}) at fixed decimals (`0.1 [0.0, 0.2]`).
+    env.add_filter("dec_interval", |e: Value, places: usize| {
+        let num = |v: Result<Value, minijinja::Error>| v.ok().and_then(|v| f64::try_from(v).ok());
+        let (v, lo, hi) = if e.kind() == ValueKind::Map {
+            let i = e.get_attr("interval").unwrap_or_default();
+            let (value, low, high) = (e.get_attr("value"), i.get_attr("low"), i.get_attr("high"));
+            (num(value), num(low), num(high))
+        } else {
+            let at = |k: usize| num(e.get_item(&Value::from(k)));
+            (at(0), at(1), at(2))
+        };
+        match (v, lo, hi) {
+            (None, _, _) => undefined(),
+            (Some(v), Some(lo), Some(hi)) => format!("{v:.places$} [{lo:.places$}, {hi:.places$}]"),
+            (Some(v), _, _) => format!("{v:.places$}"),
+        }
+    });
+    // A fraction's [v, lo, hi] in pp with the asterisk of its Holm p (`72.9* [60.4, 83.3]`).
+    env.add_filter(
+        "marked_interval",
+        |d: Option<Vec<Option<f64>>>, p: Option<f64>| match d.as_deref() {
+            None => Ok(undefined()),
+            Some(&[Some(v), lo, hi]) => {
+                Ok(super::readout_grid::marked_interval(Some((v, lo, hi)), p))
+            }
+            Some(_) => Err(not_a("[value, low, high]")),
+        },
+    );
+    // Thousands separators, a half as `.5`, a true minus (`1,128,960`, `−91.5`; Table D7).
+    env.add_filter("grouped", super::table_d7::grouped);
+    // Scientific notation as Rust prints it, `places` decimals (`1.25e-3`, `0.00e0`; Table D2).
+    env.add_filter("sci", |v: Option<f64>, places: usize| {
+        v.map_or_else(undefined, |v| format!("{v:.places$e}"))
+    });
+    // A mean estimate ({mean, ci_low, ci_high}) at fixed decimals, true minus signs
+    // (`0.033 [−0.019, 0.086]`; the projection).
+    env.add_filter("mean_interval", |e: Value, places: usize| {
+        let at = |k: &str| e.get_attr(k).ok().and_then(|v| f64::try_from(v).ok());
+        let f = |x: f64| match x < 0.0 {
+            true => format!("−{:.places$}", -x),
+            false => format!("{x:.places$}"),
+        };
+        match (at("mean"), at("ci_low"), at("ci_high")) {
+            (Some(m), Some(lo), Some(hi)) => format!("{} [{}, {}]", f(m), f(lo), f(hi)),
+            (Some(m), _, _) => f(m),
+            _ => undefined(),
+        }
+    });
     env
 }
 
@@ -393,9 +457,27 @@ impl Layout<'_> {
             Some(join) => self.joined(&rows, join)?,
             None => rows,
         };
-        let groups: Vec<(Option<Value>, Vec<Value>)> = match &section.group_by {
-            None => vec![(None, rows)],
-            Some(field) => group(rows, field)?,
+        let groups: Vec<(Option<Value>, Vec<Value>)> = match (&section.group_by, &section.groups) {
+            (None, None) => vec![(None, rows)],
+            (Some(by), None) => group(rows, by)?,
+            (Some(by), Some(set)) => {
+                let mut groups: Vec<(Option<Value>, Vec<Value>)> = Vec::new();
+                for named in self.set(set)? {
+                    let key = field(&named, by)?;
+                    if !groups.iter().any(|(k, _)| k.as_ref() == Some(&key)) {
+                        groups.push((Some(key), Vec::new()));
+                    }
+                }
+                for row in rows {
+                    let key = field(&row, by)?;
+                    match groups.iter_mut().find(|(k, _)| k.as_ref() == Some(&key)) {
+                        Some((_, members)) => members.push(row),
+                        None => anyhow::bail!("a row's `{by}` {key} is not among `{set}`'s"),
+                    }
+                }
+                groups
+            }
+            (None, Some(_)) => anyhow::bail!("`groups` without `group_by`"),
         };
         for (key, rows) in groups {
             let mut context = globals.clone();
@@ -435,6 +517,19 @@ impl Layout<'_> {
                 (self.env.template_from_str(cell)).map_err(|e| anyhow::anyhow!("{cell:?}: {e:#}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let row_notes = (section.row_notes.iter())
+            .map(|note| {
+                (self.env.template_from_str(note)).map_err(|e| anyhow::anyhow!("{note:?}: {e:#}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mut notes = Vec::new();
+        for note in &section.notes {
+            let note = self.render(note, context)?;
+            if !note.is_empty() {
+                notes.push(note);
+            }
+        }
+        let mut per_row = Vec::new();
         let mut body = Vec::with_capacity(rows.len());
         for row in rows {
             let mut row_context = context.clone();
@@ -453,17 +548,27 @@ impl Layout<'_> {
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
             body.push(printed);
+            for (template, source) in row_notes.iter().zip(&section.row_notes) {
+                let note = (template.render(&row_context))
+                    .map_err(|e| anyhow::anyhow!("row note {source:?}: {e:#}"))?;
+                if !note.is_empty() {
+                    per_row.push(note);
+                }
+            }
         }
-        let mut notes = Vec::new();
-        for note in &section.notes {
+        notes.extend(per_row);
+        for note in &section.closing_notes {
             let note = self.render(note, context)?;
             if !note.is_empty() {
                 notes.push(note);
             }
         }
+        let header = (section.columns.iter())
+            .map(|(header, _)| self.render(header, context))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Table {
             text_columns: section.text_columns,
-            header: section.columns.iter().map(|(h, _)| h.clone()).collect(),
+            header,
             rows: body,
             notes,
         })
@@ -506,8 +611,13 @@ impl Layout<'_> {
                 }
             }
             if matches.is_empty() && join.unmatched == Unmatched::Keep {
-                let model = (join.models == JoinModels::Against).then(|| self.against.to_string());
-                matches.push((Value::from(()), model));
+                // One row per paper model it was compared with, none of them printed.
+                match join.models {
+                    JoinModels::All => matches.push((Value::from(()), None)),
+                    JoinModels::Against | JoinModels::Compared => {
+                        matches.extend((models.iter()).map(|m| (Value::from(()), Some(m.clone()))))
+                    }
+                }
             }
             for (p, model) in matches {
                 let mut row = BTreeMap::new();
@@ -531,10 +641,10 @@ fn model_of(row: &Value) -> Option<String> {
 fn field(row: &Value, key: &str) -> anyhow::Result<Value> {
     let value = row
         .get_attr(key)
-        .map_err(|e| anyhow::anyhow!("join on `{key}`: {e:#}"))?;
+        .map_err(|e| anyhow::anyhow!("`{key}`: {e:#}"))?;
     anyhow::ensure!(
         !value.is_undefined(),
-        "join on `{key}`: a row has no `{key}`"
+        "a row has no `{key}` (a join's `on`, `group_by`)"
     );
     Ok(value)
 }

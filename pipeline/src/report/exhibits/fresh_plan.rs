@@ -1,80 +1,51 @@
-//! Table 4: "Serial plan-copying fidelity and indexed task correctness. Raw and Indexed measure
-//! fidelity to freshly selected model plans, including incorrect selections; Gold EM measures
-//! indexed outputs against the task target. Each model–domain pair contains 30 plans."
-//!
-//! Columns as printed: Model, Domain, Raw, Indexed, Gold EM (counts of 30). Ours come from
-//! `config/panels/fresh-plan.toml`: SelfPlanSpell under Serial control with raw and with
-//! indexed evidence, each copying the model's own fresh Native choice.
-//!
-//! Figure 4 ([`figure4`]): "Indexing improves fidelity to selected plans without guaranteeing
-//! task correctness. Each panel uses 30 fresh plans per domain/model." It adds the Independent
-//! control: raw → indexed fidelity per model, domain and control, printed as counts of 30, with
-//! the indexed gold EM drawn as a marker (not printed).
+//! Table 4 and Figure 4's numbers from `config/panels/fresh-plan.toml`: SelfPlanSpell copying
+//! the model's own fresh Native choice with raw and with indexed evidence, per model and domain:
+//! raw fidelity, indexed fidelity and the indexed outputs' gold EM. Table 4 is the Serial
+//! control; Figure 4 adds the Independent control.
 
 use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::paper::PaperTable;
-use super::{differences, paper_domain, pp_diff, run_of, Count, PanelRun};
-use crate::report::doc::{Doc, Table};
+use super::copy_fidelity::count_pairs;
+use super::engine::Frame;
+use super::{paper_domain, run_of, Count, PanelRun};
 
-/// The Serial copy arms of the panel: raw and indexed evidence.
-pub const RAW_ARM: &str = "SelfPlanSpell/Full/code/raw/serial";
-/// The Serial copy arm with indexed evidence (Table 4's Indexed and Gold EM columns).
-pub const INDEXED_ARM: &str = "SelfPlanSpell/Full/code/indexed/serial";
-
-/// One row of Table 4 as printed: raw fidelity, indexed fidelity, indexed gold EM, of `plans`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct PaperRow {
-    /// The paper model, as printed.
-    pub model: String,
-    /// `math` or `lexical`, as printed.
-    pub domain: String,
-    /// Raw fidelity, indexed fidelity and indexed gold EM, as counts of `plans`.
-    pub counts: [u64; 3],
-    /// Fresh plans of the model and domain (30).
-    pub plans: u64,
-}
-
-/// Table 4's printed rows (exhibits/table4.tsv).
-pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table4");
+/// Figure 4's controls, in its order, with the arm-label suffix of each (Table 4: Serial).
+pub const CONTROLS: [(&str, &str); 2] = [("Independent", "independent"), ("Serial", "serial")];
 
 /// One of our rows: raw fidelity, indexed fidelity, indexed gold EM.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct OurRow {
     /// The model label of the run's records.
     pub model: String,
     /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
-    /// Raw fidelity and indexed fidelity to the model's own fresh Native choice, and the
-    /// indexed outputs' gold EM, each of the arm's trajectories.
+    /// Raw fidelity, indexed fidelity (to the fresh Native choice), indexed gold EM.
+    #[serde(serialize_with = "count_pairs")]
     pub counts: [Count; 3],
 }
 
-/// Our Table 4 rows from the Serial raw and indexed arms' trajectories, math first.
-pub fn our_rows(trajectories: &[Trajectory]) -> Vec<OurRow> {
-    rows_of(trajectories, RAW_ARM, INDEXED_ARM)
-}
-
-/// Rows of the raw and indexed arms `raw_arm`, `indexed_arm` (one control).
-fn rows_of(trajectories: &[Trajectory], raw_arm: &str, indexed_arm: &str) -> Vec<OurRow> {
-    let mut rows: BTreeMap<(String, usize, String), OurRow> = BTreeMap::new();
+/// Our rows under the control whose arms end in `/suffix` (`SelfPlanSpell/Full/code/raw/…`,
+/// `…/indexed/…`), by model, math first.
+pub fn our_rows(trajectories: &[Trajectory], suffix: &str) -> Vec<OurRow> {
+    let raw_arm = format!("SelfPlanSpell/Full/code/raw/{suffix}");
+    let indexed_arm = format!("SelfPlanSpell/Full/code/indexed/{suffix}");
+    let mut rows: BTreeMap<(String, bool, String), OurRow> = BTreeMap::new();
     for t in trajectories {
         let raw = t.arm == raw_arm;
         if !raw && t.arm != indexed_arm {
             continue;
         }
         let domain = paper_domain(t.domain.as_str()).to_string();
-        let rank = usize::from(domain != "math");
-        let row = rows
-            .entry((t.model.clone(), rank, domain.clone()))
-            .or_insert_with(|| OurRow {
+        let row = (rows.entry((t.model.clone(), domain != "math", domain.clone()))).or_insert_with(
+            || OurRow {
                 model: t.model.clone(),
                 domain,
                 ..OurRow::default()
-            });
+            },
+        );
         let fidelity = t.fidelity.unwrap_or(false);
         if raw {
             row.counts[0].add(fidelity);
@@ -86,244 +57,63 @@ fn rows_of(trajectories: &[Trajectory], raw_arm: &str, indexed_arm: &str) -> Vec
     rows.into_values().collect()
 }
 
-fn header() -> Vec<String> {
-    ["Model", "Domain", "Raw", "Indexed", "Gold EM"]
-        .map(String::from)
-        .to_vec()
-}
-
-/// Table 4's document: our counts, the paper's rows as printed, and ours minus the paper
-/// model's (`against`, else every printed model) in percentage points.
-pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER.rows()?;
-    let mut doc = Doc::new("Table 4: Serial plan-copying fidelity and indexed task correctness");
-    doc.p(
-        "Raw and Indexed measure fidelity to freshly selected model plans, including incorrect \
-         selections; Gold EM measures indexed outputs against the task target.",
-    );
-    doc.h(2, "This run");
-    doc.table(Table {
-        text_columns: 2,
-        header: header(),
-        rows: ours
-            .iter()
-            .map(|r| {
-                let mut cells = vec![r.model.clone(), r.domain.clone()];
-                cells.extend(r.counts.iter().map(Count::cell));
-                cells
-            })
-            .collect(),
-        notes: vec![format!(
-            "Raw: {RAW_ARM} fidelity; Indexed: {INDEXED_ARM} fidelity; Gold EM: the indexed arm's \
-             gold EM."
-        )],
-    });
-    doc.h(2, "The paper (Table 4)");
-    doc.table(Table {
-        text_columns: 2,
-        header: header(),
-        rows: paper_rows
-            .iter()
-            .map(|p| {
-                let mut cells = vec![p.model.to_string(), p.domain.to_string()];
-                cells.extend(p.counts.map(|k| format!("{k}/{}", p.plans)));
-                cells
-            })
-            .collect(),
-        notes: vec!["Each model–domain pair contains 30 plans.".into()],
-    });
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.model.as_str()),
-        against,
-        3,
-        &[
-            "Model",
-            "Domain",
-            "Paper row",
-            "Δ Raw",
-            "Δ Indexed",
-            "Δ Gold EM",
-        ],
-    );
-    for r in ours {
-        for p in paper_rows
-            .iter()
-            .filter(|p| models.contains(&p.model.as_str()) && p.domain == r.domain)
-        {
-            let mut cells = vec![
-                r.model.clone(),
-                r.domain.clone(),
-                format!("{} {}", p.model, p.domain),
-            ];
-            for i in 0..3 {
-                cells.push(pp_diff(
-                    r.counts[i].rate(),
-                    100.0 * p.counts[i] as f64 / p.plans as f64,
-                ));
-            }
-            diff.rows.push(cells);
-        }
-    }
-    diff.notes
-        .push("Percentage points (ours over our plans, the paper's over 30).".into());
-    doc.table(diff);
-    Ok(doc)
-}
-
-/// Table 4 from the `fresh-plan` panel's trajectories.
-pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+/// Table 4 from the `fresh-plan` panel's Serial arms.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "fresh-plan")?.load()?;
-    layout(&our_rows(&run.trajectories), against)
+    Ok(Frame::new().rows("ours", &our_rows(&run.trajectories, "serial")))
 }
 
-/// Figure 4's controls, in its order, with the arm-label suffix of each.
-pub const CONTROLS: [(&str, &str); 2] = [("Independent", "independent"), ("Serial", "serial")];
+/// One of our Figure 4 rows: a control's raw and indexed fidelity and indexed gold EM.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControlRow {
+    /// The control (`Independent`, `Serial`).
+    pub control: &'static str,
+    /// The model, domain and counts under the control.
+    #[serde(flatten)]
+    pub row: OurRow,
+}
 
-/// Figure 4 as printed: model, domain, control, raw and indexed fidelity of 30. Its Serial bars
-/// are Table 4's Raw and Indexed columns.
-pub static PAPER_FIGURE4: PaperTable<(String, String, String, [u64; 2], u64)> =
-    PaperTable::new("figure4");
-
-/// Our Figure 4 rows: (control, row) per model and domain, Independent first.
-pub fn figure4_rows(trajectories: &[Trajectory]) -> Vec<(&'static str, OurRow)> {
-    let mut out = Vec::new();
-    for (control, suffix) in CONTROLS {
-        let raw = format!("SelfPlanSpell/Full/code/raw/{suffix}");
-        let indexed = format!("SelfPlanSpell/Full/code/indexed/{suffix}");
-        out.extend(
-            rows_of(trajectories, &raw, &indexed)
-                .into_iter()
-                .map(|r| (control, r)),
-        );
-    }
-    out.sort_by(|a, b| {
-        (&a.1.model, a.1.domain != "math", &a.1.domain, a.0).cmp(&(
-            &b.1.model,
-            b.1.domain != "math",
-            &b.1.domain,
-            b.0,
-        ))
+/// Our Figure 4 rows per model and domain, Independent first.
+pub fn figure4_rows(trajectories: &[Trajectory]) -> Vec<ControlRow> {
+    let mut out: Vec<ControlRow> = (CONTROLS.iter())
+        .flat_map(|&(control, suffix)| {
+            (our_rows(trajectories, suffix).into_iter()).map(move |row| ControlRow { control, row })
+        })
+        .collect();
+    out.sort_by_key(|r| {
+        let (model, domain) = (r.row.model.clone(), r.row.domain.clone());
+        (model, domain != "math", domain, r.control)
     });
     out
 }
 
-/// Figure 4's numbers: raw → indexed fidelity per model, domain and control (Independent,
-/// Serial) with the indexed gold EM, the paper's printed bars, and ours minus them.
-pub fn figure4_layout(ours: &[(&str, OurRow)], against: &str) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER_FIGURE4.rows()?;
-    let mut doc =
-        Doc::new("Figure 4: Plan fidelity under Independent and Serial control (numbers)");
-    doc.p(
-        "Indexing improves fidelity to selected plans without guaranteeing task correctness. \
-         Each panel uses 30 fresh plans per domain/model: raw → indexed fidelity per control, \
-         and the indexed outputs' gold EM.",
-    );
-    let header: Vec<String> = [
-        "Model",
-        "Domain",
-        "Control",
-        "Raw",
-        "Indexed",
-        "Indexed gold EM",
-    ]
-    .map(String::from)
-    .to_vec();
-    doc.h(2, "This run");
-    doc.table(Table {
-        text_columns: 3,
-        header: header.clone(),
-        rows: ours
-            .iter()
-            .map(|(control, r)| {
-                let mut cells = vec![r.model.clone(), r.domain.clone(), control.to_string()];
-                cells.extend(r.counts.iter().map(Count::cell));
-                cells
-            })
-            .collect(),
-        notes: vec![
-            "SelfPlanSpell/Full/code/{raw,indexed}/{independent,serial}: fidelity to the \
-             model's own fresh Native choice; gold EM of the indexed arm."
-                .into(),
-        ],
-    });
-    doc.h(2, "The paper (Figure 4)");
-    doc.table(Table {
-        text_columns: 3,
-        header,
-        rows: paper_rows
-            .iter()
-            .map(|(model, domain, control, [raw, indexed], plans)| {
-                vec![
-                    model.to_string(),
-                    domain.to_string(),
-                    control.to_string(),
-                    format!("{raw}/{plans}"),
-                    format!("{indexed}/{plans}"),
-                    "marker, not printed".to_string(),
-                ]
-            })
-            .collect(),
-        notes: vec!["The Serial rows' gold EM is Table 4's.".into()],
-    });
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.0.as_str()),
-        against,
-        4,
-        &[
-            "Model",
-            "Domain",
-            "Control",
-            "Paper row",
-            "Δ Raw",
-            "Δ Indexed",
-        ],
-    );
-    for (control, r) in ours {
-        for (model, _, _, counts, plans) in paper_rows
-            .iter()
-            .filter(|p| models.contains(&p.0.as_str()) && p.1 == r.domain && p.2 == *control)
-        {
-            let mut cells = vec![
-                r.model.clone(),
-                r.domain.clone(),
-                control.to_string(),
-                format!("{model} {} {control}", r.domain),
-            ];
-            for (ours, paper) in r.counts.iter().zip(counts) {
-                cells.push(pp_diff(ours.rate(), 100.0 * *paper as f64 / *plans as f64));
-            }
-            diff.rows.push(cells);
-        }
-    }
-    diff.notes
-        .push("Percentage points (ours over our plans, the paper's over 30).".into());
-    doc.table(diff);
-    Ok(doc)
-}
-
 /// Figure 4's numbers from the `fresh-plan` panel's trajectories.
-pub fn figure4(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+pub fn figure4(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "fresh-plan")?.load()?;
-    figure4_layout(&figure4_rows(&run.trajectories), against)
+    Ok(Frame::new().rows("ours", &figure4_rows(&run.trajectories)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::exhibits::paper::records;
+    use crate::report::exhibits::testing::laid_out;
 
     /// Figure 4's Serial bars are Table 4's Raw and Indexed columns.
     #[test]
     fn figure4s_serial_bars_are_table4s() {
-        for p in PAPER.rows().unwrap() {
-            let bar = PAPER_FIGURE4
-                .rows()
-                .unwrap()
-                .iter()
-                .find(|f| f.0 == p.model && f.1 == p.domain && f.2 == "Serial")
+        let figure4 = records("figure4").unwrap();
+        for p in records("table4").unwrap() {
+            let bar = (figure4.iter())
+                .find(|f| {
+                    f.get_attr("model").unwrap() == p.get_attr("model").unwrap()
+                        && f.get_attr("domain").unwrap() == p.get_attr("domain").unwrap()
+                        && f.get_attr("control").unwrap().as_str() == Some("Serial")
+                })
                 .expect("a Serial bar per Table 4 row");
-            assert_eq!(bar.3, [p.counts[0], p.counts[1]]);
+            for column in ["raw", "indexed"] {
+                assert_eq!(bar.get_attr(column).unwrap(), p.get_attr(column).unwrap());
+            }
         }
     }
 
@@ -347,7 +137,7 @@ mod tests {
         ];
         let rows = figure4_rows(&ts);
         assert_eq!(rows.len(), 2);
-        let md = figure4_layout(&rows, "Jev").unwrap().markdown();
+        let md = laid_out("figure4", Frame::new().rows("ours", &rows), "Jev");
         for want in [
             "| Model | Domain | Control | Raw | Indexed | Indexed gold EM |",
             "| m | math | Independent | 0/1 | 1/1 | 1/1 |",
@@ -367,7 +157,7 @@ mod tests {
             domain: "math".into(),
             counts: [c(3, 30), c(27, 30), c(12, 30)],
         }];
-        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
+        let md = laid_out("table4", Frame::new().rows("ours", &ours), "Qwen3.5-27B");
         for want in [
             "| Model | Domain | Raw | Indexed | Gold EM |",
             "| m | math | 3/30 | 27/30 | 12/30 |",

@@ -1,24 +1,13 @@
-//! Figure 14's numbers (B.1, D.10): "Local error rates already imply few correct lexical
-//! strings under an independence reference." The empirical reference of a model, domain and
-//! length is R = Π_t c_t, the product of the observed position accuracies; "Independent uses
-//! 384 parents per domain and TeacherForced 60". The paper draws these as a figure and prints
-//! no numbers ("The figure shows Jev; all original models are included in the accompanying
-//! numerical results"), so there is nothing to set beside ours.
-//!
-//! Panels: `independent-384` (Native, Independent and Serial on Table 1's 384 items per domain,
-//! 9,999 draws within length) and `teacher-forced` (60 per domain). Each arm with a reference
-//! gets two tables, one per population of D.10 ("Independent uses 384 parents per domain and
-//! TeacherForced 60, with all-items and Native-correct populations"): per length, its string
-//! EM, Π c_t and EM − Π c_t with paired bootstrap intervals, beside Serial's string EM on the
-//! same population.
+//! Figure 14's numbers (B.1, D.10), which the paper only plots: per panel (`independent-384`:
+//! Independent on Table 1's 384 items per domain; `teacher-forced`: TeacherForced on 60),
+//! model, domain and reference arm, and each of D.10's two populations, per length the
+//! reference R = Π_t c_t (the product of the observed position accuracies), the arm's string
+//! EM and their difference, beside Serial's string EM on the same population.
 //!
 //! - All items: the run report's independence rows; Serial is the pairing's Serial EM.
-//! - Native-correct: the items whose Native selection (the panel's `Native/code` arm, same
-//!   model) is correct. Every draw resamples all of the length's items and recomputes the
-//!   population ("all position means, products, EM and conditional denominators are
-//!   recomputed together", [`c2s_stats::independence_metrics_within`]); Serial's string EM on
-//!   that population is the pairing's SCR at the length, whose denominator is likewise
-//!   recomputed per draw.
+//! - Native-correct: the items the same model's `Native/code` selection got right, the
+//!   population recomputed in every draw ([`c2s_stats::independence_metrics_within`]); Serial
+//!   is the pairing's SCR, whose denominator is likewise recomputed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,122 +16,52 @@ use c2s_stats::{
     independence_metrics_within, is_reference_arm, LocalGroup, MetricRow, PopulationCounts,
     StatsConfig,
 };
+use serde::Serialize;
 
+use super::engine::Frame;
 use super::PanelRun;
-use crate::report::doc::{Doc, Table};
-use crate::report::tables::{count, estimate, estimate_pp, Group, MetricIndex, UNDEFINED};
+use crate::report::tables::{count, estimate, estimate_pp, MetricIndex};
 
 /// The Native arm whose correct selections define D.10's Native-correct population.
 const NATIVE_ARM: &str = "Native/code";
 
-/// One of D.10's two populations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Population {
-    /// Every item of the length.
-    AllItems,
-    /// The items whose `Native/code` selection by the same model is correct, recomputed in
-    /// every bootstrap draw.
-    NativeCorrect,
-}
-
-impl Population {
-    fn heading(self) -> &'static str {
-        match self {
-            Population::AllItems => "all items",
-            Population::NativeCorrect => "Native-correct items",
-        }
-    }
-
-    /// The pairing's metric that is Serial's string EM on the population.
-    fn serial_metric(self) -> &'static str {
-        match self {
-            Population::AllItems => "serial_em",
-            Population::NativeCorrect => "scr",
-        }
-    }
-}
-
-/// The panels in the figure's order: the panel, the reference arm it plots and its heading.
-const PANELS: [(&str, &str, &str); 2] = [
-    (
-        "independent-384",
-        "Independent",
-        "(a, b) Independent, 384 items per domain",
-    ),
-    (
-        "teacher-forced",
-        "TeacherForced",
-        "(c, d) TeacherForced, 60 items per domain",
-    ),
+/// The panels in the figure's order and the reference arm each plots.
+const PANELS: [(&str, &str); 2] = [
+    ("independent-384", "Independent"),
+    ("teacher-forced", "TeacherForced"),
 ];
 
-/// The figure's three lines per length for one (model, domain) reference arm: the
-/// position-rate product, the reference arm's string EM and Serial's string EM (from the
-/// panel's Native vs Serial pairing, `pairings`), with the reference's EM − product.
-pub fn figure_table(
-    index: &MetricIndex<'_>,
-    g: &Group,
-    pairings: &MetricIndex<'_>,
-    population: Population,
-    level: f64,
-) -> Table {
-    let serial = pairings.paired_groups().into_iter().find(|p| {
-        p.model == g.model
-            && p.domain == g.domain
-            && p.comparison
-                .split_once(" vs ")
-                .is_some_and(|(_, s)| s.starts_with("Serial/"))
-    });
-    let rows = index
-        .lengths(g, "independence_reference")
-        .into_iter()
-        .map(|l| {
-            let l = Some(l);
-            vec![
-                l.map_or_else(String::new, |l| l.to_string()),
-                count(index.get(g, l, "items")),
-                estimate(index.get(g, l, "independence_reference"), None),
-                estimate(index.get(g, l, "string_em"), None),
-                serial.as_ref().map_or_else(
-                    || UNDEFINED.to_string(),
-                    |s| estimate(pairings.get(s, l, population.serial_metric()), None),
-                ),
-                estimate_pp(index.get(g, l, "em_minus_reference")),
-            ]
-        })
-        .collect();
-    Table {
-        text_columns: 1,
-        header: [
-            "Target length",
-            "n",
-            "Position-rate product [CI]",
-            "Reference string EM [CI]",
-            "Serial string EM [CI]",
-            "Reference EM − product [CI]",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-        notes: vec![format!(
-            "Percentages on {}. The product multiplies the reference arm's per-position \
-             accuracies at that length; intervals are {:.0}% whole-item bootstrap intervals \
-             within the length. Serial string EM is the panel's Native vs Serial pairing at the \
-             same length ({}).",
-            population.heading(),
-            100.0 * level,
-            match population {
-                Population::AllItems => "its Serial EM",
-                Population::NativeCorrect =>
-                    "its SCR: Serial EM on the Native-correct items, the population recomputed \
-                     in every draw",
-            }
-        )],
-    }
+/// D.10's two populations: (as the figure names it, the pairing's metric that is Serial's
+/// string EM on it).
+const POPULATIONS: [(&str, &str); 2] =
+    [("all items", "serial_em"), ("Native-correct items", "scr")];
+
+/// One table of the figure: a reference arm of a model and domain on one population.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TableKey {
+    /// The model label of the run's records.
+    pub model: String,
+    /// The bank's domain name.
+    pub domain: String,
+    /// The reference arm (`Independent/Full/code`).
+    pub comparison: String,
+    /// The population: `all items` or `Native-correct items`.
+    pub population: &'static str,
 }
 
-/// One panel's rows: its metric rows (pairings and all-items references) and its
-/// Native-correct references ([`native_correct_rows`]).
+/// One target length of a table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LengthRow {
+    /// The table the row belongs to.
+    pub table: TableKey,
+    /// Target length; `None` in a panel's list of its tables (each laid out, rowless or not).
+    pub length: Option<u32>,
+    /// n, Π c_t, the reference's string EM, Serial's string EM (percent, with intervals) and
+    /// EM − Π c_t (points), as printed.
+    pub cells: Vec<String>,
+}
+
+/// One panel's metric rows on all items and on the Native-correct items.
 pub struct PanelRows<'a> {
     /// The panel's config stem (`independent-384` or `teacher-forced`).
     pub panel: &'a str,
@@ -152,48 +71,67 @@ pub struct PanelRows<'a> {
     pub native_correct: Vec<MetricRow>,
 }
 
-/// Figure 14's numbers: per panel, reference arm, model and domain, one table per population
-/// with string EM, the product Π c_t and their difference by length, at interval `level`.
-pub fn layout(panels: &[PanelRows<'_>], level: f64) -> Doc {
-    let mut doc = Doc::new("Figure 14: String EM against the independence reference");
-    doc.p(
-        "For each model/domain/length, the reference is the product of the observed position \
-         accuracies (D.10: \"The empirical independence reference is R = Π_t c_t, using binary \
-         observed outcomes, not reported model probabilities\"), on all items and on the \
-         Native-correct items (D.10: \"with all-items and Native-correct populations\"). The \
-         paper plots these and prints no numbers.",
-    );
-    for (name, arm, heading) in PANELS {
+/// Figure 14's rows: per panel present (`panels`), its length rows (named by the panel) and
+/// its tables (`PANEL tables`), at interval `level`.
+pub fn frame(panels: &[PanelRows<'_>], level: f64) -> Frame {
+    let mut frame = Frame::new();
+    let mut present = Vec::new();
+    for (name, arm) in PANELS {
         let Some(panel) = panels.iter().find(|p| p.panel == name) else {
             continue;
         };
-        doc.h(2, format!("{heading} ({name})"));
+        present.push(name);
         let pairings = MetricIndex::new(&panel.rows);
         let native_correct = MetricIndex::new(&panel.native_correct);
-        for g in pairings
-            .independence_groups()
-            .into_iter()
+        let (mut tables, mut rows) = (Vec::new(), Vec::new());
+        for g in (pairings.independence_groups().into_iter())
             .filter(|g| g.comparison.split('/').next() == Some(arm))
         {
-            for (population, index) in [
-                (Population::AllItems, &pairings),
-                (Population::NativeCorrect, &native_correct),
-            ] {
-                doc.h(
-                    3,
-                    format!(
-                        "{} · {} · {} · {}",
-                        g.model,
-                        g.domain,
-                        g.comparison,
-                        population.heading()
-                    ),
-                );
-                doc.table(figure_table(index, &g, &pairings, population, level));
+            let serial = pairings.paired_groups().into_iter().find(|p| {
+                p.model == g.model
+                    && p.domain == g.domain
+                    && (p.comparison.split_once(" vs "))
+                        .is_some_and(|(_, s)| s.starts_with("Serial/"))
+            });
+            for ((population, serial_metric), index) in
+                POPULATIONS.into_iter().zip([&pairings, &native_correct])
+            {
+                let table = TableKey {
+                    model: g.model.clone(),
+                    domain: g.domain.clone(),
+                    comparison: g.comparison.clone(),
+                    population,
+                };
+                for length in index.lengths(&g, "independence_reference") {
+                    let l = Some(length);
+                    let serial_em = serial
+                        .as_ref()
+                        .and_then(|s| pairings.get(s, l, serial_metric));
+                    let cells = vec![
+                        count(index.get(&g, l, "items")),
+                        estimate(index.get(&g, l, "independence_reference"), None),
+                        estimate(index.get(&g, l, "string_em"), None),
+                        estimate(serial_em, None),
+                        estimate_pp(index.get(&g, l, "em_minus_reference")),
+                    ];
+                    let table = table.clone();
+                    rows.push(LengthRow {
+                        table,
+                        length: l,
+                        cells,
+                    });
+                }
+                let cells = Vec::new();
+                tables.push(LengthRow {
+                    table,
+                    length: None,
+                    cells,
+                });
             }
         }
+        frame = (frame.rows(name, &rows)).rows(&format!("{name} tables"), &tables);
     }
-    doc
+    frame.var("panels", present).var("level", level)
 }
 
 /// The independence rows of a panel's reference arms on D.10's Native-correct population:
@@ -238,7 +176,7 @@ pub fn native_correct_rows(
 }
 
 /// Figure 14's numbers from the `independent-384` and `teacher-forced` panels' runs.
-pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
+pub fn document(runs: &[PanelRun]) -> anyhow::Result<Frame> {
     let mut panels = Vec::new();
     let mut level = 0.95;
     for run in runs {
@@ -254,13 +192,13 @@ pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
             )?,
         });
     }
-    Ok(layout(&panels, level))
+    Ok(frame(&panels, level))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::trajectory;
+    use crate::report::exhibits::testing::{laid_out, trajectory};
     use c2s_records::Domain;
 
     fn at(comparison: &str, metric: &str, value: f64, ci: (f64, f64)) -> MetricRow {
@@ -312,7 +250,8 @@ mod tests {
             rows: rows.clone(),
             native_correct: native_correct.clone(),
         };
-        let md = layout(&[panel("independent-384"), panel("teacher-forced")], 0.95).markdown();
+        let frame = frame(&[panel("independent-384"), panel("teacher-forced")], 0.95);
+        let md = laid_out("figure14", frame, "Jev");
         for want in [
             "## (a, b) Independent, 384 items per domain (independent-384)",
             "### m · lexical · Independent/Full/code · all items",

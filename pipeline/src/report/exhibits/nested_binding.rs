@@ -1,30 +1,18 @@
-//! Table D10 (D.11): "Literal names improve Qwen raw readout; indexed readout is correct under
-//! both bindings. Each domain has 48 parents. Differences are percentage points with paired 95%
-//! intervals and twelve-test Holm correction." Columns as printed: Model, Domain, Evidence,
-//! Literal, Opaque, Difference [95% CI], Holm p. The paper's text prints the six raw rows.
-//!
-//! Ours come from `config/panels/nested-binding.toml`: each evidence level's pairing opaque vs
-//! literal (readable aligned) names gives the counts and the Holm-corrected exact McNemar p
-//! (family "D.11 binding"), and the `literal - opaque` unit contrast the difference with its
-//! item interval.
+//! Table D10 (D.11) from `config/panels/nested-binding.toml`: per evidence level the pairing
+//! opaque vs literal (readable aligned) names gives the counts and the exact McNemar p,
+//! Holm-corrected in the family "D.11 binding"; the `literal - opaque` unit contrast gives the
+//! difference with its item interval.
 
 use c2s_stats::{ContrastRow, MetricRow};
+use serde::Serialize;
 
-use super::engine::sig3;
-use super::paper::PaperTable;
-use super::{differences, paper_domain, percent_interval, pp_diff, run_of, PanelRun};
-use crate::report::doc::{Doc, Table};
+use super::engine::Frame;
+use super::padded::{contrast_difference, count_of};
+use super::{paper_domain, run_of, PanelRun};
 use crate::report::tables::MetricIndex;
 
-/// A row of Table D10 as printed: model, domain, evidence, literal and opaque correct of 48,
-/// difference [CI], Holm p.
-pub type PaperRow = (String, String, String, u64, u64, (f64, f64, f64), f64, u64);
-
-/// Table D10's six printed raw rows (exhibits/tableD10.tsv).
-pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD10");
-
 /// One of our rows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OurRow {
     /// The model label of the run's records.
     pub model: String,
@@ -36,8 +24,7 @@ pub struct OurRow {
     pub literal: (u64, u64),
     /// Opaque names: (correct, parents); (0, 0) when missing.
     pub opaque: (u64, u64),
-    /// The `literal - opaque` contrast as a fraction with its item interval; `None` without
-    /// the contrast.
+    /// The `literal - opaque` contrast (a fraction) with its item interval.
     pub difference: Option<(f64, Option<f64>, Option<f64>)>,
     /// The pairing's exact McNemar p, Holm-corrected in the family "D.11 binding".
     pub holm_p: Option<f64>,
@@ -60,12 +47,6 @@ pub fn our_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurRow> {
         .into_iter()
         .filter_map(|g| {
             let evidence = evidence_of(&g.comparison)?.to_string();
-            let count = |m: &str| {
-                index
-                    .get(&g, None, m)
-                    .and_then(|r| Some((r.numerator?, r.denominator?)))
-                    .unwrap_or((0, 0))
-            };
             let name = format!("literal - opaque, {evidence}, {}", g.domain);
             let contrast = contrasts
                 .iter()
@@ -73,13 +54,9 @@ pub fn our_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurRow> {
             Some(OurRow {
                 model: g.model.clone(),
                 domain: paper_domain(&g.domain).to_string(),
-                literal: count("serial_em"),
-                opaque: count("native_em"),
-                difference: contrast.and_then(|c| {
-                    c.estimate
-                        .difference
-                        .map(|d| (d, c.estimate.ci_low, c.estimate.ci_high))
-                }),
+                literal: count_of(&index, &g, "serial_em"),
+                opaque: count_of(&index, &g, "native_em"),
+                difference: contrast.and_then(contrast_difference),
                 holm_p: index.value(&g, None, "mcnemar_p_holm"),
                 evidence,
             })
@@ -91,138 +68,21 @@ pub fn our_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurRow> {
     out
 }
 
-fn header() -> Vec<String> {
-    [
-        "Model",
-        "Domain",
-        "Evidence",
-        "Literal",
-        "Opaque",
-        "Difference [95% CI]",
-        "Holm p",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
-/// Table D10's document: our rows, the paper's raw rows as printed, and ours minus the paper
-/// model's (`against`, else every printed model).
-pub fn layout(ours: &[OurRow], against: &str) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER.rows()?;
-    let mut doc =
-        Doc::new("Table D10: Literal names against opaque names at one preselected position");
-    doc.p(
-        "Differences are percentage points with paired 95% intervals and twelve-test Holm \
-         correction.",
-    );
-    doc.h(2, "This run");
-    doc.table(Table {
-        text_columns: 3,
-        header: header(),
-        rows: ours
-            .iter()
-            .map(|r| {
-                vec![
-                    r.model.clone(),
-                    r.domain.clone(),
-                    r.evidence.clone(),
-                    format!("{}/{}", r.literal.0, r.literal.1),
-                    format!("{}/{}", r.opaque.0, r.opaque.1),
-                    percent_interval(r.difference),
-                    sig3(r.holm_p),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "Literal: readable aligned names (`digit_5`, `letter_a`); Holm p: exact McNemar in \
-             the family D.11 binding."
-                .into(),
-        ],
-    });
-    doc.h(2, "The paper (Table D10, raw rows as printed)");
-    doc.table(Table {
-        text_columns: 3,
-        header: header(),
-        rows: paper_rows
-            .iter()
-            .map(|(m, d, e, lit, opq, diff, p, parents)| {
-                vec![
-                    m.to_string(),
-                    d.to_string(),
-                    e.to_string(),
-                    format!("{lit}/{parents}"),
-                    format!("{opq}/{parents}"),
-                    percent_interval(Some((
-                        diff.0 / 100.0,
-                        Some(diff.1 / 100.0),
-                        Some(diff.2 / 100.0),
-                    ))),
-                    sig3(Some(*p)),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "Each domain has 48 parents; indexed readout is correct under both bindings.".into(),
-        ],
-    });
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.0.as_str()),
-        against,
-        4,
-        &[
-            "Model",
-            "Domain",
-            "Evidence",
-            "Paper row",
-            "Δ Literal",
-            "Δ Opaque",
-            "Δ Difference",
-        ],
-    );
-    for r in ours {
-        for p in paper_rows
-            .iter()
-            .filter(|p| models.contains(&p.0.as_str()) && p.1 == r.domain && p.2 == r.evidence)
-        {
-            let rate = |(k, n): (u64, u64)| (n > 0).then(|| k as f64 / n as f64);
-            let paper = |k: u64| 100.0 * k as f64 / p.7 as f64;
-            diff.rows.push(vec![
-                r.model.clone(),
-                r.domain.clone(),
-                r.evidence.clone(),
-                format!("{} {} {}", p.0, p.1, p.2),
-                pp_diff(rate(r.literal), paper(p.3)),
-                pp_diff(rate(r.opaque), paper(p.4)),
-                pp_diff(r.difference.map(|d| d.0), p.5 .0),
-            ]);
-        }
-    }
-    diff.notes
-        .push("Percentage points (ours over our parents, the paper's over 48).".into());
-    doc.table(diff);
-    Ok(doc)
-}
-
-/// Table D10 from the `nested-binding` panel's run.
-pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+/// Table D10's rows from the `nested-binding` panel's run.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "nested-binding")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    layout(&our_rows(&run.metric_rows()?, &contrasts), against)
+    let ours = our_rows(&run.metric_rows()?, &contrasts);
+    Ok(Frame::new().rows("ours", &ours))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::paired_rows;
+    use crate::report::exhibits::testing::{laid_out, paired_rows};
 
-    /// "twelve-test Holm correction" of exact McNemar p-values: Qwen3.5-27B math raw (41 vs
-    /// 14, 27 discordant) ranks first, × 12; lexical raw (37 vs 11, 26) second, × 11.
     #[test]
-    fn the_papers_p_values_are_holm_stepped_mcnemar() {
-        let mcnemar = |b: i32| 2.0 * 0.5f64.powi(b);
-        assert!((12.0 * mcnemar(27) / 1.8e-07 - 1.0).abs() < 0.01);
-        assert!((11.0 * mcnemar(26) / 3.3e-07 - 1.0).abs() < 0.01);
+    fn the_evidence_is_the_opaque_arms_last_part() {
         assert_eq!(
             evidence_of(
                 "GoldCopy/Full/code/T0/raw vs GoldCopy/Full/code/T0/raw/names-readable_aligned"
@@ -242,9 +102,8 @@ mod tests {
                 ..r
             })
             .collect();
-        let md = layout(&our_rows(&rows, &[]), "Qwen3.5-27B")
-            .unwrap()
-            .markdown();
+        let ours = our_rows(&rows, &[]);
+        let md = laid_out("tableD10", Frame::new().rows("ours", &ours), "Qwen3.5-27B");
         for want in [
             "| Model | Domain | Evidence | Literal | Opaque | Difference [95% CI] | Holm p |",
             "| m | math | raw | 30/48 | 12/48 | – | – |",

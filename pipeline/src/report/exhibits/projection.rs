@@ -1,13 +1,8 @@
-//! The Native-to-position projection (A.6, B.7): Native's candidate probabilities summed by
-//! character at each position, against the Independent query's distribution there
-//! ([`c2s_stats::projection`]): TV and JS between the separately normalized distributions, the
-//! raw Native mass, and the query's unsupported mass beside its uniform reference
-//! 1 − |support| / |Σ|. "Bootstrap uses item-averaged position scores" (A.6): each item's
-//! scores are its positions' means, summarized over items with a bootstrap within length. The
-//! paper prints no numbers for it.
-//!
-//! Panel: `independent-384` (scored Native and Independent on 384 items per domain), the
-//! population D.10 compares with independent queries.
+//! The Native-to-position projection (A.6, B.7; no printed numbers) from `independent-384`
+//! (scored Native and Independent, 384 items per domain): per position, Native's candidate
+//! probabilities summed by character against the Independent query's distribution
+//! ([`c2s_stats::projection`]); each item scores its positions' mean, summarized over items with
+//! a bootstrap within length ("bootstrap uses item-averaged position scores").
 
 use std::collections::BTreeMap;
 
@@ -16,10 +11,10 @@ use c2s_stats::{
     mean_scores, position_scores, project, stratified_mean, MeanEstimate, PositionScores,
     StatsConfig,
 };
+use serde::Serialize;
 
+use super::engine::Frame;
 use super::{paper_domain, run_of, PanelRun};
-use crate::report::doc::{Doc, Table};
-use crate::report::tables::UNDEFINED;
 
 /// The query arm compared with Native.
 pub const QUERY_ARM: &str = "Independent/Full/code";
@@ -64,7 +59,7 @@ pub fn item_scores(
 }
 
 /// One of our rows: the item means of each score.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OurRow {
     /// The model label of the run's records.
     pub model: String,
@@ -85,8 +80,7 @@ pub struct OurRow {
     pub unsupported_minus_reference: MeanEstimate,
 }
 
-/// Our rows: each score's item mean with a bootstrap within length (the run's draws, seed
-/// and level), per (model, domain).
+/// Our rows per (model, domain): each score's item mean, bootstrapped within length.
 pub fn our_rows(
     items: &BTreeMap<(String, String), Vec<(u32, PositionScores)>>,
     stats: &StatsConfig,
@@ -111,82 +105,19 @@ pub fn our_rows(
     Ok(out)
 }
 
-fn cell(e: &MeanEstimate) -> String {
-    let f = |x: f64| {
-        if x < 0.0 {
-            format!("−{:.3}", -x)
-        } else {
-            format!("{x:.3}")
-        }
-    };
-    match (e.mean, e.ci_low, e.ci_high) {
-        (Some(m), Some(lo), Some(hi)) => format!("{} [{}, {}]", f(m), f(lo), f(hi)),
-        (Some(m), _, _) => f(m),
-        _ => UNDEFINED.to_string(),
-    }
-}
-
-/// The projection's document: one table of every (model, domain)'s item means with `level`
-/// intervals (the paper prints no numbers).
-pub fn layout(ours: &[OurRow], level: f64) -> Doc {
-    let mut doc = Doc::new("Native-to-position projection (A.6, B.7)");
-    doc.p(
-        "Native's candidate probabilities summed by character at each position, against the \
-         Independent query at that position. The paper reports these measures and prints no \
-         numbers for them.",
-    );
-    let lvl = format!("{:.0}%", 100.0 * level);
-    doc.table(Table {
-        text_columns: 2,
-        header: vec![
-            "Model".into(),
-            "Domain".into(),
-            "Items".into(),
-            format!("TV [{lvl} CI]"),
-            format!("JS, bits [{lvl} CI]"),
-            "Native raw mass".into(),
-            "Unsupported mass".into(),
-            "Uniform reference".into(),
-            "Unsupported − reference".into(),
-        ],
-        rows: ours
-            .iter()
-            .map(|r| {
-                vec![
-                    r.model.clone(),
-                    r.domain.clone(),
-                    r.tv.items.to_string(),
-                    cell(&r.tv),
-                    cell(&r.js),
-                    cell(&r.native_mass),
-                    cell(&r.unsupported),
-                    cell(&r.uniform_reference),
-                    cell(&r.unsupported_minus_reference),
-                ]
-            })
-            .collect(),
-        notes: vec![format!(
-            "Item means of position means; {lvl} percentile intervals from resampling items \
-             within length. TV/JS compare separately normalized distributions; the raw Native \
-             mass is the projection's total; the unsupported mass is the query's mass on \
-             characters no candidate has at the position, beside 1 − |support| / |Σ|."
-        )],
-    });
-    doc
-}
-
 /// The projection from the `independent-384` panel's Native and Independent trajectories.
-pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "independent-384")?.load()?;
-    Ok(layout(
-        &our_rows(&item_scores(&run.trajectories), &run.stats)?,
-        run.stats.level,
-    ))
+    let ours = our_rows(&item_scores(&run.trajectories), &run.stats)?;
+    Ok(Frame::new()
+        .rows("ours", &ours)
+        .var("level", run.stats.level))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::exhibits::testing::laid_out;
 
     #[test]
     fn the_layout_has_every_measure() {
@@ -206,7 +137,9 @@ mod tests {
             bootstrap_draws: 99,
             ..StatsConfig::default()
         };
-        let md = layout(&our_rows(&items, &stats).unwrap(), 0.95).markdown();
+        let ours = our_rows(&items, &stats).unwrap();
+        let frame = Frame::new().rows("ours", &ours).var("level", 0.95);
+        let md = laid_out("projection", frame, "Jev");
         for want in [
             "| Model | Domain | Items | TV [95% CI] | JS, bits [95% CI] | Native raw mass | Unsupported mass | Uniform reference | Unsupported − reference |",
             "| m | math | 2 | 0.250 [0.250, 0.250] | 0.100 [0.100, 0.100] | 1.000 [1.000, 1.000] | 0.300 [0.300, 0.300] | 0.600 [0.600, 0.600] | −0.300 [−0.300, −0.300] |",

@@ -47,6 +47,9 @@ pub struct ExhibitSpec {
     /// How the exhibit's document is laid out ([`super::engine`]); none for an exhibit whose
     /// code writes its whole document.
     pub document: Option<super::engine::DocumentSpec>,
+    /// What the paper's printed numbers must satisfy ([`super::checks`]).
+    #[serde(default)]
+    pub checks: Vec<super::checks::CheckSpec>,
 }
 
 impl ExhibitSpec {

@@ -1,33 +1,22 @@
-//! Table D2 (D.2): "Across three repeats, Native choices agree but Serial successes vary.
-//! Counts are retained/Native correct." Columns as printed: Domain, Native correct, Serial 0,
-//! Serial 1, Serial 2 (Jev, 36 parents per domain).
-//!
-//! Ours come from `config/panels/repeats.toml`: three identical Native requests and three
-//! Serial trajectories per parent (arms `/r1`, `/r2`), each repeat paired within itself. "Choice
-//! stability and probability stability have distinct endpoints": beside the table go the
-//! parents whose three Native choices agree and the largest spread of Native's chosen-option
-//! probability across repeats.
+//! Table D2 (D.2), from the `repeats` panel: three identical Native requests and Serial
+//! trajectories per parent (arms without suffix, `/r1`, `/r2`), each repeat paired within
+//! itself; beside it, the parents whose three Native choices agree and the largest spread of
+//! Native's chosen-option probability ("choice stability and probability stability have
+//! distinct endpoints").
 
 use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 use c2s_stats::MetricRow;
+use serde::Serialize;
 
-use super::paper::PaperTable;
-use super::{distinct, paper_domain, run_of, PanelRun};
-use crate::report::doc::{Doc, Table};
-use crate::report::tables::{MetricIndex, UNDEFINED};
+use super::copy_fidelity::domain_rank;
+use super::engine::Frame;
+use super::{paper_domain, run_of, PanelRun};
+use crate::report::tables::MetricIndex;
 
-/// Identical requests per parent (D.2's three repeats: arms without suffix, `/r1`, `/r2`).
+/// Identical requests per parent (D.2's three repeats).
 pub const REPEATS: usize = 3;
-/// The model Table D2 prints.
-pub const PAPER_MODEL: &str = "Jev";
-
-/// Table D2 as printed: domain, Native correct (k, n), Serial k retained / Native correct.
-pub type PaperRow = (String, (u64, u64), [(u64, u64); REPEATS]);
-
-/// Table D2's two printed rows, math then lexical (exhibits/tableD2.tsv).
-pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD2");
 
 /// The repeat of an arm label (`…/r2` → 2; no suffix → 0).
 pub fn repeat_of(arm: &str) -> usize {
@@ -36,8 +25,13 @@ pub fn repeat_of(arm: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// One of our rows.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A metric row's numerator / denominator, where it has both.
+pub(super) fn counts(row: Option<&MetricRow>) -> Option<(u64, u64)> {
+    row.and_then(|r| Some((r.numerator?, r.denominator?)))
+}
+
+/// One of our rows: a (model, domain).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct OurRow {
     /// The model label of the run's records.
     pub model: String,
@@ -73,13 +67,8 @@ pub fn our_rows(rows: &[MetricRow], trajectories: &[Trajectory]) -> Vec<OurRow> 
                 domain: paper_domain(&g.domain).to_string(),
                 ..OurRow::default()
             });
-        let ratio = |m: &str| {
-            index
-                .get(&g, None, m)
-                .and_then(|r| Some((r.numerator?, r.denominator?)))
-        };
-        row.native[k] = ratio("native_em");
-        row.retained[k] = ratio("scr");
+        row.native[k] = counts(index.get(&g, None, "native_em"));
+        row.retained[k] = counts(index.get(&g, None, "scr"));
     }
     // Native's choices and chosen probabilities per parent and repeat.
     type Choices = [Option<(String, Option<f64>)>; REPEATS];
@@ -119,96 +108,21 @@ pub fn our_rows(rows: &[MetricRow], trajectories: &[Trajectory]) -> Vec<OurRow> 
         }
     }
     let mut rows: Vec<OurRow> = out.into_values().collect();
-    rows.sort_by(|a, b| {
-        (&a.model, a.domain != "math", &a.domain).cmp(&(&b.model, b.domain != "math", &b.domain))
-    });
+    rows.sort_by_cached_key(|r| (r.model.clone(), domain_rank(&r.domain), r.domain.clone()));
     rows
 }
 
-fn count(c: Option<(u64, u64)>) -> String {
-    c.map_or(UNDEFINED.to_string(), |(k, n)| format!("{k}/{n}"))
-}
-
-fn header() -> Vec<String> {
-    [
-        "Domain",
-        "Native correct",
-        "Serial 0",
-        "Serial 1",
-        "Serial 2",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
-/// Table D2's document: our table per model with the stability notes, then the paper's rows
-/// as printed.
-pub fn layout(ours: &[OurRow]) -> anyhow::Result<Doc> {
-    let printed = PAPER.rows()?;
-    let mut doc =
-        Doc::new("Table D2: Across three repeats, Native choices agree but Serial successes vary");
-    doc.p("Counts are retained/Native correct.");
-    let models = distinct(ours.iter().map(|r| r.model.as_str()));
-    for model in models {
-        let rows: Vec<&OurRow> = ours.iter().filter(|r| r.model == model).collect();
-        doc.h(2, format!("This run: {model}"));
-        doc.table(Table {
-            text_columns: 1,
-            header: header(),
-            rows: rows
-                .iter()
-                .map(|r| {
-                    let mut cells = vec![r.domain.clone(), count(r.native[0])];
-                    cells.extend(r.retained.iter().map(|c| count(*c)));
-                    cells
-                })
-                .collect(),
-            notes: rows
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{}: Native correct per repeat {}; Native choices agree across the three \
-                         repeats on {}/{} parents; the largest spread of Native's chosen-option \
-                         probability across repeats is {}.",
-                        r.domain,
-                        r.native.map(count).join(", "),
-                        r.agree.0,
-                        r.agree.1,
-                        r.probability_spread
-                            .map_or(UNDEFINED.to_string(), |s| format!("{s:.2e}"))
-                    )
-                })
-                .collect(),
-        });
-    }
-    doc.h(2, format!("The paper (Table D2, {PAPER_MODEL})"));
-    doc.table(Table {
-        text_columns: 1,
-        header: header(),
-        rows: printed
-            .iter()
-            .map(|(d, native, serial)| {
-                let mut cells = vec![d.to_string(), count(Some(*native))];
-                cells.extend(serial.iter().map(|c| count(Some(*c))));
-                cells
-            })
-            .collect(),
-        notes: vec!["36 parents per domain.".into()],
-    });
-    Ok(doc)
-}
-
 /// Table D2 from the `repeats` panel's run.
-pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
-    let run = run_of(runs, "repeats")?;
-    let run = run.load()?;
-    layout(&our_rows(&run.metric_rows()?, &run.trajectories))
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
+    let run = run_of(runs, "repeats")?.load()?;
+    let ours = our_rows(&run.metric_rows()?, &run.trajectories);
+    Ok(Frame::new().rows("ours", &ours))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::paired_rows;
+    use crate::report::exhibits::testing::{laid_out, paired_rows};
 
     #[test]
     fn repeats_are_read_from_labels() {
@@ -238,7 +152,11 @@ mod tests {
                     }),
             );
         }
-        let md = layout(&our_rows(&rows, &[])).unwrap().markdown();
+        let md = laid_out(
+            "tableD2",
+            Frame::new().rows("ours", &our_rows(&rows, &[])),
+            "Jev",
+        );
         for want in [
             "| Domain | Native correct | Serial 0 | Serial 1 | Serial 2 |",
             "| math | 4/8 | 3/4 | 2/4 | 3/4 |",

@@ -1,33 +1,13 @@
-//! Figure 10's numbers (D.3): "The Jev domain gap survives natural-task perturbations. Across
-//! 72 items, (a,c) Jev retains more arithmetic than lexical answers; (e,g) StartLux retention
-//! stays low; (i,k) Qwen3-8B legal-code construction has no successes. Paired changes are
-//! imprecise. SCR uses setting-specific Native successes, with 95% item bootstrap intervals."
-//! D.3: "The 72-parent natural panel varies two paraphrases, two option orders and two
-//! additional trajectories separately from the reference, yielding seven settings per model.
-//! Each setting has its own Native conditioning".
+//! Figure 10's numbers (D.3), from the 72-parent robustness panel
+//! (`data/panels/robustness-72.txt`): seven settings per model and domain, each paired within
+//! itself (its own Native conditioning), read from three panels ([`SETTINGS`]); the Reference
+//! is `repeats`' unsuffixed pairing (Table D2's Serial 0), and the other panels' own
+//! unsuffixed pairings are compared with it in notes.
 //!
-//! Panels as printed, per model (Jev, StartLux, Qwen3-8B) and domain: SCR (%) over the seven
-//! settings Reference, Order 1, Order 2, Prompt v2, Prompt v3, Repeat 1, Repeat 2, each bar with
-//! its count retained/Native correct, and a "Serial EM change (p)" panel that prints no
-//! numbers. Ours come from three panels on the 72-parent robustness panel
-//! (`data/panels/robustness-72.txt`, code contract), each setting paired within itself:
-//!
-//! - Reference: `config/panels/repeats.toml`'s unsuffixed pairing `Native/code vs
-//!   Serial/Full/code` (Table D2's Serial 0 is the figure's Reference, see [`PAPER`]); the two
-//!   other panels' own unsuffixed pairings (the same prompt) are compared in a note.
-//! - Order 1, Order 2: `config/panels/option-orders.toml`'s `Native/code/O1 vs
-//!   Serial/Full/code/O1` and `…/O2`.
-//! - Prompt v2, Prompt v3: `config/panels/prompt-variants.toml`'s `Native/code/v2 vs
-//!   Serial/Full/code/v2` and `…/v3` (its Independent pairings are not drawn).
-//! - Repeat 1, Repeat 2: `config/panels/repeats.toml`'s `/r1` and `/r2` pairings.
-//!
-//! SCR count and SCR [95% CI]: the pairing's `scr` row (retained / setting-specific Native
-//! correct, with the run's length-stratified item-bootstrap interval). Serial EM change: the
-//! setting's Serial arm minus its own panel's reference Serial arm (`Serial/Full/code`) on the
-//! items both hold, with D.3's "whole-item paired intervals" ("Complete trajectories use actual
-//! prefixes and whole-item paired intervals"): each draw resamples whole items within length
-//! and scores both Serial arms on that same resample, the panel's draws, seed and level
-//! ([`item_intervals::paired_difference`]).
+//! SCR: the pairing's `scr` row (retained / setting-specific Native correct, length-stratified
+//! item bootstrap). Serial EM change: the setting's Serial arm minus its own panel's reference
+//! Serial arm on the items both hold, with D.3's "whole-item paired intervals"
+//! ([`item_intervals::paired_difference`], the panel's draws, seed and level).
 
 use std::collections::BTreeMap;
 
@@ -35,11 +15,12 @@ use c2s_records::Trajectory;
 use c2s_stats::{MetricRow, StatsConfig};
 use serde::{Deserialize, Serialize};
 
+use super::copy_fidelity::domain_rank;
+use super::engine::Frame;
 use super::item_intervals::Interval;
 use super::paper::PaperTable;
-use super::PanelRun;
-use super::{differences, item_intervals, paper_domain, percent_interval, pp_diff, run_of};
-use crate::report::doc::{Doc, Table};
+use super::repeats::counts;
+use super::{item_intervals, paper_domain, run_of, PanelRun};
 use crate::report::tables::{estimate, scr_cell, MetricIndex, UNDEFINED};
 
 /// One of Figure 10's settings: its label, the panel it is read from and the suffix of its
@@ -54,47 +35,25 @@ pub struct Setting {
     pub suffix: &'static str,
 }
 
-/// The panel whose unsuffixed pairing is the figure's Reference row.
-pub const REFERENCE_PANEL: &str = "repeats";
+impl Setting {
+    const fn new(label: &'static str, panel: &'static str, suffix: &'static str) -> Setting {
+        Setting {
+            label,
+            panel,
+            suffix,
+        }
+    }
+}
 
-/// Figure 10's settings, in the order the counts are printed (the figure draws them bottom to
-/// top).
+/// Figure 10's settings, in the order its counts are printed (drawn bottom to top).
 pub const SETTINGS: [Setting; 7] = [
-    Setting {
-        label: "Reference",
-        panel: REFERENCE_PANEL,
-        suffix: "",
-    },
-    Setting {
-        label: "Order 1",
-        panel: "option-orders",
-        suffix: "/O1",
-    },
-    Setting {
-        label: "Order 2",
-        panel: "option-orders",
-        suffix: "/O2",
-    },
-    Setting {
-        label: "Prompt v2",
-        panel: "prompt-variants",
-        suffix: "/v2",
-    },
-    Setting {
-        label: "Prompt v3",
-        panel: "prompt-variants",
-        suffix: "/v3",
-    },
-    Setting {
-        label: "Repeat 1",
-        panel: "repeats",
-        suffix: "/r1",
-    },
-    Setting {
-        label: "Repeat 2",
-        panel: "repeats",
-        suffix: "/r2",
-    },
+    Setting::new("Reference", "repeats", ""),
+    Setting::new("Order 1", "option-orders", "/O1"),
+    Setting::new("Order 2", "option-orders", "/O2"),
+    Setting::new("Prompt v2", "prompt-variants", "/v2"),
+    Setting::new("Prompt v3", "prompt-variants", "/v3"),
+    Setting::new("Repeat 1", "repeats", "/r1"),
+    Setting::new("Repeat 2", "repeats", "/r2"),
 ];
 
 /// The panels Figure 10 reads, each with its own reference pairing.
@@ -122,18 +81,12 @@ pub struct PaperPanel {
     pub retained: [(u64, u64); 7],
 }
 
-/// Figure 10's printed counts, panels (a), (c), (e), (g), (i), (k). The figure prints the
-/// labels top to bottom ("Repeat 2 Repeat 1 Prompt v3 Prompt v2 Order 2 Order 1 Reference")
-/// and the counts in the opposite order, Reference first: Jev's arithmetic counts read "12/35
-/// 11/35 10/35 13/34 12/35 13/35 12/35", whose first and last two (12/35, 13/35, 12/35) are
-/// Table D2's Serial 0, 1, 2 (and its lexical 0/36, 1/36, 1/36 likewise), while the other
-/// reading would make Repeat 1 11/35 (lexical 2/36). Read Reference first, every panel's
-/// repeats also share the Reference's Native-correct denominator, as D.2's agreeing Native
-/// choices require (the other reading gives StartLux's Repeat 1 22 Native successes against
-/// the Reference's 20). Tests below check both.
+/// Figure 10's printed counts, panels (a), (c), (e), (g), (i), (k), read Reference first: the
+/// figure prints its labels top to bottom and its counts in the opposite order (the tests give
+/// the evidence: Table D2's Serial 0, 1, 2, and the repeats' shared Native-correct counts).
 pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure10");
 
-/// One panel run's numbers: its metric rows, its declared contrasts and their rows.
+/// One panel run's numbers: its metric rows and its settings' Serial EM changes.
 #[derive(Debug, Clone, Default)]
 pub struct PanelNumbers {
     /// The panel's config stem (one of [`PANELS`]).
@@ -146,7 +99,7 @@ pub struct PanelNumbers {
 }
 
 /// A setting's Serial EM change from its panel's reference.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum Change {
     /// The reference setting itself.
     Reference,
@@ -154,17 +107,8 @@ pub enum Change {
     Paired(Option<Interval>),
 }
 
-impl Change {
-    fn cell(self) -> String {
-        match self {
-            Change::Reference => "reference".to_string(),
-            Change::Paired(d) => percent_interval(d),
-        }
-    }
-}
-
 /// One of our rows: a (model, domain, setting).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OurRow {
     /// The model label of the run's records.
     pub model: String,
@@ -184,31 +128,18 @@ pub struct OurRow {
     pub change: Change,
 }
 
-/// A panel's own reference pairing for one (model, domain): retained / Native correct.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PanelReference {
-    /// The model label of the run's records.
-    pub model: String,
-    /// The domain as the paper prints it (`math`, `lexical`).
-    pub domain: String,
-    /// The panel whose unsuffixed pairing this is.
-    pub panel: String,
-    /// Retained / Native correct of the pairing; `None` without its SCR row.
-    pub retained: Option<(u64, u64)>,
-}
-
 /// Our rows and every panel's own reference.
 #[derive(Debug, Clone, Default)]
 pub struct Ours {
     /// One row per (model, domain, setting), in the paper's order.
     pub rows: Vec<OurRow>,
     /// Every panel's own unsuffixed pairing, compared in a note with the Reference.
-    pub references: Vec<PanelReference>,
+    pub references: References,
 }
 
-fn counts(row: Option<&MetricRow>) -> Option<(u64, u64)> {
-    row.and_then(|r| Some((r.numerator?, r.denominator?)))
-}
+/// Per (model, domain), each panel's own unsuffixed pairing: (panel, retained / Native correct,
+/// `None` without its SCR row).
+pub type References = BTreeMap<(String, String), Vec<(String, Option<(u64, u64)>)>>;
 
 /// The paired Serial EM change of every non-reference setting `panel` holds, per model and
 /// domain, from the panel's trajectories.
@@ -256,12 +187,9 @@ pub fn our_rows(panels: &[PanelNumbers]) -> Ours {
         for g in index.paired_groups() {
             let domain = paper_domain(&g.domain).to_string();
             if g.comparison == pairing("") {
-                out.references.push(PanelReference {
-                    model: g.model.clone(),
-                    domain: domain.clone(),
-                    panel: numbers.panel.clone(),
-                    retained: counts(index.get(&g, None, "scr")),
-                });
+                let reference = (numbers.panel.clone(), counts(index.get(&g, None, "scr")));
+                let cell = (g.model.clone(), domain.clone());
+                out.references.entry(cell).or_default().push(reference);
             }
             let Some(setting) = SETTINGS
                 .iter()
@@ -288,60 +216,29 @@ pub fn our_rows(panels: &[PanelNumbers]) -> Ours {
         }
     }
     // The paper's order: model, arithmetic before lexical, then the settings.
-    out.rows.sort_by(|a, b| {
-        (&a.model, a.domain != "math", &a.domain, a.setting).cmp(&(
-            &b.model,
-            b.domain != "math",
-            &b.domain,
-            b.setting,
-        ))
-    });
+    let order = |r: &OurRow| {
+        (
+            r.model.clone(),
+            domain_rank(&r.domain),
+            r.domain.clone(),
+            r.setting,
+        )
+    };
+    out.rows.sort_by_cached_key(order);
     out
 }
 
-fn count_cell(c: Option<(u64, u64)>) -> String {
-    c.map_or(UNDEFINED.to_string(), |(k, n)| format!("{k}/{n}"))
-}
-
-/// A signed count difference (`+1`, `−2`).
-fn signed_count(ours: u64, paper: u64) -> String {
-    if ours < paper {
-        format!("−{}", paper - ours)
-    } else {
-        format!("+{}", ours - paper)
-    }
-}
-
-fn header() -> Vec<String> {
-    [
-        "Model",
-        "Domain",
-        "Setting",
-        "Retained / Native correct",
-        "SCR [95% CI]",
-        "Serial EM",
-        "Serial EM change [95% CI]",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
-/// Notes on the panels' own references where they disagree on a (model, domain).
-fn reference_notes(references: &[PanelReference]) -> Vec<String> {
-    let mut by_cell: BTreeMap<(&str, &str), Vec<&PanelReference>> = BTreeMap::new();
-    for r in references {
-        by_cell
-            .entry((r.model.as_str(), r.domain.as_str()))
-            .or_default()
-            .push(r);
-    }
-    let disagreeing: Vec<String> = by_cell
-        .iter()
-        .filter(|(_, refs)| refs.iter().any(|r| r.retained != refs[0].retained))
+/// Notes on the panels' own references where they disagree on a (model, domain), or one that
+/// they agree.
+fn reference_notes(references: &References) -> Vec<String> {
+    let disagreeing: Vec<String> = (references.iter())
+        .filter(|(_, refs)| refs.iter().any(|r| r.1 != refs[0].1))
         .map(|((model, domain), refs)| {
-            let listed: Vec<String> = refs
-                .iter()
-                .map(|r| format!("{} {}", r.panel, count_cell(r.retained)))
+            let listed: Vec<String> = (refs.iter())
+                .map(|(panel, retained)| match retained {
+                    Some((k, n)) => format!("{panel} {k}/{n}"),
+                    None => format!("{panel} {UNDEFINED}"),
+                })
                 .collect();
             format!(
                 "{model} / {domain}: the panels' own references differ ({}); each change is \
@@ -350,140 +247,67 @@ fn reference_notes(references: &[PanelReference]) -> Vec<String> {
             )
         })
         .collect();
-    if disagreeing.is_empty() && !by_cell.is_empty() {
+    if disagreeing.is_empty() && !references.is_empty() {
         vec!["The panels' own references agree on every model and domain.".to_string()]
     } else {
         disagreeing
     }
 }
 
-/// Figure 10's numbers: ours, the paper's printed counts, and the differences.
-pub fn layout(ours: &Ours, against: &str) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER.rows()?;
-    let mut doc =
-        Doc::new("Figure 10: The Jev domain gap survives natural-task perturbations (numbers)");
-    doc.p(
-        "Across 72 items, seven settings per model: the reference, two option orders, two \
-         prompt paraphrases and two additional trajectories. SCR uses setting-specific Native \
-         successes, with 95% item bootstrap intervals; Serial EM change is from the reference \
-         (percentage points).",
-    );
-    doc.h(2, "This run");
-    let mut notes = vec![
-        format!(
-            "Reference: the {REFERENCE_PANEL} panel's unsuffixed pairing; Order 1/2: \
-             option-orders (O1, O2); Prompt v2/v3: prompt-variants; Repeat 1/2: repeats (r1, \
-             r2). Each setting is paired within itself (its own Native conditioning)."
-        ),
-        "Serial EM change: the setting's Serial EM minus its own panel's reference Serial EM on \
-         the items both hold, percentage points, with the whole-item paired 95% interval (D.3: \
-         \"whole-item paired intervals\"; items resampled within length, the panel's draws and \
-         seed)."
-            .to_string(),
-    ];
-    notes.extend(reference_notes(&ours.references));
-    doc.table(Table {
-        text_columns: 3,
-        header: header(),
-        rows: ours
-            .rows
-            .iter()
-            .map(|r| {
-                vec![
-                    r.model.clone(),
-                    r.domain.clone(),
-                    SETTINGS[r.setting].label.to_string(),
-                    count_cell(r.retained),
-                    r.scr_cell.clone(),
-                    r.serial_em_cell.clone(),
-                    r.change.cell(),
-                ]
-            })
-            .collect(),
-        notes,
-    });
-    doc.h(2, "The paper (Figure 10)");
-    let mut paper = Table {
-        text_columns: 3,
-        header: header(),
-        ..Table::default()
-    };
-    for p in paper_rows {
-        for (setting, (k, n)) in SETTINGS.iter().zip(p.retained) {
-            paper.rows.push(vec![
-                p.model.to_string(),
-                p.domain.to_string(),
-                setting.label.to_string(),
-                format!("{k}/{n}"),
-                format!("{:.1}", 100.0 * k as f64 / n as f64),
-                "not printed".to_string(),
-                "not printed".to_string(),
-            ]);
-        }
-    }
-    paper.notes.push(
-        "Counts as printed; SCR computed from them (the bars' intervals are drawn, not \
-         printed). The Serial EM change panels print no numbers."
-            .into(),
-    );
-    doc.table(paper);
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.model.as_str()),
-        against,
-        4,
-        &[
-            "Model",
-            "Domain",
-            "Setting",
-            "Paper panel",
-            "Δ Retained",
-            "Δ Native correct",
-            "Δ SCR",
-        ],
-    );
-    for r in &ours.rows {
-        for m in &models {
-            let mut row = vec![
-                r.model.clone(),
-                r.domain.clone(),
-                SETTINGS[r.setting].label.to_string(),
-            ];
-            match paper_rows
-                .iter()
-                .find(|p| p.model == *m && p.domain == r.domain)
-            {
-                Some(p) => {
-                    let (k, n) = p.retained[r.setting];
-                    row.push(format!("{} / {}", p.model, p.domain));
-                    match r.retained {
-                        Some((ours_k, ours_n)) => {
-                            row.push(signed_count(ours_k, k));
-                            row.push(signed_count(ours_n, n));
-                        }
-                        None => row.extend([UNDEFINED.to_string(), UNDEFINED.to_string()]),
-                    }
-                    row.push(pp_diff(r.scr, 100.0 * k as f64 / n as f64));
-                }
-                None => {
-                    row.push(format!("{m}: no such panel"));
-                    row.extend([UNDEFINED; 3].map(String::from));
-                }
-            }
-            diff.rows.push(row);
-        }
-    }
-    diff.notes.push(
-        "Counts, this run minus the paper's; Δ SCR in percentage points against the SCR of the \
-         paper's printed count."
-            .into(),
-    );
-    doc.table(diff);
-    Ok(doc)
+/// One setting of a panel of Figure 10 as printed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PaperSetting {
+    /// The paper model.
+    pub model: &'static str,
+    /// `math` or `lexical`, as printed.
+    pub domain: &'static str,
+    /// An index into [`SETTINGS`].
+    pub setting: usize,
+    /// Retained / Native correct.
+    pub retained: (u64, u64),
 }
 
-/// Read the three panels' runs and lay out the numbers.
-pub fn figure10(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+/// One of our rows with the note on the panels' references it carries: the notes go one to a
+/// row, in order (there are fewer notes than rows where every panel holds its settings' arms;
+/// any more are joined on the last row).
+#[derive(Serialize)]
+struct NotedRow<'a> {
+    #[serde(flatten)]
+    row: &'a OurRow,
+    reference_note: Option<String>,
+}
+
+/// Figure 10's rows: ours with the notes on the panels' own references, the paper's counts one
+/// setting a row (`paper_settings`), and the settings' labels.
+pub fn frame(ours: &Ours) -> anyhow::Result<Frame> {
+    let paper: Vec<PaperSetting> = (PAPER.rows()?.iter())
+        .flat_map(|p| {
+            (p.retained.iter().enumerate()).map(|(setting, &retained)| PaperSetting {
+                model: &p.model,
+                domain: &p.domain,
+                setting,
+                retained,
+            })
+        })
+        .collect();
+    let mut notes = reference_notes(&ours.references);
+    let rest = notes.split_off(notes.len().min(ours.rows.len().saturating_sub(1)));
+    notes.extend((!rest.is_empty()).then(|| rest.join(" ")));
+    let mut notes = notes.into_iter();
+    let rows: Vec<NotedRow> = (ours.rows.iter())
+        .map(|row| NotedRow {
+            row,
+            reference_note: notes.next(),
+        })
+        .collect();
+    let labels: Vec<&str> = SETTINGS.iter().map(|s| s.label).collect();
+    Ok((Frame::new().rows("ours", &rows))
+        .rows("paper_settings", &paper)
+        .var("settings", labels))
+}
+
+/// Read the three panels' runs and compute the numbers.
+pub fn figure10(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let mut panels = Vec::new();
     for panel in PANELS {
         let run = run_of(runs, panel)?.load()?;
@@ -493,14 +317,13 @@ pub fn figure10(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
             changes: serial_changes(panel, &run.trajectories, &run.stats)?,
         });
     }
-    layout(&our_rows(&panels), against)
+    frame(&our_rows(&panels))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::repeats;
-    use crate::report::exhibits::testing::{paired_rows, trajectory};
+    use crate::report::exhibits::testing::{laid_out, paired_rows, trajectory};
 
     fn setting(label: &str) -> usize {
         SETTINGS
@@ -519,56 +342,27 @@ mod tests {
     }
 
     /// Table D2 prints Jev's repeats: the Reference-first reading of Figure 10's counts gives
-    /// them back, the printed labels' top-to-bottom reading does not.
+    /// them back (Serial 0, 1, 2 and the Native correct), the printed labels' top-to-bottom
+    /// reading (Repeat 2 the first count, Repeat 1 the second, Reference the last) does not.
     #[test]
     fn the_counts_read_reference_first_as_table_d2_shows() {
-        let (reference, first, second) = (
-            setting("Reference"),
-            setting("Repeat 1"),
-            setting("Repeat 2"),
-        );
-        for (domain, (native_correct, _), serial) in repeats::PAPER.rows().unwrap() {
-            let panel = paper(repeats::PAPER_MODEL, domain);
-            let read = [
-                panel.retained[reference],
-                panel.retained[first],
-                panel.retained[second],
-            ];
-            assert_eq!(read, *serial, "{domain}");
-            assert_eq!(read[0].1, *native_correct, "{domain}");
-            // Labels top to bottom: Repeat 2 is the first count, Repeat 1 the second,
-            // Reference the last.
+        let at = |r: &minijinja::Value, c: &str| u64::try_from(r.get_attr(c).unwrap()).unwrap();
+        for d2 in crate::report::exhibits::paper::records("tableD2").unwrap() {
+            let domain = d2.get_attr("domain").unwrap().to_string();
+            let serial = ["r1", "r2", "r3"].map(|r| {
+                (
+                    at(&d2, &format!("{r}_retained")),
+                    at(&d2, &format!("{r}_native_correct")),
+                )
+            });
+            let panel = paper("Jev", &domain);
+            let read = ["Reference", "Repeat 1", "Repeat 2"].map(|s| panel.retained[setting(s)]);
+            assert_eq!(read, serial, "{domain}");
+            assert_eq!(read[0].1, at(&d2, "native_correct"), "{domain}");
             let last = panel.retained.len() - 1;
             let other = [panel.retained[last], panel.retained[1], panel.retained[0]];
-            assert_ne!(other, *serial, "{domain}");
+            assert_ne!(other, serial, "{domain}");
         }
-    }
-
-    /// D.2: Native choices agree across repeats, so each repeat's Native-correct count is the
-    /// Reference's in every panel; the other reading breaks this for StartLux and Qwen3-8B.
-    #[test]
-    fn repeats_share_the_references_native_correct() {
-        let last = SETTINGS.len() - 1;
-        let mut other_reading_agrees = true;
-        for p in PAPER.rows().unwrap() {
-            let n = p.retained[setting("Reference")].1;
-            assert_eq!(
-                p.retained[setting("Repeat 1")].1,
-                n,
-                "{} {}",
-                p.model,
-                p.domain
-            );
-            assert_eq!(
-                p.retained[setting("Repeat 2")].1,
-                n,
-                "{} {}",
-                p.model,
-                p.domain
-            );
-            other_reading_agrees &= p.retained[1].1 == p.retained[last].1;
-        }
-        assert!(!other_reading_agrees);
     }
 
     /// D.3's text: "Jev leads all seven arithmetic settings and five lexical settings; two
@@ -640,7 +434,7 @@ mod tests {
         let ours = our_rows(&[prompts, orders, repeated]);
         let labels: Vec<usize> = ours.rows.iter().map(|r| r.setting).collect();
         assert_eq!(labels, vec![0, 1, 3, 5]);
-        let md = layout(&ours, "Jev").unwrap().markdown();
+        let md = laid_out("figure10", frame(&ours).unwrap(), "Jev");
         for want in [
             "| Model | Domain | Setting | Retained / Native correct | SCR [95% CI] | Serial EM | Serial EM change [95% CI] |",
             "| m | math | Reference | 3/4 | 75.0 [40.0, 100.0] | 37.5 | reference |",
@@ -661,7 +455,7 @@ mod tests {
     #[test]
     fn every_printed_model_is_compared_when_against_is_not_printed() {
         let ours = our_rows(&[panel("repeats", &[("", [1, 1, 0, 2])])]);
-        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
+        let md = laid_out("figure10", frame(&ours).unwrap(), "Qwen3.5-27B");
         for want in [
             "## This run minus the paper (Jev, StartLux, Qwen3-8B)",
             "| m | math | Reference | StartLux / math | +0 | −18 | +45.0 |",
@@ -677,35 +471,17 @@ mod tests {
     /// items, with a paired interval; settings of other panels are left to their panels.
     #[test]
     fn serial_em_changes_are_whole_item_paired_differences() {
+        let (reference, order1) = (serial_arm(""), serial_arm("/O1"));
         let mut trajectories = Vec::new();
         for i in 0..24 {
-            let item = format!("a{i}");
-            let length = 3 + i % 4;
+            let (item, length) = (format!("a{i}"), 3 + i % 4);
             // Reference correct on items 0..12, Order 1 on 0..6 and 12..14: −4 items of 24.
-            trajectories.push(trajectory(
-                &item,
-                "arithmetic",
-                length,
-                "Serial/Full/code",
-                i < 12,
-            ));
             let o1 = i < 6 || (12..14).contains(&i);
-            trajectories.push(trajectory(
-                &item,
-                "arithmetic",
-                length,
-                "Serial/Full/code/O1",
-                o1,
-            ));
+            trajectories.push(trajectory(&item, "arithmetic", length, &reference, i < 12));
+            trajectories.push(trajectory(&item, "arithmetic", length, &order1, o1));
         }
         // An item only the compared arm holds is not paired.
-        trajectories.push(trajectory(
-            "extra",
-            "arithmetic",
-            3,
-            "Serial/Full/code/O1",
-            true,
-        ));
+        trajectories.push(trajectory("extra", "arithmetic", 3, &order1, true));
         let stats = StatsConfig {
             bootstrap_draws: 999,
             ..StatsConfig::default()

@@ -1,45 +1,25 @@
-//! Tables D5 and D6, candidate support (D.5), from `config/panels/support-union.toml`: Serial
-//! under Full support and under the position union with singletons filled without a call
-//! (UnionFill: "Singleton unions are filled with no call or assigned probability").
-//!
-//! Table D5: "Union recovers failed items while losing some Full successes (384 items per
-//! domain). Recovered means Full wrong/Union correct; lost means Full correct/Union wrong."
-//! Columns: Model, Domain, Both wrong, Recovered, Lost, Both correct — the panel's paired
-//! comparison Serial/Full vs Serial/UnionFill.
-//!
-//! Table D6: "Position unions reduce arithmetic calls while permitting noncandidate lexical
-//! strings. Membership percentages and recorded model request counts exclude retries."
-//! Columns: Model, Domain, Full calls, Union calls, Forced, Full member, Union member — summed
-//! from the two arms' trajectories (Forced: positions filled without a call; member: outputs
-//! that are one of the eight candidates).
+//! Tables D5 and D6, candidate support (D.5), from the `support-union` panel: Serial under
+//! Full support and under the position union, singletons filled without a call (UnionFill).
+//! D5: the joint counts of the paired comparison Full vs UnionFill; D6: calls, forced
+//! positions and candidate membership summed over the two arms' trajectories.
 
 use std::collections::BTreeMap;
 
 use c2s_records::{Membership, Trajectory};
 use c2s_stats::MetricRow;
+use serde::Serialize;
 
-use super::paper::PaperTable;
-use super::{differences, paper_domain, pp_diff, run_of, signed2, PanelRun};
-use crate::report::doc::{Doc, Table};
-use crate::report::tables::{MetricIndex, UNDEFINED};
+use super::engine::Frame;
+use super::{paper_domain, run_of, PanelRun};
+use crate::report::tables::MetricIndex;
 
 /// Serial under Full support: every position queried over the full option set.
 pub const FULL_ARM: &str = "Serial/Full/code";
 /// Serial under the position union, singleton unions filled without a call.
 pub const UNION_ARM: &str = "Serial/UnionFill/code";
 
-/// Table D5 as printed: model, domain, both wrong / recovered / lost / both correct.
-pub static PAPER_D5: PaperTable<(String, String, [u64; 4])> = PaperTable::new("tableD5");
-
-/// A row of Table D6 as printed: model, domain, Full calls, Union calls, Forced, Full member %,
-/// Union member %, items.
-pub type PaperD6Row = (String, String, [u64; 3], [f64; 2], u64);
-
-/// Table D6 as printed.
-pub static PAPER_D6: PaperTable<PaperD6Row> = PaperTable::new("tableD6");
-
 /// One of our D5 rows: the four joint counts over `n` items.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct D5Row {
     /// The model label of the run's records.
     pub model: String,
@@ -79,7 +59,7 @@ pub fn d5_rows(rows: &[MetricRow]) -> Vec<D5Row> {
 }
 
 /// One of our D6 rows.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct D6Row {
     /// The model label of the run's records.
     pub model: String,
@@ -133,245 +113,49 @@ pub fn d6_rows(trajectories: &[Trajectory]) -> Vec<D6Row> {
     rows.into_values().collect()
 }
 
-fn share((k, n): (u64, u64)) -> Option<f64> {
-    (n > 0).then(|| k as f64 / n as f64)
-}
-
-fn pct1(v: Option<f64>) -> String {
-    v.map_or(UNDEFINED.to_string(), |v| format!("{:.1}", 100.0 * v))
-}
-
-/// Table D5's document: our joint counts, the paper's rows as printed, and each count's
-/// share minus the paper's in percentage points.
-pub fn d5_layout(ours: &[D5Row], against: &str) -> anyhow::Result<Doc> {
-    let printed = PAPER_D5.rows()?;
-    let header: Vec<String> = [
-        "Model",
-        "Domain",
-        "Both wrong",
-        "Recovered",
-        "Lost",
-        "Both correct",
-    ]
-    .map(String::from)
-    .to_vec();
-    let mut doc =
-        Doc::new("Table D5: Union recovers failed items while losing some Full successes");
-    doc.p(
-        "Recovered means Full wrong/Union correct; lost means Full correct/Union wrong. Counts \
-         expose changes hidden by net accuracy.",
-    );
-    doc.h(2, "This run");
-    doc.table(Table {
-        text_columns: 2,
-        header: header.clone(),
-        rows: ours
-            .iter()
-            .map(|r| {
-                let mut cells = vec![r.model.clone(), r.domain.clone()];
-                match r.counts {
-                    Some(c) => cells.extend(c.map(|x| x.to_string())),
-                    None => cells.extend(std::iter::repeat_n(UNDEFINED.to_string(), 4)),
-                }
-                cells
-            })
-            .collect(),
-        notes: vec![format!("{FULL_ARM} vs {UNION_ARM}.")],
-    });
-    doc.h(2, "The paper (Table D5)");
-    doc.table(Table {
-        text_columns: 2,
-        header,
-        rows: printed
-            .iter()
-            .map(|(m, d, c)| {
-                let mut cells = vec![m.to_string(), d.to_string()];
-                cells.extend(c.map(|x| x.to_string()));
-                cells
-            })
-            .collect(),
-        notes: vec!["384 items per domain.".into()],
-    });
-    let (models, mut diff) = differences(
-        &mut doc,
-        printed.iter().map(|p| p.0.as_str()),
-        against,
-        3,
-        &[
-            "Model",
-            "Domain",
-            "Paper row",
-            "Δ Both wrong",
-            "Δ Recovered",
-            "Δ Lost",
-            "Δ Both correct",
-        ],
-    );
-    for r in ours {
-        for (m, d, c) in printed
-            .iter()
-            .filter(|(m, d, _)| models.contains(&m.as_str()) && *d == r.domain)
-        {
-            let mut cells = vec![r.model.clone(), r.domain.clone(), format!("{m} {d}")];
-            let items: u64 = c.iter().sum();
-            for (i, paper) in c.iter().enumerate() {
-                let ours = r
-                    .counts
-                    .filter(|_| r.n > 0)
-                    .map(|x| x[i] as f64 / r.n as f64);
-                cells.push(pp_diff(ours, 100.0 * *paper as f64 / items as f64));
-            }
-            diff.rows.push(cells);
-        }
-    }
-    diff.notes
-        .push("Percentage points of the items (ours over our items, the paper's over 384).".into());
-    doc.table(diff);
-    Ok(doc)
-}
-
-/// Table D6's document: our calls, forced positions and membership, the paper's rows as
-/// printed, and ours minus the paper's per item and in membership points.
-pub fn d6_layout(ours: &[D6Row], against: &str) -> anyhow::Result<Doc> {
-    let printed = PAPER_D6.rows()?;
-    let header: Vec<String> = [
-        "Model",
-        "Domain",
-        "Full calls",
-        "Union calls",
-        "Forced",
-        "Full member",
-        "Union member",
-    ]
-    .map(String::from)
-    .to_vec();
-    let mut doc =
-        Doc::new("Table D6: Position unions reduce arithmetic calls while permitting noncandidate lexical strings");
-    doc.p("Membership percentages and recorded model request counts exclude retries.");
-    doc.h(2, "This run");
-    doc.table(Table {
-        text_columns: 2,
-        header: header.clone(),
-        rows: ours
-            .iter()
-            .map(|r| {
-                vec![
-                    r.model.clone(),
-                    r.domain.clone(),
-                    r.full_calls.to_string(),
-                    r.union_calls.to_string(),
-                    r.forced.to_string(),
-                    pct1(share(r.full_member)),
-                    pct1(share(r.union_member)),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "Calls: model requests of the arm; Forced: positions UnionFill filled without a \
-             call; member: percentage of outputs that are one of the eight candidates."
-                .into(),
-        ],
-    });
-    doc.h(2, "The paper (Table D6)");
-    doc.table(Table {
-        text_columns: 2,
-        header,
-        rows: printed
-            .iter()
-            .map(|(m, d, c, p, _)| {
-                let mut cells = vec![m.to_string(), d.to_string()];
-                cells.extend(c.map(|x| x.to_string()));
-                cells.extend(p.map(|x| format!("{x:.1}")));
-                cells
-            })
-            .collect(),
-        notes: vec!["384 items per domain.".into()],
-    });
-    let (models, mut diff) = differences(
-        &mut doc,
-        printed.iter().map(|p| p.0.as_str()),
-        against,
-        3,
-        &[
-            "Model",
-            "Domain",
-            "Paper row",
-            "Δ Full calls / item",
-            "Δ Union calls / item",
-            "Δ Full member",
-            "Δ Union member",
-        ],
-    );
-    for r in ours {
-        for (m, d, c, p, items) in printed
-            .iter()
-            .filter(|(m, d, _, _, _)| models.contains(&m.as_str()) && *d == r.domain)
-        {
-            let per_item = |calls: u64, n: u64, paper: u64| {
-                if n == 0 {
-                    return UNDEFINED.to_string();
-                }
-                signed2(calls as f64 / n as f64 - paper as f64 / *items as f64)
-            };
-            diff.rows.push(vec![
-                r.model.clone(),
-                r.domain.clone(),
-                format!("{m} {d}"),
-                per_item(r.full_calls, r.full_member.1, c[0]),
-                per_item(r.union_calls, r.union_member.1, c[1]),
-                pp_diff(share(r.full_member), p[0]),
-                pp_diff(share(r.union_member), p[1]),
-            ]);
-        }
-    }
-    diff.notes.push(
-        "Calls per item (ours over our items, the paper's over 384); membership in percentage \
-         points."
-            .into(),
-    );
-    doc.table(diff);
-    Ok(doc)
-}
-
 /// Table D5 from the `support-union` panel's metric rows.
-pub fn table_d5(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+pub fn table_d5(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let rows = run_of(runs, "support-union")?.load()?.metric_rows()?;
-    d5_layout(&d5_rows(&rows), against)
+    Ok(Frame::new().rows("ours", &d5_rows(&rows)))
 }
 
 /// Table D6 from the `support-union` panel's trajectories.
-pub fn table_d6(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+pub fn table_d6(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "support-union")?.load()?;
-    d6_layout(&d6_rows(&run.trajectories), against)
+    Ok(Frame::new().rows("ours", &d6_rows(&run.trajectories)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::paired_rows;
+    use crate::report::exhibits::paper::records;
+    use crate::report::exhibits::testing::{laid_out, paired_rows};
 
+    /// A correct output is a candidate: each arm's correct share in Table D5 stays within its
+    /// candidate membership in Table D6 (Full: lost + both correct; Union: recovered + both
+    /// correct).
     #[test]
-    fn the_papers_rows_add_up() {
-        for (m, d, c) in PAPER_D5.rows().unwrap() {
-            assert_eq!(c.iter().sum::<u64>(), 384, "{m} {d}");
-        }
-        // 384 items × mean length 5.5 queries; the math union forces all but two positions.
-        for (m, d, c, _, _) in PAPER_D6.rows().unwrap() {
-            assert_eq!(c[0], 2112, "{m} {d}");
-            assert_eq!(c[1] + c[2], c[0], "{m} {d}");
-        }
-        // A correct output is a candidate: each arm's correct share stays within its
-        // candidate membership (Full: lost + both correct; Union: recovered + both correct).
-        for (m, d, c) in PAPER_D5.rows().unwrap() {
-            let (_, _, _, member, _) = PAPER_D6
-                .rows()
-                .unwrap()
-                .iter()
-                .find(|p| p.0 == *m && p.1 == *d)
+    fn the_papers_correct_shares_stay_within_membership() {
+        let num = |r: &minijinja::Value, c: &str| f64::try_from(r.get_attr(c).unwrap()).unwrap();
+        let d6 = records("tableD6").unwrap();
+        for c in records("tableD5").unwrap() {
+            let member = (d6.iter())
+                .find(|p| {
+                    ["model", "domain"]
+                        .iter()
+                        .all(|k| p.get_attr(k).ok() == c.get_attr(k).ok())
+                })
                 .unwrap();
-            let share = |k: u64| 100.0 * k as f64 / c.iter().sum::<u64>() as f64;
-            assert!(share(c[2] + c[3]) <= member[0], "{m} {d} Full");
-            assert!(share(c[1] + c[3]) <= member[1], "{m} {d} Union");
+            let items: f64 = ["both_wrong", "recovered", "lost", "both_correct"]
+                .iter()
+                .map(|k| num(&c, k))
+                .sum();
+            let share = |a: &str| 100.0 * (num(&c, a) + num(&c, "both_correct")) / items;
+            assert!(share("lost") <= num(member, "full_member"), "{c} Full");
+            assert!(
+                share("recovered") <= num(member, "union_member"),
+                "{c} Union"
+            );
         }
     }
 
@@ -384,9 +168,8 @@ mod tests {
                 ..r
             })
             .collect();
-        let md = d5_layout(&d5_rows(&rows), "Qwen3.5-27B")
-            .unwrap()
-            .markdown();
+        let frame = Frame::new().rows("ours", &d5_rows(&rows));
+        let md = laid_out("tableD5", frame, "Qwen3.5-27B");
         for want in [
             "| Model | Domain | Both wrong | Recovered | Lost | Both correct |",
             "| m | lexical | 10 | 3 | 1 | 2 |",
@@ -404,7 +187,7 @@ mod tests {
             full_member: (2, 8),
             union_member: (8, 8),
         }];
-        let md = d6_layout(&ours, "Jev").unwrap().markdown();
+        let md = laid_out("tableD6", Frame::new().rows("ours", &ours), "Jev");
         for want in [
             "| Model | Domain | Full calls | Union calls | Forced | Full member | Union member |",
             "| m | math | 44 | 16 | 28 | 25.0 | 100.0 |",

@@ -1,27 +1,16 @@
-//! Figure 12's numbers: "Preserving complete candidate consistency restores much of lexical
-//! construction. Trie's valid outputs belong to Native's eight candidates; Call still queries
-//! singletons, while Fill supplies them. Jev's domain contrast shrinks, but all local
-//! conditions remain below Native (dashed reference). Panels use 384 Jev or 96 Qwen parents
-//! per domain; intervals resample whole items within length."
-//!
-//! Bars as printed: complete-string EM (%) of Trie / fill, Trie / call, Union / call and Full
-//! Serial per (model, domain), Native as the reference line. Ours come from the support panel
-//! (`config/panels/support.toml`: Native against every Serial controller on 384 items per
-//! domain), each controller's Serial EM from its paired comparison with Native, with the
-//! run's length-stratified item-bootstrap interval.
-//!
-//! The paper's panels are on different parents per model (D.6: "Jev evaluates all 768
-//! parents; Qwen uses 192 selected by item hash before outcomes (16 per domain/length)"), so
-//! ours are computed twice: on every item of the run, set beside the Jev panels, and on the
-//! qwen-192 subset ([`super::QWEN_192`], statistics recomputed on it), set beside the Qwen
-//! panels ([`Parents`]).
+//! Figure 12's numbers from the support panel (`config/panels/support.toml`): each Serial
+//! controller's EM from its paired comparison with Native (Native the reference), with the
+//! run's length-stratified item-bootstrap interval. The paper's panels are on different parents
+//! per model (D.6: Jev all items, Qwen 192 selected by item hash), so ours are computed on every
+//! item and on the qwen-192 subset ([`super::QWEN_192`], statistics recomputed), each set beside
+//! the paper's panels on the same parents ([`Parents`]).
 
 use c2s_stats::MetricRow;
-use serde::{Deserialize, Serialize};
+use minijinja::{context, Value};
+use serde::Serialize;
 
-use super::paper::PaperTable;
-use super::{differences, panel_ids, paper_domain, pp_diff, run_of, PanelRun, QWEN_192};
-use crate::report::doc::{Doc, Table};
+use super::engine::Frame;
+use super::{panel_ids, paper, paper_domain, run_of, PanelRun, QWEN_192};
 use crate::report::tables::{estimate, MetricIndex, UNDEFINED};
 
 /// Figure 12's bars, in its order: (label, support of the Serial arm).
@@ -32,41 +21,19 @@ pub const BARS: [(&str, &str); 4] = [
     ("Full Serial", "Full"),
 ];
 
-/// One panel of Figure 12 as printed: complete-string EM (%) of the four bars.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct PaperPanel {
-    /// The paper model (Jev or Qwen3.5-27B).
-    pub model: String,
-    /// `math` or `lexical`, as printed.
-    pub domain: String,
-    /// Parents of the panel (384 for Jev, 96 for Qwen).
-    pub items: u64,
-    /// EM in percent of the four bars, in [`BARS`] order.
-    pub em: [f64; 4],
-}
-
-/// Figure 12's four panels as printed.
-pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure12");
-
-/// The parents a row of ours is on, each set beside the paper's rows on the same parents
-/// (D.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// The parents a row of ours is on, set beside the paper's rows on the same parents (D.6);
+/// printed `all`, `qwen-192`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Parents {
     /// Every item of the run: the paper's Jev rows (384 per domain).
+    #[serde(rename = "all")]
     All,
     /// The qwen-192 subset ([`QWEN_192`]): the paper's Qwen3.5-27B rows (96 per domain).
+    #[serde(rename = "qwen-192")]
     Qwen192,
 }
 
 impl Parents {
-    /// The parents as our tables print them (`all`, `qwen-192`).
-    pub fn label(self) -> &'static str {
-        match self {
-            Parents::All => "all",
-            Parents::Qwen192 => "qwen-192",
-        }
-    }
-
     /// The parents of a paper model's rows.
     pub fn of_paper_model(model: &str) -> Parents {
         if model == "Qwen3.5-27B" {
@@ -78,7 +45,7 @@ impl Parents {
 }
 
 /// One (model, domain) of ours: Native's EM cell, then each bar's (EM, its cell).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct OurPanel {
     /// The model label of the run's records.
     pub model: String,
@@ -90,8 +57,7 @@ pub struct OurPanel {
     pub items: Option<u64>,
     /// Native EM in percent with its interval, the figure's dashed reference.
     pub native: String,
-    /// Each bar of [`BARS`]: Serial EM as a fraction, and its cell in percent with the
-    /// interval; `None` and "–" where the run lacks the controller.
+    /// Each bar of [`BARS`]: Serial EM (a fraction) and its cell; `None`, "–" without it.
     pub bars: [(Option<f64>, String); 4],
 }
 
@@ -114,13 +80,9 @@ pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
             continue;
         };
         let domain = paper_domain(&g.domain).to_string();
-        let panel = match out
-            .iter()
-            .position(|p| p.model == g.model && p.domain == domain)
-        {
-            Some(i) => &mut out[i],
+        let i = match (out.iter()).position(|p| p.model == g.model && p.domain == domain) {
+            Some(i) => i,
             None => {
-                let i = out.len();
                 out.push(OurPanel {
                     model: g.model.clone(),
                     domain,
@@ -129,10 +91,10 @@ pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
                     native: estimate(index.get(&g, None, "native_em"), None),
                     bars: std::array::from_fn(|_| (None, UNDEFINED.to_string())),
                 });
-                &mut out[i]
+                out.len() - 1
             }
         };
-        panel.bars[bar] = (
+        out[i].bars[bar] = (
             index.value(&g, None, "serial_em"),
             estimate(index.get(&g, None, "serial_em"), None),
         );
@@ -140,138 +102,31 @@ pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
     out
 }
 
-fn header(parents: bool) -> Vec<String> {
-    let mut h = vec!["Model".to_string(), "Domain".into()];
-    if parents {
-        h.push("Parents".into());
-    }
-    h.push("Items".into());
-    h.extend(BARS.iter().map(|(label, _)| label.to_string()));
-    h.push("Native".into());
-    h
+/// Figure 12's rows: ours, and the paper's panels with the parents each is set beside.
+pub fn frame(ours: &[OurPanel]) -> anyhow::Result<Frame> {
+    let printed: Vec<Value> = (paper::records("figure12")?.into_iter())
+        .map(|panel| {
+            let model = panel.get_attr("model").unwrap_or_default();
+            let parents = Parents::of_paper_model(model.as_str().unwrap_or_default());
+            context! { parents, ..panel }
+        })
+        .collect();
+    Ok(Frame::new().rows("ours", ours).rows("printed", &printed))
 }
 
-/// Figure 12's numbers: ours, the paper's bars, and the differences.
-pub fn layout(ours: &[OurPanel], against: &str) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER.rows()?;
-    let mut doc = Doc::new("Figure 12: Candidate-consistent controllers (numbers)");
-    doc.p(
-        "Complete-string EM (%) of Serial under four controllers. Trie's valid outputs belong \
-         to Native's eight candidates; Call still queries singletons, while Fill supplies \
-         them. Native is the reference.",
-    );
-    doc.h(2, "This run");
-    doc.table(Table {
-        text_columns: 3,
-        header: header(true),
-        rows: ours
-            .iter()
-            .map(|p| {
-                let mut row = vec![
-                    p.model.clone(),
-                    p.domain.clone(),
-                    p.parents.label().to_string(),
-                    p.items
-                        .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string()),
-                ];
-                row.extend(p.bars.iter().map(|(_, cell)| cell.clone()));
-                row.push(p.native.clone());
-                row
-            })
-            .collect(),
-        notes: vec![
-            "Each controller's Serial EM with the run's length-stratified item-bootstrap \
-             interval; Native EM from the same run (support panel)."
-                .into(),
-            format!(
-                "Parents: all = every item of the run (the paper's Jev panels); qwen-192 = the \
-                 items of {QWEN_192}, statistics recomputed on them (the paper's Qwen panels, \
-                 D.6: \"Qwen uses 192 selected by item hash before outcomes\")."
-            ),
-        ],
-    });
-    doc.h(2, "The paper (Figure 12)");
-    doc.table(Table {
-        text_columns: 2,
-        header: header(false),
-        rows: paper_rows
-            .iter()
-            .map(|p| {
-                let mut row = vec![
-                    p.model.to_string(),
-                    p.domain.to_string(),
-                    p.items.to_string(),
-                ];
-                row.extend(p.em.iter().map(|v| format!("{v:.1}")));
-                row.push("dashed line, not printed".into());
-                row
-            })
-            .collect(),
-        notes: vec![],
-    });
-    let mut diff_header = vec!["Model", "Domain", "Parents", "Paper panel"];
-    let labels: Vec<String> = BARS.iter().map(|(l, _)| format!("Δ {l}")).collect();
-    diff_header.extend(labels.iter().map(String::as_str));
-    let (models, mut diff) = differences(
-        &mut doc,
-        paper_rows.iter().map(|p| p.model.as_str()),
-        against,
-        4,
-        &diff_header,
-    );
-    for ours in ours {
-        for m in models
-            .iter()
-            .filter(|m| Parents::of_paper_model(m) == ours.parents)
-        {
-            let paper = paper_rows
-                .iter()
-                .find(|p| p.model == *m && p.domain == ours.domain);
-            let mut row = vec![
-                ours.model.clone(),
-                ours.domain.clone(),
-                ours.parents.label().to_string(),
-            ];
-            match paper {
-                Some(p) => {
-                    row.push(format!("{} / {}", p.model, p.domain));
-                    row.extend(
-                        ours.bars
-                            .iter()
-                            .zip(p.em)
-                            .map(|((v, _), printed)| pp_diff(*v, printed)),
-                    );
-                }
-                None => {
-                    row.push(format!("{m}: no such panel"));
-                    row.extend(BARS.iter().map(|_| UNDEFINED.to_string()));
-                }
-            }
-            diff.rows.push(row);
-        }
-    }
-    diff.notes.push(
-        "Percentage points, this run minus the paper's bar on the same parents (ours on all \
-         items against Jev, ours on qwen-192 against Qwen3.5-27B)."
-            .into(),
-    );
-    doc.table(diff);
-    Ok(doc)
-}
-
-/// Read the support panel's run and lay out the numbers.
-pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+/// Read the support panel's run and compute the rows.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "support")?.load()?;
     let subset = run.restricted(&panel_ids(QWEN_192)?);
     let mut ours = our_panels(&run.metric_rows()?, Parents::All);
     ours.extend(our_panels(&subset.metric_rows()?, Parents::Qwen192));
-    layout(&ours, against)
+    frame(&ours)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::{self, paired_rows};
+    use crate::report::exhibits::testing::{self, laid_out, paired_rows};
 
     fn comparison(rows: Vec<MetricRow>, serial: &str) -> Vec<MetricRow> {
         rows.into_iter()
@@ -306,7 +161,7 @@ mod tests {
         // D.6: "Jev evaluates all 768 parents; Qwen uses 192 selected by item hash": the
         // subset's rows are set beside the Qwen panels only, all items beside Jev's.
         ours.extend(our_panels(&rows, Parents::Qwen192));
-        let md = layout(&ours, "Jev").unwrap().markdown();
+        let md = laid_out("figure12", frame(&ours).unwrap(), "Jev");
         for want in [
             "| Model | Domain | Parents | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
             "| m | lexical | all | 8 | 50.0 | – | – | 12.5 | 50.0 |",
@@ -318,7 +173,7 @@ mod tests {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
         assert!(!md.contains("| m | lexical | qwen-192 | Jev"), "{md}");
-        let md = layout(&ours, "Qwen3.5-27B").unwrap().markdown();
+        let md = laid_out("figure12", frame(&ours).unwrap(), "Qwen3.5-27B");
         assert!(
             md.contains("| m | lexical | qwen-192 | Qwen3.5-27B / lexical | −17.7 |"),
             "{md}"

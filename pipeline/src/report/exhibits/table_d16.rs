@@ -1,36 +1,24 @@
-//! Table D16: "Most Full lexical outputs are absent from WordNet, while Trie completions stay
-//! within the candidates. Counts list gold / other candidate / malformed / other noun / other
-//! word / unindexed. No gold-synset alternatives were found. Recombinations are noncandidate
-//! strings compatible with every position-wise union; they can overlap the resource
-//! categories. This is an automated resource audit, not semantic adjudication."
-//!
-//! Columns as printed: Model, Controller, Items, Output counts, Recombinations; rows: the
-//! lexical Serial trajectories of Full, TrieCall, TrieFill and UnionCall from the support
-//! panel (`config/panels/support.toml`, 384 items per domain), counted from each trajectory's
-//! `membership` and `recombination`. Gold-synset lemmas (a class the paper found empty) and
-//! outputs classed without a WordNet index (`outside`) are counted in a note, not hidden in
-//! another class.
-//!
-//! The paper's rows are on different parents per model (D.6: "Jev evaluates all 768 parents;
-//! Qwen uses 192 selected by item hash before outcomes"; its Qwen rows have 96 lexical items),
-//! so ours are counted on every item and on the qwen-192 subset
-//! ([`support_controllers::Parents`]).
+//! Table D16 (lexical output resource audit) from the support panel
+//! (`config/panels/support.toml`): the lexical Serial trajectories of Full, TrieCall, TrieFill
+//! and UnionCall counted by their `membership` class and `recombination` flag. Gold-synset
+//! lemmas and outputs classed without a WordNet index (`outside`) are counted apart, in a note.
+//! Counted on every item and on the qwen-192 subset, the paper's Qwen rows' parents (D.6,
+//! [`support_controllers::Parents`]).
 
 use std::collections::BTreeMap;
 
 use c2s_records::{Domain, Membership, Trajectory};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::paper::PaperTable;
+use super::engine::Frame;
 use super::support_controllers::Parents;
 use super::{panel_ids, run_of, PanelRun, QWEN_192};
-use crate::report::doc::{Doc, Table};
 
 /// The controllers Table D16 prints, in its order.
 pub const CONTROLLERS: [&str; 4] = ["Full", "TrieCall", "TrieFill", "UnionCall"];
 
 /// Output counts of one (model, controller) row.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Audit {
     /// Lexical Serial trajectories of the controller.
     pub items: u64,
@@ -40,28 +28,9 @@ pub struct Audit {
     pub gold_synset_lemma: u64,
     /// Outputs classed without a WordNet index (`Membership::Outside`); in a note.
     pub outside: u64,
-    /// Noncandidate outputs compatible with every position-wise union (may overlap the
-    /// classes).
+    /// Noncandidate outputs compatible with every position-wise union (may overlap classes).
     pub recombinations: u64,
 }
-
-/// One row of Table D16 as printed.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PaperRow {
-    /// The paper model (Jev or Qwen3.5-27B).
-    pub model: String,
-    /// One of [`CONTROLLERS`].
-    pub controller: String,
-    /// Lexical items of the row (384 for Jev, 96 for Qwen).
-    pub items: u64,
-    /// Gold / other candidate / malformed / other noun / other word / unindexed.
-    pub counts: [u64; 6],
-    /// Noncandidate strings compatible with every position-wise union.
-    pub recombinations: u64,
-}
-
-/// Table D16 as printed.
-pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD16");
 
 /// The lexical Serial trajectories' audit per (model, controller).
 pub fn audits(trajectories: &[Trajectory]) -> BTreeMap<(String, &'static str), Audit> {
@@ -103,132 +72,57 @@ pub fn audits(trajectories: &[Trajectory]) -> BTreeMap<(String, &'static str), A
     out
 }
 
-const HEADER: [&str; 5] = [
-    "Model",
-    "Controller",
-    "Items",
-    "Output counts",
-    "Recombinations",
-];
-
-fn counts_cell(c: &[u64; 6]) -> String {
-    c.map(|n| n.to_string()).join("/")
-}
-
-fn controller_rank(c: &str) -> usize {
-    CONTROLLERS
-        .iter()
-        .position(|k| *k == c)
-        .unwrap_or(CONTROLLERS.len())
-}
-
 /// One parents' audits: per (model, controller).
 pub type Audits = BTreeMap<(String, &'static str), Audit>;
 
-/// Table D16's document: ours on each parents, and the paper's rows.
-pub fn layout(ours: &[(Parents, Audits)]) -> anyhow::Result<Doc> {
-    let paper_rows = PAPER.rows()?;
-    let mut doc = Doc::new("Table D16: Lexical output resource audit");
-    doc.p(
-        "Counts list gold / other candidate / malformed / other noun / other word / \
-         unindexed. Recombinations are noncandidate strings compatible with every \
-         position-wise union; they can overlap the resource categories. This is an automated \
-         resource audit, not semantic adjudication.",
-    );
-    let mut rows: Vec<(Parents, &(String, &'static str), &Audit)> = ours
-        .iter()
-        .flat_map(|(parents, audits)| audits.iter().map(move |(k, a)| (*parents, k, a)))
-        .collect();
-    rows.sort_by_key(|(parents, (m, c), _)| (m.clone(), *parents, controller_rank(c)));
-    let mut notes = vec![
-        "Lexical Serial trajectories of the support panel; classes from WordNet 3.0's indexes \
-         (Debian's wordnet-base)."
-            .to_string(),
-        format!(
-            "Parents: all = every item of the run (the paper's Jev rows); qwen-192 = the items \
-             of {QWEN_192} (the paper's Qwen rows, D.6)."
-        ),
-    ];
-    for (parents, (m, c), a) in &rows {
-        if a.gold_synset_lemma > 0 || a.outside > 0 {
-            notes.push(format!(
-                "{m} {c} ({}): {} gold-synset lemma(s) and {} output(s) classed without a \
-                 WordNet index are not in the six counts.",
-                parents.label(),
-                a.gold_synset_lemma,
-                a.outside
-            ));
-        }
-    }
-    doc.h(2, "This run");
-    let mut header = HEADER.map(String::from).to_vec();
-    header.insert(1, "Parents".into());
-    doc.table(Table {
-        text_columns: 3,
-        header,
-        rows: rows
-            .iter()
-            .map(|(parents, (m, c), a)| {
-                vec![
-                    m.clone(),
-                    parents.label().to_string(),
-                    c.to_string(),
-                    a.items.to_string(),
-                    counts_cell(&a.counts),
-                    a.recombinations.to_string(),
-                ]
-            })
-            .collect(),
-        notes,
-    });
-    doc.h(2, "The paper (Table D16)");
-    doc.table(Table {
-        text_columns: 2,
-        header: HEADER.map(String::from).to_vec(),
-        rows: paper_rows
-            .iter()
-            .map(|p| {
-                vec![
-                    p.model.to_string(),
-                    p.controller.to_string(),
-                    p.items.to_string(),
-                    counts_cell(&p.counts),
-                    p.recombinations.to_string(),
-                ]
-            })
-            .collect(),
-        notes: vec!["No gold-synset alternatives were found.".into()],
-    });
-    Ok(doc)
+/// One of our rows: a (model, parents, controller)'s audit.
+#[derive(Debug, Serialize)]
+pub struct OurRow {
+    /// The model label of the run's records.
+    pub model: String,
+    /// The parents counted on.
+    pub parents: Parents,
+    /// One of [`CONTROLLERS`].
+    pub controller: &'static str,
+    /// The row's output counts.
+    #[serde(flatten)]
+    pub audit: Audit,
 }
 
-/// Read the support panel's run and lay out the table.
-pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
+/// Table D16's rows: ours on each parents, by model, parents and controller.
+pub fn our_rows(ours: &[(Parents, Audits)]) -> Vec<OurRow> {
+    let mut rows: Vec<OurRow> = (ours.iter())
+        .flat_map(|(parents, audits)| {
+            (audits.iter()).map(move |((model, controller), audit)| OurRow {
+                model: model.clone(),
+                parents: *parents,
+                controller,
+                audit: *audit,
+            })
+        })
+        .collect();
+    rows.sort_by_key(|r| {
+        let rank = CONTROLLERS.iter().position(|c| *c == r.controller);
+        (r.model.clone(), r.parents, rank)
+    });
+    rows
+}
+
+/// Read the support panel's run: Table D16's rows.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "support")?.load()?;
     let subset = run.restricted(&panel_ids(QWEN_192)?);
-    layout(&[
+    let ours = our_rows(&[
         (Parents::All, audits(&run.trajectories)),
         (Parents::Qwen192, audits(&subset.trajectories)),
-    ])
+    ]);
+    Ok(Frame::new().rows("ours", &ours))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every printed row's counts add up to its items.
-    #[test]
-    fn the_papers_counts_partition_its_items() {
-        for p in PAPER.rows().unwrap() {
-            assert_eq!(
-                p.counts.iter().sum::<u64>(),
-                p.items,
-                "{} {}",
-                p.model,
-                p.controller
-            );
-        }
-    }
+    use crate::report::exhibits::testing::laid_out;
 
     fn trajectory(arm: &str, domain: Domain, membership: Membership, recomb: bool) -> Trajectory {
         serde_json::from_value(serde_json::json!({
@@ -263,9 +157,9 @@ mod tests {
         assert_eq!(full.counts, [1, 0, 0, 0, 0, 2]);
         assert_eq!(full.gold_synset_lemma, 1);
         assert_eq!(full.recombinations, 1);
-        let md = layout(&[(Parents::All, a.clone()), (Parents::Qwen192, a)])
-            .unwrap()
-            .markdown();
+        let ours = our_rows(&[(Parents::All, a.clone()), (Parents::Qwen192, a)]);
+        let frame = Frame::new().rows("ours", &ours);
+        let md = laid_out("tableD16", frame, "Jev");
         for want in [
             "| Model | Parents | Controller | Items | Output counts | Recombinations |",
             "| m | all | Full | 4 | 1/0/0/0/0/2 | 1 |",

@@ -1,25 +1,17 @@
-//! Table D17: "Position-query failure occurs without hitting the output cap. Budgets and
-//! observed maxima are new tokens, including special tokens; truncated counts use recorded
-//! request flags." D.18: "Raw successful request records retain generated token IDs and the
-//! truncation flag. All 1,056 position-query requests stop within two tokens, below the
-//! eight-token cap."
-//!
-//! Columns as printed: Task, Interface, Requests, Cap, Max, Truncated; rows per domain:
-//! Position (Serial's generated character), PrefixContinue, WholeGenerate, from Table 3's
-//! panel (`config/panels/table3.toml`). Ours count the run's successful requests (no error):
-//! the cap is the request's greedy budget, the maximum its recorded completion tokens (the
-//! engines count the end token they stop on), truncated the requests whose recorded flag says
-//! the budget ran out.
+//! Table D17 (observed generation budgets) from Table 3's panel (`config/panels/table3.toml`):
+//! per model, task and interface (Position: Serial's generated character; PrefixContinue;
+//! WholeGenerate) the run's successful requests (no error), their greedy budget (the cap), the
+//! largest recorded completion tokens (the engines count the end token they stop on) and the
+//! requests whose recorded flag says the budget ran out.
 
 use std::collections::BTreeMap;
 
 use c2s_records::Decoding;
 use c2s_sinks::RequestRow;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::paper::PaperTable;
+use super::engine::Frame;
 use super::{paper_domain, run_of, PanelRun};
-use crate::report::doc::{Doc, Table};
 use crate::report::tables::UNDEFINED;
 
 /// Table D17's interfaces, in its order, with the arm each is run as.
@@ -29,28 +21,8 @@ pub const INTERFACES: [(&str, &str); 3] = [
     ("WholeGenerate", "WholeGenerate"),
 ];
 
-/// One row of Table D17 as printed (Qwen3.5-27B).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PaperRow {
-    /// The task (domain) as printed: `lexical` or `math`.
-    pub task: String,
-    /// One of [`INTERFACES`]' printed names.
-    pub interface: String,
-    /// Successful requests.
-    pub requests: u64,
-    /// The greedy budget of new tokens.
-    pub cap: u32,
-    /// The largest observed completion, in new tokens (special tokens included).
-    pub max: u32,
-    /// Requests whose recorded flag says the budget ran out.
-    pub truncated: u64,
-}
-
-/// Table D17 as printed.
-pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD17");
-
 /// One of our rows' tallies.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Budget {
     /// Successful requests (no error) counted.
     pub requests: u64,
@@ -95,88 +67,39 @@ pub fn budgets(
     out
 }
 
-const HEADER: [&str; 6] = ["Task", "Interface", "Requests", "Cap", "Max", "Truncated"];
-
-fn interface_rank(interface: &str) -> usize {
-    INTERFACES
-        .iter()
-        .position(|(i, _)| *i == interface)
-        .unwrap_or(INTERFACES.len())
+/// One of our rows: a model's tallies of one task and interface.
+#[derive(Debug, Serialize)]
+pub struct OurRow<'a> {
+    /// The model label of the run's records.
+    pub model: &'a str,
+    /// The task as printed (`lexical`, `math`).
+    pub task: &'a str,
+    /// One of [`INTERFACES`]' printed names.
+    pub interface: &'a str,
+    /// The tallies.
+    #[serde(flatten)]
+    pub budget: Budget,
 }
 
-/// Table D17's document: ours per model, the paper's rows, and ours beside the paper's row.
-pub fn layout(ours: &BTreeMap<(String, String, &'static str), Budget>) -> anyhow::Result<Doc> {
-    let printed = PAPER.rows()?;
-    let mut doc = Doc::new("Table D17: Observed generation budgets");
-    doc.p(
-        "Position-query failure occurs without hitting the output cap. Budgets and observed \
-         maxima are new tokens, including special tokens; truncated counts use recorded \
-         request flags.",
-    );
-    let mut by_model: BTreeMap<&str, Vec<(&str, &str, &Budget)>> = BTreeMap::new();
-    for ((model, task, interface), b) in ours {
-        by_model
-            .entry(model.as_str())
-            .or_default()
-            .push((task.as_str(), interface, b));
-    }
-    for (model, mut rows) in by_model {
-        rows.sort_by_key(|(task, interface, _)| (*task, interface_rank(interface)));
-        doc.h(2, format!("This run: {model}"));
-        doc.table(Table {
-            text_columns: 2,
-            header: HEADER.map(String::from).to_vec(),
-            rows: rows
-                .iter()
-                .map(|(task, interface, b)| {
-                    vec![
-                        task.to_string(),
-                        interface.to_string(),
-                        b.requests.to_string(),
-                        match b.cap {
-                            None => UNDEFINED.to_string(),
-                            Some((lo, hi)) if lo == hi => lo.to_string(),
-                            Some((lo, hi)) => format!("{lo}–{hi}"),
-                        },
-                        b.max.to_string(),
-                        b.truncated.to_string(),
-                    ]
-                })
-                .collect(),
-            notes: vec![
-                "Successful requests of table3 (no error). Max: the largest recorded completion \
-                 tokens, the end token included; truncated: the budget ran out."
-                    .into(),
-            ],
-        });
-    }
-    doc.h(2, "The paper (Table D17, Qwen3.5-27B)");
-    doc.table(Table {
-        text_columns: 2,
-        header: HEADER.map(String::from).to_vec(),
-        rows: printed
-            .iter()
-            .map(|p| {
-                vec![
-                    p.task.to_string(),
-                    p.interface.to_string(),
-                    p.requests.to_string(),
-                    p.cap.to_string(),
-                    p.max.to_string(),
-                    p.truncated.to_string(),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "The paper's 528 position queries per domain are 96 items × 5.50 calls (Table 3)."
-                .into(),
-        ],
+/// Our rows per model and task, in [`INTERFACES`]' order.
+pub fn frame(ours: &BTreeMap<(String, String, &'static str), Budget>) -> Frame {
+    let mut rows: Vec<OurRow> = (ours.iter())
+        .map(|((model, task, interface), &budget)| OurRow {
+            model,
+            task,
+            interface,
+            budget,
+        })
+        .collect();
+    rows.sort_by_key(|r| {
+        let rank = INTERFACES.iter().position(|(i, _)| *i == r.interface);
+        (r.model, r.task, rank)
     });
-    Ok(doc)
+    Frame::new().rows("ours", &rows)
 }
 
-/// Read Table 3's run and lay out the table.
-pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
+/// Table D17 from Table 3's run.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "table3")?;
     let loaded = run.load()?;
     let domain_of: BTreeMap<String, String> = loaded
@@ -188,33 +111,13 @@ pub fn document(runs: &[PanelRun]) -> anyhow::Result<Doc> {
     for dir in &run.run_dirs {
         requests.extend(c2s_sinks::read_requests(&dir.join("requests"))?);
     }
-    layout(&budgets(&requests, &domain_of))
+    Ok(frame(&budgets(&requests, &domain_of)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The paper's position-query count is Table 3's calls per item over its 96 items.
-    #[test]
-    fn the_papers_position_queries_are_table3s_calls() {
-        let calls = super::super::table3::PAPER
-            .rows()
-            .unwrap()
-            .iter()
-            .find(|p| p.interface == "Position query")
-            .map(|p| p.calls)
-            .unwrap();
-        for p in PAPER
-            .rows()
-            .unwrap()
-            .iter()
-            .filter(|p| p.interface == "Position")
-        {
-            assert_eq!(p.requests as f64, calls * 96.0);
-            assert!(p.max <= p.cap);
-        }
-    }
+    use crate::report::exhibits::testing::laid_out;
 
     fn request(arm: &str, item: &str, decoding: &str, tokens: u32, truncated: bool) -> RequestRow {
         RequestRow {
@@ -260,7 +163,7 @@ mod tests {
                 truncated: 0
             }
         );
-        let md = layout(&b).unwrap().markdown();
+        let md = laid_out("tableD17", frame(&b), "Qwen3.5-27B");
         for want in [
             "## This run: m",
             "| Task | Interface | Requests | Cap | Max | Truncated |",

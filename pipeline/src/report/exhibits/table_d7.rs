@@ -1,23 +1,16 @@
-//! Table D7: "Matching gold-prefix ambiguity leaves much larger lexical Cartesian output
-//! spaces. Mean U averages union sizes within items; Forced counts deterministic positions;
-//! Cartesian support multiplies position-wise sizes."
-//!
-//! Computed from the banks themselves (Table 1's `data/banks/arithmetic-test.jsonl` and
-//! `lexical-test.jsonl`), no model call: per domain and target length, the items, the mean
-//! over items of the mean position-wise union size U (the distinct characters the eight
-//! candidates have at a position, [`c2s_records::geometry::position_union`]), the mean number
-//! of forced positions (U = 1), and the minimum, median and maximum over items of the
-//! Cartesian support ∏ U. The paper prints arithmetic as one row over lengths 3 to 8
-//! ("1+4/L", "L−2", 8/8/8); ours prints every length and checks it against those formulas.
+//! Table D7 from the banks themselves (Table 1's arithmetic and lexical test banks), no model
+//! call: per domain and target length, the mean over items of the mean position-wise union size
+//! U ([`c2s_records::geometry::position_union`]), the mean forced positions (U = 1) and the
+//! Cartesian support ∏ U over items. The paper's arithmetic row is a formula over lengths 3 to 8
+//! ([`paper_arithmetic`]); ours prints every length and is compared with it.
 
 use std::path::{Path, PathBuf};
 
 use c2s_records::{position_union, Domain, Item, ItemPolicy};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use super::engine::Frame;
 use super::paper::PaperTable;
-use super::signed2;
-use crate::report::doc::{Doc, Table};
 
 /// The banks Table D7 describes (relative to the repository root, as the panels' sources).
 pub const BANKS: [&str; 2] = [
@@ -25,8 +18,8 @@ pub const BANKS: [&str; 2] = [
     "data/banks/lexical-test.jsonl",
 ];
 
-/// One (domain, length) row.
-#[derive(Debug, Clone, PartialEq)]
+/// One (domain, length) row: ours, or the paper's that it is compared with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LengthRow {
     /// The bank's domain.
     pub domain: Domain,
@@ -102,34 +95,23 @@ pub fn rows(items: &[Item]) -> Vec<LengthRow> {
         .collect()
 }
 
-/// One lexical row of Table D7 as printed (arithmetic is the formula row).
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
-pub struct PaperRow {
-    /// Target length L.
-    pub length: usize,
-    /// Items at this length (64).
-    pub items: usize,
-    /// Mean U: the mean position-wise union size, averaged within items then over items.
-    pub mean_u: f64,
-    /// Mean forced positions (U = 1) per item.
-    pub forced: f64,
-    /// Cartesian support ∏ U over items: minimum, median, maximum, as printed.
-    pub cartesian: (u64, u64, u64),
-}
+/// Table D7's lexical rows as printed: length, items, mean U, forced, Cartesian min/median/max.
+pub static PAPER_LEXICAL: PaperTable<(usize, usize, f64, f64, [u64; 3])> =
+    PaperTable::new("tableD7");
 
-/// Table D7's lexical rows as printed.
-pub static PAPER_LEXICAL: PaperTable<PaperRow> = PaperTable::new("tableD7");
-
-/// The paper's arithmetic row: "3 to 8, 384, 1+4/L, L−2, 8, 8, 8" (Mean U and Forced at
-/// length L).
+/// The paper's arithmetic formula row at length L: mean U 1 + 4/L, forced L − 2, support 8.
 pub fn paper_arithmetic(length: usize) -> (f64, f64, u64) {
     let l = length as f64;
     (1.0 + 4.0 / l, l - 2.0, 8)
 }
 
-/// A count with thousands separators, as the paper prints Cartesian sizes (`1,128,960`).
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
+/// A count with thousands separators, as the paper prints Cartesian sizes (`1,128,960`); a
+/// median's half as `.5`, a negative difference with a true minus.
+pub fn grouped(v: f64) -> String {
+    if v < 0.0 {
+        return format!("−{}", grouped(-v));
+    }
+    let digits = (v.trunc() as u64).to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -137,170 +119,68 @@ fn grouped(n: u64) -> String {
         }
         out.push(c);
     }
+    if v.fract() != 0.0 {
+        out.push_str(".5");
+    }
     out
 }
 
-fn median_cell(m: f64) -> String {
-    if m.fract() == 0.0 {
-        grouped(m as u64)
-    } else {
-        format!("{}.5", grouped(m.trunc() as u64))
+/// Table D7's rows: ours, the paper's as printed (`None` first: the formula row), and the
+/// paper's row each of ours is compared with (`reference`: the formula at its length).
+pub fn frame(ours: &[LengthRow]) -> anyhow::Result<Frame> {
+    let lexical: Vec<LengthRow> = (PAPER_LEXICAL.rows()?.iter())
+        .map(
+            |&(length, items, mean_u, forced, [min, median, max])| LengthRow {
+                domain: Domain::Lexical,
+                length,
+                items,
+                mean_u,
+                forced,
+                cartesian: (min, median as f64, max),
+            },
+        )
+        .collect();
+    let mut reference = lexical.clone();
+    for r in ours.iter().filter(|r| r.domain == Domain::Arithmetic) {
+        let (mean_u, forced, size) = paper_arithmetic(r.length);
+        let cartesian = (size, size as f64, size);
+        reference.push(LengthRow {
+            items: 64,
+            mean_u,
+            forced,
+            cartesian,
+            ..r.clone()
+        });
     }
+    let printed: Vec<Option<&LengthRow>> = std::iter::once(None)
+        .chain(lexical.iter().map(Some))
+        .collect();
+    Ok(Frame::new()
+        .rows("ours", ours)
+        .rows("printed", &printed)
+        .rows("reference", &reference)
+        .var("banks", BANKS))
 }
 
-fn domain_cell(d: Domain) -> &'static str {
-    super::paper_domain(d.as_str())
-}
-
-const HEADER: [&str; 8] = [
-    "Domain", "Length", "Items", "Mean U", "Forced", "Min size", "Median", "Max",
-];
-
-/// Table D7's document: ours per length, the paper's, and ours minus the paper's.
-pub fn layout(ours: &[LengthRow]) -> anyhow::Result<Doc> {
-    let printed = PAPER_LEXICAL.rows()?;
-    let mut doc = Doc::new("Table D7: Position-wise union sizes and Cartesian output spaces");
-    doc.p(
-        "Matching gold-prefix ambiguity leaves much larger lexical Cartesian output spaces. \
-         Mean U averages union sizes within items; Forced counts deterministic positions; \
-         Cartesian support multiplies position-wise sizes.",
-    );
-    doc.h(2, "These banks");
-    doc.table(Table {
-        text_columns: 1,
-        header: HEADER.map(String::from).to_vec(),
-        rows: ours
-            .iter()
-            .map(|r| {
-                vec![
-                    domain_cell(r.domain).to_string(),
-                    r.length.to_string(),
-                    r.items.to_string(),
-                    format!("{:.2}", r.mean_u),
-                    format!("{:.1}", r.forced),
-                    grouped(r.cartesian.0),
-                    median_cell(r.cartesian.1),
-                    grouped(r.cartesian.2),
-                ]
-            })
-            .collect(),
-        notes: vec![format!(
-            "Banks: {}. Mean U and Forced are item means; the median of an even count is the \
-             midpoint of the two middle items.",
-            BANKS.join(", ")
-        )],
-    });
-    doc.h(2, "The paper (Table D7)");
-    let mut paper_rows = vec![vec![
-        "math".to_string(),
-        "3 to 8".into(),
-        "384".into(),
-        "1+4/L".into(),
-        "L−2".into(),
-        "8".into(),
-        "8".into(),
-        "8".into(),
-    ]];
-    paper_rows.extend(printed.iter().map(|p| {
-        vec![
-            "lexical".to_string(),
-            p.length.to_string(),
-            p.items.to_string(),
-            format!("{:.2}", p.mean_u),
-            format!("{:.1}", p.forced),
-            grouped(p.cartesian.0),
-            grouped(p.cartesian.1),
-            grouped(p.cartesian.2),
-        ]
-    }));
-    doc.table(Table {
-        text_columns: 1,
-        header: HEADER.map(String::from).to_vec(),
-        rows: paper_rows,
-        notes: vec![],
-    });
-    doc.h(2, "These banks minus the paper");
-    let mut diff = Table {
-        text_columns: 2,
-        header: [
-            "Domain",
-            "Length",
-            "Δ items",
-            "Δ Mean U",
-            "Δ Forced",
-            "Δ min",
-            "Δ median",
-            "Δ max",
-        ]
-        .map(String::from)
-        .to_vec(),
-        ..Table::default()
-    };
-    for r in ours {
-        let paper = match r.domain {
-            Domain::Arithmetic => {
-                let (u, forced, size) = paper_arithmetic(r.length);
-                Some((64, u, forced, (size, size as f64, size)))
-            }
-            Domain::Lexical => printed.iter().find(|p| p.length == r.length).map(|p| {
-                (
-                    p.items,
-                    p.mean_u,
-                    p.forced,
-                    (p.cartesian.0, p.cartesian.1 as f64, p.cartesian.2),
-                )
-            }),
-            _ => None,
-        };
-        let Some((items, u, forced, (min, median, max))) = paper else {
-            continue;
-        };
-        let signed_int = |a: f64, b: f64| {
-            let d = a - b;
-            if d < 0.0 {
-                format!("−{}", median_cell(-d))
-            } else {
-                format!("+{}", median_cell(d))
-            }
-        };
-        diff.rows.push(vec![
-            domain_cell(r.domain).to_string(),
-            r.length.to_string(),
-            signed_int(r.items as f64, items as f64),
-            signed2(r.mean_u - u),
-            signed2(r.forced - forced),
-            signed_int(r.cartesian.0 as f64, min as f64),
-            signed_int(r.cartesian.1, median),
-            signed_int(r.cartesian.2 as f64, max as f64),
-        ]);
-    }
-    diff.notes.push(
-        "Arithmetic against the paper's formula row at each length (1 + 4/L, L − 2, 8; 384 \
-         items over six lengths, 64 per length as in the lexical rows)."
-            .into(),
-    );
-    doc.table(diff);
-    Ok(doc)
-}
-
-/// Read the banks (relative to `root`) and lay out the table.
-pub fn document_at(root: &Path) -> anyhow::Result<Doc> {
+/// Read the banks (relative to `root`) and compute the table's rows.
+pub fn document_at(root: &Path) -> anyhow::Result<Frame> {
     let mut items = Vec::new();
     for bank in BANKS {
         let path: PathBuf = root.join(bank);
         items.extend(c2s_banks::bank::read_bank(&path, &ItemPolicy::default())?);
     }
-    layout(&rows(&items))
+    frame(&rows(&items))
 }
 
 /// The banks from the current directory (the repository root, as `reproduce` runs).
-pub fn document() -> anyhow::Result<Doc> {
+pub fn document() -> anyhow::Result<Frame> {
     document_at(Path::new("."))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::exhibits::testing::laid_out;
 
     fn item(domain: Domain, candidates: &[&str]) -> Item {
         let target = candidates[0];
@@ -352,7 +232,7 @@ mod tests {
         assert!((l.mean_u - (11.0 / 3.0 + 17.0 / 3.0) / 2.0).abs() < 1e-12);
         assert_eq!(l.forced, 1.0);
         assert_eq!(l.cartesian, (21, 42.5, 64));
-        let md = layout(&r).unwrap().markdown();
+        let md = laid_out("tableD7", frame(&r).unwrap(), "Jev");
         for want in [
             "| Domain | Length | Items | Mean U | Forced | Min size | Median | Max |",
             "| math | 3 to 8 | 384 | 1+4/L | L−2 | 8 | 8 | 8 |",

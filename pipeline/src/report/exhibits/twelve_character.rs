@@ -1,20 +1,17 @@
-//! Table D8: "Correctness depends on branch location and queried depth despite a fixed
-//! eight-candidate set. Each cell contains 32 sources; counts are complete-output correct and
-//! joint/Native correct. Query counts exclude deterministic fills. Exact 95% upper SCR limits
-//! for zero cells are 13.2% (0/26), 16.1% (0/21) and 20.6% (0/16)."
-//!
-//! Rows as printed: Branch (Early, Late) × Choices / queries (10 or 26 letters, 2 or 6
-//! queries); per model a correct count and an SCR count. Ours are the eight
-//! `[[stats.cells]]` of `config/panels/twelve-character.toml` (named `early 10 / 2` …), one
-//! column pair per model of the run.
+//! Table D8 from the eight `[[stats.cells]]` of `config/panels/twelve-character.toml`
+//! (`early 10 / 2` …: branch × choices / queries): per model the complete-output correct count
+//! and the SCR count (joint / Native correct, a zero cell with its exact upper limit). Its
+//! tables have one column pair per model of the run, which a spec's fixed columns cannot give,
+//! so they are built here as blocks.
 
 use std::collections::BTreeMap;
 
 use c2s_stats::CellRow;
 
+use super::engine::Frame;
 use super::paper::PaperTable;
 use super::{compared_models, distinct, pp_diff, run_of, PanelRun};
-use crate::report::doc::{Doc, Table};
+use crate::report::doc::{Block, Table};
 
 /// A row of Table D8 as printed: branch, choices / queries, and per paper model (correct,
 /// SCR count) as (k, n) pairs.
@@ -29,10 +26,6 @@ pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD8");
 /// The cell name of a printed row (`early 10 / 2`).
 fn cell_name(branch: &str, choices: &str) -> String {
     format!("{} {choices}", branch.to_lowercase())
-}
-
-fn count((k, n): (u64, u64)) -> String {
-    format!("{k}/{n}")
 }
 
 /// Our cells by (model, cell name).
@@ -53,140 +46,91 @@ fn scr_count(c: &CellRow) -> String {
     }
 }
 
-/// Table D8's document: our correct and SCR counts per printed row and model, the paper's
-/// as printed, and our correct rate minus the paper model's (`against`, else both).
-pub fn layout(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> anyhow::Result<Doc> {
+/// A table by the printed rows (branch, choices / queries) with `cells` for each row: one
+/// column per header after the first two, as many as the run has models.
+fn by_printed_row(
+    printed: &[PaperRow],
+    header: Vec<String>,
+    notes: &str,
+    cells: impl Fn(&PaperRow) -> Vec<String>,
+) -> Block {
+    Block::Table(Table {
+        text_columns: 2,
+        header: ["Branch", "Choices / queries"]
+            .map(String::from)
+            .into_iter()
+            .chain(header)
+            .collect(),
+        rows: (printed.iter())
+            .map(|p| [vec![p.0.clone(), p.1.clone()], cells(p)].concat())
+            .collect(),
+        notes: vec![notes.to_string()],
+    })
+}
+
+/// Table D8's blocks: our counts per printed row (`ours`) and our correct rate minus the
+/// compared paper models' (`differences`; var `paper_models` names them).
+pub fn frame(cells: &BTreeMap<(String, String), CellRow>, against: &str) -> anyhow::Result<Frame> {
     let printed = PAPER.rows()?;
     let models = distinct(cells.keys().map(|(m, _)| m.as_str()));
-    let mut doc = Doc::new(
-        "Table D8: Correctness depends on branch location and queried depth despite a fixed \
-         eight-candidate set",
-    );
-    doc.p(
-        "Counts are complete-output correct and joint/Native correct. Query counts exclude \
-         deterministic fills.",
-    );
-    doc.h(2, "This run");
-    let mut header = vec!["Branch".to_string(), "Choices / queries".to_string()];
-    for m in &models {
-        header.push(format!("{m} correct"));
-        header.push(format!("{m} SCR count"));
-    }
-    doc.table(Table {
-        text_columns: 2,
-        header,
-        rows: printed
-            .iter()
-            .map(|(branch, choices, _)| {
-                let mut row = vec![branch.to_string(), choices.to_string()];
-                for m in &models {
-                    match cells.get(&(m.to_string(), cell_name(branch, choices))) {
-                        Some(c) => {
-                            row.push(count((c.correct, c.n)));
-                            row.push(scr_count(c));
-                        }
-                        None => row.extend(["–".to_string(), "–".to_string()]),
-                    }
-                }
-                row
-            })
-            .collect(),
-        notes: vec![
-            "(≤x%): the exact 95% upper SCR limit of a zero cell, as the paper gives them.".into(),
-        ],
-    });
-    doc.h(2, "The paper (Table D8)");
-    doc.table(Table {
-        text_columns: 2,
-        header: [
-            "Branch",
-            "Choices / queries",
-            "Jev correct",
-            "Jev SCR count",
-            "Qwen correct",
-            "Qwen SCR count",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: printed
-            .iter()
-            .map(|(branch, choices, m)| {
-                vec![
-                    branch.to_string(),
-                    choices.to_string(),
-                    count(m[0].0),
-                    count(m[0].1),
-                    count(m[1].0),
-                    count(m[1].1),
-                ]
-            })
-            .collect(),
-        notes: vec![
-            "Each cell contains 32 sources. Exact 95% upper SCR limits for zero cells are 13.2% \
-             (0/26), 16.1% (0/21) and 20.6% (0/16)."
-                .into(),
-        ],
-    });
     let compared = compared_models(&PAPER_MODELS, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", compared.join(", ")),
-    );
-    let mut header = vec!["Branch".to_string(), "Choices / queries".to_string()];
-    for m in &models {
-        for p in &compared {
-            header.push(format!("{m} − {p}, correct"));
-        }
-    }
-    doc.table(Table {
-        text_columns: 2,
-        header,
-        rows: printed
-            .iter()
-            .map(|(branch, choices, paper)| {
-                let mut row = vec![branch.to_string(), choices.to_string()];
-                for m in &models {
-                    let ours = cells
-                        .get(&(m.to_string(), cell_name(branch, choices)))
-                        .filter(|c| c.n > 0)
-                        .map(|c| c.correct as f64 / c.n as f64);
-                    for p in &compared {
-                        let i = PAPER_MODELS.iter().position(|x| x == p).unwrap_or(0);
-                        let (k, n) = paper[i].0;
-                        row.push(pp_diff(ours, 100.0 * k as f64 / n as f64));
-                    }
-                }
-                row
-            })
+    let cell = |m: &str, (branch, choices, _): &PaperRow| {
+        cells.get(&(m.to_string(), cell_name(branch, choices)))
+    };
+    let ours = by_printed_row(
+        printed,
+        (models.iter())
+            .flat_map(|m| [format!("{m} correct"), format!("{m} SCR count")])
             .collect(),
-        notes: vec!["Complete-output correct, percentage points.".into()],
-    });
-    Ok(doc)
+        "(≤x%): the exact 95% upper SCR limit of a zero cell, as the paper gives them.",
+        |p| {
+            (models.iter())
+                .flat_map(|m| match cell(m, p) {
+                    Some(c) => [format!("{}/{}", c.correct, c.n), scr_count(c)],
+                    None => ["–".to_string(), "–".to_string()],
+                })
+                .collect()
+        },
+    );
+    let differences = by_printed_row(
+        printed,
+        (models.iter())
+            .flat_map(|m| compared.iter().map(move |p| format!("{m} − {p}, correct")))
+            .collect(),
+        "Complete-output correct, percentage points.",
+        |paper| {
+            let mut row = Vec::new();
+            for m in &models {
+                let ours = cell(m, paper)
+                    .filter(|c| c.n > 0)
+                    .map(|c| c.correct as f64 / c.n as f64);
+                for p in &compared {
+                    let i = PAPER_MODELS.iter().position(|x| x == p).unwrap_or(0);
+                    let (k, n) = paper.2[i].0;
+                    row.push(pp_diff(ours, 100.0 * k as f64 / n as f64));
+                }
+            }
+            row
+        },
+    );
+    Ok(Frame::new()
+        .blocks("ours", vec![ours])
+        .blocks("differences", vec![differences])
+        .var("paper_models", compared))
 }
 
 /// Table D8 from the `twelve-character` panel's declared cells.
-pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
+pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Frame> {
     let (_, cells) = run_of(runs, "twelve-character")?
         .load()?
         .contrast_tables()?;
-    layout(&our_cells(&cells), against)
+    frame(&our_cells(&cells), against)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_papers_rows_are_its_cells() {
-        // 32 sources per cell; SCR counts never exceed the correct counts.
-        for (b, c, m) in PAPER.rows().unwrap() {
-            for ((k, n), (both, native)) in m {
-                assert_eq!(*n, 32, "{b} {c}");
-                assert!(both <= k && both <= native, "{b} {c}");
-            }
-        }
-        assert_eq!(cell_name("Early", "10 / 2"), "early 10 / 2");
-    }
+    use crate::report::exhibits::testing::laid_out;
 
     #[test]
     fn the_layout_has_the_papers_rows_and_our_models_columns() {
@@ -205,7 +149,11 @@ mod tests {
             cell("early 10 / 2", 8, 8, 30, None),
             cell("late 26 / 6", 0, 0, 26, Some(0.1323)),
         ]);
-        let md = layout(&cells, "Qwen3.5-27B").unwrap().markdown();
+        let md = laid_out(
+            "tableD8",
+            frame(&cells, "Qwen3.5-27B").unwrap(),
+            "Qwen3.5-27B",
+        );
         for want in [
             "| Branch | Choices / queries | m correct | m SCR count |",
             "| Early | 10 / 2 | 8/32 | 8/30 |",
