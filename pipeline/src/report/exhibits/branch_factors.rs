@@ -48,11 +48,7 @@ pub struct PaperEffect {
 /// +1 where a Table D8 cell (branch, choices / queries) is on an effect's compared side, else −1.
 fn side(effect: usize, branch: &str, cell: &str) -> f64 {
     let (choices, queries) = cell.split_once(" / ").unwrap_or((cell, ""));
-    let compared = match effect {
-        0 => choices == "26",
-        1 => queries == "6",
-        _ => branch == "Late",
-    };
+    let compared = [choices == "26", queries == "6", branch == "Late"][effect];
     if compared {
         1.0
     } else {

@@ -13,13 +13,13 @@ use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 use c2s_stats::{
-    calibration_intervals, BinInterval, BootstrapConfig, CalibrationIntervals, Estimate,
-    ScoreIntervals, ScoredItem,
+    calibration_intervals, BinInterval, BootstrapConfig, CalibrationIntervals, ScoreIntervals,
+    ScoredItem,
 };
 use serde::Serialize;
 
 use super::engine::Frame;
-use super::item_intervals::Interval;
+use super::item_intervals::{triple, Interval};
 use super::{run_of, PanelRun};
 
 /// The arm whose completed strings the original population holds.
@@ -78,15 +78,6 @@ fn scored_items(
             });
     }
     Ok(groups)
-}
-
-/// An estimate as `(value, low, high)`; `None` when its value is undefined.
-pub(super) fn triple(e: &Estimate) -> Option<Interval> {
-    Some((
-        e.value?,
-        e.interval.map(|i| i.low),
-        e.interval.map(|i| i.high),
-    ))
 }
 
 /// The run's original populations, per model and domain.

@@ -32,7 +32,8 @@ pub struct CheckSpec {
     /// The printed table: `paper` (the exhibit's own) or `paper:OTHER`.
     #[serde(default = "own_table")]
     pub table: String,
-    /// An expression true of every row (the row's columns as names).
+    /// An expression true of every row (the row's columns as names, and the row as `row`,
+    /// for a column whose name is not one: `row['T0/O0']`).
     pub each: Option<String>,
     /// An expression true of the whole table (`rows`).
     pub all: Option<String>,
@@ -68,7 +69,8 @@ pub fn run(name: &str, checks: &[CheckSpec]) -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("{each:?}: {e:#}"))
                     .with_context(context)?;
                 for (i, row) in rows.iter().enumerate() {
-                    let holds = (expression.eval(row))
+                    let names = minijinja::context! { row => row.clone(), ..row.clone() };
+                    let holds = (expression.eval(names))
                         .map_err(|e| anyhow::anyhow!("{each:?}: {e:#}"))
                         .with_context(context)?;
                     anyhow::ensure!(

@@ -85,9 +85,7 @@ pub fn table_e1() -> anyhow::Result<Frame> {
     let serial = e1_state(&item, Arm::Serial, E1_GENERATED_PREFIX);
     let forced = e1_state(&item, Arm::TeacherForced, E1_GOLD_PREFIX);
     let printed = PAPER_E1.rows()?;
-    let mut keys: Vec<&String> = serial.keys().chain(forced.keys()).collect();
-    keys.sort();
-    keys.dedup();
+    let keys: std::collections::BTreeSet<&String> = serial.keys().chain(forced.keys()).collect();
     let cell = |m: &serde_json::Map<String, serde_json::Value>, k: &str| {
         m.get(k).map_or("absent".to_string(), |v| v.to_string())
     };

@@ -23,6 +23,7 @@ use serde::{Serialize, Serializer};
 
 use super::engine::Frame;
 use super::paper::PaperTable;
+use super::table1::domain_rank;
 use super::{paper_domain, run_of, Count, PanelRun};
 
 /// The copy controllers of Figure 15, in its order: (as printed, arm label suffix).
@@ -36,11 +37,6 @@ pub const CONTROLLERS: [(&str, &str); 3] = [
 pub(super) const GOLD_COPY: &str = "GoldCopy/Full/code/";
 /// The prefix of the copy-incorrect panel's wrong-target arms (`…/EVIDENCE/serial`).
 pub(super) const INCORRECT_COPY: &str = "IncorrectCopy/Full/code/";
-
-/// Math before lexical, as both figures' panels.
-pub(super) fn domain_rank(domain: &str) -> usize {
-    usize::from(domain != "math")
-}
 
 /// The copy arm of a trajectory: (evidence, control) of `PREFIX/EVIDENCE/CONTROL`.
 pub(super) fn copy_arm<'a>(arm: &'a str, prefix: &str) -> Option<(&'a str, &'a str)> {

@@ -22,34 +22,16 @@ use serde::Serialize;
 use super::engine::Frame;
 use super::{run_of, PanelRun};
 
-/// The mode as the paper names it.
-fn mode_name(mode: PriorMode) -> &'static str {
-    match mode {
-        PriorMode::HistoryRecompute => "HistoryRecompute",
-        PriorMode::Oracle => "Oracle",
-        PriorMode::Rollout => "Rollout",
-    }
-}
-
-/// The arm as the paper names it.
-fn arm_name(arm: DialogueArm) -> &'static str {
-    match arm {
-        DialogueArm::Joint => "Joint",
-        DialogueArm::Independent => "Independent",
-        DialogueArm::Serial => "Serial",
-    }
-}
-
 /// One arm and mode of the run: its summary with the paper's names, its retention and sign test.
 #[derive(Debug, Serialize)]
 pub struct SpecRow<'a> {
     /// The spec's summary (model, counts, endpoints, recoveries).
     #[serde(flatten)]
     pub summary: &'a SpecSummary,
-    /// The arm as the paper names it.
-    pub arm: &'static str,
-    /// The prior-state mode as the paper names it.
-    pub mode: &'static str,
+    /// The arm as the paper names it (`Joint`, its variant's name).
+    pub arm: String,
+    /// The prior-state mode as the paper names it (`HistoryRecompute`).
+    pub mode: String,
     /// Retained turns and retention against Joint; none for Joint, the reference.
     pub retention: Option<&'a RetentionRow>,
     /// The Holm-corrected sign test of this spec against its reference; none where none was made.
@@ -60,8 +42,8 @@ fn spec_rows<'a>(s: &'a DialogueSummary, keep: impl Fn(&SpecSummary) -> bool) ->
     (s.specs.iter().filter(|r| keep(r)))
         .map(|r| SpecRow {
             summary: r,
-            arm: arm_name(r.spec.arm),
-            mode: mode_name(r.spec.mode),
+            arm: format!("{:?}", r.spec.arm),
+            mode: format!("{:?}", r.spec.mode),
             retention: (s.retention.iter()).find(|x| x.model == r.model && x.local == r.spec),
             sign_test: (s.sign_tests.iter()).find(|t| t.model == r.model && t.compared == r.spec),
         })
@@ -127,7 +109,7 @@ pub fn matched(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let local = spec_rows(&s, |r| r.spec.mode == mode);
     Ok(Frame::new()
         .rows("local", &local)
-        .var("mode", mode_name(mode))
+        .var("mode", format!("{mode:?}"))
         .var("sign_draws", s.options.sign_draws))
 }
 

@@ -96,26 +96,7 @@ pub fn figure4(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::paper::records;
     use crate::report::exhibits::testing::laid_out;
-
-    /// Figure 4's Serial bars are Table 4's Raw and Indexed columns.
-    #[test]
-    fn figure4s_serial_bars_are_table4s() {
-        let figure4 = records("figure4").unwrap();
-        for p in records("table4").unwrap() {
-            let bar = (figure4.iter())
-                .find(|f| {
-                    f.get_attr("model").unwrap() == p.get_attr("model").unwrap()
-                        && f.get_attr("domain").unwrap() == p.get_attr("domain").unwrap()
-                        && f.get_attr("control").unwrap().as_str() == Some("Serial")
-                })
-                .expect("a Serial bar per Table 4 row");
-            for column in ["raw", "indexed"] {
-                assert_eq!(bar.get_attr(column).unwrap(), p.get_attr(column).unwrap());
-            }
-        }
-    }
 
     #[test]
     fn figure4_has_both_controls_and_the_papers_bars() {

@@ -19,6 +19,7 @@ use c2s_stats::{
 use serde::Serialize;
 
 use super::engine::Frame;
+use super::whole_answer::pairs_with;
 use super::PanelRun;
 use crate::report::tables::{count, estimate, estimate_pp, MetricIndex};
 
@@ -88,10 +89,7 @@ pub fn frame(panels: &[PanelRows<'_>], level: f64) -> Frame {
             .filter(|g| g.comparison.split('/').next() == Some(arm))
         {
             let serial = pairings.paired_groups().into_iter().find(|p| {
-                p.model == g.model
-                    && p.domain == g.domain
-                    && (p.comparison.split_once(" vs "))
-                        .is_some_and(|(_, s)| s.starts_with("Serial/"))
+                p.model == g.model && p.domain == g.domain && pairs_with(&p.comparison, "Serial/")
             });
             for ((population, serial_metric), index) in
                 POPULATIONS.into_iter().zip([&pairings, &native_correct])

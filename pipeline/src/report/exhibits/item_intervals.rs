@@ -21,8 +21,8 @@ fn length(t: &Trajectory) -> anyhow::Result<u32> {
     u32::try_from(t.length).with_context(|| format!("item {}: length {}", t.item_id, t.length))
 }
 
-/// The estimate as `(value, low, high)`; `None` when undefined (no items).
-fn triple(e: Estimate) -> Option<Interval> {
+/// An estimate as `(value, low, high)`; `None` when its value is undefined (no items).
+pub fn triple(e: &Estimate) -> Option<Interval> {
     let value = e.value?;
     Some((value, e.interval.map(|i| i.low), e.interval.map(|i| i.high)))
 }
@@ -41,7 +41,7 @@ pub fn rate<'a>(
     if items.is_empty() {
         return Ok(None);
     }
-    Ok(triple(em_rate(items, &stats.bootstrap(), stats.level)?))
+    Ok(triple(&em_rate(items, &stats.bootstrap(), stats.level)?))
 }
 
 /// `hit`'s rate on `compared` minus its rate on `reference`, over the items both hold (one
@@ -67,7 +67,7 @@ pub fn paired_difference<'a>(
     if items.is_empty() {
         return Ok(None);
     }
-    Ok(triple(paired_em_difference(
+    Ok(triple(&paired_em_difference(
         items,
         &stats.bootstrap(),
         stats.level,
@@ -98,6 +98,6 @@ pub fn within_item_mean<'a>(
         .map(|(key, (length, correct, seen))| (length, key, correct, seen));
     Ok((
         n,
-        triple(mean_share(shares, &stats.bootstrap(), stats.level)?),
+        triple(&mean_share(shares, &stats.bootstrap(), stats.level)?),
     ))
 }

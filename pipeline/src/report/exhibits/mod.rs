@@ -1,23 +1,23 @@
-//! The paper's exhibits, each in the paper's own layout with the paper's published numbers
-//! beside ours (`choice2seq reproduce EXHIBIT`). An exhibit names the panels it needs
-//! (`config/panels/*.toml`) and writes its table from their run directories.
+//! The paper's exhibits, each in the paper's layout with its printed numbers beside ours
+//! (`choice2seq reproduce EXHIBIT`).
 //!
-//! One module per exhibit (or per group of exhibits read from one panel): Table 1
-//! ([`table1`]), Tables 2 and B2 ([`semantic`]), Table 3 ([`table3`]), Table 4
-//! ([`fresh_plan`]), Table B1 ([`whole_answer`]), Tables C1–C5 ([`dialogue`]), Table D1
-//! ([`table_d1`]), Table D2 ([`repeats`]), Tables D3 and D4 ([`prompt_variants`]), Tables D5
-//! and D6 ([`support`]), Table D7 ([`table_d7`], from the banks), Table D8
-//! ([`twelve_character`]), Table D9 ([`padded`]), Table D10 ([`nested_binding`]), Tables D12
-//! and D14 ([`calibration`]), Table D13 ([`cohorts`]), Table D15 ([`table_d15`]), Table D16
-//! ([`table_d16`]), Table D17 ([`table_d17`]); Tables E1–E3 ([`contracts`]); the numbers of Figure 2 ([`by_length`]),
-//! Figure 4 ([`fresh_plan`]), Figures 5 and 6 ([`binding`]), Figure 7
-//! ([`matched_contracts`]), Figures 8 and 9 ([`dialogue`], Tables C2 and C4's differences),
-//! Figure 10 ([`robustness`]), Figure 11 ([`union_gain`]), Figure 12
-//! ([`support_controllers`]), Figure 13 ([`branch_factors`]), Figure 14 ([`independence`]),
-//! Figure 15 ([`copy_fidelity`]), Figure 16 ([`copy_incorrect`]), Figures 17 and 18 ([`readout_grid`]), Figures 19
-//! and 21 ([`calibration`]); the Native-to-position projection ([`projection`]) and the
-//! candidate-only Native control ([`native_control`]). Every other exhibit's status is in the
-//! exhibit table of docs/exhibits.md.
+//! An exhibit is data first: `exhibits/NAME.toml` ([`registry`]) names its panels
+//! (`config/panels/*.toml`, each run once per model), lays out its document (`[document]`,
+//! rendered by [`engine`]) and states what the paper's printed tables (`exhibits/NAME.tsv`,
+//! read by [`paper`]) must satisfy (`[[checks]]`, [`checks`]). The code of an exhibit, found by
+//! its name in [`CODE`], only computes: it reads its panels' runs (every model's together, so
+//! populations and Holm families span the models) and returns its row sets as a
+//! [`engine::Frame`]:
+//!
+//! ```text
+//! exhibits/tableD9.toml ──panels──▶ runs ──padded::document──▶ Frame { ours }
+//!                      └─[document]──────────────────────────▶ engine::layout ──▶ Doc (.md, .html)
+//! exhibits/tableD9.tsv ──────────────────────────────────────▶ `paper` rows ──┘
+//! ```
+//!
+//! The modules hold one exhibit's computation, or several exhibits read from one panel (Tables
+//! C1–C5 and Figures 8–9 in [`dialogue`]); docs/exhibits.md has the exhibit table, generated from
+//! the specs.
 
 pub mod binding;
 pub mod branch_factors;
@@ -67,70 +67,62 @@ use c2s_stats::{CellRow, ContrastRow, MetricRow, StatsConfig};
 use super::doc::Doc;
 use super::tables::UNDEFINED;
 
-/// The code that computes an exhibit from its panels' runs and the paper model the
-/// differences are taken against.
-#[derive(Debug, Clone, Copy)]
-pub enum Compute {
-    /// Computes the rows its spec's `[document]` lays out ([`engine`]).
-    Rows(fn(&[PanelRun], &str) -> anyhow::Result<engine::Frame>),
-    /// Writes the whole document (an exhibit the engine cannot express).
-    Doc(fn(&[PanelRun], &str) -> anyhow::Result<Doc>),
-}
-
-use Compute::Rows as R;
+/// The code of an exhibit: its row sets ([`engine::Frame`]) from its panels' runs, given the
+/// paper model the differences are taken against.
+pub type Compute = fn(&[PanelRun], &str) -> anyhow::Result<engine::Frame>;
 
 /// The code of each registered exhibit ([`registry`]), by the name of its spec.
 pub const CODE: &[(&str, Compute)] = &[
-    ("table1", R(table1::document)),
-    ("table2", R(semantic::table2)),
-    ("tableB2", R(semantic::table_b2)),
-    ("table3", R(table3::document)),
-    ("tableD1", R(table_d1::document)),
-    ("tableC1", R(dialogue::prior)),
-    ("tableC2", R(dialogue::prior)),
-    ("tableC3", R(dialogue::prior)),
-    ("tableC4", R(dialogue::matched)),
-    ("tableC5", R(dialogue::matched)),
-    ("table4", R(fresh_plan::document)),
-    ("tableB1", R(|runs, _| whole_answer::document(runs))),
-    ("tableD2", R(repeats::document)),
-    ("tableD3", R(|runs, _| prompt_variants::table_d3(runs))),
-    ("tableD4", R(|runs, _| prompt_variants::table_d4(runs))),
-    ("tableD5", R(support::table_d5)),
-    ("tableD6", R(support::table_d6)),
-    ("tableD7", R(|_, _| table_d7::document())),
-    ("tableE1", R(|_, _| contracts::table_e1())),
-    ("tableE2", R(|_, _| contracts::table_e2())),
-    ("tableE3", R(|_, _| contracts::table_e3())),
-    ("tableD8", R(twelve_character::document)),
-    ("tableD9", R(padded::document)),
-    ("tableD10", R(nested_binding::document)),
-    ("tableD12", R(|runs, _| calibration::document(runs))),
-    ("tableD13", R(cohorts::document)),
-    ("tableD14", R(|runs, _| calibration::document(runs))),
-    ("tableD15", R(table_d15::document)),
-    ("tableD16", R(table_d16::document)),
-    ("tableD17", R(table_d17::document)),
-    ("figure7", R(|runs, _| matched_contracts::document(runs))),
-    ("figure2", R(by_length::document)),
-    ("figure4", R(fresh_plan::figure4)),
-    ("figure5", R(binding::figure5)),
-    ("figure6", R(binding::figure6)),
-    ("figure8", R(dialogue::prior)),
-    ("figure9", R(dialogue::matched)),
-    ("figure10", R(robustness::figure10)),
-    ("figure11", R(union_gain::document)),
-    ("figure13", R(branch_factors::document)),
-    ("figure15", R(copy_fidelity::figure15)),
-    ("figure16", R(copy_incorrect::figure16)),
-    ("figure17", R(readout_grid::figure17)),
-    ("figure18", R(readout_grid::figure18)),
-    ("figure19", R(|runs, _| calibration::figure19(runs))),
-    ("figure21", R(|runs, _| calibration::figure21(runs))),
-    ("figure12", R(support_controllers::document)),
-    ("figure14", R(|runs, _| independence::document(runs))),
-    ("projection", R(projection::document)),
-    ("native-control", R(native_control::document)),
+    ("table1", table1::document),
+    ("table2", semantic::table2),
+    ("tableB2", semantic::table_b2),
+    ("table3", table3::document),
+    ("tableD1", table_d1::document),
+    ("tableC1", dialogue::prior),
+    ("tableC2", dialogue::prior),
+    ("tableC3", dialogue::prior),
+    ("tableC4", dialogue::matched),
+    ("tableC5", dialogue::matched),
+    ("table4", fresh_plan::document),
+    ("tableB1", |runs, _| whole_answer::document(runs)),
+    ("tableD2", repeats::document),
+    ("tableD3", |runs, _| prompt_variants::table_d3(runs)),
+    ("tableD4", |runs, _| prompt_variants::table_d4(runs)),
+    ("tableD5", support::table_d5),
+    ("tableD6", support::table_d6),
+    ("tableD7", |_, _| table_d7::document()),
+    ("tableE1", |_, _| contracts::table_e1()),
+    ("tableE2", |_, _| contracts::table_e2()),
+    ("tableE3", |_, _| contracts::table_e3()),
+    ("tableD8", twelve_character::document),
+    ("tableD9", padded::document),
+    ("tableD10", nested_binding::document),
+    ("tableD12", |runs, _| calibration::document(runs)),
+    ("tableD13", cohorts::document),
+    ("tableD14", |runs, _| calibration::document(runs)),
+    ("tableD15", table_d15::document),
+    ("tableD16", table_d16::document),
+    ("tableD17", table_d17::document),
+    ("figure7", |runs, _| matched_contracts::document(runs)),
+    ("figure2", by_length::document),
+    ("figure4", fresh_plan::figure4),
+    ("figure5", binding::figure5),
+    ("figure6", binding::figure6),
+    ("figure8", dialogue::prior),
+    ("figure9", dialogue::matched),
+    ("figure10", robustness::figure10),
+    ("figure11", union_gain::document),
+    ("figure13", branch_factors::document),
+    ("figure15", copy_fidelity::figure15),
+    ("figure16", copy_incorrect::figure16),
+    ("figure17", readout_grid::figure17),
+    ("figure18", readout_grid::figure18),
+    ("figure19", |runs, _| calibration::figure19(runs)),
+    ("figure21", |runs, _| calibration::figure21(runs)),
+    ("figure12", support_controllers::document),
+    ("figure14", |runs, _| independence::document(runs)),
+    ("projection", projection::document),
+    ("native-control", native_control::document),
 ];
 
 /// An exhibit `reproduce` can write: its spec ([`registry::ExhibitSpec`]) and its code.
@@ -194,22 +186,10 @@ impl Exhibit {
         self.spec.panels.iter().map(String::as_str).collect()
     }
 
-    /// The exhibit's document from its panels' run directories.
+    /// The exhibit's document from its panels' run directories: its rows, laid out by its spec.
     pub fn document(self, runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-        match (self.compute, &self.spec.document) {
-            (Compute::Doc(write), None) => write(runs, against),
-            (Compute::Rows(compute), Some(document)) => {
-                engine::layout(&self.spec.name, document, compute(runs, against)?, against)
-            }
-            (Compute::Doc(_), Some(_)) => anyhow::bail!(
-                "exhibits/{}.toml: a [document] for an exhibit whose code writes its own",
-                self.spec.name
-            ),
-            (Compute::Rows(_), None) => anyhow::bail!(
-                "exhibits/{}.toml: no [document] to lay its rows out",
-                self.spec.name
-            ),
-        }
+        let frame = (self.compute)(runs, against)?;
+        engine::layout(&self.spec.name, &self.spec.document, frame, against)
     }
 }
 
@@ -436,30 +416,6 @@ pub fn distinct<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     out
 }
 
-/// Opens an exhibit's differences section: the heading "This run minus the paper (MODELS)"
-/// for the paper models compared ([`compared_models`] of the printed rows' models) and an
-/// empty table with `header`, its first `text_columns` columns text.
-pub fn differences<'a>(
-    doc: &mut Doc,
-    printed: impl IntoIterator<Item = &'a str>,
-    against: &str,
-    text_columns: usize,
-    header: &[&str],
-) -> (Vec<&'a str>, super::doc::Table) {
-    let printed: Vec<&str> = printed.into_iter().collect();
-    let models = compared_models(&printed, against);
-    doc.h(
-        2,
-        format!("This run minus the paper ({})", models.join(", ")),
-    );
-    let table = super::doc::Table {
-        text_columns,
-        header: header.iter().map(|h| h.to_string()).collect(),
-        ..super::doc::Table::default()
-    };
-    (models, table)
-}
-
 /// Write `doc` as `out/NAME.md` and `out/NAME.html`; returns both paths.
 pub fn write(doc: &Doc, out: &Path, name: &str) -> anyhow::Result<(PathBuf, PathBuf)> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
@@ -489,8 +445,7 @@ pub(crate) mod testing {
     /// The exhibit `name`'s document, as its spec lays out `frame`, in Markdown.
     pub fn laid_out(name: &str, frame: super::engine::Frame, against: &str) -> String {
         let exhibit = super::Exhibit::named(name).expect("a registered exhibit");
-        let document = (exhibit.spec.document.as_ref()).expect("an exhibit laid out by its spec");
-        super::engine::layout(name, document, frame, against)
+        super::engine::layout(name, &exhibit.spec.document, frame, against)
             .expect("the layout")
             .markdown()
     }

@@ -62,9 +62,7 @@ pub fn our_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurRow> {
             })
         })
         .collect();
-    out.sort_by(|a, b| {
-        (&a.model, a.evidence != "raw", &a.domain).cmp(&(&b.model, b.evidence != "raw", &b.domain))
-    });
+    out.sort_by_key(|r| (r.model.clone(), r.evidence != "raw", r.domain.clone()));
     out
 }
 

@@ -76,12 +76,11 @@ pub fn our_rows(
 pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let mut ours = Vec::new();
     for (panel, matched) in PANELS {
-        let Some(run) = runs.iter().find(|r| r.panel == panel) else {
-            continue;
-        };
-        let run = run.load()?;
-        let (contrasts, _) = run.contrast_tables()?;
-        ours.extend(our_rows(matched, &run.metric_rows()?, &contrasts));
+        if let Some(run) = runs.iter().find(|r| r.panel == panel) {
+            let run = run.load()?;
+            let (contrasts, _) = run.contrast_tables()?;
+            ours.extend(our_rows(matched, &run.metric_rows()?, &contrasts));
+        }
     }
     Ok(Frame::new().rows("ours", &ours))
 }

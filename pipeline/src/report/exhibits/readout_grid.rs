@@ -153,18 +153,6 @@ pub struct PaperMark {
 /// Figure 18's sixteen marks, bottom to top of each panel.
 pub static PAPER_MARKS: PaperTable<PaperMark> = PaperTable::new("figure18");
 
-/// The paper's Figure 17 panel of a model, domain and evidence.
-pub fn paper_panel<'a>(
-    panels: &'a [PaperPanel],
-    model: &str,
-    domain: &str,
-    evidence: &str,
-) -> Option<&'a PaperPanel> {
-    panels
-        .iter()
-        .find(|p| p.model == model && p.domain == domain && p.evidence == evidence)
-}
-
 /// The change `Tk − T0` of the character − code gap that Figure 17's printed cells imply: the
 /// mean over orders of row Tk minus that of row T0, in percentage points.
 pub fn implied_change(panel: &PaperPanel, template: usize) -> f64 {
@@ -379,7 +367,11 @@ pub fn figure18_frame(ours: &[InteractionRow]) -> anyhow::Result<Frame> {
     let panels = PAPER.rows()?;
     let marks: Vec<PrintedMark> = (PAPER_MARKS.rows()?.iter())
         .map(|mark| PrintedMark {
-            implied: paper_panel(panels, &mark.model, &mark.domain, &mark.evidence)
+            implied: (panels.iter())
+                .find(|p| {
+                    (&p.model, &p.domain, &p.evidence)
+                        == (&mark.model, &mark.domain, &mark.evidence)
+                })
                 .map(|p| implied_change(p, mark.template)),
             mark,
         })
@@ -433,7 +425,8 @@ mod tests {
     }
 
     /// Every printed cell is a whole number of the 48 parents of a domain (to the printed
-    /// rounding); the captions hold under the rows-as-templates reading.
+    /// rounding); Figure 17's caption holds under the rows-as-templates reading (a check
+    /// cannot name its `T0/O0` columns one row at a time; Figure 18's identities are checks).
     #[test]
     fn the_papers_cells_satisfy_the_captions() {
         let printed = PAPER.rows().unwrap();
@@ -460,29 +453,6 @@ mod tests {
             .map(|c| c.0)
             .collect();
         assert!(starred.iter().any(|v| *v > 0.0) && starred.iter().any(|v| *v < 0.0));
-        // Figure 18: Qwen3-8B's changes all toward codes; Qwen3.5-27B's T1 − T0 near zero,
-        // T2 − T0 large; all within the axis (−125, 0].
-        for mark in PAPER_MARKS.rows().unwrap() {
-            let (model, domain, evidence) = (&mark.model, &mark.domain, &mark.evidence);
-            let (template, starred) = (mark.template, mark.starred);
-            let panel = paper_panel(printed, model, domain, evidence).unwrap();
-            let change = implied_change(panel, template);
-            assert!(
-                change > -125.0 && change < 1.0,
-                "{model} {domain} {evidence} {change}"
-            );
-            if model == "Qwen3-8B" || template == 2 {
-                assert!(
-                    starred && change < -40.0,
-                    "{model} {domain} {evidence} {change}"
-                );
-            } else {
-                assert!(
-                    !starred && change.abs() < 1.0,
-                    "{model} {domain} {evidence}"
-                );
-            }
-        }
     }
 
     #[test]

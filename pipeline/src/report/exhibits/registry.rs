@@ -44,9 +44,8 @@ pub struct ExhibitSpec {
     pub shows: String,
     /// What of the paper's is printed beside ours.
     pub paper: String,
-    /// How the exhibit's document is laid out ([`super::engine`]); none for an exhibit whose
-    /// code writes its whole document.
-    pub document: Option<super::engine::DocumentSpec>,
+    /// How the exhibit's document is laid out ([`super::engine`]).
+    pub document: super::engine::DocumentSpec,
     /// What the paper's printed numbers must satisfy ([`super::checks`]).
     #[serde(default)]
     pub checks: Vec<super::checks::CheckSpec>,
@@ -167,8 +166,11 @@ mod tests {
 
     #[test]
     fn a_spec_without_panels_says_where_its_numbers_come_from() {
-        let err = ExhibitSpec::parse("x", "title = \"Table X\"\nshows = \"s\"\npaper = \"p\"\n")
-            .unwrap_err();
+        let err = ExhibitSpec::parse(
+            "x",
+            "title = \"Table X\"\nshows = \"s\"\npaper = \"p\"\n[document]\ntitle = \"T\"\n",
+        )
+        .unwrap_err();
         assert!(
             format!("{err:#}").contains("no panels and no `inputs`"),
             "{err:#}"

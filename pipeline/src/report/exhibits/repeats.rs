@@ -10,8 +10,8 @@ use c2s_records::Trajectory;
 use c2s_stats::MetricRow;
 use serde::Serialize;
 
-use super::copy_fidelity::domain_rank;
 use super::engine::Frame;
+use super::table1::domain_rank;
 use super::{paper_domain, run_of, PanelRun};
 use crate::report::tables::MetricIndex;
 
@@ -94,10 +94,9 @@ pub fn our_rows(rows: &[MetricRow], trajectories: &[Trajectory]) -> Vec<OurRow> 
         let Some(row) = out.get_mut(&(model, domain)) else {
             continue;
         };
-        if c.iter().any(Option::is_none) {
+        let Some(c) = c.into_iter().collect::<Option<Vec<_>>>() else {
             continue;
-        }
-        let c: Vec<&(String, Option<f64>)> = c.iter().flatten().collect();
+        };
         row.agree.1 += 1;
         row.agree.0 += u64::from(c.iter().all(|x| x.0 == c[0].0));
         let ps: Vec<f64> = c.iter().filter_map(|x| x.1).collect();

@@ -64,9 +64,7 @@ pub struct OurPanel {
 /// The Serial support of a `Native/… vs Serial/SUPPORT/…` comparison.
 fn serial_support(comparison: &str) -> Option<&str> {
     let (_, serial) = comparison.split_once(" vs ")?;
-    let mut parts = serial.split('/');
-    (parts.next() == Some("Serial")).then_some(())?;
-    parts.next()
+    serial.strip_prefix("Serial/")?.split('/').next()
 }
 
 /// Our panels from the support run's metric rows on `parents`.

@@ -63,9 +63,9 @@ pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table1");
 
 /// The paper's models, for `--against`.
 pub fn paper_models() -> anyhow::Result<Vec<&'static str>> {
-    let mut m: Vec<&str> = PAPER.rows()?.iter().map(|r| r.model.as_str()).collect();
-    m.dedup();
-    Ok(m)
+    Ok(super::distinct(
+        PAPER.rows()?.iter().map(|r| r.model.as_str()),
+    ))
 }
 
 /// One of our rows: a paired group (model, domain) of one interface's panel.

@@ -142,9 +142,7 @@ pub fn our_rows(panels: &[PanelRecords]) -> anyhow::Result<Vec<OurRow>> {
             });
         }
     }
-    ours.sort_by(|a, b| {
-        (domain_rank(&a.domain), &a.label).cmp(&(domain_rank(&b.domain), &b.label))
-    });
+    ours.sort_by_key(|r| (domain_rank(&r.domain), r.label.clone()));
     Ok(ours)
 }
 

@@ -84,30 +84,7 @@ pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::paper::records;
     use crate::report::exhibits::testing::{laid_out, paired_rows};
-
-    /// Table 1's rows are Table D15's: the same joint counts for each model, interface and
-    /// domain.
-    #[test]
-    fn table_1s_rows_are_in_d15() {
-        let d15 = records("tableD15").unwrap();
-        let joint = ["both", "native_only", "serial_only", "neither"];
-        for t1 in records("table1").unwrap() {
-            let at = |r: &minijinja::Value, c: &str| r.get_attr(c).unwrap();
-            let found = d15.iter().any(|p| {
-                [
-                    ("model", "model"),
-                    ("source", "interface"),
-                    ("task", "domain"),
-                ]
-                .iter()
-                .all(|(a, b)| at(p, a) == at(&t1, b))
-                    && joint.iter().all(|c| at(p, c) == at(&t1, c))
-            });
-            assert!(found, "{t1} is not in Table D15");
-        }
-    }
 
     #[test]
     fn the_layout_has_the_papers_columns_rows_and_differences() {

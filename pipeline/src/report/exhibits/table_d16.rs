@@ -32,48 +32,35 @@ pub struct Audit {
     pub recombinations: u64,
 }
 
+/// One parents' audits: per (model, controller).
+pub type Audits = BTreeMap<(String, &'static str), Audit>;
+
 /// The lexical Serial trajectories' audit per (model, controller).
-pub fn audits(trajectories: &[Trajectory]) -> BTreeMap<(String, &'static str), Audit> {
-    let mut out: BTreeMap<(String, &'static str), Audit> = BTreeMap::new();
+pub fn audits(trajectories: &[Trajectory]) -> Audits {
+    let mut out = Audits::new();
     for t in trajectories.iter().filter(|t| t.domain == Domain::Lexical) {
-        let mut parts = t.arm.split('/');
-        if parts.next() != Some("Serial") {
-            continue;
-        }
-        let Some(controller) = parts
-            .next()
+        let Some(controller) = (t.arm.strip_prefix("Serial/"))
+            .and_then(|rest| rest.split('/').next())
             .and_then(|c| CONTROLLERS.iter().find(|k| **k == c))
         else {
             continue;
         };
         let a = out.entry((t.model.clone(), controller)).or_default();
         a.items += 1;
-        let class = match t.membership {
-            Membership::Gold => Some(0),
-            Membership::OtherCandidate => Some(1),
-            Membership::Malformed => Some(2),
-            Membership::IndexedNoun => Some(3),
-            Membership::IndexedWord => Some(4),
-            Membership::Unindexed => Some(5),
-            Membership::GoldSynsetLemma => {
-                a.gold_synset_lemma += 1;
-                None
-            }
-            Membership::Outside => {
-                a.outside += 1;
-                None
-            }
-        };
-        if let Some(i) = class {
-            a.counts[i] += 1;
+        match t.membership {
+            Membership::Gold => a.counts[0] += 1,
+            Membership::OtherCandidate => a.counts[1] += 1,
+            Membership::Malformed => a.counts[2] += 1,
+            Membership::IndexedNoun => a.counts[3] += 1,
+            Membership::IndexedWord => a.counts[4] += 1,
+            Membership::Unindexed => a.counts[5] += 1,
+            Membership::GoldSynsetLemma => a.gold_synset_lemma += 1,
+            Membership::Outside => a.outside += 1,
         }
         a.recombinations += u64::from(t.recombination);
     }
     out
 }
-
-/// One parents' audits: per (model, controller).
-pub type Audits = BTreeMap<(String, &'static str), Audit>;
 
 /// One of our rows: a (model, parents, controller)'s audit.
 #[derive(Debug, Serialize)]

@@ -4,7 +4,7 @@
 //! Cartesian support ∏ U over items. The paper's arithmetic row is a formula over lengths 3 to 8
 //! ([`paper_arithmetic`]); ours prints every length and is compared with it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use c2s_records::{position_union, Domain, Item, ItemPolicy};
 use serde::Serialize;
@@ -166,8 +166,8 @@ pub fn frame(ours: &[LengthRow]) -> anyhow::Result<Frame> {
 pub fn document_at(root: &Path) -> anyhow::Result<Frame> {
     let mut items = Vec::new();
     for bank in BANKS {
-        let path: PathBuf = root.join(bank);
-        items.extend(c2s_banks::bank::read_bank(&path, &ItemPolicy::default())?);
+        let bank = c2s_banks::bank::read_bank(&root.join(bank), &ItemPolicy::default())?;
+        items.extend(bank);
     }
     frame(&rows(&items))
 }

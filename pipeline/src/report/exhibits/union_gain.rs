@@ -28,14 +28,14 @@ pub const DOMAINS: [&str; 2] = ["math", "lexical"];
 /// Table D5's printed rows in the figure's panel order (arithmetic, then lexical), from whose
 /// counts the spec derives the paper's bars.
 fn paper_counts() -> anyhow::Result<Vec<Value>> {
-    let printed = super::paper::records("tableD5")?;
-    let of = |d: &str| -> Vec<Value> {
-        (printed.iter())
-            .filter(|p| p.get_attr("domain").is_ok_and(|v| v.as_str() == Some(d)))
-            .cloned()
-            .collect()
-    };
-    Ok(DOMAINS.iter().flat_map(|d| of(d)).collect())
+    let mut printed = super::paper::records("tableD5")?;
+    printed.sort_by_key(|p| {
+        let domain = p.get_attr("domain").ok();
+        DOMAINS
+            .iter()
+            .position(|d| domain.as_ref().and_then(Value::as_str) == Some(*d))
+    });
+    Ok(printed)
 }
 
 /// One (model, domain) of ours.
@@ -89,7 +89,7 @@ pub fn union_gains(
     let mut gains = BTreeMap::new();
     for (key, group) in items {
         let e = paired_em_difference(group, &stats.bootstrap(), stats.level)?;
-        gains.extend(super::calibration::triple(&e).map(|gain| (key, gain)));
+        gains.extend(super::item_intervals::triple(&e).map(|gain| (key, gain)));
     }
     Ok(gains)
 }

@@ -28,7 +28,7 @@ pub struct OurRow {
 }
 
 /// Whether a pairing's second arm starts with `prefix` (`Serial/`, `WholeGenerate/`).
-fn pairs_with(comparison: &str, prefix: &str) -> bool {
+pub(super) fn pairs_with(comparison: &str, prefix: &str) -> bool {
     (comparison.split_once(" vs ")).is_some_and(|(_, s)| s.starts_with(prefix))
 }
 
