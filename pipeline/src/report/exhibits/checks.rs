@@ -10,7 +10,7 @@
 //! each = "both + native_only + serial_only + neither == 384"   # true of every row
 //!
 //! [[checks]]
-//! why = "Jev's math Native EM is the printed 97.1"
+//! why = "Jev's math row prints 123 both-correct items"
 //! all = "(rows | selectattr('model', 'eq', 'Jev') | first).both == 123"   # `rows`: the table
 //! ```
 //!

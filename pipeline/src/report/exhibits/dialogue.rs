@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::engine::Frame;
 use super::{run_of, PanelRun};
 
-/// One arm and mode of the run: its summary with the paper's names, its retention and sign test.
+/// One arm and mode of the run: its summary with the paper's names and its retention.
 #[derive(Debug, Serialize)]
 pub struct SpecRow<'a> {
     /// The spec's summary (model, counts, endpoints, recoveries).
@@ -34,8 +34,6 @@ pub struct SpecRow<'a> {
     pub mode: String,
     /// Retained turns and retention against Joint; none for Joint, the reference.
     pub retention: Option<&'a RetentionRow>,
-    /// The Holm-corrected sign test of this spec against its reference; none where none was made.
-    pub sign_test: Option<&'a SignTestRow>,
 }
 
 fn spec_rows<'a>(s: &'a DialogueSummary, keep: impl Fn(&SpecSummary) -> bool) -> Vec<SpecRow<'a>> {
@@ -45,9 +43,20 @@ fn spec_rows<'a>(s: &'a DialogueSummary, keep: impl Fn(&SpecSummary) -> bool) ->
             arm: format!("{:?}", r.spec.arm),
             mode: format!("{:?}", r.spec.mode),
             retention: (s.retention.iter()).find(|x| x.model == r.model && x.local == r.spec),
-            sign_test: (s.sign_tests.iter()).find(|t| t.model == r.model && t.compared == r.spec),
         })
         .collect()
+}
+
+/// One of the run's Holm-corrected sign tests, with its arms as the paper names them.
+#[derive(Debug, Serialize)]
+pub struct SignTest<'a> {
+    /// The test (model, specs, p-values, family size).
+    #[serde(flatten)]
+    pub test: &'a SignTestRow,
+    /// The minuend's arm as the paper names it (`Serial`).
+    pub compared_arm: String,
+    /// The subtrahend's arm as the paper names it (`Joint`).
+    pub reference_arm: String,
 }
 
 /// One endpoint of a Joint Oracle − Rollout contrast (Table C2, Figure 8).
@@ -101,14 +110,23 @@ pub fn prior(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
         .var("contract", contract))
 }
 
-/// C.2's rows: every arm under the sign tests' mode (`local`), that mode (`mode`; the paper's
-/// HistoryRecompute where the run made none) and the sign tests' draws (`sign_draws`).
+/// C.2's rows: every arm under the sign tests' mode (`local`), the run's sign tests in order
+/// (`sign_tests`), their mode (`mode`; the paper's HistoryRecompute where the run made none)
+/// and draws (`sign_draws`).
 pub fn matched(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let s = summary(runs, MATCHED_PANEL)?;
     let mode = (s.options.sign_tests.first()).map_or(PriorMode::HistoryRecompute, |t| t.mode);
     let local = spec_rows(&s, |r| r.spec.mode == mode);
+    let sign_tests: Vec<SignTest> = (s.sign_tests.iter())
+        .map(|t| SignTest {
+            test: t,
+            compared_arm: format!("{:?}", t.compared.arm),
+            reference_arm: format!("{:?}", t.reference.arm),
+        })
+        .collect();
     Ok(Frame::new()
         .rows("local", &local)
+        .rows("sign_tests", &sign_tests)
         .var("mode", format!("{mode:?}"))
         .var("sign_draws", s.options.sign_draws))
 }

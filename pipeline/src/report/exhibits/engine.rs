@@ -3,11 +3,13 @@
 //! the paper's) and the rows its code computed from the runs.
 //!
 //! The code of an exhibit computes; the spec says what is printed. The code returns a
-//! [`Frame`]: named row sets (any `Serialize` rows, e.g. `ours`), values (`vars`) and, for
-//! what a table cannot show (figures, lists), named blocks. The paper's printed tables need no
-//! code: the set `paper` is the exhibit's own `exhibits/NAME.tsv`, `paper:OTHER` the table
-//! `exhibits/OTHER.tsv`, each row a map from the table's column names to its values.
-//!
+//! [`Frame`]: named row sets (any `Serialize` rows, e.g. `ours`), values (`vars`) and, for a
+//! table the spec cannot shape (Table D8's column pair per model of the run), named blocks. A
+//! printed table needs no code where it is printed as it is: the set `paper` is the exhibit's
+//! own `exhibits/NAME.tsv`, `paper:OTHER` the table `exhibits/OTHER.tsv`, each row a map from
+//! the table's column names to its values; where the paper's rows must be reshaped or derived
+//! (Figure 10's settings, Figure 11's bars), the code makes that set too.
+
 //! ```toml
 //! [document]
 //! title = "Table D9: Indexed copying improves fidelity over nonindexed length controls"
@@ -32,12 +34,14 @@
 //! `paper` (the printed row, `none` where `unmatched = "keep"` found none) and `model` (the
 //! paper model); every template also sees `against` (`--against`), `compared` (the paper
 //! models the differences are taken against: [`super::compared_models`]) and the code's
-//! `vars`. Numbers are printed only through the filters of [`environment`], one per way the
-//! paper prints a number. A paragraph, note or heading that renders empty is left out, so a
+//! `vars`. A template prints a number only through the filters of [`environment`], one per way
+//! the paper prints a number (a few cells come from the code already printed: estimates with
+//! the report's † and ‡ marks, formatted by `report::tables` as every report prints them). A paragraph, note or heading that renders empty is left out, so a
 //! template can make one conditional; a section with `only_if` is laid out only where that
 //! expression is true. A column's header is a template of the section's names (e.g. the run's
-//! confidence level, a var). Notes print in three parts: `notes`, then `row_notes` (rendered once
-//! per row with its names), then `closing_notes`. `group_by` makes one table per value of a
+//! confidence level, a var). Notes print in four parts: `notes`, then `row_notes` (rendered once
+//! per row with its names), then `set_notes` (once per row of another set), then
+//! `closing_notes`. `group_by` makes one table per value of a
 //! field, each under the heading rendered with `group`; with `groups = "SET"` every group SET
 //! names gets its table, also one without rows.
 
@@ -107,9 +111,22 @@ pub struct SectionSpec {
     /// whose note renders empty adds none).
     #[serde(default)]
     pub row_notes: Vec<String>,
+    /// Notes rendered once per row of another set (e.g. one per test run), after the
+    /// `row_notes`.
+    pub set_notes: Option<SetNotes>,
     /// Notes printed last, after the `row_notes` (templates of the section's names).
     #[serde(default)]
     pub closing_notes: Vec<String>,
+}
+
+/// Notes of a section rendered once per row of a row set other than the table's.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetNotes {
+    /// The row set.
+    pub rows: String,
+    /// The notes, templates of a row's names (one rendering empty adds none).
+    pub notes: Vec<String>,
 }
 
 fn second_level() -> u8 {
@@ -123,8 +140,8 @@ pub struct JoinSpec {
     /// The printed rows (`paper` or `paper:OTHER`).
     #[serde(default = "paper_set")]
     pub paper: String,
-    /// Fields that must be equal in our row and the printed row.
-    #[serde(default)]
+    /// Fields that must be equal in our row and the printed row (`[]`: every row with every
+    /// printed row, said explicitly).
     pub on: Vec<String>,
     /// Which paper models' rows are taken.
     #[serde(default)]
@@ -159,8 +176,9 @@ pub enum Unmatched {
     /// Leaves it out.
     #[default]
     Skip,
-    /// Keeps it with `paper` none: once for each paper model compared (`model` set), or once
-    /// with `model` none where `models = "all"`.
+    /// Pairs our row model by model: each compared model's matching rows, or one row with
+    /// `paper` none for a model that prints none (`model = "all"`: one such row when no printed
+    /// row matches).
     Keep,
 }
 
@@ -241,7 +259,7 @@ pub fn environment() -> Environment<'static> {
     });
     // A p-value: three decimals, or one-digit scientific below 0.001.
     env.add_filter("p_value", crate::report::tables::p_value);
-    // A p-value with three significant digits (`0.0412`, `8.94e-08`).
+    // A p-value with three significant digits (`0.0412`, `8.94e-8`).
     env.add_filter("sig3", sig3);
     // A cell with the paper's asterisk where its Holm p is below 0.05.
     env.add_filter("starred", |cell: String, holm_p: Option<f64>| {
@@ -401,9 +419,14 @@ impl Layout<'_> {
     fn globals(&mut self, paper: &str) -> anyhow::Result<Names> {
         let mut globals = self.frame.vars.clone();
         globals.insert("against".into(), Value::from(self.against));
-        let printed = match self.set(paper) {
-            Ok(rows) => rows.iter().filter_map(model_of).collect(),
-            Err(_) => Vec::new(),
+        // An exhibit without a printed table (Table E1's fields, the projection) compares none.
+        let table = match paper.split_once(':') {
+            Some(("paper", table)) => table,
+            _ => self.name,
+        };
+        let printed = match self.frame.sets.contains_key(paper) || paper::exists(table) {
+            true => self.set(paper)?.iter().filter_map(model_of).collect(),
+            false => Vec::new(),
         };
         let printed: Vec<&str> = printed.iter().map(String::as_str).collect();
         let compared: Vec<String> = (compared_models(&printed, self.against).into_iter())
@@ -500,7 +523,11 @@ impl Layout<'_> {
                 doc.blocks.extend(blocks.iter().cloned());
             }
             if section.rows.is_some() {
-                doc.table(self.table(section, &rows, &context)?);
+                let note_rows = match &section.set_notes {
+                    Some(set_notes) => self.set(&set_notes.rows)?,
+                    None => Vec::new(),
+                };
+                doc.table(self.table(section, &rows, &note_rows, &context)?);
             }
         }
         Ok(())
@@ -510,6 +537,7 @@ impl Layout<'_> {
         &self,
         section: &SectionSpec,
         rows: &[Value],
+        note_rows: &[Value],
         context: &Names,
     ) -> anyhow::Result<Table> {
         let cells = (section.columns.iter())
@@ -532,14 +560,7 @@ impl Layout<'_> {
         let mut per_row = Vec::new();
         let mut body = Vec::with_capacity(rows.len());
         for row in rows {
-            let mut row_context = context.clone();
-            if row.kind() == ValueKind::Map {
-                for key in row.try_iter()? {
-                    let value = row.get_item(&key)?;
-                    row_context.insert(key.to_string(), value);
-                }
-            }
-            row_context.insert("row".into(), row.clone());
+            let row_context = with_row(context, row)?;
             let printed = (cells.iter().zip(&section.columns))
                 .map(|(template, (header, source))| {
                     template
@@ -557,6 +578,17 @@ impl Layout<'_> {
             }
         }
         notes.extend(per_row);
+        if let Some(set_notes) = &section.set_notes {
+            for row in note_rows {
+                let names = with_row(context, row)?;
+                for note in &set_notes.notes {
+                    let note = self.render(note, &names)?;
+                    if !note.is_empty() {
+                        notes.push(note);
+                    }
+                }
+            }
+        }
         for note in &section.closing_notes {
             let note = self.render(note, context)?;
             if !note.is_empty() {
@@ -578,6 +610,11 @@ impl Layout<'_> {
     fn joined(&mut self, ours: &[Value], join: &JoinSpec) -> anyhow::Result<Vec<Value>> {
         let printed = self.set(&join.paper)?;
         let printed_models: Vec<String> = printed.iter().filter_map(model_of).collect();
+        anyhow::ensure!(
+            join.models == JoinModels::All || printed_models.len() == printed.len(),
+            "`{}` has rows without a `model`: join them with models = \"all\"",
+            join.paper
+        );
         let models: Vec<String> = match join.models {
             JoinModels::Compared => {
                 let names: Vec<&str> = printed_models.iter().map(String::as_str).collect();
@@ -590,32 +627,57 @@ impl Layout<'_> {
         };
         let mut out = Vec::new();
         for r in ours {
-            let mut matches = Vec::new();
-            for p in &printed {
-                let model = model_of(p);
-                if join.models != JoinModels::All
-                    && !model.as_ref().is_some_and(|m| models.contains(m))
-                {
-                    continue;
-                }
-                let mut equal = true;
-                for key in &join.on {
-                    let (a, b) = (field(r, key)?, field(p, key)?);
-                    equal &= a == b;
-                }
-                if equal {
-                    matches.push((p.clone(), model));
-                    if join.models == JoinModels::Against {
-                        break;
+            // The printed rows that agree with `r` on every `on` field, of `model` where given.
+            let agreeing = |model: Option<&str>| -> anyhow::Result<Vec<Value>> {
+                let mut found = Vec::new();
+                for p in &printed {
+                    if model.is_some_and(|m| model_of(p).as_deref() != Some(m)) {
+                        continue;
+                    }
+                    let mut equal = true;
+                    for key in &join.on {
+                        equal &= field(r, key)? == field(p, key)?;
+                    }
+                    if equal {
+                        found.push(p.clone());
                     }
                 }
-            }
-            if matches.is_empty() && join.unmatched == Unmatched::Keep {
-                // One row per paper model it was compared with, none of them printed.
-                match join.models {
-                    JoinModels::All => matches.push((Value::from(()), None)),
-                    JoinModels::Against | JoinModels::Compared => {
-                        matches.extend((models.iter()).map(|m| (Value::from(()), Some(m.clone()))))
+                Ok(found)
+            };
+            let mut matches: Vec<(Value, Option<String>)> = Vec::new();
+            match (join.models, join.unmatched) {
+                (JoinModels::All, unmatched) => {
+                    matches.extend(agreeing(None)?.into_iter().map(|p| {
+                        let model = model_of(&p);
+                        (p, model)
+                    }));
+                    if matches.is_empty() && unmatched == Unmatched::Keep {
+                        matches.push((Value::from(()), None));
+                    }
+                }
+                // The compared models' rows in the table's order (`--against`: its first).
+                (_, Unmatched::Skip) => {
+                    for p in agreeing(None)? {
+                        let model = model_of(&p);
+                        if model.as_ref().is_some_and(|m| models.contains(m)) {
+                            matches.push((p, model));
+                        }
+                    }
+                    if join.models == JoinModels::Against {
+                        matches.truncate(1);
+                    }
+                }
+                // Model by model: each one's rows, or one row saying it prints none.
+                (_, Unmatched::Keep) => {
+                    for m in &models {
+                        let mut found = agreeing(Some(m))?;
+                        if join.models == JoinModels::Against {
+                            found.truncate(1);
+                        }
+                        if found.is_empty() {
+                            found.push(Value::from(()));
+                        }
+                        matches.extend(found.into_iter().map(|p| (p, Some(m.clone()))));
                     }
                 }
             }
@@ -629,6 +691,19 @@ impl Layout<'_> {
         }
         Ok(out)
     }
+}
+
+/// `context` with a row's fields as names (over any of the same name) and the row as `row`.
+fn with_row(context: &Names, row: &Value) -> anyhow::Result<Names> {
+    let mut names = context.clone();
+    if row.kind() == ValueKind::Map {
+        for key in row.try_iter()? {
+            let value = row.get_item(&key)?;
+            names.insert(key.to_string(), value);
+        }
+    }
+    names.insert("row".into(), row.clone());
+    Ok(names)
 }
 
 /// The `model` field of a printed row, where it has one.

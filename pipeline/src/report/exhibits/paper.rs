@@ -2,16 +2,20 @@
 //! exhibit that prints several tables) beside the exhibit's spec. Each file is one printed
 //! table: a header naming its columns, then one tab-separated line per printed row, values as
 //! the paper prints them (counts, percentages, intervals as three columns; no quoting; `#`
-//! starts a comment line). An exhibit reads its rows into its own row type, field by field in column
-//! order (a field that is a pair or an array takes that many columns):
+//! starts a comment line).
+//!
+//! Two readings: [`records`] gives each row as a map from the header's names to its values, as
+//! the exhibit engine prints a table and the checks test it; an exhibit whose code computes with
+//! the paper's numbers reads them into its own row type instead, field by field in column order
+//! (a field that is a pair or an array takes that many columns):
 //!
 //! ```text
 //! static PAPER: PaperTable<PaperRow> = PaperTable::new("table1");
 //! for row in PAPER.rows()? { … }
 //! ```
 //!
-//! Every column must be read: a row type narrower than its file's header is an error, as is a
-//! value that does not parse, each naming the file and line.
+//! There every column must be read: a row type narrower than its file's header is an error, as
+//! is a value that does not parse, each naming the file and line.
 
 use std::sync::OnceLock;
 
@@ -131,6 +135,11 @@ fn typed(cell: &str) -> minijinja::Value {
         Ok(f) => minijinja::Value::from(f),
         Err(_) => minijinja::Value::from(cell),
     }
+}
+
+/// Whether the table `exhibits/NAME.tsv` exists.
+pub fn exists(name: &str) -> bool {
+    PAPER_TABLES.iter().any(|(n, _)| *n == name)
 }
 
 /// How many columns a row takes: its fields written out flat.

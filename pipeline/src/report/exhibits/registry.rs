@@ -6,6 +6,14 @@
 //! panels = ["table1-code", "table1-direct"]   # config/panels/NAME.toml, each run once per model
 //! shows = "paired correctness, …"             # what our exhibit shows
 //! paper = "all ten rows; Δ Native EM, …"      # what of the paper's is printed beside ours
+//!
+//! [document]                                  # its layout (super::engine)
+//! title = "Table 1: Paired correctness"
+//! [[document.sections]]
+//! …
+//! [[checks]]                                  # what the printed numbers satisfy (super::checks)
+//! why = "every row holds 384 items"
+//! each = "both + native_only + serial_only + neither == 384"
 //! ```
 //!
 //! An exhibit computed without a model call names no panel and says where its numbers come

@@ -267,18 +267,15 @@ pub struct PaperSetting {
     pub retained: (u64, u64),
 }
 
-/// One of our rows with the note on the panels' references it carries: the notes go one to a
-/// row, in order (there are fewer notes than rows where every panel holds its settings' arms;
-/// any more are joined on the last row).
+/// A note on the panels' own references (one per disagreeing model and domain, or one that
+/// they agree).
 #[derive(Serialize)]
-struct NotedRow<'a> {
-    #[serde(flatten)]
-    row: &'a OurRow,
-    reference_note: Option<String>,
+struct ReferenceNote {
+    note: String,
 }
 
-/// Figure 10's rows: ours with the notes on the panels' own references, the paper's counts one
-/// setting a row (`paper_settings`), and the settings' labels.
+/// Figure 10's rows: ours, the notes on the panels' own references (`reference_notes`), the
+/// paper's counts one setting a row (`paper_settings`), and the settings' labels.
 pub fn frame(ours: &Ours) -> anyhow::Result<Frame> {
     let paper: Vec<PaperSetting> = (PAPER.rows()?.iter())
         .flat_map(|p| {
@@ -290,18 +287,12 @@ pub fn frame(ours: &Ours) -> anyhow::Result<Frame> {
             })
         })
         .collect();
-    let mut notes = reference_notes(&ours.references);
-    let rest = notes.split_off(notes.len().min(ours.rows.len().saturating_sub(1)));
-    notes.extend((!rest.is_empty()).then(|| rest.join(" ")));
-    let mut notes = notes.into_iter();
-    let rows: Vec<NotedRow> = (ours.rows.iter())
-        .map(|row| NotedRow {
-            row,
-            reference_note: notes.next(),
-        })
+    let notes: Vec<ReferenceNote> = (reference_notes(&ours.references).into_iter())
+        .map(|note| ReferenceNote { note })
         .collect();
     let labels: Vec<&str> = SETTINGS.iter().map(|s| s.label).collect();
-    Ok((Frame::new().rows("ours", &rows))
+    Ok((Frame::new().rows("ours", &ours.rows))
+        .rows("reference_notes", &notes)
         .rows("paper_settings", &paper)
         .var("settings", labels))
 }
@@ -440,6 +431,20 @@ mod tests {
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
+    }
+
+    /// The notes on the panels' own references are printed one each, in order, also under a
+    /// table without rows (a panel holding only its reference pairing).
+    #[test]
+    fn the_reference_notes_are_printed_also_without_rows() {
+        let orders = panel("option-orders", &[("", [4, 0, 0, 4])]);
+        let prompts = panel("prompt-variants", &[("", [3, 1, 0, 4])]);
+        let ours = our_rows(&[prompts, orders]);
+        assert!(ours.rows.is_empty());
+        let md = laid_out("figure10", frame(&ours).unwrap(), "Jev");
+        let want = "m / math: the panels' own references differ (prompt-variants 3/4, \
+                    option-orders 4/4); each change is taken from its own panel's reference.";
+        assert_eq!(md.matches(want).count(), 1, "missing {want:?} in\n{md}");
     }
 
     /// D.3: "Complete trajectories use actual prefixes and whole-item paired intervals." Each

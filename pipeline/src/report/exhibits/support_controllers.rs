@@ -10,7 +10,7 @@ use minijinja::{context, Value};
 use serde::Serialize;
 
 use super::engine::Frame;
-use super::{panel_ids, paper, paper_domain, run_of, PanelRun, QWEN_192};
+use super::{compared_models, panel_ids, paper, paper_domain, run_of, PanelRun, QWEN_192};
 use crate::report::tables::{estimate, MetricIndex, UNDEFINED};
 
 /// Figure 12's bars, in its order: (label, support of the Serial arm).
@@ -100,25 +100,54 @@ pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
     out
 }
 
-/// Figure 12's rows: ours, and the paper's panels with the parents each is set beside.
-pub fn frame(ours: &[OurPanel]) -> anyhow::Result<Frame> {
-    let printed: Vec<Value> = (paper::records("figure12")?.into_iter())
-        .map(|panel| {
-            let model = panel.get_attr("model").unwrap_or_default();
-            let parents = Parents::of_paper_model(model.as_str().unwrap_or_default());
-            context! { parents, ..panel }
+/// One of ours set beside a compared paper model's panel on the same parents (D.6).
+#[derive(Debug, Serialize)]
+pub struct Beside<'a> {
+    /// Our row.
+    #[serde(flatten)]
+    pub ours: &'a OurPanel,
+    /// The paper model whose panel on the row's domain it is compared with.
+    pub paper_model: &'a str,
+}
+
+/// Figure 12's rows: ours; each of ours once per compared paper model on its parents
+/// (`beside`: the models [`super::compared_models`] takes with `against`, in the paper's order);
+/// and the paper's panels, each with its model as `paper_model` (`printed`).
+pub fn frame(ours: &[OurPanel], against: &str) -> anyhow::Result<Frame> {
+    let paper = paper::records("figure12")?;
+    let models: Vec<String> = (paper.iter())
+        .filter_map(|panel| panel.get_attr("model").ok()?.as_str().map(String::from))
+        .collect();
+    let models: Vec<&str> = models.iter().map(String::as_str).collect();
+    let compared = compared_models(&models, against);
+    let beside: Vec<Beside> = (ours.iter())
+        .flat_map(|row| {
+            (compared.iter())
+                .filter(|m| Parents::of_paper_model(m) == row.parents)
+                .map(move |m| Beside {
+                    ours: row,
+                    paper_model: m,
+                })
         })
         .collect();
-    Ok(Frame::new().rows("ours", ours).rows("printed", &printed))
+    let printed: Vec<Value> = (paper.into_iter())
+        .map(|panel| {
+            let paper_model = panel.get_attr("model").unwrap_or_default();
+            context! { paper_model, ..panel }
+        })
+        .collect();
+    Ok((Frame::new().rows("ours", ours))
+        .rows("beside", &beside)
+        .rows("printed", &printed))
 }
 
 /// Read the support panel's run and compute the rows.
-pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
+pub fn document(runs: &[PanelRun], against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "support")?.load()?;
     let subset = run.restricted(&panel_ids(QWEN_192)?);
     let mut ours = our_panels(&run.metric_rows()?, Parents::All);
     ours.extend(our_panels(&subset.metric_rows()?, Parents::Qwen192));
-    frame(&ours)
+    frame(&ours, against)
 }
 
 #[cfg(test)]
@@ -159,7 +188,7 @@ mod tests {
         // D.6: "Jev evaluates all 768 parents; Qwen uses 192 selected by item hash": the
         // subset's rows are set beside the Qwen panels only, all items beside Jev's.
         ours.extend(our_panels(&rows, Parents::Qwen192));
-        let md = laid_out("figure12", frame(&ours).unwrap(), "Jev");
+        let md = laid_out("figure12", frame(&ours, "Jev").unwrap(), "Jev");
         for want in [
             "| Model | Domain | Parents | Items | Trie / fill | Trie / call | Union / call | Full Serial | Native |",
             "| m | lexical | all | 8 | 50.0 | – | – | 12.5 | 50.0 |",
@@ -171,12 +200,43 @@ mod tests {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
         assert!(!md.contains("| m | lexical | qwen-192 | Jev"), "{md}");
-        let md = laid_out("figure12", frame(&ours).unwrap(), "Qwen3.5-27B");
+        let md = laid_out(
+            "figure12",
+            frame(&ours, "Qwen3.5-27B").unwrap(),
+            "Qwen3.5-27B",
+        );
         assert!(
             md.contains("| m | lexical | qwen-192 | Qwen3.5-27B / lexical | −17.7 |"),
             "{md}"
         );
         assert!(!md.contains("| m | lexical | all | Qwen3.5-27B"), "{md}");
+    }
+
+    /// Each row is set beside every compared model's panel on its parents, and says so where
+    /// that model prints no panel of its domain; models on other parents are left out.
+    #[test]
+    fn a_compared_model_without_the_domains_panel_says_so() {
+        let rows = comparison(
+            paired_rows("m", "semantic", [2, 2, 2, 2], (0.1, 0.9)),
+            "Serial/TrieFill/code",
+        );
+        let mut ours = our_panels(&rows, Parents::All);
+        ours.extend(our_panels(&rows, Parents::Qwen192));
+        let md = laid_out("figure12", frame(&ours, "StartLux").unwrap(), "StartLux");
+        for want in [
+            "## This run minus the paper (Jev, Qwen3.5-27B)",
+            "| m | semantic | all | Jev: no such panel | – | – | – | – |",
+            "| m | semantic | qwen-192 | Qwen3.5-27B: no such panel | – | – | – | – |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+        assert!(!md.contains("| m | semantic | all | Qwen3.5-27B"), "{md}");
+        let md = laid_out("figure12", frame(&ours, "Jev").unwrap(), "Jev");
+        assert!(
+            md.contains("| m | semantic | all | Jev: no such panel |"),
+            "{md}"
+        );
+        assert!(!md.contains("| m | semantic | qwen-192 | Jev"), "{md}");
     }
 
     /// D.6: "Qwen uses 192 selected by item hash before outcomes (16 per domain/length)". The

@@ -125,8 +125,46 @@ pub fn grouped(v: f64) -> String {
     out
 }
 
-/// Table D7's rows: ours, the paper's as printed (`None` first: the formula row), and the
-/// paper's row each of ours is compared with (`reference`: the formula at its length).
+/// A printed cell: a number, or the paper's text where it prints a formula.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Printed<T> {
+    /// The printed number.
+    Value(T),
+    /// The printed text (`3 to 8`, `1+4/L`, `L−2`).
+    Text(&'static str),
+}
+
+/// One of the paper's rows as printed: the arithmetic formula row, or a lexical row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrintedRow {
+    /// The row's domain.
+    pub domain: Domain,
+    /// Target length L (`3 to 8` in the formula row).
+    pub length: Printed<usize>,
+    /// Items of this domain and length (the formula row: all lengths).
+    pub items: usize,
+    /// Mean U (`1+4/L` in the formula row).
+    pub mean_u: Printed<f64>,
+    /// Forced positions (`L−2` in the formula row).
+    pub forced: Printed<f64>,
+    /// Cartesian support: minimum, median, maximum over items.
+    pub cartesian: (u64, f64, u64),
+}
+
+/// The paper's arithmetic row as printed: the formula over lengths 3 to 8 (384 items, support 8).
+pub const FORMULA_ROW: PrintedRow = PrintedRow {
+    domain: Domain::Arithmetic,
+    length: Printed::Text("3 to 8"),
+    items: 384,
+    mean_u: Printed::Text("1+4/L"),
+    forced: Printed::Text("L−2"),
+    cartesian: (8, 8.0, 8),
+};
+
+/// Table D7's rows: ours, the paper's as printed (`printed`: the formula row, then the lexical
+/// rows), and the paper's row each of ours is compared with (`reference`: the formula at its
+/// length).
 pub fn frame(ours: &[LengthRow]) -> anyhow::Result<Frame> {
     let lexical: Vec<LengthRow> = (PAPER_LEXICAL.rows()?.iter())
         .map(
@@ -152,8 +190,15 @@ pub fn frame(ours: &[LengthRow]) -> anyhow::Result<Frame> {
             ..r.clone()
         });
     }
-    let printed: Vec<Option<&LengthRow>> = std::iter::once(None)
-        .chain(lexical.iter().map(Some))
+    let printed: Vec<PrintedRow> = std::iter::once(FORMULA_ROW)
+        .chain(lexical.iter().map(|r| PrintedRow {
+            domain: r.domain,
+            length: Printed::Value(r.length),
+            items: r.items,
+            mean_u: Printed::Value(r.mean_u),
+            forced: Printed::Value(r.forced),
+            cartesian: r.cartesian,
+        }))
         .collect();
     Ok(Frame::new()
         .rows("ours", ours)
