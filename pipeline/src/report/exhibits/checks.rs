@@ -61,8 +61,8 @@ pub fn run(name: &str, checks: &[CheckSpec]) -> anyhow::Result<()> {
             Some(("paper", table)) => table,
             _ => anyhow::bail!("exhibits/{name}.toml: no printed table `{}`", check.table),
         };
-        let rows = super::paper::records(table)?;
         let context = || format!("exhibits/{name}.toml: check {:?} on {table}", check.why);
+        let rows = super::paper::records(table).with_context(context)?;
         match (&check.each, &check.all) {
             (Some(each), None) => {
                 let expression = (env.compile_expression(each))

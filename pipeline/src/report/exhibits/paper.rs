@@ -49,52 +49,12 @@ impl<T: DeserializeOwned + Serialize + Send + Sync + 'static> PaperTable<T> {
     }
 }
 
-/// The rows of the embedded table `name`.
-fn read<T: DeserializeOwned + Serialize>(name: &str) -> anyhow::Result<Vec<T>> {
-    let Some((_, text)) = PAPER_TABLES.iter().find(|(n, _)| *n == name) else {
-        anyhow::bail!("exhibits/{name}.tsv: no such table")
-    };
-    parse(name, text)
-}
+/// The table `text` (`exhibits/NAME.tsv`), split: its file name for messages, its header's column names and
+/// each row's line number (as an editor numbers it) and cells, each row as wide as the header.
+/// Comment and blank lines are skipped.
+type Split<'t> = (String, Vec<&'t str>, Vec<(usize, Vec<&'t str>)>);
 
-fn parse<T: DeserializeOwned + Serialize>(name: &str, text: &str) -> anyhow::Result<Vec<T>> {
-    let file = format!("exhibits/{name}.tsv");
-    // Lines numbered as an editor numbers them; comments and blank lines skipped.
-    let mut lines = (text.lines().enumerate())
-        .map(|(i, line)| (i + 1, line))
-        .filter(|(_, line)| !line.trim().is_empty() && !line.starts_with('#'));
-    let Some((_, header)) = lines.next() else {
-        anyhow::bail!("{file}: no header")
-    };
-    let columns = header.split('\t').count();
-    let mut rows = Vec::new();
-    for (line, text) in lines {
-        let record = csv::StringRecord::from(text.split('\t').collect::<Vec<_>>());
-        anyhow::ensure!(
-            record.len() == columns,
-            "{file}:{line}: {} values under {columns} columns",
-            record.len()
-        );
-        let row: T = record
-            .deserialize(None)
-            .with_context(|| format!("{file}:{line}"))?;
-        let read = width(&row).with_context(|| format!("{file}:{line}"))?;
-        anyhow::ensure!(
-            read == columns,
-            "{file}:{line}: the exhibit reads {read} of the table's {columns} columns"
-        );
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-/// The rows of the embedded table `name` as maps from its column names to its values, for the
-/// exhibit engine ([`super::engine`]): `true`/`false` read as booleans, whole numbers as
-/// integers, other numbers as floats, an empty cell as none, anything else as text.
-pub fn records(name: &str) -> anyhow::Result<Vec<minijinja::Value>> {
-    let Some((_, text)) = PAPER_TABLES.iter().find(|(n, _)| *n == name) else {
-        anyhow::bail!("exhibits/{name}.tsv: no such table")
-    };
+fn split<'t>(name: &str, text: &'t str) -> anyhow::Result<Split<'t>> {
     let file = format!("exhibits/{name}.tsv");
     let mut lines = (text.lines().enumerate())
         .map(|(i, line)| (i + 1, line))
@@ -105,20 +65,61 @@ pub fn records(name: &str) -> anyhow::Result<Vec<minijinja::Value>> {
     let columns: Vec<&str> = header.split('\t').collect();
     let mut rows = Vec::new();
     for (line, text) in lines {
-        let values: Vec<&str> = text.split('\t').collect();
+        let cells: Vec<&str> = text.split('\t').collect();
         anyhow::ensure!(
-            values.len() == columns.len(),
+            cells.len() == columns.len(),
             "{file}:{line}: {} values under {} columns",
-            values.len(),
+            cells.len(),
             columns.len()
         );
-        rows.push(
-            (columns.iter().zip(values))
-                .map(|(column, value)| (column.to_string(), typed(value)))
-                .collect(),
+        rows.push((line, cells));
+    }
+    Ok((file, columns, rows))
+}
+
+/// The text of the embedded table `name`.
+fn text_of(name: &str) -> anyhow::Result<&'static str> {
+    match PAPER_TABLES.iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => Ok(text),
+        None => anyhow::bail!("exhibits/{name}.tsv: no such table"),
+    }
+}
+
+/// The rows of the embedded table `name`, each read into `T`.
+fn read<T: DeserializeOwned + Serialize>(name: &str) -> anyhow::Result<Vec<T>> {
+    parse(name, text_of(name)?)
+}
+
+/// The rows of the table `text`, each read into `T` (every column read).
+fn parse<T: DeserializeOwned + Serialize>(name: &str, text: &str) -> anyhow::Result<Vec<T>> {
+    let (file, columns, lines) = split(name, text)?;
+    let mut rows = Vec::new();
+    for (line, cells) in lines {
+        let row: T = (csv::StringRecord::from(cells).deserialize(None))
+            .with_context(|| format!("{file}:{line}"))?;
+        let read = width(&row).with_context(|| format!("{file}:{line}"))?;
+        anyhow::ensure!(
+            read == columns.len(),
+            "{file}:{line}: the exhibit reads {read} of the table's {} columns",
+            columns.len()
         );
+        rows.push(row);
     }
     Ok(rows)
+}
+
+/// The rows of the embedded table `name` as maps from its column names to its values, for the
+/// exhibit engine ([`super::engine`]): `true`/`false` read as booleans, whole numbers as
+/// integers, other numbers as floats, an empty cell as none, anything else as text.
+pub fn records(name: &str) -> anyhow::Result<Vec<minijinja::Value>> {
+    let (_, columns, lines) = split(name, text_of(name)?)?;
+    Ok((lines.into_iter())
+        .map(|(_, cells)| {
+            (columns.iter().zip(cells))
+                .map(|(column, cell)| (column.to_string(), typed(cell)))
+                .collect()
+        })
+        .collect())
 }
 
 fn typed(cell: &str) -> minijinja::Value {
