@@ -238,6 +238,35 @@ pub fn environment() -> Environment<'static> {
     env.add_filter("signed1", |v: Option<f64>| {
         v.map_or_else(undefined, super::signed1)
     });
+    // Fixed decimals with Rust's sign (`+0.012`, `-0.004`: Tables D12 and D14's differences).
+    env.add_filter("plus_dec", |v: f64, places: usize| format!("{v:+.places$}"));
+    // A printed cell of `v` (its negative already signed) with `+` where `v` ≥ 0.
+    env.add_filter("with_plus", |cell: String, v: f64| match v < 0.0 {
+        true => cell,
+        false => format!("+{cell}"),
+    });
+    // A dialogue statistic ({value, dialogue_ci}) in percent with its interval, true minus
+    // signs (`−4.2 [−9.4, 1.0]`; `– ` for no interval; Appendix C's tables).
+    env.add_filter("dialogue_interval", |stat: Value| {
+        let value = stat.get_attr("value")?;
+        let interval = stat.get_attr("dialogue_ci")?;
+        if value.is_none() {
+            return Ok(undefined());
+        }
+        if value.is_undefined() || interval.is_undefined() {
+            return Err(not_a("{value, dialogue_ci}"));
+        }
+        let percent = |v: Value| f64::try_from(v).map(|v| super::signed1(100.0 * v));
+        let interval = match interval.is_none() {
+            true => undefined(),
+            false => format!(
+                "[{}, {}]",
+                percent(interval.get_attr("low")?)?,
+                percent(interval.get_attr("high")?)?
+            ),
+        };
+        Ok(format!("{} {interval}", percent(value)?))
+    });
     // Two decimals with a sign (`+0.50`, `−2.50`).
     env.add_filter("signed2", |v: Option<f64>| {
         v.map_or_else(undefined, super::signed2)
@@ -862,6 +891,39 @@ mod tests {
         let err = layout("none", &spec, Frame::new().rows("ours", &ours), "Q").unwrap_err();
         let err = format!("{err:#}");
         assert!(err.contains("section 1") && err.contains("modle"), "{err}");
+    }
+
+    /// The signed filters print as the paper's tables do: Rust's sign for D12/D14, a `+` on a
+    /// cell already signed with a true minus, a dialogue statistic with or without interval.
+    #[test]
+    fn the_signed_filters_print_the_papers_signs() {
+        let env = environment();
+        let render = |t: &str, ctx: minijinja::Value| env.render_str(t, ctx).unwrap();
+        let ctx = minijinja::context! {
+            d => -0.0041, e => 1234.0,
+            stat => minijinja::context! { value => -0.042, dialogue_ci => minijinja::context! { low => -0.094, high => 0.01 } },
+            bare => minijinja::context! { value => 0.5, dialogue_ci => () },
+            empty => minijinja::context! { value => (), dialogue_ci => () },
+        };
+        assert_eq!(
+            render(
+                "{{ d | plus_dec(3) }} {{ 0.012 | plus_dec(3) }}",
+                ctx.clone()
+            ),
+            "-0.004 +0.012"
+        );
+        assert_eq!(
+            render(
+                "{{ e | grouped | with_plus(e) }} {{ -e | grouped | with_plus(-e) }}",
+                ctx.clone()
+            ),
+            "+1,234 −1,234"
+        );
+        assert_eq!(
+            render("{{ stat | dialogue_interval }}|{{ bare | dialogue_interval }}|{{ empty | dialogue_interval }}", ctx.clone()),
+            "−4.2 [−9.4, 1.0]|50.0 –|–"
+        );
+        assert!(env.render_str("{{ d | dialogue_interval }}", ctx).is_err());
     }
 
     #[test]

@@ -145,102 +145,87 @@ pub(in crate::engines::prefix::bf16) unsafe fn attend(
     BUFFERS.with(|cell| {
         // This thread's buffers, or fresh ones where they are in use.
         let (mut held, mut fresh) = (cell.try_borrow_mut().ok(), Buffers::default());
-        let buffers = held.as_deref_mut().unwrap_or(&mut fresh);
-        attend_in(buffers, queries, rows, n, prefix_len, scale, kv, emit)
-    })
-}
-
-/// [`attend`] in `buffers`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn attend_in(
-    buffers: &mut Buffers,
-    queries: InputRows<'_>,
-    rows: usize,
-    n: usize,
-    prefix_len: usize,
-    scale: f32,
-    kv: &PackedKv,
-    emit: &mut dyn FnMut(usize, &[f32]),
-) {
-    let d = kv.d;
-    let t = prefix_len + n;
-    assert!(kv.positions == t && n > 0);
-    if let InputRows::Given(q) = queries {
-        assert_eq!(q.len(), rows * d, "attention: query shape");
-    }
-    let t_pad = t.div_ceil(PANEL) * PANEL;
-    let q_steps = d / PANEL;
-    let p_steps = t_pad / PANEL;
-    // 64-byte alignment of the tile buffers: `Vec<u16>` is not aligned, so each buffer is
-    // over-allocated by a line and used from its first aligned element.
-    let q_len = rows.div_ceil(TILE_ROWS) * tile_block_len(d / 2);
-    let q_tiles = aligned(at_least(&mut buffers.queries, q_len + 32), q_len);
-    tiled(queries, rows, d, q_tiles);
-    let scores = at_least(&mut buffers.scores, BLOCK_ROWS * t_pad);
-    let probs_len = rows.div_ceil(TILE_ROWS) * p_steps * STEP_VALUES;
-    let probs = aligned(at_least(&mut buffers.probs, probs_len + 32), probs_len);
-    let block_out = at_least(&mut buffers.out, BLOCK_ROWS * d);
-    let (keys, values) = (&kv.keys, &kv.values);
-    let mut loaded = 0;
-    for r0 in (0..rows).step_by(BLOCK_ROWS) {
-        let block_rows = BLOCK_ROWS.min(rows - r0);
-        let two = block_rows > TILE_ROWS;
-        // The last position any row of the block sees, and the 32-key panels that reach it.
-        let reach = (r0..r0 + block_rows)
-            .map(|r| prefix_len + r % n + 1)
-            .max()
-            .unwrap_or(t);
-        let panels = reach.div_ceil(PANEL);
-        if block_rows != loaded {
-            TileConfig::for_rows(block_rows).load();
-            loaded = block_rows;
+        let buffers: &mut Buffers = held.as_deref_mut().unwrap_or(&mut fresh);
+        let d = kv.d;
+        let t = prefix_len + n;
+        assert!(kv.positions == t && n > 0);
+        if let InputRows::Given(q) = queries {
+            assert_eq!(q.len(), rows * d, "attention: query shape");
         }
-        // Scores of the block's rows against the reached panels, row stride `t_pad`.
-        let q_tile_bytes = q_steps * STEP_VALUES * 2;
-        let a = q_tiles
-            .as_ptr()
-            .cast::<u8>()
-            .add(r0 / TILE_ROWS * q_tile_bytes);
-        let panel_bytes = d * PANEL * 2;
-        for p in 0..panels {
-            let b = keys.as_ptr().cast::<u8>().add(p * panel_bytes);
-            let c = scores.as_mut_ptr().add(p * PANEL).cast();
-            block(a, q_tile_bytes, b, PANEL_ROW, q_steps, c, t_pad * 4, two);
-        }
-        // Softmax of each row over what it sees, rounded into the probabilities' tiles, zeros
-        // up to the reached depth.
-        for (i, row) in scores.chunks_exact_mut(t_pad).take(block_rows).enumerate() {
-            let r = r0 + i;
-            let seen = prefix_len + r % n + 1;
-            let tile = &mut probs[r / TILE_ROWS * p_steps * STEP_VALUES..];
-            let tile = &mut tile[(r % TILE_ROWS) * PANEL..];
-            softmax_into_tile(row, seen, scale, tile);
-            // Zeros from the softmax's last vector to the reached depth, step by step.
-            let mut v = seen.div_ceil(LANES) * LANES;
-            while v < panels * PANEL {
-                let end = (v / PANEL + 1) * PANEL;
-                let at = v / PANEL * STEP_VALUES;
-                tile[at + v % PANEL..at + PANEL].fill(0);
-                v = end;
+        let t_pad = t.div_ceil(PANEL) * PANEL;
+        let q_steps = d / PANEL;
+        let p_steps = t_pad / PANEL;
+        // 64-byte alignment of the tile buffers: `Vec<u16>` is not aligned, so each buffer is
+        // over-allocated by a line and used from its first aligned element.
+        let q_len = rows.div_ceil(TILE_ROWS) * tile_block_len(d / 2);
+        let q_tiles = aligned(at_least(&mut buffers.queries, q_len + 32), q_len);
+        tiled(queries, rows, d, q_tiles);
+        let scores = at_least(&mut buffers.scores, BLOCK_ROWS * t_pad);
+        let probs_len = rows.div_ceil(TILE_ROWS) * p_steps * STEP_VALUES;
+        let probs = aligned(at_least(&mut buffers.probs, probs_len + 32), probs_len);
+        let block_out = at_least(&mut buffers.out, BLOCK_ROWS * d);
+        let (keys, values) = (&kv.keys, &kv.values);
+        let mut loaded = 0;
+        for r0 in (0..rows).step_by(BLOCK_ROWS) {
+            let block_rows = BLOCK_ROWS.min(rows - r0);
+            let two = block_rows > TILE_ROWS;
+            // The last position any row of the block sees, and the 32-key panels that reach it.
+            let reach = (r0..r0 + block_rows)
+                .map(|r| prefix_len + r % n + 1)
+                .max()
+                .unwrap_or(t);
+            let panels = reach.div_ceil(PANEL);
+            if block_rows != loaded {
+                TileConfig::for_rows(block_rows).load();
+                loaded = block_rows;
+            }
+            // Scores of the block's rows against the reached panels, row stride `t_pad`.
+            let q_tile_bytes = q_steps * STEP_VALUES * 2;
+            let a = q_tiles
+                .as_ptr()
+                .cast::<u8>()
+                .add(r0 / TILE_ROWS * q_tile_bytes);
+            let panel_bytes = d * PANEL * 2;
+            for p in 0..panels {
+                let b = keys.as_ptr().cast::<u8>().add(p * panel_bytes);
+                let c = scores.as_mut_ptr().add(p * PANEL).cast();
+                block(a, q_tile_bytes, b, PANEL_ROW, q_steps, c, t_pad * 4, two);
+            }
+            // Softmax of each row over what it sees, rounded into the probabilities' tiles, zeros
+            // up to the reached depth.
+            for (i, row) in scores.chunks_exact_mut(t_pad).take(block_rows).enumerate() {
+                let r = r0 + i;
+                let seen = prefix_len + r % n + 1;
+                let tile = &mut probs[r / TILE_ROWS * p_steps * STEP_VALUES..];
+                let tile = &mut tile[(r % TILE_ROWS) * PANEL..];
+                softmax_into_tile(row, seen, scale, tile);
+                // Zeros from the softmax's last vector to the reached depth, step by step.
+                let mut v = seen.div_ceil(LANES) * LANES;
+                while v < panels * PANEL {
+                    let end = (v / PANEL + 1) * PANEL;
+                    let at = v / PANEL * STEP_VALUES;
+                    tile[at + v % PANEL..at + PANEL].fill(0);
+                    v = end;
+                }
+            }
+            // P·V over the reached depth into the block's outputs: dimensions 32p.. of each pair
+            // row.
+            let p_tile_bytes = p_steps * STEP_VALUES * 2;
+            let a = probs
+                .as_ptr()
+                .cast::<u8>()
+                .add(r0 / TILE_ROWS * p_tile_bytes);
+            for p in 0..d / PANEL {
+                let b = values.as_ptr().cast::<u8>().add(p * PANEL_ROW);
+                let c = block_out.as_mut_ptr().add(p * PANEL).cast();
+                block(a, p_tile_bytes, b, d * 4, panels, c, d * 4, two);
+            }
+            for (i, values) in block_out.chunks_exact(d).take(block_rows).enumerate() {
+                emit(r0 + i, values);
             }
         }
-        // P·V over the reached depth into the block's outputs: dimensions 32p.. of each pair
-        // row.
-        let p_tile_bytes = p_steps * STEP_VALUES * 2;
-        let a = probs
-            .as_ptr()
-            .cast::<u8>()
-            .add(r0 / TILE_ROWS * p_tile_bytes);
-        for p in 0..d / PANEL {
-            let b = values.as_ptr().cast::<u8>().add(p * PANEL_ROW);
-            let c = block_out.as_mut_ptr().add(p * PANEL).cast();
-            block(a, p_tile_bytes, b, d * 4, panels, c, d * 4, two);
-        }
-        for (i, values) in block_out.chunks_exact(d).take(block_rows).enumerate() {
-            emit(r0 + i, values);
-        }
-    }
-    release();
+        release();
+    })
 }
 
 /// The first `len` values of `buf` from its first element on a cache line (`buf` has 32
