@@ -164,7 +164,7 @@ fn layout(args: &ReproduceArgs) -> anyhow::Result<(Vec<ModelRuns>, PathBuf)> {
 pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     // A bad argument stops before any panel runs, with exit 2.
     let paper_models = table1::paper_models()?;
-    if !paper_models.contains(&args.against.as_str()) {
+    if !paper_models.contains(&args.against) {
         eprintln!(
             "error: --against {}: not a model of the paper ({})",
             args.against,

@@ -206,6 +206,12 @@ impl Frame {
         self
     }
 
+    /// Adds the row set `name`, rows already values (a declared source's).
+    pub fn values(mut self, name: &str, rows: Vec<Value>) -> Frame {
+        self.sets.insert(name.into(), rows);
+        self
+    }
+
     /// Adds the value `name`, seen by every template.
     pub fn var<T: Serialize>(mut self, name: &str, value: T) -> Frame {
         self.vars.insert(name.into(), Value::from_serialize(value));
@@ -359,6 +365,7 @@ pub fn environment() -> Environment<'static> {
             _ => undefined(),
         }
     });
+    super::sources::add_filters(&mut env);
     env
 }
 

@@ -45,6 +45,7 @@ pub mod registry;
 pub mod repeats;
 pub mod robustness;
 pub mod semantic;
+pub mod sources;
 pub mod support;
 pub mod support_controllers;
 pub mod table1;
@@ -73,7 +74,6 @@ pub type Compute = fn(&[PanelRun], &str) -> anyhow::Result<engine::Frame>;
 
 /// The code of each registered exhibit ([`registry`]), by the name of its spec.
 pub const CODE: &[(&str, Compute)] = &[
-    ("table1", table1::document),
     ("table2", semantic::table2),
     ("tableB2", semantic::table_b2),
     ("table3", table3::document),
@@ -129,7 +129,8 @@ pub const CODE: &[(&str, Compute)] = &[
 #[derive(Debug, Clone, Copy)]
 pub struct Exhibit {
     spec: &'static registry::ExhibitSpec,
-    compute: Compute,
+    /// None for an exhibit whose rows its spec's `[[sources]]` declare.
+    compute: Option<Compute>,
 }
 
 impl PartialEq for Exhibit {
@@ -162,12 +163,15 @@ impl Exhibit {
     }
 
     fn of(spec: &'static registry::ExhibitSpec) -> anyhow::Result<Exhibit> {
-        let Some((_, compute)) = CODE.iter().find(|(name, _)| *name == spec.name) else {
-            anyhow::bail!("exhibits/{}.toml: no code computes it", spec.name)
-        };
+        let compute = CODE.iter().find(|(name, _)| *name == spec.name);
+        anyhow::ensure!(
+            compute.is_some() || !spec.sources.is_empty(),
+            "exhibits/{}.toml: no code computes it and it declares no `[[sources]]`",
+            spec.name
+        );
         Ok(Exhibit {
             spec,
-            compute: *compute,
+            compute: compute.map(|(_, compute)| *compute),
         })
     }
 
@@ -188,7 +192,16 @@ impl Exhibit {
 
     /// The exhibit's document from its panels' run directories: its rows, laid out by its spec.
     pub fn document(self, runs: &[PanelRun], against: &str) -> anyhow::Result<Doc> {
-        let frame = (self.compute)(runs, against)?;
+        let mut frame = match self.compute {
+            Some(compute) => compute(runs, against)?,
+            None => engine::Frame::new(),
+        };
+        let env = engine::environment();
+        for source in &self.spec.sources {
+            let rows = (source.rows(runs, &env))
+                .with_context(|| format!("exhibits/{}.toml", self.spec.name))?;
+            frame = frame.values(&source.rows, rows);
+        }
         engine::layout(&self.spec.name, &self.spec.document, frame, against)
     }
 }
@@ -448,6 +461,34 @@ pub(crate) mod testing {
         super::engine::layout(name, &exhibit.spec.document, frame, against)
             .expect("the layout")
             .markdown()
+    }
+
+    /// The exhibit `name`'s document, its declared row sets read from `panels` and `frame`
+    /// holding what its code adds, in Markdown.
+    pub fn declared(
+        name: &str,
+        panels: &[super::sources::PanelRecords],
+        mut frame: super::engine::Frame,
+        against: &str,
+    ) -> String {
+        let exhibit = super::Exhibit::named(name).expect("a registered exhibit");
+        let env = super::engine::environment();
+        for source in &exhibit.spec.sources {
+            let rows = source.rows_of(panels, &env).expect("the declared rows");
+            frame = frame.values(&source.rows, rows);
+        }
+        super::engine::layout(name, &exhibit.spec.document, frame, against)
+            .expect("the layout")
+            .markdown()
+    }
+
+    /// Metric rows as the one panel `panel` holds them.
+    pub fn panel_metrics(panel: &str, metric_rows: Vec<MetricRow>) -> super::sources::PanelRecords {
+        super::sources::PanelRecords {
+            panel: panel.into(),
+            metric_rows,
+            trajectories: Vec::new(),
+        }
     }
 
     /// A trajectory of model `m` on `arm` for item `item` of `domain` (its bank's name, e.g.

@@ -52,6 +52,9 @@ pub struct ExhibitSpec {
     pub shows: String,
     /// What of the paper's is printed beside ours.
     pub paper: String,
+    /// The row sets it reads from its panels' runs without code ([`super::sources`]).
+    #[serde(default)]
+    pub sources: Vec<super::sources::SourceSpec>,
     /// How the exhibit's document is laid out ([`super::engine`]).
     pub document: super::engine::DocumentSpec,
     /// What the paper's printed numbers must satisfy ([`super::checks`]).
@@ -72,6 +75,11 @@ impl ExhibitSpec {
                 anyhow::bail!("exhibits/{name}.toml: `inputs` is for an exhibit without panels")
             }
             _ => {}
+        }
+        for source in &spec.sources {
+            source
+                .validate(&spec.panels)
+                .with_context(|| format!("exhibits/{name}.toml"))?;
         }
         Ok(spec)
     }

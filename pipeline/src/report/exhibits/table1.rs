@@ -1,15 +1,13 @@
 //! Table 1: paired correctness per model / interface and domain, from the panels `table1-code`
 //! (Native and Serial/Full score the legal codes) and `table1-direct` (Native generates the
-//! string, Serial one character). Native and Serial EM are over every paired item; SCR is
-//! both correct / Native correct, with the run's length-stratified bootstrap interval.
+//! string, Serial one character). Its rows are declared in exhibits/table1.toml (`[[sources]]`:
+//! each panel's paired groups); this module holds what other exhibits share of it: the two
+//! interfaces, the paper's domain order and the paper's models (`--against`).
 
 use c2s_stats::MetricRow;
 use serde::{Deserialize, Serialize};
 
-use super::engine::Frame;
-use super::paper::PaperTable;
-use super::{paper_domain, PanelRun};
-use crate::report::tables::{ratio, scr_cell, MetricIndex};
+use super::PanelRun;
 
 /// The two interfaces of Table 1's rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -39,75 +37,17 @@ impl Interface {
     }
 }
 
-/// One row of the paper's Table 1, as printed (exhibits/table1.tsv).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct PaperRow {
-    /// The model as the paper names it.
-    pub model: String,
-    /// The "Model / interface" cell.
-    pub label: String,
-    /// Whether the row is a code-interface or a direct-interface row.
-    pub interface: Interface,
-    /// `math` or `lexical`, as printed.
-    pub domain: String,
-    /// Joint counts: both / Native only / Serial only / neither.
-    pub joint: [u64; 4],
-    /// SCR [95% CI] in percent, as printed; `exact`: the † of a zero-success cell.
-    pub scr: (f64, f64, f64),
-    /// The printed †: the SCR interval is an exact two-sided binomial one (zero-success cell).
-    pub exact: bool,
-}
-
-/// The paper's Table 1 (its Native and Serial EM are the joint counts over 384).
-pub static PAPER: PaperTable<PaperRow> = PaperTable::new("table1");
-
-/// The paper's models, for `--against`.
-pub fn paper_models() -> anyhow::Result<Vec<&'static str>> {
-    Ok(super::distinct(
-        PAPER.rows()?.iter().map(|r| r.model.as_str()),
-    ))
-}
-
-/// One of our rows: a paired group (model, domain) of one interface's panel.
-#[derive(Debug, Clone, Serialize)]
-pub struct OurRow {
-    /// The model label of the run's records.
-    pub model: String,
-    /// The panel's interface (code or direct), matching the paper row it is compared with.
-    pub interface: Interface,
-    /// The domain as the paper prints it (`math`, `lexical`).
-    pub domain: String,
-    /// Joint counts: both / Native only / Serial only / neither; `None` where undefined.
-    pub joint: [Option<u64>; 4],
-    /// Native EM as a fraction over all paired items; `None` when undefined.
-    pub native_em: Option<f64>,
-    /// Serial EM as a fraction over all paired items; `None` when undefined.
-    pub serial_em: Option<f64>,
-    /// The SCR count, both correct / Native correct, as printed.
-    pub scr_count: String,
-    /// SCR [95% CI] in percent, as printed (with † for an exact interval).
-    pub scr_ci: String,
-    /// SCR as a fraction (both correct / Native correct); `None` with no Native-correct item.
-    pub scr: Option<f64>,
-}
-
-/// Our rows of one panel's metric rows (one paired group per model and domain).
-pub fn our_rows(rows: &[MetricRow], interface: Interface) -> Vec<OurRow> {
-    let index = MetricIndex::new(rows);
-    (index.paired_groups().into_iter())
-        .map(|g| OurRow {
-            joint: ["both", "native_only", "serial_only", "neither"]
-                .map(|m| index.get(&g, None, m).and_then(|r| r.numerator)),
-            native_em: index.value(&g, None, "native_em"),
-            serial_em: index.value(&g, None, "serial_em"),
-            scr_count: ratio(index.get(&g, None, "scr")),
-            scr_ci: scr_cell(&index, &g, None),
-            scr: index.value(&g, None, "scr"),
-            model: g.model.clone(),
-            interface,
-            domain: paper_domain(&g.domain).to_string(),
-        })
-        .collect()
+/// The paper's models, in its order: what `--against` accepts.
+pub fn paper_models() -> anyhow::Result<Vec<String>> {
+    let rows = super::paper::records("table1")?;
+    let models = rows.iter().filter_map(|r| r.get_attr("model").ok());
+    let names: Vec<String> = models
+        .filter_map(|m| m.as_str().map(String::from))
+        .collect();
+    Ok(super::distinct(names.iter().map(String::as_str))
+        .into_iter()
+        .map(String::from)
+        .collect())
 }
 
 /// The rows `rows` makes of each Table 1 panel's metric rows with its interface (Table 1,
@@ -132,15 +72,11 @@ pub(super) fn domain_rank(domain: &str) -> usize {
         .unwrap_or(2)
 }
 
-/// Table 1's rows from its two panels.
-pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
-    Ok(Frame::new().rows("ours", &per_interface(runs, our_rows)?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::laid_out;
+    use crate::report::exhibits::engine::Frame;
+    use crate::report::exhibits::testing::{declared, panel_metrics};
 
     fn metric(domain: &str, metric: &str, value: f64, num: u64, den: u64) -> MetricRow {
         MetricRow {
@@ -177,8 +113,8 @@ mod tests {
             ci_high: Some(0.7),
             ..metric("arithmetic", "scr", 0.4, 2, 5)
         });
-        let ours = our_rows(&rows, Interface::Code);
-        let md = laid_out("table1", Frame::new().rows("ours", &ours), "Qwen3.5-27B");
+        let panel = panel_metrics("table1-code", rows);
+        let md = declared("table1", &[panel], Frame::new(), "Qwen3.5-27B");
         for want in [
             "| m (code) | math | 62.5 | 2/3/0/3 | 25.0 | 2/5 | 40.0 [10.0, 70.0] |",
             "| Model / interface | Domain | Native EM | Joint counts | Serial EM | SCR count | SCR [95% CI] |",
