@@ -13,7 +13,7 @@ use c2s_stats::{CellRow, ContrastRow};
 use serde::Serialize;
 
 use super::engine::Frame;
-use super::twelve_character::{PaperRow, PAPER, PAPER_MODELS};
+use super::twelve_character::{cell_name, our_cells, PaperRow, PAPER, PAPER_MODELS};
 use super::{distinct, run_of, PanelRun};
 
 /// The figure's cell columns, in its order: (label, choices / queries of Table D8).
@@ -88,22 +88,6 @@ fn paper_count(printed: &[PaperRow], m: usize, branch: &str, cell: &str) -> Opti
         .map(|(_, _, counts)| counts[m].0)
 }
 
-/// Our correct counts (correct, n) by (model, cell name `early 10 / 2`).
-pub type Counts = BTreeMap<(String, String), (u64, u64)>;
-
-/// Our correct counts from the panel's declared cells (`early 10 / 2` …).
-pub fn our_counts(cells: &[CellRow]) -> Counts {
-    cells
-        .iter()
-        .map(|c| ((c.model.clone(), c.cell.clone()), (c.correct, c.n)))
-        .collect()
-}
-
-/// The panel's cell name of a branch and column (`early 10 / 2`).
-fn cell_name(branch: &str, cell: &str) -> String {
-    format!("{} {cell}", branch.to_lowercase())
-}
-
 /// A row of panels (a, b): one model's correct strings on one branch, per [`COLUMNS`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GridRow {
@@ -139,11 +123,15 @@ pub struct EffectRow {
     pub holm_p: Option<f64>,
 }
 
-/// Figure 13's rows: our counts and factor effects, the paper's counts and derived effects.
-pub fn frame(counts: &Counts, contrasts: &[ContrastRow]) -> anyhow::Result<Frame> {
+/// Figure 13's rows: our counts (of the panel's cells by model and cell name, as
+/// [`our_cells`] gives them) and factor effects, the paper's counts and derived effects.
+pub fn frame(
+    cells: &BTreeMap<(String, String), CellRow>,
+    contrasts: &[ContrastRow],
+) -> anyhow::Result<Frame> {
     let paper_rows = PAPER.rows()?;
     let models = distinct(
-        counts
+        cells
             .keys()
             .map(|(m, _)| m.as_str())
             .chain(contrasts.iter().map(|c| c.model.as_str())),
@@ -151,7 +139,7 @@ pub fn frame(counts: &Counts, contrasts: &[ContrastRow]) -> anyhow::Result<Frame
     let ours: Vec<GridRow> = (models.iter())
         .flat_map(|m| {
             grid(m, |b, c| {
-                counts.get(&(m.to_string(), cell_name(b, c))).copied()
+                (cells.get(&(m.to_string(), cell_name(b, c)))).map(|c| (c.correct, c.n))
             })
         })
         .collect();
@@ -199,7 +187,7 @@ pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let (contrasts, cells) = run_of(runs, "twelve-character")?
         .load()?
         .contrast_tables()?;
-    frame(&our_counts(&cells), &contrasts)
+    frame(&our_cells(&cells), &contrasts)
 }
 
 #[cfg(test)]
@@ -244,7 +232,7 @@ mod tests {
             scr: None,
             scr_upper_zero: None,
         };
-        let counts = our_counts(&[cell("early 10 / 2", 8), cell("late 26 / 6", 3)]);
+        let cells = our_cells(&[cell("early 10 / 2", 8), cell("late 26 / 6", 3)]);
         let contrast = ContrastRow {
             model: "m".into(),
             contrast: "6 - 2 queries".into(),
@@ -261,7 +249,7 @@ mod tests {
             },
             sign_p_holm: Some(0.0012),
         };
-        let md = laid_out("figure13", frame(&counts, &[contrast]).unwrap(), "Jev");
+        let md = laid_out("figure13", frame(&cells, &[contrast]).unwrap(), "Jev");
         for want in [
             "| Model | Branch | 10 choices, 2 queries | 26 choices, 2 queries | 10 choices, 6 queries | 26 choices, 6 queries |",
             "| m | Early | 8/32 | – | – | – |",

@@ -15,8 +15,6 @@
 //! helps Qwen3.5-27B" holds for raw Batch 48 against Independent 13 (math) and 9 (lexical),
 //! where label order gives 28 against 26 and 8 against 8.
 
-use std::collections::BTreeMap;
-
 use c2s_records::Trajectory;
 use c2s_stats::ContrastRow;
 use serde::{Serialize, Serializer};
@@ -26,12 +24,8 @@ use super::paper::PaperTable;
 use super::table1::domain_rank;
 use super::{paper_domain, run_of, Count, PanelRun};
 
-/// The copy controllers of Figure 15, in its order: (as printed, arm label suffix).
-pub const CONTROLLERS: [(&str, &str); 3] = [
-    ("Independent", "independent"),
-    ("Serial", "serial"),
-    ("Batch", "batch"),
-];
+/// The copy controllers of Figure 15, in its order, as printed.
+pub const CONTROLLERS: [&str; 3] = ["Independent", "Serial", "Batch"];
 
 /// The prefix of the gold-target arms (`…/EVIDENCE/CONTROL`).
 pub(super) const GOLD_COPY: &str = "GoldCopy/Full/code/";
@@ -58,21 +52,20 @@ pub(super) fn count_pairs<S: Serializer>(counts: &[Count], s: S) -> Result<S::Ok
     s.collect_seq(counts.iter().map(|c| [c.k, c.n]))
 }
 
-/// A row of Figure 15 (a, b): raw and indexed fidelity under one controller.
+/// A printed row of Figure 15 (a, b): raw and indexed fidelity under one controller (ours are
+/// declared in exhibits/figure15.toml).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FidelityRow {
-    /// The model (ours: the records' label; the paper's: as printed).
+    /// The model as printed.
     pub model: String,
     /// The domain as the paper prints it (`math`, `lexical`).
     pub domain: String,
     /// The controller: `Independent`, `Serial` or `Batch`.
     pub label: String,
     /// Complete copies faithful to the supplied target under raw evidence, of the parents.
-    #[serde(serialize_with = "count_pair")]
-    pub raw: Count,
+    pub raw: [u64; 2],
     /// Complete copies faithful to the supplied target under indexed evidence, of the parents.
-    #[serde(serialize_with = "count_pair")]
-    pub indexed: Count,
+    pub indexed: [u64; 2],
 }
 
 /// A paired difference of one model and domain: a gain of Figure 15 (c, d) or a test of
@@ -115,46 +108,16 @@ pub const GAINS: [(&str, &str); 2] = [
     ("Raw Batch − Independent", "batch - independent, raw"),
 ];
 
-/// Our fidelity counts per model, domain and controller from the copy panel's trajectories.
-pub fn copy_rows(trajectories: &[Trajectory]) -> Vec<FidelityRow> {
-    let mut rows = BTreeMap::new();
-    for t in trajectories {
-        let Some((evidence @ ("raw" | "indexed"), control)) = copy_arm(&t.arm, GOLD_COPY) else {
-            continue;
-        };
-        let Some(rank) = CONTROLLERS.iter().position(|(_, c)| *c == control) else {
-            continue;
-        };
-        let domain = paper_domain(t.domain.as_str()).to_string();
-        let key = (t.model.clone(), domain_rank(&domain), domain.clone(), rank);
-        let row = rows.entry(key).or_insert_with(|| FidelityRow {
-            model: t.model.clone(),
-            domain,
-            label: CONTROLLERS[rank].0.to_string(),
-            raw: Count::default(),
-            indexed: Count::default(),
-        });
-        match evidence {
-            "raw" => row.raw.add(faithful(t)),
-            _ => row.indexed.add(faithful(t)),
-        }
-    }
-    rows.into_values().collect()
-}
-
 /// Figure 15 (a, b) as printed, one row per controller.
 pub fn printed_copies(rows: &[PaperCopyRow]) -> Vec<FidelityRow> {
-    let count = |k: u64, n: u64| Count { k, n };
     (rows.iter())
         .flat_map(|(model, domain, counts, parents)| {
-            (CONTROLLERS.iter().zip(counts)).map(move |((controller, _), (raw, indexed))| {
-                FidelityRow {
-                    model: model.to_string(),
-                    domain: domain.to_string(),
-                    label: controller.to_string(),
-                    raw: count(*raw, *parents),
-                    indexed: count(*indexed, *parents),
-                }
+            (CONTROLLERS.iter().zip(counts)).map(move |(controller, (raw, indexed))| FidelityRow {
+                model: model.to_string(),
+                domain: domain.to_string(),
+                label: controller.to_string(),
+                raw: [*raw, *parents],
+                indexed: [*indexed, *parents],
             })
         })
         .collect()
@@ -212,11 +175,11 @@ pub(super) fn printed_difference(
     }
 }
 
-/// Figure 15's rows: our copies and gains, the paper's printed counts and derived gains.
-pub fn frame(copies: &[FidelityRow], gains: &[DifferenceRow]) -> anyhow::Result<Frame> {
+/// Figure 15's rows: our gains, the paper's printed counts and derived gains (our copies are
+/// declared in exhibits/figure15.toml).
+pub fn frame(gains: &[DifferenceRow]) -> anyhow::Result<Frame> {
     let paper_rows = PAPER_FIGURE15.rows()?;
     Ok(Frame::new()
-        .rows("copies", copies)
         .rows("gains", gains)
         .rows("paper_copies", &printed_copies(paper_rows))
         .rows("paper_gains", &printed_gains(paper_rows)))
@@ -226,13 +189,14 @@ pub fn frame(copies: &[FidelityRow], gains: &[DifferenceRow]) -> anyhow::Result<
 pub fn figure15(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "copy")?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    frame(&copy_rows(&run.trajectories), &gain_rows(&contrasts))
+    frame(&gain_rows(&contrasts))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::laid_out;
+    use crate::report::exhibits::sources::PanelRecords;
+    use crate::report::exhibits::testing::declared;
 
     /// A gold-copy trajectory of model `m` on `arm`, faithful or not.
     fn gold(arm: &str, domain: &str, faithful: bool) -> Trajectory {
@@ -265,10 +229,6 @@ mod tests {
             gold("GoldCopy/Full/code/direct/serial", "arithmetic", true),
             gold("Native/code", "arithmetic", true),
         ];
-        let copies = copy_rows(&ts);
-        assert_eq!(copies.len(), 2);
-        assert_eq!(copies[0].raw, Count { k: 1, n: 2 });
-        assert_eq!(copies[1].indexed, Count::default());
         let gains = gain_rows(&[
             contrast("batch - independent, raw, lexical", -0.25, (-0.5, 0.0), 1.0),
             contrast("indexed - raw, serial, arithmetic", 0.5, (0.0, 1.0), 0.5),
@@ -281,7 +241,12 @@ mod tests {
         ]);
         assert_eq!(gains.len(), 2);
         assert_eq!(gains[0].label, GAINS[0].0);
-        let md = laid_out("figure15", frame(&copies, &gains).unwrap(), "Jev");
+        let panel = PanelRecords {
+            panel: "copy".into(),
+            metric_rows: vec![],
+            trajectories: ts,
+        };
+        let md = declared("figure15", &[panel], frame(&gains).unwrap(), "Jev");
         for want in [
             "| Model | Domain | Controller | Raw | Indexed |",
             "| m | math | Serial | 1/2 | 2/2 |",

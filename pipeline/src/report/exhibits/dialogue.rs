@@ -14,9 +14,7 @@
 //! request anew (C.2), differ.
 
 use c2s_records::{DialogueArm, PriorMode};
-use c2s_stats::dialogue::{
-    ContrastKind, DialogueSummary, RetentionRow, SignTestRow, SpecSummary, Stat,
-};
+use c2s_stats::dialogue::{ContrastKind, DialogueSummary, RetentionRow, SpecSummary, Stat};
 use serde::Serialize;
 
 use super::engine::Frame;
@@ -45,18 +43,6 @@ fn spec_rows<'a>(s: &'a DialogueSummary, keep: impl Fn(&SpecSummary) -> bool) ->
             retention: (s.retention.iter()).find(|x| x.model == r.model && x.local == r.spec),
         })
         .collect()
-}
-
-/// One of the run's Holm-corrected sign tests, with its arms as the paper names them.
-#[derive(Debug, Serialize)]
-pub struct SignTest<'a> {
-    /// The test (model, specs, p-values, family size).
-    #[serde(flatten)]
-    pub test: &'a SignTestRow,
-    /// The minuend's arm as the paper names it (`Serial`).
-    pub compared_arm: String,
-    /// The subtrahend's arm as the paper names it (`Joint`).
-    pub reference_arm: String,
 }
 
 /// One endpoint of a Joint Oracle − Rollout contrast (Table C2, Figure 8).
@@ -117,16 +103,9 @@ pub fn matched(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let s = summary(runs, MATCHED_PANEL)?;
     let mode = (s.options.sign_tests.first()).map_or(PriorMode::HistoryRecompute, |t| t.mode);
     let local = spec_rows(&s, |r| r.spec.mode == mode);
-    let sign_tests: Vec<SignTest> = (s.sign_tests.iter())
-        .map(|t| SignTest {
-            test: t,
-            compared_arm: format!("{:?}", t.compared.arm),
-            reference_arm: format!("{:?}", t.reference.arm),
-        })
-        .collect();
     Ok(Frame::new()
         .rows("local", &local)
-        .rows("sign_tests", &sign_tests)
+        .rows("sign_tests", &s.sign_tests)
         .var("mode", format!("{mode:?}"))
         .var("sign_draws", s.options.sign_draws))
 }

@@ -2,15 +2,19 @@
 //! (`choice2seq reproduce EXHIBIT`).
 //!
 //! An exhibit is data first: `exhibits/NAME.toml` ([`registry`]) names its panels
-//! (`config/panels/*.toml`, each run once per model), lays out its document (`[document]`,
+//! (`config/panels/*.toml`, each run once per model), declares the row sets it reads from
+//! their runs (`[[sources]]`, [`sources`]: a population's groups of metric rows with the
+//! metrics each carries, or sums over trajectories), lays out its document (`[document]`,
 //! rendered by [`engine`]) and states what the paper's printed tables (`exhibits/NAME.tsv`,
-//! read by [`paper`]) must satisfy (`[[checks]]`, [`checks`]). The code of an exhibit, found by
-//! its name in [`CODE`], only computes: it reads its panels' runs (every model's together, so
-//! populations and Holm families span the models) and returns its row sets as a
-//! [`engine::Frame`]:
+//! read by [`paper`]) must satisfy (`[[checks]]`, [`checks`]). Every model's runs of a panel
+//! are read together, so populations and Holm families span the models. Where an exhibit
+//! computes what a declaration cannot say (a bootstrap over a population with rules, unit
+//! contrasts, a reshaped paper table), its code, found by its name in [`CODE`], adds row sets
+//! and values to the same [`engine::Frame`]:
 //!
 //! ```text
-//! exhibits/tableD9.toml ──panels──▶ runs ──padded::document──▶ Frame { ours }
+//! exhibits/tableD9.toml ──panels──▶ runs ──[[sources]]─────────▶ Frame { ours,
+//!                      │                └──padded::document──▶          differences }
 //!                      └─[document]──────────────────────────▶ engine::layout ──▶ Doc (.md, .html)
 //! exhibits/tableD9.tsv ──────────────────────────────────────▶ `paper` rows ──┘
 //! ```
@@ -75,21 +79,16 @@ pub type Compute = fn(&[PanelRun], &str) -> anyhow::Result<engine::Frame>;
 /// The code of each registered exhibit ([`registry`]), by the name of its spec.
 pub const CODE: &[(&str, Compute)] = &[
     ("table2", semantic::table2),
-    ("tableB2", semantic::table_b2),
-    ("table3", table3::document),
     ("tableD1", table_d1::document),
     ("tableC1", dialogue::prior),
     ("tableC2", dialogue::prior),
     ("tableC3", dialogue::prior),
     ("tableC4", dialogue::matched),
     ("tableC5", dialogue::matched),
-    ("table4", fresh_plan::document),
     ("tableB1", |runs, _| whole_answer::document(runs)),
     ("tableD2", repeats::document),
     ("tableD3", |runs, _| prompt_variants::table_d3(runs)),
     ("tableD4", |runs, _| prompt_variants::table_d4(runs)),
-    ("tableD5", support::table_d5),
-    ("tableD6", support::table_d6),
     ("tableD7", |_, _| table_d7::document()),
     ("tableE1", |_, _| contracts::table_e1()),
     ("tableE2", |_, _| contracts::table_e2()),
@@ -98,14 +97,9 @@ pub const CODE: &[(&str, Compute)] = &[
     ("tableD9", padded::document),
     ("tableD10", nested_binding::document),
     ("tableD12", |runs, _| calibration::document(runs)),
-    ("tableD13", cohorts::document),
     ("tableD14", |runs, _| calibration::document(runs)),
-    ("tableD15", table_d15::document),
-    ("tableD16", table_d16::document),
     ("tableD17", table_d17::document),
     ("figure7", |runs, _| matched_contracts::document(runs)),
-    ("figure2", by_length::document),
-    ("figure4", fresh_plan::figure4),
     ("figure5", binding::figure5),
     ("figure6", binding::figure6),
     ("figure8", dialogue::prior),

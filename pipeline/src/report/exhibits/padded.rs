@@ -1,95 +1,54 @@
 //! Table D9 from `config/panels/padded.toml` (byte match) and `padded-tokens.toml` (token
 //! match): per panel the pairing Padded vs Indexed gives the counts and the exact McNemar p,
-//! Holm-corrected within the panel's family; the panel's Indexed − Padded unit contrast of the
-//! domain gives the difference with its item-bootstrap interval.
+//! Holm-corrected within the panel's family (the rows declared in exhibits/tableD9.toml,
+//! `[[sources]]`); the panel's Indexed − Padded unit contrast of the domain gives the
+//! difference with its item-bootstrap interval, which this module reads.
 
-use c2s_stats::{ContrastRow, MetricRow};
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use c2s_stats::ContrastRow;
 
 use super::engine::Frame;
-use super::{paper_domain, PanelRun};
-use crate::report::tables::{Group, MetricIndex};
-
-/// The match of each panel.
-pub const PANELS: [(&str, &str); 2] = [("padded", "bytes"), ("padded-tokens", "tokens")];
-
-/// One of our rows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OurRow {
-    /// The model label of the run's records.
-    pub model: String,
-    /// The domain as the paper prints it (`math`, `lexical`).
-    pub domain: String,
-    /// The panel's length match, `bytes` or `tokens` ([`PANELS`]).
-    pub matched: &'static str,
-    /// Correct of n: Indexed, Padded.
-    pub indexed: (u64, u64),
-    /// PaddedCopy's (correct, n); (0, 0) when missing.
-    pub padded: (u64, u64),
-    /// The Indexed − Padded unit contrast (a fraction) with its item interval.
-    pub difference: Option<(f64, Option<f64>, Option<f64>)>,
-    /// The pairing's exact McNemar p, Holm-corrected within its panel's family.
-    pub holm_p: Option<f64>,
-}
-
-/// A paired group's `metric` as (correct, n); (0, 0) when missing.
-pub fn count_of(index: &MetricIndex, g: &Group, metric: &str) -> (u64, u64) {
-    (index.get(g, None, metric))
-        .and_then(|r| Some((r.numerator?, r.denominator?)))
-        .unwrap_or((0, 0))
-}
+use super::item_intervals::Interval;
+use super::PanelRun;
 
 /// A unit contrast's difference (a fraction) with its item interval; `None` without one.
-pub fn contrast_difference(c: &ContrastRow) -> Option<(f64, Option<f64>, Option<f64>)> {
+pub fn contrast_difference(c: &ContrastRow) -> Option<Interval> {
     let e = &c.estimate;
     e.difference.map(|d| (d, e.ci_low, e.ci_high))
 }
 
-/// Our rows of one panel: its paired groups (Padded vs Indexed) and contrasts.
-pub fn our_rows(
-    matched: &'static str,
-    rows: &[MetricRow],
-    contrasts: &[ContrastRow],
-) -> Vec<OurRow> {
-    let index = MetricIndex::new(rows);
-    index
-        .paired_groups()
-        .into_iter()
-        .map(|g| {
-            let contrast = contrasts
-                .iter()
-                .find(|c| c.model == g.model && c.contrast.ends_with(&format!(", {}", g.domain)));
-            OurRow {
-                model: g.model.clone(),
-                domain: paper_domain(&g.domain).to_string(),
-                matched,
-                indexed: count_of(&index, &g, "serial_em"),
-                padded: count_of(&index, &g, "native_em"),
-                difference: contrast.and_then(contrast_difference),
-                holm_p: index.value(&g, None, "mcnemar_p_holm"),
-            }
-        })
-        .collect()
-}
-
-/// Table D9 from the `padded` and `padded-tokens` panels' runs (either may be absent).
-pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
-    let mut ours = Vec::new();
-    for (panel, matched) in PANELS {
-        if let Some(run) = runs.iter().find(|r| r.panel == panel) {
-            let run = run.load()?;
-            let (contrasts, _) = run.contrast_tables()?;
-            ours.extend(our_rows(matched, &run.metric_rows()?, &contrasts));
+/// The differences of one panel's contrasts by `PANEL MODEL DOMAIN` (the bank's domain): each
+/// model's first contrast whose name ends with `, DOMAIN`.
+pub fn differences(panel: &str, contrasts: &[ContrastRow]) -> BTreeMap<String, Option<Interval>> {
+    let mut out = BTreeMap::new();
+    for c in contrasts {
+        if let Some((_, domain)) = c.contrast.rsplit_once(", ") {
+            (out.entry(format!("{panel} {} {domain}", c.model)))
+                .or_insert_with(|| contrast_difference(c));
         }
     }
-    Ok(Frame::new().rows("ours", &ours))
+    out
+}
+
+/// Table D9's differences (`differences`) from the `padded` and `padded-tokens` panels' runs
+/// (either may be absent).
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
+    let mut all = BTreeMap::new();
+    for run in runs {
+        let (contrasts, _) = run.load()?.contrast_tables()?;
+        all.extend(differences(run.panel, &contrasts));
+    }
+    Ok(Frame::new().var("differences", all))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::exhibits::engine::sig3;
-    use crate::report::exhibits::testing::{laid_out, paired_rows};
+    use c2s_stats::MetricRow;
+
+    use crate::report::exhibits::testing::{declared, paired_rows, panel_metrics};
 
     /// Holm p-values print with three significant digits, as Table D9 prints them.
     #[test]
@@ -132,8 +91,8 @@ mod tests {
             },
             sign_p_holm: Some(1e-8),
         };
-        let ours = our_rows("bytes", &rows, &[contrast]);
-        let md = laid_out("tableD9", Frame::new().rows("ours", &ours), "Jev");
+        let frame = Frame::new().var("differences", differences("padded", &[contrast]));
+        let md = declared("tableD9", &[panel_metrics("padded", rows)], frame, "Jev");
         for want in [
             "| Model | Domain | Match | Indexed | Padded | Difference [95% CI] | Holm p |",
             "| m | lexical | bytes | 40/48 | 12/48 | 58.3 [45.0, 70.0] | 1.00e-7 |",

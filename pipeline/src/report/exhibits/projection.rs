@@ -8,10 +8,9 @@ use std::collections::BTreeMap;
 
 use c2s_records::{StepRecord, Trajectory};
 use c2s_stats::{
-    mean_scores, position_scores, project, stratified_mean, MeanEstimate, PositionScores,
-    StatsConfig,
+    mean_scores, position_scores, project, stratified_mean, PositionScores, StatsConfig,
 };
-use serde::Serialize;
+use minijinja::Value;
 
 use super::engine::Frame;
 use super::{paper_domain, run_of, PanelRun};
@@ -58,49 +57,46 @@ pub fn item_scores(
     out
 }
 
-/// One of our rows: the item means of each score.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OurRow {
-    /// The model label of the run's records.
-    pub model: String,
-    /// The domain as the paper prints it (`math`, `lexical`).
-    pub domain: String,
-    /// Total variation distance between the normalized projection and the query's
-    /// distribution (its `items` is the row's item count).
-    pub tv: MeanEstimate,
-    /// Jensen–Shannon divergence between the two normalized distributions, in bits.
-    pub js: MeanEstimate,
-    /// The projection's raw total: Native's probability mass before normalizing.
-    pub native_mass: MeanEstimate,
-    /// The query's mass on characters no candidate has at the position.
-    pub unsupported: MeanEstimate,
-    /// The uniform reference 1 − |support| / |Σ| for the unsupported mass.
-    pub uniform_reference: MeanEstimate,
-    /// Unsupported mass minus its uniform reference, per item.
-    pub unsupported_minus_reference: MeanEstimate,
-}
+/// One score of an item's mean position scores.
+type Score = fn(&PositionScores) -> f64;
 
-/// Our rows per (model, domain): each score's item mean, bootstrapped within length.
+/// The scores of a row, each an item mean with its interval ([`c2s_stats::MeanEstimate`],
+/// its `items` the row's item count): `tv`, the total variation distance between the
+/// normalized projection and the query's distribution; `js`, the Jensen–Shannon divergence
+/// between the two normalized distributions, in bits; `native_mass`, the projection's raw
+/// total (Native's probability mass before normalizing); `unsupported`, the query's mass on
+/// characters no candidate has at the position; `uniform_reference`, its uniform reference
+/// 1 − |support| / |Σ|; `unsupported_minus_reference`, their difference per item.
+const SCORES: [(&str, Score); 6] = [
+    ("tv", |s| s.tv),
+    ("js", |s| s.js),
+    ("native_mass", |s| s.native_mass),
+    ("unsupported", |s| s.unsupported_mass),
+    ("uniform_reference", |s| s.uniform_reference),
+    ("unsupported_minus_reference", |s| {
+        s.unsupported_mass - s.uniform_reference
+    }),
+];
+
+/// Our rows per (model, domain as the paper prints it): each of [`SCORES`]' item mean,
+/// bootstrapped within length.
 pub fn our_rows(
     items: &BTreeMap<(String, String), Vec<(u32, PositionScores)>>,
     stats: &StatsConfig,
-) -> anyhow::Result<Vec<OurRow>> {
+) -> anyhow::Result<Vec<Value>> {
     let mut out = Vec::new();
     for ((model, domain), scores) in items {
-        let est = |f: fn(&PositionScores) -> f64| {
-            let values: Vec<(u32, f64)> = scores.iter().map(|(l, s)| (*l, f(s))).collect();
-            stratified_mean(&values, stats.bootstrap_draws, stats.seed, stats.level)
-        };
-        out.push(OurRow {
-            model: model.clone(),
-            domain: paper_domain(domain).to_string(),
-            tv: est(|s| s.tv)?,
-            js: est(|s| s.js)?,
-            native_mass: est(|s| s.native_mass)?,
-            unsupported: est(|s| s.unsupported_mass)?,
-            uniform_reference: est(|s| s.uniform_reference)?,
-            unsupported_minus_reference: est(|s| s.unsupported_mass - s.uniform_reference)?,
-        });
+        let mut row = vec![
+            ("model", Value::from(model.as_str())),
+            ("domain", Value::from(paper_domain(domain))),
+        ];
+        for (name, score) in SCORES {
+            let values: Vec<(u32, f64)> = scores.iter().map(|(l, s)| (*l, score(s))).collect();
+            let estimate =
+                stratified_mean(&values, stats.bootstrap_draws, stats.seed, stats.level)?;
+            row.push((name, Value::from_serialize(estimate)));
+        }
+        out.push(Value::from_iter(row));
     }
     Ok(out)
 }
@@ -110,7 +106,7 @@ pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "independent-384")?.load()?;
     let ours = our_rows(&item_scores(&run.trajectories), &run.stats)?;
     Ok(Frame::new()
-        .rows("ours", &ours)
+        .values("ours", ours)
         .var("level", run.stats.level))
 }
 

@@ -18,7 +18,7 @@ use super::item_intervals::triple;
 use super::item_intervals::Interval;
 use super::whole_answer::capitalized;
 use super::{paper_domain, run_of, PanelRun};
-use crate::report::tables::{ratio, scr_cell, MetricIndex};
+use crate::report::tables::MetricIndex;
 
 /// The three templates; v1 arms carry no suffix, v2 and v3 end in `/v2`, `/v3`.
 pub const VARIANTS: [&str; 3] = ["v1", "v2", "v3"];
@@ -40,12 +40,12 @@ pub struct OurD3Row {
     pub domain: String,
     /// The template as printed ([`VARIANTS`]).
     pub prompt: &'static str,
-    /// Serial EM as a fraction; `None` when undefined.
-    pub serial_em: Option<f64>,
-    /// Retained / template-specific Native correct, as printed.
-    pub retained: String,
-    /// SCR with its interval in percent, as printed.
-    pub scr: String,
+    /// Serial EM; `None` when undefined.
+    pub serial_em: Option<MetricRow>,
+    /// SCR (retained / template-specific Native correct) with its interval.
+    pub scr: Option<MetricRow>,
+    /// The share of bootstrap draws dropped for SCR (the ‡ of its cell).
+    pub scr_bootstrap_dropped: Option<MetricRow>,
     /// The `vN - v1, Serial` contrast (a fraction) with its interval; `None` for v1 or without.
     pub change: Option<Interval>,
     /// Holm-corrected exact McNemar p of Serial v1 vs vN; `None` for v1 or without the test.
@@ -79,9 +79,9 @@ pub fn d3_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurD3Row> {
             model: g.model.clone(),
             domain: paper_domain(&g.domain).to_string(),
             prompt: v,
-            serial_em: index.value(g, None, "serial_em"),
-            retained: ratio(index.get(g, None, "scr")),
-            scr: scr_cell(&index, g, None),
+            serial_em: index.get(g, None, "serial_em").cloned(),
+            scr: index.get(g, None, "scr").cloned(),
+            scr_bootstrap_dropped: index.get(g, None, "scr_bootstrap_dropped").cloned(),
             change,
             holm_p,
         });

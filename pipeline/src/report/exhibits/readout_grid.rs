@@ -198,8 +198,6 @@ pub struct SettingCell {
     pub difference: Option<(f64, Option<f64>, Option<f64>)>,
     /// McNemar p, Holm-adjusted in `D.13 settings`.
     pub holm_p: Option<f64>,
-    /// Whether that p earns the paper's asterisk (below 0.05); `None` without a p.
-    pub starred: Option<bool>,
     /// The number of tests in that Holm family.
     pub family_tests: Option<u64>,
 }
@@ -248,7 +246,6 @@ pub fn our_grid(rows: &[MetricRow], settings: &[ContrastRow]) -> Vec<GridRow> {
                         SettingCell {
                             difference: contrast.and_then(estimate_of),
                             holm_p,
-                            starred: holm_significant(holm_p),
                             family_tests: holm.and_then(|r| r.denominator),
                         }
                     });
@@ -316,8 +313,6 @@ pub struct InteractionRow {
     pub change: Option<(f64, Option<f64>, Option<f64>)>,
     /// Sign-flip p, Holm-adjusted in `D.13 template interactions`.
     pub holm_p: Option<f64>,
-    /// Whether that p earns the paper's asterisk (below 0.05); `None` without a p.
-    pub starred: Option<bool>,
 }
 
 /// Our interaction rows from the panel's declared contrasts, per model in the paper's order.
@@ -342,7 +337,6 @@ pub fn our_interactions(contrasts: &[ContrastRow]) -> Vec<InteractionRow> {
                         template,
                         change: estimate_of(c),
                         holm_p: c.sign_p_holm,
-                        starred: holm_significant(c.sign_p_holm),
                     });
                 }
             }

@@ -7,7 +7,9 @@
 //! SCR: the pairing's `scr` row (retained / setting-specific Native correct, length-stratified
 //! item bootstrap). Serial EM change: the setting's Serial arm minus its own panel's reference
 //! Serial arm on the items both hold, with D.3's "whole-item paired intervals"
-//! ([`item_intervals::paired_difference`], the panel's draws, seed and level).
+//! ([`item_intervals::paired_difference`], the panel's draws, seed and level). Our rows are
+//! declared in exhibits/figure10.toml (`[[sources]]`: the settings' pairings); this module adds
+//! the changes and the notes on the panels' own references.
 
 use std::collections::BTreeMap;
 
@@ -19,9 +21,8 @@ use super::engine::Frame;
 use super::item_intervals::Interval;
 use super::paper::PaperTable;
 use super::repeats::counts;
-use super::table1::domain_rank;
 use super::{item_intervals, paper_domain, run_of, PanelRun};
-use crate::report::tables::{estimate, scr_cell, MetricIndex, UNDEFINED};
+use crate::report::tables::{MetricIndex, UNDEFINED};
 
 /// One of Figure 10's settings: its label, the panel it is read from and the suffix of its
 /// arms' labels (`Native/code{suffix} vs Serial/Full/code{suffix}`).
@@ -86,56 +87,9 @@ pub struct PaperPanel {
 /// checks give the evidence: Table D2's Serial 0, 1, 2, the repeats' shared Native correct).
 pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure10");
 
-/// One panel run's numbers: its metric rows and its settings' Serial EM changes.
-#[derive(Debug, Clone, Default)]
-pub struct PanelNumbers {
-    /// The panel's config stem (one of [`PANELS`]).
-    pub panel: String,
-    /// The panel run's metric rows (its settings' pairings).
-    pub rows: Vec<MetricRow>,
-    /// Each non-reference setting's paired Serial EM change, by (model, domain as the paper
-    /// prints it, index into [`SETTINGS`]) ([`serial_changes`]).
-    pub changes: BTreeMap<(String, String, usize), Option<Interval>>,
-}
-
-/// A setting's Serial EM change from its panel's reference.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub enum Change {
-    /// The reference setting itself.
-    Reference,
-    /// The paired difference with its whole-item interval (`None`: no shared item).
-    Paired(Option<Interval>),
-}
-
-/// One of our rows: a (model, domain, setting).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OurRow {
-    /// The model label of the run's records.
-    pub model: String,
-    /// The domain as the paper prints it.
-    pub domain: String,
-    /// An index into [`SETTINGS`].
-    pub setting: usize,
-    /// Retained / Native correct.
-    pub retained: Option<(u64, u64)>,
-    /// SCR as a fraction on the setting's own Native-correct items; `None` when undefined.
-    pub scr: Option<f64>,
-    /// SCR with its interval in percent, as printed († exact, ‡ dropped draws).
-    pub scr_cell: String,
-    /// The setting's Serial EM with its interval in percent, as printed.
-    pub serial_em_cell: String,
-    /// The Serial EM change from the setting's own panel reference.
-    pub change: Change,
-}
-
-/// Our rows and every panel's own reference.
-#[derive(Debug, Clone, Default)]
-pub struct Ours {
-    /// One row per (model, domain, setting), in the paper's order.
-    pub rows: Vec<OurRow>,
-    /// Every panel's own unsuffixed pairing, compared in a note with the Reference.
-    pub references: References,
-}
+/// Each non-reference setting's paired Serial EM change, by (model, domain as the paper prints
+/// it, index into [`SETTINGS`]) ([`serial_changes`]).
+pub type Changes = BTreeMap<(String, String, usize), Option<Interval>>;
 
 /// Per (model, domain), each panel's own unsuffixed pairing: (panel, retained / Native correct,
 /// `None` without its SCR row).
@@ -147,7 +101,7 @@ pub fn serial_changes(
     panel: &str,
     trajectories: &[Trajectory],
     stats: &StatsConfig,
-) -> anyhow::Result<BTreeMap<(String, String, usize), Option<Interval>>> {
+) -> anyhow::Result<Changes> {
     let mut by_arm: BTreeMap<(&str, &str, &str), Vec<&Trajectory>> = BTreeMap::new();
     for t in trajectories {
         let domain = paper_domain(t.domain.as_str());
@@ -179,52 +133,19 @@ pub fn serial_changes(
     Ok(changes)
 }
 
-/// Our rows from the three panels' numbers.
-pub fn our_rows(panels: &[PanelNumbers]) -> Ours {
-    let mut out = Ours::default();
-    for numbers in panels {
-        let index = MetricIndex::new(&numbers.rows);
+/// Every panel's own unsuffixed pairing per model and domain, from each panel's metric rows.
+pub fn references(panels: &[(&str, Vec<MetricRow>)]) -> References {
+    let mut out = References::new();
+    for (panel, rows) in panels {
+        let index = MetricIndex::new(rows);
         for g in index.paired_groups() {
-            let domain = paper_domain(&g.domain).to_string();
-            let retained = counts(index.get(&g, None, "scr"));
             if g.comparison == pairing("") {
-                let cell = (g.model.clone(), domain.clone());
-                (out.references.entry(cell).or_default()).push((numbers.panel.clone(), retained));
+                let cell = (g.model.clone(), paper_domain(&g.domain).to_string());
+                let retained = counts(index.get(&g, None, "scr"));
+                (out.entry(cell).or_default()).push((panel.to_string(), retained));
             }
-            let Some(setting) = SETTINGS
-                .iter()
-                .position(|s| s.panel == numbers.panel && g.comparison == pairing(s.suffix))
-            else {
-                continue;
-            };
-            let change = if setting == 0 {
-                Change::Reference
-            } else {
-                let key = (g.model.clone(), domain.clone(), setting);
-                Change::Paired(numbers.changes.get(&key).copied().flatten())
-            };
-            out.rows.push(OurRow {
-                model: g.model.clone(),
-                domain,
-                setting,
-                retained,
-                scr: index.value(&g, None, "scr"),
-                scr_cell: scr_cell(&index, &g, None),
-                serial_em_cell: estimate(index.get(&g, None, "serial_em"), None),
-                change,
-            });
         }
     }
-    // The paper's order: model, arithmetic before lexical, then the settings.
-    let order = |r: &OurRow| {
-        (
-            r.model.clone(),
-            domain_rank(&r.domain),
-            r.domain.clone(),
-            r.setting,
-        )
-    };
-    out.rows.sort_by_cached_key(order);
     out
 }
 
@@ -263,6 +184,8 @@ pub struct PaperSetting {
     pub domain: &'static str,
     /// An index into [`SETTINGS`].
     pub setting: usize,
+    /// The setting's pairing, as our rows (exhibits/figure10.toml) name it.
+    pub comparison: String,
     /// Retained / Native correct.
     pub retained: (u64, u64),
 }
@@ -274,47 +197,55 @@ struct ReferenceNote {
     note: String,
 }
 
-/// Figure 10's rows: ours, the notes on the panels' own references (`reference_notes`), the
-/// paper's counts one setting a row (`paper_settings`), and the settings' labels.
-pub fn frame(ours: &Ours) -> anyhow::Result<Frame> {
+/// Figure 10's rows besides ours (declared in exhibits/figure10.toml): the notes on the
+/// panels' own references (`reference_notes`), the paper's counts one setting a row
+/// (`paper_settings`), the settings' labels and the Serial EM changes (`changes`, by
+/// `MODEL|DOMAIN|PAIRING`).
+pub fn frame(references: &References, changes: &Changes) -> anyhow::Result<Frame> {
     let paper: Vec<PaperSetting> = (PAPER.rows()?.iter())
         .flat_map(|p| {
             (p.retained.iter().enumerate()).map(|(setting, &retained)| PaperSetting {
                 model: &p.model,
                 domain: &p.domain,
                 setting,
+                comparison: pairing(SETTINGS[setting].suffix),
                 retained,
             })
         })
         .collect();
-    let notes: Vec<ReferenceNote> = (reference_notes(&ours.references).into_iter())
+    let notes: Vec<ReferenceNote> = (reference_notes(references).into_iter())
         .map(|note| ReferenceNote { note })
         .collect();
     let labels: Vec<&str> = SETTINGS.iter().map(|s| s.label).collect();
-    Ok((Frame::new().rows("ours", &ours.rows))
-        .rows("reference_notes", &notes)
+    let changes: BTreeMap<String, Option<Interval>> = (changes.iter())
+        .map(|((model, domain, setting), change)| {
+            let pairing = pairing(SETTINGS[*setting].suffix);
+            (format!("{model}|{domain}|{pairing}"), *change)
+        })
+        .collect();
+    Ok((Frame::new().rows("reference_notes", &notes))
         .rows("paper_settings", &paper)
-        .var("settings", labels))
+        .var("settings", labels)
+        .var("changes", changes))
 }
 
-/// Read the three panels' runs and compute the numbers.
+/// Read the three panels' runs: the references and Serial EM changes (our rows are declared in
+/// exhibits/figure10.toml).
 pub fn figure10(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
-    let mut panels = Vec::new();
+    let (mut own, mut changes) = (Vec::new(), Changes::new());
     for panel in PANELS {
         let run = run_of(runs, panel)?.load()?;
-        panels.push(PanelNumbers {
-            panel: panel.to_string(),
-            rows: run.metric_rows()?,
-            changes: serial_changes(panel, &run.trajectories, &run.stats)?,
-        });
+        own.push((panel, run.metric_rows()?));
+        changes.extend(serial_changes(panel, &run.trajectories, &run.stats)?);
     }
-    frame(&our_rows(&panels))
+    frame(&references(&own), &changes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::exhibits::testing::{laid_out, paired_rows, trajectory};
+    use crate::report::exhibits::sources::PanelRecords;
+    use crate::report::exhibits::testing::{declared, paired_rows, panel_metrics, trajectory};
 
     fn setting(label: &str) -> usize {
         SETTINGS
@@ -368,40 +299,46 @@ mod tests {
             .collect()
     }
 
-    fn panel(name: &str, settings: &[(&str, [u64; 4])]) -> PanelNumbers {
-        PanelNumbers {
-            panel: name.to_string(),
-            rows: settings
-                .iter()
-                .flat_map(|(suffix, joint)| {
-                    relabel(paired_rows("m", "arithmetic", *joint, (0.4, 1.0)), suffix)
-                })
-                .collect(),
-            ..PanelNumbers::default()
-        }
+    fn panel(name: &str, settings: &[(&str, [u64; 4])]) -> PanelRecords {
+        let rows = (settings.iter())
+            .flat_map(|(suffix, joint)| {
+                relabel(paired_rows("m", "arithmetic", *joint, (0.4, 1.0)), suffix)
+            })
+            .collect();
+        panel_metrics(name, rows)
+    }
+
+    /// Figure 10 laid out from `panels` (in [`PANELS`]' order) and the Serial EM `changes`.
+    fn figure(panels: &[PanelRecords], changes: &Changes, against: &str) -> String {
+        let own: Vec<(&str, Vec<MetricRow>)> = (panels.iter())
+            .map(|p| (p.panel.as_str(), p.metric_rows.clone()))
+            .collect();
+        let frame = frame(&references(&own), changes).unwrap();
+        declared("figure10", panels, frame, against)
     }
 
     #[test]
     fn the_layout_has_the_papers_settings_counts_and_differences() {
-        let prompts = PanelNumbers {
-            changes: BTreeMap::from([(
-                ("m".to_string(), "math".to_string(), setting("Prompt v2")),
-                Some((0.125, Some(-0.1), Some(0.3))),
-            )]),
-            ..panel(
-                "prompt-variants",
-                &[("", [3, 1, 0, 4]), ("/v2", [3, 1, 1, 3])],
-            )
-        };
+        let changes = Changes::from([(
+            ("m".to_string(), "math".to_string(), setting("Prompt v2")),
+            Some((0.125, Some(-0.1), Some(0.3))),
+        )]);
+        let prompts = panel(
+            "prompt-variants",
+            &[("", [3, 1, 0, 4]), ("/v2", [3, 1, 1, 3])],
+        );
         let orders = panel(
             "option-orders",
             &[("", [4, 0, 0, 4]), ("/O1", [2, 2, 1, 3])],
         );
         let repeated = panel("repeats", &[("", [3, 1, 0, 4]), ("/r1", [3, 1, 0, 4])]);
-        let ours = our_rows(&[prompts, orders, repeated]);
-        let labels: Vec<usize> = ours.rows.iter().map(|r| r.setting).collect();
-        assert_eq!(labels, vec![0, 1, 3, 5]);
-        let md = laid_out("figure10", frame(&ours).unwrap(), "Jev");
+        let md = figure(&[prompts, orders, repeated], &changes, "Jev");
+        let labels: Vec<&str> = (md.lines())
+            .filter_map(|l| l.strip_prefix("| m | math | "))
+            .take(4)
+            .map(|l| l.split(" | ").next().unwrap())
+            .collect();
+        assert_eq!(labels, ["Reference", "Order 1", "Prompt v2", "Repeat 1"]);
         for want in [
             "| Model | Domain | Setting | Retained / Native correct | SCR [95% CI] | Serial EM | Serial EM change [95% CI] |",
             "| m | math | Reference | 3/4 | 75.0 [40.0, 100.0] | 37.5 | reference |",
@@ -421,8 +358,8 @@ mod tests {
 
     #[test]
     fn every_printed_model_is_compared_when_against_is_not_printed() {
-        let ours = our_rows(&[panel("repeats", &[("", [1, 1, 0, 2])])]);
-        let md = laid_out("figure10", frame(&ours).unwrap(), "Qwen3.5-27B");
+        let repeats = panel("repeats", &[("", [1, 1, 0, 2])]);
+        let md = figure(&[repeats], &Changes::new(), "Qwen3.5-27B");
         for want in [
             "## This run minus the paper (Jev, StartLux, Qwen3-8B)",
             "| m | math | Reference | StartLux / math | +0 | −18 | +45.0 |",
@@ -439,9 +376,8 @@ mod tests {
     fn the_reference_notes_are_printed_also_without_rows() {
         let orders = panel("option-orders", &[("", [4, 0, 0, 4])]);
         let prompts = panel("prompt-variants", &[("", [3, 1, 0, 4])]);
-        let ours = our_rows(&[prompts, orders]);
-        assert!(ours.rows.is_empty());
-        let md = laid_out("figure10", frame(&ours).unwrap(), "Jev");
+        let md = figure(&[prompts, orders], &Changes::new(), "Jev");
+        assert!(!md.contains("| m | math |"), "{md}");
         let want = "m / math: the panels' own references differ (prompt-variants 3/4, \
                     option-orders 4/4); each change is taken from its own panel's reference.";
         assert_eq!(md.matches(want).count(), 1, "missing {want:?} in\n{md}");

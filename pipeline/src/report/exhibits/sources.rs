@@ -30,7 +30,15 @@
 //! counts 1). Expressions are minijinja's, over a trajectory's fields (and `panel`, the
 //! panel's `fields`) or a built metrics row; rows are kept where `where` is true and ordered
 //! by `sort` (stable; metrics rows are otherwise in panel order, then by model, domain and
-//! comparison; trajectory groups by their `group_by` values).
+//! comparison; trajectory groups by their `group_by` values). `derive = [[name, expr], ...]`
+//! adds fields computed from each built row (a metrics row before `where`, a trajectories
+//! group after its sums), in turn, each seeing those before it: e.g. a label of the domain
+//! (`"'Arithmetic' if domain == 'math' else 'Lexical'"`) a printed table's rows are joined on.
+//! `subsets = [[value, item list], ...]` reads the rows once per subset, on the items of its
+//! list (`data/panels/*.txt`; `""`: every item; a metrics set's statistics recomputed on them),
+//! each row carrying its value as `subset` (after `where`; `sort` orders the rows of all).
+//! Two filters give a count's exact binomial statistics: `k | clopper_pearson(n, level)` (its
+//! interval, `[low, high]`) and `k | binomial_upper_tail(n, p)` (P(X ≥ k), X ~ Binomial(n, p)).
 
 use std::collections::BTreeMap;
 
@@ -75,12 +83,20 @@ pub struct SourceSpec {
     /// Trajectories: `[name, expression]` of each sum.
     #[serde(default)]
     pub sums: Vec<(String, String)>,
+    /// `[name, expression]` of fields computed from each built row (a metrics row, or a
+    /// trajectories group with its `n` and sums), in turn, each seeing those before it.
+    #[serde(default)]
+    pub derive: Vec<(String, String)>,
     /// An expression: the rows (metrics) or trajectories kept.
     #[serde(rename = "where")]
     pub keep: Option<String>,
     /// Expressions the rows are ordered by, in turn.
     #[serde(default)]
     pub sort: Vec<String>,
+    /// `[value, item list]` of each subset the rows are read on, in turn (`""`: every item),
+    /// each row carrying its subset's value as `subset`.
+    #[serde(default)]
+    pub subsets: Vec<(String, String)>,
 }
 
 /// One panel's records, every model's, as a declared row set reads them.
@@ -181,19 +197,55 @@ impl SourceSpec {
                 .map(|p| super::run_of(runs, p))
                 .collect::<anyhow::Result<_>>()?,
         };
-        let mut panels = Vec::new();
-        for run in selected {
-            let loaded = run.load()?;
-            panels.push(PanelRecords {
-                panel: run.panel.to_string(),
-                metric_rows: match self.from {
-                    Records::Metrics => loaded.metric_rows()?,
-                    Records::Trajectories => Vec::new(),
-                },
-                trajectories: loaded.trajectories,
-            });
+        let loaded = (selected.iter())
+            .map(|run| run.load())
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let records = |ids: Option<&std::collections::BTreeSet<String>>| {
+            let mut panels = Vec::new();
+            for (run, loaded) in selected.iter().zip(&loaded) {
+                let subset = ids.map(|ids| loaded.restricted(ids));
+                let loaded = subset.as_ref().unwrap_or(loaded);
+                panels.push(PanelRecords {
+                    panel: run.panel.to_string(),
+                    metric_rows: match self.from {
+                        Records::Metrics => loaded.metric_rows()?,
+                        Records::Trajectories => Vec::new(),
+                    },
+                    trajectories: loaded.trajectories.clone(),
+                });
+            }
+            anyhow::Ok(panels)
+        };
+        if self.subsets.is_empty() {
+            return self.rows_of(&records(None)?, env);
         }
-        self.rows_of(&panels, env)
+        let mut subsets = Vec::new();
+        for (value, list) in &self.subsets {
+            let ids = (!list.is_empty()).then(|| super::panel_ids(list));
+            subsets.push((value.clone(), records(ids.transpose()?.as_ref())?));
+        }
+        self.rows_of_subsets(&subsets, env)
+    }
+
+    /// The rows of this set from each subset's panels' records already read (`[value,
+    /// panels]`), each row carrying its subset's value as `subset`, ordered by `sort` over all.
+    pub fn rows_of_subsets(
+        &self,
+        subsets: &[(String, Vec<PanelRecords>)],
+        env: &Environment<'static>,
+    ) -> anyhow::Result<Vec<Value>> {
+        let mut rows = Vec::new();
+        for (subset, panels) in subsets {
+            for row in self.rows_of(panels, env)? {
+                let mut fields = Vec::new();
+                for key in row.try_iter()? {
+                    fields.push((key.to_string(), row.get_item(&key)?));
+                }
+                fields.push(("subset".to_string(), Value::from(subset.as_str())));
+                rows.push(Value::from_iter(fields));
+            }
+        }
+        self.sorted(rows, env)
     }
 
     /// The rows of this set from panels' records already read.
@@ -211,6 +263,21 @@ impl SourceSpec {
             Records::Metrics => self.metric_rows(panels)?,
             Records::Trajectories => self.trajectory_rows(panels, keep.as_ref(), env)?,
         };
+        if !self.derive.is_empty() {
+            let derived = compiled(env, &self.derive).with_context(context)?;
+            for row in &mut rows {
+                let mut fields: BTreeMap<String, Value> = BTreeMap::new();
+                for key in row.try_iter()? {
+                    fields.insert(key.to_string(), row.get_item(&key)?);
+                }
+                for (name, e) in &derived {
+                    let value = (e.eval(&fields))
+                        .with_context(|| format!("source `{}`: derive `{name}`", self.rows))?;
+                    fields.insert(name.to_string(), value);
+                }
+                *row = Value::from_iter(fields);
+            }
+        }
         if let (Records::Metrics, Some(keep)) = (self.from, &keep) {
             let mut kept = Vec::with_capacity(rows.len());
             for row in rows {
@@ -220,6 +287,16 @@ impl SourceSpec {
             }
             rows = kept;
         }
+        self.sorted(rows, env)
+    }
+
+    /// `rows` ordered by `sort` (stable).
+    fn sorted(
+        &self,
+        mut rows: Vec<Value>,
+        env: &Environment<'static>,
+    ) -> anyhow::Result<Vec<Value>> {
+        let context = || format!("source `{}`", self.rows);
         if !self.sort.is_empty() {
             let keys = (self.sort.iter())
                 .map(|e| compile(env, e))
@@ -302,13 +379,12 @@ impl SourceSpec {
                 }
                 record.insert("panel".into(), Value::from(run.panel.as_str()));
                 record.extend(fields.iter().cloned());
+                let at = |what: &str| {
+                    let (source, item, arm) = (&self.rows, &t.item_id, &t.arm);
+                    format!("source `{source}`: {what}, item {item} ({arm})")
+                };
                 let of = |what: &str, e: &minijinja::Expression<'_, '_>| {
-                    e.eval(&record).with_context(|| {
-                        format!(
-                            "source `{}`: {what}, item {} ({})",
-                            self.rows, t.item_id, t.arm
-                        )
-                    })
+                    e.eval(&record).with_context(|| at(what))
                 };
                 if let Some(keep) = keep {
                     if !of("where", keep)?.is_true() {
@@ -323,9 +399,7 @@ impl SourceSpec {
                     .or_insert_with(|| (0, vec![Sum::Int(0); sums.len()]));
                 *n += 1;
                 for ((name, e), total) in sums.iter().zip(totals.iter_mut()) {
-                    total
-                        .add(&of(name, e)?)
-                        .with_context(|| format!("sum `{name}`"))?;
+                    (total.add(&of(name, e)?)).with_context(|| at(&format!("sum `{name}`")))?;
                 }
             }
         }
@@ -421,4 +495,17 @@ pub fn add_filters(env: &mut Environment<'static>) {
         let n = m.0.and_then(|m| m.denominator);
         n.map_or_else(|| tables::UNDEFINED.to_string(), |n| n.to_string())
     });
+    // Exact binomial statistics of a count k of n (a trajectories row's sums): the
+    // Clopper–Pearson interval at a level, `[low, high]` (none for n = 0 or an invalid level),
+    // and the one-sided tail P(X ≥ k) for X ~ Binomial(n, p) (none for n = 0).
+    env.add_filter("clopper_pearson", |k: u64, n: u64, level: f64| {
+        let interval = c2s_stats::clopper_pearson(k, n, level).ok().flatten();
+        interval.map(|i| vec![i.low, i.high])
+    });
+    env.add_filter("binomial_upper_tail", |k: u64, n: u64, p: f64| {
+        c2s_stats::binomial_upper_tail(k, n, p)
+    });
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::engine::Frame;
 use super::{compared_models, panel_ids, paper, paper_domain, run_of, PanelRun, QWEN_192};
-use crate::report::tables::{estimate, MetricIndex, UNDEFINED};
+use crate::report::tables::MetricIndex;
 
 /// Figure 12's bars, in its order: (label, support of the Serial arm).
 pub const BARS: [(&str, &str); 4] = [
@@ -55,10 +55,10 @@ pub struct OurPanel {
     pub parents: Parents,
     /// Paired items of the first bar's comparison; `None` without its joint table.
     pub items: Option<u64>,
-    /// Native EM in percent with its interval, the figure's dashed reference.
-    pub native: String,
-    /// Each bar of [`BARS`]: Serial EM (a fraction) and its cell; `None`, "–" without it.
-    pub bars: [(Option<f64>, String); 4],
+    /// Native EM with its interval, the figure's dashed reference.
+    pub native: Option<MetricRow>,
+    /// Each bar of [`BARS`]: Serial EM with its interval; `None` without it.
+    pub bars: [Option<MetricRow>; 4],
 }
 
 /// The Serial support of a `Native/… vs Serial/SUPPORT/…` comparison.
@@ -86,16 +86,13 @@ pub fn our_panels(rows: &[MetricRow], parents: Parents) -> Vec<OurPanel> {
                     domain,
                     parents,
                     items: index.get(&g, None, "both").and_then(|r| r.denominator),
-                    native: estimate(index.get(&g, None, "native_em"), None),
-                    bars: std::array::from_fn(|_| (None, UNDEFINED.to_string())),
+                    native: index.get(&g, None, "native_em").cloned(),
+                    bars: Default::default(),
                 });
                 out.len() - 1
             }
         };
-        out[i].bars[bar] = (
-            index.value(&g, None, "serial_em"),
-            estimate(index.get(&g, None, "serial_em"), None),
-        );
+        out[i].bars[bar] = index.get(&g, None, "serial_em").cloned();
     }
     out
 }
@@ -182,9 +179,10 @@ mod tests {
         ));
         let mut ours = our_panels(&rows, Parents::All);
         assert_eq!(ours.len(), 1);
-        assert_eq!(ours[0].bars[0].0, Some(0.5));
-        assert_eq!(ours[0].bars[3].0, Some(0.125));
-        assert_eq!(ours[0].bars[1].0, None);
+        let value = |bar: &Option<MetricRow>| bar.as_ref().and_then(|r| r.value);
+        assert_eq!(value(&ours[0].bars[0]), Some(0.5));
+        assert_eq!(value(&ours[0].bars[3]), Some(0.125));
+        assert_eq!(value(&ours[0].bars[1]), None);
         // D.6: "Jev evaluates all 768 parents; Qwen uses 192 selected by item hash": the
         // subset's rows are set beside the Qwen panels only, all items beside Jev's.
         ours.extend(our_panels(&rows, Parents::Qwen192));

@@ -4,10 +4,7 @@
 //! each panel's paired groups); this module holds what other exhibits share of it: the two
 //! interfaces, the paper's domain order and the paper's models (`--against`).
 
-use c2s_stats::MetricRow;
 use serde::{Deserialize, Serialize};
-
-use super::PanelRun;
 
 /// The two interfaces of Table 1's rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -50,20 +47,6 @@ pub fn paper_models() -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// The rows `rows` makes of each Table 1 panel's metric rows with its interface (Table 1,
-/// Figure 2).
-pub(super) fn per_interface<T>(
-    runs: &[PanelRun],
-    rows: fn(&[MetricRow], Interface) -> Vec<T>,
-) -> anyhow::Result<Vec<T>> {
-    let mut out = Vec::new();
-    for run in runs {
-        let interface = Interface::of_panel(run.panel)?;
-        out.extend(rows(&run.load()?.metric_rows()?, interface));
-    }
-    Ok(out)
-}
-
 /// A domain's place in the paper's order, math then lexical (any other last).
 pub(super) fn domain_rank(domain: &str) -> usize {
     ["math", "lexical"]
@@ -74,7 +57,8 @@ pub(super) fn domain_rank(domain: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use c2s_stats::MetricRow;
+
     use crate::report::exhibits::engine::Frame;
     use crate::report::exhibits::testing::{declared, panel_metrics};
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::engine::Frame;
 use super::table1::{domain_rank, Interface};
 use super::{paper_domain, PanelRun};
-use crate::report::tables::{ratio, scr_cell, MetricIndex, UNDEFINED};
+use crate::report::tables::MetricIndex;
 
 /// D.1: "Intervals use 99,999 length-stratified paired item bootstrap draws with seed
 /// 20261008" (the draws are the panels' own, 99,999 unless `reproduce --draws` asks fewer).
@@ -50,12 +50,11 @@ pub struct OurRow {
     pub domain: String,
     /// Common Native-correct items / items every row holds, in the domain.
     pub coverage: (u64, u64),
-    /// Retained / Native correct on the common population, as printed.
-    pub retained: String,
-    /// SCR with its interval in percent on the common population, as printed.
-    pub scr_ci: String,
-    /// SCR as a fraction on the common population; `None` when empty.
-    pub scr: Option<f64>,
+    /// SCR (retained / Native correct) on the common population, with its interval; `None`
+    /// when empty.
+    pub scr: Option<MetricRow>,
+    /// The share of bootstrap draws dropped for SCR (the ‡ of its cell).
+    pub scr_bootstrap_dropped: Option<MetricRow>,
 }
 
 /// Per domain: the items every row holds, and those Native-correct in every row.
@@ -129,16 +128,13 @@ pub fn our_rows(panels: &[PanelRecords]) -> anyhow::Result<Vec<OurRow>> {
             };
             let index = MetricIndex::new(&metrics);
             let group = index.paired_groups().into_iter().next();
-            let scr_row = group.as_ref().and_then(|g| index.get(g, None, "scr"));
+            let get = |m| (group.as_ref()).and_then(|g| index.get(g, None, m).cloned());
             ours.push(OurRow {
                 label: format!("{} ({})", key.model, key.interface),
                 domain: paper_domain(domain).to_string(),
                 coverage: (correct.len() as u64, all.len() as u64),
-                retained: ratio(scr_row),
-                scr_ci: group
-                    .as_ref()
-                    .map_or(UNDEFINED.to_string(), |g| scr_cell(&index, g, None)),
-                scr: scr_row.and_then(|r| r.value),
+                scr: get("scr"),
+                scr_bootstrap_dropped: get("scr_bootstrap_dropped"),
             });
         }
     }
@@ -168,6 +164,7 @@ pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
 mod tests {
     use super::*;
     use crate::report::exhibits::testing::laid_out;
+    use crate::report::tables::{ratio, UNDEFINED};
 
     fn outcome(
         item: &str,
@@ -224,16 +221,16 @@ mod tests {
             },
         ];
         let ours = our_rows(&panels).unwrap();
-        let cells: Vec<(&str, &str, (u64, u64), &str)> = (ours.iter())
-            .map(|r| (&*r.label, &*r.domain, r.coverage, &*r.retained))
+        let cells: Vec<(&str, &str, (u64, u64), String)> = (ours.iter())
+            .map(|r| (&*r.label, &*r.domain, r.coverage, ratio(r.scr.as_ref())))
             .collect();
         assert_eq!(
             cells,
             [
-                ("m (code)", "math", (2, 3), "1/2"),
-                ("m (direct)", "math", (2, 3), "0/2"),
-                ("m (code)", "lexical", (0, 1), UNDEFINED),
-                ("m (direct)", "lexical", (0, 1), UNDEFINED),
+                ("m (code)", "math", (2, 3), "1/2".into()),
+                ("m (direct)", "math", (2, 3), "0/2".into()),
+                ("m (code)", "lexical", (0, 1), UNDEFINED.into()),
+                ("m (direct)", "lexical", (0, 1), UNDEFINED.into()),
             ]
         );
         let md = laid_out("tableD1", Frame::new().rows("ours", &ours), "Qwen3.5-27B");

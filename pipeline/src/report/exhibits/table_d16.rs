@@ -3,113 +3,19 @@
 //! and UnionCall counted by their `membership` class and `recombination` flag. Gold-synset
 //! lemmas and outputs classed without a WordNet index (`outside`) are counted apart, in a note.
 //! Counted on every item and on the qwen-192 subset, the paper's Qwen rows' parents (D.6,
-//! [`support_controllers::Parents`]).
-
-use std::collections::BTreeMap;
-
-use c2s_records::{Domain, Membership, Trajectory};
-use serde::Serialize;
-
-use super::engine::Frame;
-use super::support_controllers::Parents;
-use super::{panel_ids, run_of, PanelRun, QWEN_192};
-
-/// The controllers Table D16 prints, in its order.
-pub const CONTROLLERS: [&str; 4] = ["Full", "TrieCall", "TrieFill", "UnionCall"];
-
-/// Output counts of one (model, controller) row.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Audit {
-    /// Lexical Serial trajectories of the controller.
-    pub items: u64,
-    /// Gold / other candidate / malformed / other noun / other word / unindexed.
-    pub counts: [u64; 6],
-    /// Outputs that are another lemma of the gold synset (the paper found none); in a note.
-    pub gold_synset_lemma: u64,
-    /// Outputs classed without a WordNet index (`Membership::Outside`); in a note.
-    pub outside: u64,
-    /// Noncandidate outputs compatible with every position-wise union (may overlap classes).
-    pub recombinations: u64,
-}
-
-/// One parents' audits: per (model, controller).
-pub type Audits = BTreeMap<(String, &'static str), Audit>;
-
-/// The lexical Serial trajectories' audit per (model, controller).
-pub fn audits(trajectories: &[Trajectory]) -> Audits {
-    let mut out = Audits::new();
-    for t in trajectories.iter().filter(|t| t.domain == Domain::Lexical) {
-        let Some(controller) = (t.arm.strip_prefix("Serial/"))
-            .and_then(|rest| rest.split('/').next())
-            .and_then(|c| CONTROLLERS.iter().find(|k| **k == c))
-        else {
-            continue;
-        };
-        let a = out.entry((t.model.clone(), controller)).or_default();
-        a.items += 1;
-        match t.membership {
-            Membership::Gold => a.counts[0] += 1,
-            Membership::OtherCandidate => a.counts[1] += 1,
-            Membership::Malformed => a.counts[2] += 1,
-            Membership::IndexedNoun => a.counts[3] += 1,
-            Membership::IndexedWord => a.counts[4] += 1,
-            Membership::Unindexed => a.counts[5] += 1,
-            Membership::GoldSynsetLemma => a.gold_synset_lemma += 1,
-            Membership::Outside => a.outside += 1,
-        }
-        a.recombinations += u64::from(t.recombination);
-    }
-    out
-}
-
-/// One of our rows: a (model, parents, controller)'s audit.
-#[derive(Debug, Serialize)]
-pub struct OurRow {
-    /// The model label of the run's records.
-    pub model: String,
-    /// The parents counted on.
-    pub parents: Parents,
-    /// One of [`CONTROLLERS`].
-    pub controller: &'static str,
-    /// The row's output counts.
-    #[serde(flatten)]
-    pub audit: Audit,
-}
-
-/// Table D16's rows: ours on each parents, by model, parents and controller.
-pub fn our_rows(ours: &[(Parents, Audits)]) -> Vec<OurRow> {
-    let mut rows: Vec<OurRow> = (ours.iter())
-        .flat_map(|(parents, audits)| {
-            (audits.iter()).map(move |((model, controller), audit)| OurRow {
-                model: model.clone(),
-                parents: *parents,
-                controller,
-                audit: *audit,
-            })
-        })
-        .collect();
-    rows.sort_by_key(|r| {
-        let rank = CONTROLLERS.iter().position(|c| *c == r.controller);
-        (r.model.clone(), r.parents, rank)
-    });
-    rows
-}
-
-/// Read the support panel's run: Table D16's rows.
-pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
-    let run = run_of(runs, "support")?.load()?;
-    let subset = run.restricted(&panel_ids(QWEN_192)?);
-    let ours = our_rows(&[
-        (Parents::All, audits(&run.trajectories)),
-        (Parents::Qwen192, audits(&subset.trajectories)),
-    ]);
-    Ok(Frame::new().rows("ours", &ours))
-}
+//! [`super::support_controllers::Parents`]). Its rows are declared in exhibits/tableD16.toml
+//! (`[[sources]]`: the panel's trajectories summed per model and controller on each subset);
+//! this module holds its tests.
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use c2s_records::{Domain, Membership, Trajectory};
+    use minijinja::Value;
+
+    use crate::report::exhibits::engine::{environment, Frame};
+    use crate::report::exhibits::sources::PanelRecords;
     use crate::report::exhibits::testing::laid_out;
+    use crate::report::exhibits::Exhibit;
 
     fn trajectory(arm: &str, domain: Domain, membership: Membership, recomb: bool) -> Trajectory {
         serde_json::from_value(serde_json::json!({
@@ -137,16 +43,39 @@ mod tests {
             trajectory("Native/code", Domain::Lexical, Gold, false),
             trajectory("Serial/UnionFill/code", Domain::Lexical, Gold, false),
         ];
-        let a = audits(&ts);
-        assert_eq!(a.len(), 2);
-        let full = a[&("m".to_string(), "Full")];
-        assert_eq!(full.items, 4);
-        assert_eq!(full.counts, [1, 0, 0, 0, 0, 2]);
-        assert_eq!(full.gold_synset_lemma, 1);
-        assert_eq!(full.recombinations, 1);
-        let ours = our_rows(&[(Parents::All, a.clone()), (Parents::Qwen192, a)]);
-        let frame = Frame::new().rows("ours", &ours);
-        let md = laid_out("tableD16", frame, "Jev");
+        let panel = || {
+            vec![PanelRecords {
+                panel: "support".into(),
+                metric_rows: vec![],
+                trajectories: ts.clone(),
+            }]
+        };
+        let subsets = [
+            ("all".to_string(), panel()),
+            ("qwen-192".to_string(), panel()),
+        ];
+        let exhibit = Exhibit::named("tableD16").expect("a registered exhibit");
+        let source = &exhibit.spec.sources[0];
+        let ours = (source.rows_of_subsets(&subsets, &environment())).expect("the rows");
+        assert_eq!(ours.len(), 4);
+        let full = &ours[0];
+        let at = |key: &str| full.get_attr(key).unwrap();
+        assert_eq!(at("controller"), Value::from("Full"));
+        assert_eq!(at("n"), Value::from(4));
+        let counts = [
+            "gold",
+            "other_candidate",
+            "malformed",
+            "other_noun",
+            "other_word",
+        ];
+        let counts: Vec<Value> = (counts.iter().chain(&["unindexed"]))
+            .map(|k| at(k))
+            .collect();
+        assert_eq!(counts, [1, 0, 0, 0, 0, 2].map(Value::from));
+        assert_eq!(at("gold_synset_lemma"), Value::from(1));
+        assert_eq!(at("recombinations"), Value::from(1));
+        let md = laid_out("tableD16", Frame::new().values("ours", ours), "Jev");
         for want in [
             "| Model | Parents | Controller | Items | Output counts | Recombinations |",
             "| m | all | Full | 4 | 1/0/0/0/0/2 | 1 |",

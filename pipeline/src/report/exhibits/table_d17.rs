@@ -21,9 +21,15 @@ pub const INTERFACES: [(&str, &str); 3] = [
     ("WholeGenerate", "WholeGenerate"),
 ];
 
-/// One of our rows' tallies.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+/// One of our rows: a model's tallies of one task and interface.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Budget {
+    /// The model label of the run's records.
+    pub model: String,
+    /// The task as printed (`lexical`, `math`).
+    pub task: String,
+    /// One of [`INTERFACES`]' printed names.
+    pub interface: &'static str,
     /// Successful requests (no error) counted.
     pub requests: u64,
     /// The smallest and largest greedy budget among the requests.
@@ -34,16 +40,13 @@ pub struct Budget {
     pub truncated: u64,
 }
 
-/// Tallies per (model, task as printed, interface), from the run's requests; `domain_of` maps
-/// an item id to its domain (the requests do not carry it).
-pub fn budgets(
-    requests: &[RequestRow],
-    domain_of: &BTreeMap<String, String>,
-) -> BTreeMap<(String, String, &'static str), Budget> {
-    let mut out: BTreeMap<(String, String, &'static str), Budget> = BTreeMap::new();
+/// Our rows per model and task (as printed), in [`INTERFACES`]' order, from the run's
+/// requests; `domain_of` maps an item id to its domain (the requests do not carry it).
+pub fn budgets(requests: &[RequestRow], domain_of: &BTreeMap<String, String>) -> Vec<Budget> {
+    let mut out: BTreeMap<(String, String, usize), Budget> = BTreeMap::new();
     for r in requests.iter().filter(|r| r.error.is_none()) {
         let kind = r.arm.split('/').next().unwrap_or(&r.arm);
-        let Some(&(interface, _)) = INTERFACES.iter().find(|(_, arm)| *arm == kind) else {
+        let Some(rank) = INTERFACES.iter().position(|(_, arm)| *arm == kind) else {
             continue;
         };
         let Some(Decoding::Greedy { max_new_tokens }) =
@@ -55,7 +58,12 @@ pub fn budgets(
             .get(&r.item_id)
             .map_or(UNDEFINED, |d| paper_domain(d))
             .to_string();
-        let b = out.entry((r.model.clone(), task, interface)).or_default();
+        let b = (out.entry((r.model.clone(), task.clone(), rank))).or_insert_with(|| Budget {
+            model: r.model.clone(),
+            task,
+            interface: INTERFACES[rank].0,
+            ..Budget::default()
+        });
         b.requests += 1;
         b.cap = Some(match b.cap {
             None => (max_new_tokens, max_new_tokens),
@@ -64,38 +72,7 @@ pub fn budgets(
         b.max = b.max.max(r.completion_tokens);
         b.truncated += u64::from(r.truncated == Some(true));
     }
-    out
-}
-
-/// One of our rows: a model's tallies of one task and interface.
-#[derive(Debug, Serialize)]
-pub struct OurRow<'a> {
-    /// The model label of the run's records.
-    pub model: &'a str,
-    /// The task as printed (`lexical`, `math`).
-    pub task: &'a str,
-    /// One of [`INTERFACES`]' printed names.
-    pub interface: &'a str,
-    /// The tallies.
-    #[serde(flatten)]
-    pub budget: Budget,
-}
-
-/// Our rows per model and task, in [`INTERFACES`]' order.
-pub fn frame(ours: &BTreeMap<(String, String, &'static str), Budget>) -> Frame {
-    let mut rows: Vec<OurRow> = (ours.iter())
-        .map(|((model, task, interface), &budget)| OurRow {
-            model,
-            task,
-            interface,
-            budget,
-        })
-        .collect();
-    rows.sort_by_key(|r| {
-        let rank = INTERFACES.iter().position(|(i, _)| *i == r.interface);
-        (r.model, r.task, rank)
-    });
-    Frame::new().rows("ours", &rows)
+    out.into_values().collect()
 }
 
 /// Table D17 from Table 3's run.
@@ -111,7 +88,7 @@ pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     for dir in &run.run_dirs {
         requests.extend(c2s_sinks::read_requests(&dir.join("requests"))?);
     }
-    Ok(frame(&budgets(&requests, &domain_of)))
+    Ok(Frame::new().rows("ours", &budgets(&requests, &domain_of)))
 }
 
 #[cfg(test)]
@@ -153,17 +130,22 @@ mod tests {
         ];
         let b = budgets(&rows, &domains);
         assert_eq!(b.len(), 3);
-        let pos = b[&("m".to_string(), "math".to_string(), "Position")];
+        let pos = b
+            .iter()
+            .find(|b| b.task == "math" && b.interface == "Position");
         assert_eq!(
             pos,
-            Budget {
+            Some(&Budget {
+                model: "m".into(),
+                task: "math".into(),
+                interface: "Position",
                 requests: 2,
                 cap: Some((8, 8)),
                 max: 2,
                 truncated: 0
-            }
+            })
         );
-        let md = laid_out("tableD17", frame(&b), "Qwen3.5-27B");
+        let md = laid_out("tableD17", Frame::new().rows("ours", &b), "Qwen3.5-27B");
         for want in [
             "## This run: m",
             "| Task | Interface | Requests | Cap | Max | Truncated |",

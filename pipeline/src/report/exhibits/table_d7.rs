@@ -8,9 +8,9 @@ use std::path::Path;
 
 use c2s_records::{position_union, Domain, Item, ItemPolicy};
 use serde::Serialize;
+use serde_json::Value as Json;
 
 use super::engine::Frame;
-use super::paper::PaperTable;
 
 /// The banks Table D7 describes (relative to the repository root, as the panels' sources).
 pub const BANKS: [&str; 2] = [
@@ -95,10 +95,6 @@ pub fn rows(items: &[Item]) -> Vec<LengthRow> {
         .collect()
 }
 
-/// Table D7's lexical rows as printed: length, items, mean U, forced, Cartesian min/median/max.
-pub static PAPER_LEXICAL: PaperTable<(usize, usize, f64, f64, [u64; 3])> =
-    PaperTable::new("tableD7");
-
 /// The paper's arithmetic formula row at length L: mean U 1 + 4/L, forced L − 2, support 8.
 pub fn paper_arithmetic(length: usize) -> (f64, f64, u64) {
     let l = length as f64;
@@ -125,101 +121,47 @@ pub fn grouped(v: f64) -> String {
     out
 }
 
-/// A printed cell: a number, or the paper's text where it prints a formula.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Printed<T> {
-    /// The printed number.
-    Value(T),
-    /// The printed text (`3 to 8`, `1+4/L`, `L−2`).
-    Text(&'static str),
-}
-
-/// One of the paper's rows as printed: the arithmetic formula row, or a lexical row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PrintedRow {
-    /// The row's domain.
-    pub domain: Domain,
-    /// Target length L (`3 to 8` in the formula row).
-    pub length: Printed<usize>,
-    /// Items of this domain and length (the formula row: all lengths).
-    pub items: usize,
-    /// Mean U (`1+4/L` in the formula row).
-    pub mean_u: Printed<f64>,
-    /// Forced positions (`L−2` in the formula row).
-    pub forced: Printed<f64>,
-    /// Cartesian support: minimum, median, maximum over items.
-    pub cartesian: (u64, f64, u64),
-}
-
-/// The paper's arithmetic row as printed: the formula over lengths 3 to 8 (384 items, support 8).
-pub const FORMULA_ROW: PrintedRow = PrintedRow {
-    domain: Domain::Arithmetic,
-    length: Printed::Text("3 to 8"),
-    items: 384,
-    mean_u: Printed::Text("1+4/L"),
-    forced: Printed::Text("L−2"),
-    cartesian: (8, 8.0, 8),
-};
-
-/// Table D7's rows: ours, the paper's as printed (`printed`: the formula row, then the lexical
-/// rows), and the paper's row each of ours is compared with (`reference`: the formula at its
-/// length).
+/// Table D7's rows: ours, the paper's as printed (`printed`: the arithmetic formula row over
+/// lengths 3 to 8, then the lexical rows of exhibits/tableD7.tsv), and the paper's row each of
+/// ours is compared with (`reference`: the lexical rows, and the formula at each of our
+/// arithmetic lengths).
 pub fn frame(ours: &[LengthRow]) -> anyhow::Result<Frame> {
-    let lexical: Vec<LengthRow> = (PAPER_LEXICAL.rows()?.iter())
-        .map(
-            |&(length, items, mean_u, forced, [min, median, max])| LengthRow {
-                domain: Domain::Lexical,
-                length,
-                items,
-                mean_u,
-                forced,
-                cartesian: (min, median as f64, max),
-            },
-        )
-        .collect();
-    let mut reference = lexical.clone();
-    for r in ours.iter().filter(|r| r.domain == Domain::Arithmetic) {
-        let (mean_u, forced, size) = paper_arithmetic(r.length);
-        let cartesian = (size, size as f64, size);
-        reference.push(LengthRow {
-            items: 64,
-            mean_u,
-            forced,
-            cartesian,
-            ..r.clone()
-        });
+    let mut lexical = Vec::new();
+    for record in super::paper::records("tableD7")? {
+        let mut row = serde_json::to_value(record)?;
+        row["domain"] = Domain::Lexical.as_str().into();
+        lexical.push(row);
     }
-    let printed: Vec<PrintedRow> = std::iter::once(FORMULA_ROW)
-        .chain(lexical.iter().map(|r| PrintedRow {
-            domain: r.domain,
-            length: Printed::Value(r.length),
-            items: r.items,
-            mean_u: Printed::Value(r.mean_u),
-            forced: Printed::Value(r.forced),
-            cartesian: r.cartesian,
-        }))
-        .collect();
+    // An arithmetic row of the paper's formula: support 8 at every length.
+    let formula = |length: Json, items: u64, mean_u: Json, forced: Json| {
+        serde_json::json!({
+            "domain": Domain::Arithmetic.as_str(), "length": length, "items": items,
+            "mean_u": mean_u, "forced": forced,
+            "cartesian_min": 8, "cartesian_median": 8.0, "cartesian_max": 8,
+        })
+    };
+    let printed = std::iter::once(formula("3 to 8".into(), 384, "1+4/L".into(), "L−2".into()));
+    let arithmetic = (ours.iter().filter(|r| r.domain == Domain::Arithmetic)).map(|r| {
+        let (mean_u, forced, _) = paper_arithmetic(r.length);
+        formula(r.length.into(), 64, mean_u.into(), forced.into())
+    });
+    let reference: Vec<_> = lexical.iter().cloned().chain(arithmetic).collect();
     Ok(Frame::new()
         .rows("ours", ours)
-        .rows("printed", &printed)
+        .rows("printed", &printed.chain(lexical).collect::<Vec<_>>())
         .rows("reference", &reference)
         .var("banks", BANKS))
 }
 
-/// Read the banks (relative to `root`) and compute the table's rows.
-pub fn document_at(root: &Path) -> anyhow::Result<Frame> {
+/// Read the banks (relative to the current directory, the repository root as `reproduce`
+/// runs) and compute the table's rows.
+pub fn document() -> anyhow::Result<Frame> {
     let mut items = Vec::new();
     for bank in BANKS {
-        let bank = c2s_banks::bank::read_bank(&root.join(bank), &ItemPolicy::default())?;
+        let bank = c2s_banks::bank::read_bank(Path::new(bank), &ItemPolicy::default())?;
         items.extend(bank);
     }
     frame(&rows(&items))
-}
-
-/// The banks from the current directory (the repository root, as `reproduce` runs).
-pub fn document() -> anyhow::Result<Frame> {
-    document_at(Path::new("."))
 }
 
 #[cfg(test)]

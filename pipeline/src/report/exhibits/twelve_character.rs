@@ -23,8 +23,8 @@ pub const PAPER_MODELS: [&str; 2] = ["Jev", "Qwen3.5-27B"];
 /// Table D8's eight printed rows (exhibits/tableD8.tsv), Early then Late.
 pub static PAPER: PaperTable<PaperRow> = PaperTable::new("tableD8");
 
-/// The cell name of a printed row (`early 10 / 2`).
-fn cell_name(branch: &str, choices: &str) -> String {
+/// The panel's cell name of a printed row's branch and choices / queries (`early 10 / 2`).
+pub(super) fn cell_name(branch: &str, choices: &str) -> String {
     format!("{} {choices}", branch.to_lowercase())
 }
 

@@ -17,7 +17,7 @@ use super::engine::Frame;
 use super::item_intervals::Interval;
 use super::support::{FULL_ARM, UNION_ARM};
 use super::{paper_domain, run_of, PanelRun};
-use crate::report::tables::{estimate, Group, MetricIndex};
+use crate::report::tables::{Group, MetricIndex};
 
 /// The Native arm whose EM is the figure's Native bar (paired with Full Serial).
 pub const NATIVE_ARM: &str = "Native/code";
@@ -47,18 +47,16 @@ pub struct OurBars {
     pub domain: String,
     /// Items of the Full/Union pairing; `None` without its joint table.
     pub items: Option<u64>,
-    /// Native EM's cell (estimate with interval).
-    pub native: String,
-    /// Full Serial EM as a fraction, and its cell with the interval.
-    pub full: (Option<f64>, String),
-    /// Union (UnionFill Serial) EM as a fraction, and its cell with the interval.
-    pub union: (Option<f64>, String),
+    /// Native EM (of its pairing with Full Serial).
+    pub native: Option<MetricRow>,
+    /// Full Serial EM.
+    pub full: Option<MetricRow>,
+    /// Union (UnionFill Serial) EM.
+    pub union: Option<MetricRow>,
     /// Union − Full with its paired interval.
     pub gain: Option<Interval>,
-    /// The Full/Union exact McNemar p, Holm-corrected.
-    pub holm_p: Option<f64>,
-    /// Tests in that Holm family (the adjusted row's denominator); `None` when not corrected.
-    pub holm_tests: Option<u64>,
+    /// The Full/Union exact McNemar p, Holm-corrected (its denominator the family's tests).
+    pub holm: Option<MetricRow>,
 }
 
 /// One item of the Full/Union pairing: (length, item id, Union correct, Full correct).
@@ -102,28 +100,22 @@ pub fn our_bars(rows: &[MetricRow], gains: &BTreeMap<(String, String), Interval>
         .into_iter()
         .filter(|g| g.comparison == format!("{FULL_ARM} vs {UNION_ARM}"))
         .map(|g| {
-            let with_native = |serial: &str| Group {
-                comparison: format!("{NATIVE_ARM} vs {serial}"),
-                ..g.clone()
+            let em = |serial: &str, metric: &str| {
+                let paired = Group {
+                    comparison: format!("{NATIVE_ARM} vs {serial}"),
+                    ..g.clone()
+                };
+                index.get(&paired, None, metric).cloned()
             };
-            let (with_full, with_union) = (with_native(FULL_ARM), with_native(UNION_ARM));
-            let serial = |g: &Group| {
-                (
-                    index.value(g, None, "serial_em"),
-                    estimate(index.get(g, None, "serial_em"), None),
-                )
-            };
-            let holm = index.get(&g, None, "mcnemar_p_holm");
             OurBars {
                 model: g.model.clone(),
                 domain: paper_domain(&g.domain).to_string(),
                 items: index.get(&g, None, "both").and_then(|r| r.denominator),
-                native: estimate(index.get(&with_full, None, "native_em"), None),
-                full: serial(&with_full),
-                union: serial(&with_union),
+                native: em(FULL_ARM, "native_em"),
+                full: em(FULL_ARM, "serial_em"),
+                union: em(UNION_ARM, "serial_em"),
                 gain: gains.get(&(g.model.clone(), g.domain.clone())).copied(),
-                holm_p: holm.and_then(|r| r.value),
-                holm_tests: holm.and_then(|r| r.denominator),
+                holm: index.get(&g, None, "mcnemar_p_holm").cloned(),
             }
         })
         .collect();
@@ -133,7 +125,9 @@ pub fn our_bars(rows: &[MetricRow], gains: &BTreeMap<(String, String), Interval>
 
 /// Figure 11's rows: ours, Table D5's counts (`paper_bars`), our Holm family's size.
 pub fn frame(ours: &[OurBars]) -> anyhow::Result<Frame> {
-    let holm_tests = ours.iter().filter_map(|r| r.holm_tests).max();
+    let holm_tests = (ours.iter())
+        .filter_map(|r| r.holm.as_ref()?.denominator)
+        .max();
     Ok((Frame::new().rows("ours", ours))
         .rows("paper_bars", &paper_counts()?)
         .var("holm_tests", holm_tests))
@@ -244,8 +238,8 @@ mod tests {
         )]);
         let ours = our_bars(&rows, &gains);
         assert_eq!(ours.len(), 1);
-        assert_eq!(ours[0].full.0, Some(0.25));
-        assert_eq!(ours[0].union.0, Some(0.5));
+        assert_eq!(ours[0].full.as_ref().and_then(|r| r.value), Some(0.25));
+        assert_eq!(ours[0].union.as_ref().and_then(|r| r.value), Some(0.5));
         let md = laid_out("figure11", frame(&ours).unwrap(), "Qwen3.5-27B");
         for want in [
             "| Model | Domain | Items | Native | Full Serial | Position union | Union − Full, pp [95% CI] | Holm p |",
