@@ -1,7 +1,8 @@
 //! Figures 5 and 6's numbers (B.4, B.5; the paper plots them and prints none).
 //!
 //! - 5 (a), panel `copy-reverse`: its declared contrasts `letter - digit` (Serial EM, the bar,
-//!   and Native EM; Holm within that family over every model) and its four declared cells.
+//!   and Native EM; Holm within that family over every model) and its four declared cells, the
+//!   rows declared in exhibits/figure5.toml (`[[sources]]`).
 //! - 5 (b), panel `binding`: B.5's extra conflict loss (aligned − conflicting) − (opaque −
 //!   remapped), declared per evidence level over all records (family `B.5 extra conflict
 //!   loss`) and computed here within each figure domain too ([`per_domain`]; Holm per evidence
@@ -16,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Context;
 use c2s_records::Trajectory;
-use c2s_stats::{contrast_tables, CellRow, ContrastRow, ContrastSpec, Selector, StatsConfig};
+use c2s_stats::{contrast_tables, ContrastRow, ContrastSpec, Selector, StatsConfig};
 use serde::Serialize;
 
 use super::engine::Frame;
@@ -42,13 +43,6 @@ pub const ALL_RECORDS: &str = "all";
 
 /// The stem of the binding panel's declared contrasts (`extra conflict loss, EVIDENCE`).
 pub const CONFLICT_LOSS: &str = "extra conflict loss";
-
-/// Figure 5 (a)'s contrasts in the copy-reverse panel: (endpoint, declared name); Serial EM is
-/// the figure's bar.
-pub const LETTER_DIGIT: [(&str, &str); 2] = [
-    ("Serial EM", "letter - digit, Serial EM"),
-    ("Native EM", "letter - digit, Native EM"),
-];
 
 /// The arm of an evidence level and name condition (an index into [`NAMES`]).
 pub fn arm(evidence: &str, names: usize) -> String {
@@ -190,36 +184,10 @@ pub fn conflict_rows(conditions: &Conditions, contrasts: &[ContrastRow]) -> Vec<
     out
 }
 
-/// Figure 5 (a)'s row of one model and endpoint: its letter − digit contrast.
-#[derive(Serialize)]
-struct LetterDigitRow<'a> {
-    endpoint: &'static str,
-    #[serde(flatten)]
-    contrast: &'a ContrastRow,
-}
-
-/// Figure 5's rows: (a)'s letter − digit contrasts per model (Serial EM first) and the
-/// declared cells (with the run's confidence `level`), (b)'s extra conflict losses.
-pub fn figure5_frame(
-    letter_digit: &[ContrastRow],
-    symbol_cells: &[CellRow],
-    conflict: &[ConflictRow],
-    level: f64,
-) -> Frame {
-    let models: BTreeSet<&str> = letter_digit.iter().map(|c| c.model.as_str()).collect();
-    let mut rows = Vec::new();
-    for model in models {
-        for (endpoint, name) in LETTER_DIGIT {
-            let found = letter_digit
-                .iter()
-                .find(|c| c.model == model && c.contrast == name);
-            rows.extend(found.map(|contrast| LetterDigitRow { endpoint, contrast }));
-        }
-    }
-    (Frame::new().rows("letter_digit", &rows))
-        .rows("cells", symbol_cells)
-        .var("level", level)
-        .rows("conflict", conflict)
+/// Figure 5 (b)'s rows (`conflict`) with the copy-reverse run's confidence `level` (its cells'
+/// note); (a)'s rows are declared.
+pub fn figure5_frame(conflict: &[ConflictRow], level: f64) -> Frame {
+    Frame::new().var("level", level).rows("conflict", conflict)
 }
 
 /// Contrasts `specs` built here (not declared by the panel) over `run`'s trajectories, with
@@ -243,8 +211,8 @@ pub(super) fn built_contrasts(
 
 /// Figure 5's rows from the copy-reverse and binding panels.
 pub fn figure5(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
-    let symbols = run_of(runs, "copy-reverse")?.load()?;
-    let (letter_digit, symbol_cells) = symbols.contrast_tables()?;
+    let symbols = run_of(runs, "copy-reverse")?;
+    let level = crate::rundir::runs_stats_config(&symbols.run_dirs)?.level;
     let binding = run_of(runs, "binding")?.load()?;
     let Some(first) = binding.run_dirs.first() else {
         anyhow::bail!("the binding panel has no run directory");
@@ -253,12 +221,7 @@ pub fn figure5(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let (mut contrasts, _) = binding.contrast_tables()?;
     contrasts.extend(built_contrasts(&binding, &per_domain(&declared))?);
     let rows = conflict_rows(&conditions(&binding.trajectories), &contrasts);
-    Ok(figure5_frame(
-        &letter_digit,
-        &symbol_cells,
-        &rows,
-        symbols.stats.level,
-    ))
+    Ok(figure5_frame(&rows, level))
 }
 
 /// One (model, domain) of Figure 6: parents and the opaque-name accuracy per evidence level.
@@ -328,8 +291,9 @@ pub fn figure6(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
 mod tests {
     use super::*;
     use c2s_records::{Domain, Endpoint};
-    use c2s_stats::ContrastEstimate;
+    use c2s_stats::{CellRow, ContrastEstimate};
 
+    use crate::report::exhibits::sources::PanelTables;
     use crate::report::exhibits::testing::laid_out;
 
     fn contrast(model: &str, name: &str, d: f64, ci: (f64, f64), holm: f64) -> ContrastRow {
@@ -349,6 +313,22 @@ mod tests {
             },
             sign_p_holm: Some(holm),
         }
+    }
+
+    /// Figure 5 laid out against `against`, its declared sets read from the copy-reverse
+    /// panel's `tables`.
+    fn figure5_with(frame: Frame, tables: PanelTables, against: &str) -> String {
+        let exhibit = crate::report::exhibits::Exhibit::named("figure5").expect("figure5");
+        let env = crate::report::exhibits::engine::environment();
+        let mut frame = frame;
+        for source in &exhibit.spec.sources {
+            let rows = (source.rows_of_tables(std::slice::from_ref(&tables), &env))
+                .expect("the declared rows");
+            frame = frame.values(&source.rows, rows);
+        }
+        crate::report::exhibits::engine::layout("figure5", &exhibit.spec.document, frame, against)
+            .expect("the layout")
+            .markdown()
     }
 
     fn trajectory(item: &str, domain: Domain, arm: &str, correct: bool) -> Trajectory {
@@ -424,8 +404,8 @@ mod tests {
             conds[&("m".to_string(), ALL_RECORDS.to_string(), 0)][1],
             Counts { correct: 6, n: 12 }
         );
-        let frame = figure5_frame(&[], &[], &conflict_rows(&conds, &rows), 0.95);
-        let md = laid_out("figure5", frame, "Jev");
+        let frame = figure5_frame(&conflict_rows(&conds, &rows), 0.95);
+        let md = figure5_with(frame, PanelTables::default(), "Jev");
         for want in [
             "| Model | Evidence | Domain | Opaque | Remapped | Aligned | Conflicting | Units | Extra conflict loss, pp [95% CI] | Holm p |",
             "| m | raw | math | 100.0 | 100.0 | 100.0 | 0.0 | 6 | 100.0 [100.0, 100.0] | 0.062 |",
@@ -474,8 +454,12 @@ mod tests {
                 0.01,
             )),
         }];
-        let frame = figure5_frame(&letter_digit, &cells, &conflict, 0.95);
-        let md = laid_out("figure5", frame, "Qwen3.5-27B");
+        let tables = PanelTables {
+            panel: "copy-reverse".into(),
+            contrasts: letter_digit,
+            cells,
+        };
+        let md = figure5_with(figure5_frame(&conflict, 0.95), tables, "Qwen3.5-27B");
         for want in [
             "| Model | Endpoint | Bases | Letter − digit, pp [95% CI] | Sign-flip p | Holm p |",
             "| m | Serial EM | 60 | −2.5 [−7.5, 2.5] | 0.400 | 0.800 |",

@@ -12,7 +12,7 @@
 //! Figure 18 prints no number, only asterisks; beside them we print the change Figure 17's
 //! cells imply ([`implied_change`]). Ours are the panel's declared contrasts `Tk - T0,
 //! character - code, EVIDENCE, DOMAIN` (orders averaged within parent), Holm-adjusted in `D.13
-//! template interactions` (sixteen tests with two models).
+//! template interactions` (sixteen tests with two models), read as the spec's declared rows.
 
 use std::collections::BTreeSet;
 
@@ -36,6 +36,8 @@ pub const EVIDENCE: [&str; 2] = ["indexed", "direct"];
 pub const TEMPLATES: [&str; 3] = ["T0", "T1", "T2"];
 /// Option orders O0–O2.
 pub const ORDERS: usize = 3;
+/// The Holm family of the panel's template interactions (Figure 18).
+pub const INTERACTIONS: &str = "D.13 template interactions";
 
 /// The arm of one setting: `GoldCopy/Full/CONTRACT/T?/EVIDENCE`, with `/O1` or `/O2` for the
 /// permuted option orders.
@@ -70,14 +72,6 @@ pub fn setting_contrast_name(
 ) -> String {
     format!(
         "character - code, {}, O{order}, {evidence}, {domain}",
-        TEMPLATES[template]
-    )
-}
-
-/// The name of the panel's declared template interaction `Tk - T0` (k = 1, 2).
-pub fn interaction_name(domain: &str, evidence: &str, template: usize) -> String {
-    format!(
-        "{} - T0, character - code, {evidence}, {domain}",
         TEMPLATES[template]
     )
 }
@@ -298,53 +292,6 @@ pub fn figure17_frame(ours: &[GridRow]) -> anyhow::Result<Frame> {
         .var("family_sizes", family_sizes))
 }
 
-/// One template interaction of our run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct InteractionRow {
-    /// The model label of the run's records.
-    pub model: String,
-    /// A bank domain of [`DOMAINS`].
-    pub domain: &'static str,
-    /// An evidence level of [`EVIDENCE`].
-    pub evidence: &'static str,
-    /// k of `Tk − T0`.
-    pub template: usize,
-    /// Change in the character − code gap (fraction) with its 95% parent-bootstrap interval.
-    pub change: Option<(f64, Option<f64>, Option<f64>)>,
-    /// Sign-flip p, Holm-adjusted in `D.13 template interactions`.
-    pub holm_p: Option<f64>,
-}
-
-/// Our interaction rows from the panel's declared contrasts, per model in the paper's order.
-pub fn our_interactions(contrasts: &[ContrastRow]) -> Vec<InteractionRow> {
-    let models: BTreeSet<&str> = contrasts.iter().map(|c| c.model.as_str()).collect();
-    let mut out = Vec::new();
-    for model in models {
-        for domain in DOMAINS {
-            for evidence in EVIDENCE {
-                for template in 1..TEMPLATES.len() {
-                    let name = interaction_name(domain, evidence, template);
-                    let Some(c) = contrasts
-                        .iter()
-                        .find(|c| c.model == model && c.contrast == name)
-                    else {
-                        continue;
-                    };
-                    out.push(InteractionRow {
-                        model: model.to_string(),
-                        domain,
-                        evidence,
-                        template,
-                        change: estimate_of(c),
-                        holm_p: c.sign_p_holm,
-                    });
-                }
-            }
-        }
-    }
-    out
-}
-
 /// A printed mark of Figure 18 with the change Figure 17's printed cells imply.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PrintedMark<'a> {
@@ -355,9 +302,9 @@ pub struct PrintedMark<'a> {
     pub implied: Option<f64>,
 }
 
-/// Figure 18's rows: ours (`ours`), the paper's marks with their implied changes (`marks`) and
-/// the number of our tests (`tests`).
-pub fn figure18_frame(ours: &[InteractionRow]) -> anyhow::Result<Frame> {
+/// Figure 18's rows besides ours (declared in its spec): the paper's marks with their implied
+/// changes (`marks`) and the number of our tests (`tests`).
+pub fn figure18_frame(tests: usize) -> anyhow::Result<Frame> {
     let panels = PAPER.rows()?;
     let marks: Vec<PrintedMark> = (PAPER_MARKS.rows()?.iter())
         .map(|mark| PrintedMark {
@@ -370,11 +317,7 @@ pub fn figure18_frame(ours: &[InteractionRow]) -> anyhow::Result<Frame> {
             mark,
         })
         .collect();
-    let tests = ours.iter().filter(|r| r.holm_p.is_some()).count();
-    Ok(Frame::new()
-        .rows("ours", ours)
-        .rows("marks", &marks)
-        .var("tests", tests))
+    Ok(Frame::new().rows("marks", &marks).var("tests", tests))
 }
 
 /// Figure 17's numbers from the `readout-grid` panel: the 72 setting contrasts built here and
@@ -385,18 +328,24 @@ pub fn figure17(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     figure17_frame(&our_grid(&run.metric_rows()?, &settings))
 }
 
-/// Figure 18's numbers from the `readout-grid` panel's declared template-interaction
-/// contrasts.
+/// Figure 18's marks and the number of the `readout-grid` panel's template-interaction tests
+/// (its contrasts of the family [`INTERACTIONS`] with a Holm p); its rows are declared.
 pub fn figure18(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, PANEL)?.load()?;
     let (contrasts, _) = run.contrast_tables()?;
-    figure18_frame(&our_interactions(&contrasts))
+    let tests = (contrasts.iter())
+        .filter(|c| c.family.as_deref() == Some(INTERACTIONS) && c.sign_p_holm.is_some())
+        .count();
+    figure18_frame(tests)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::exhibits::engine::environment;
+    use crate::report::exhibits::sources::PanelTables;
     use crate::report::exhibits::testing::laid_out;
+    use crate::report::exhibits::Exhibit;
     use c2s_stats::ContrastEstimate;
 
     fn contrast(model: &str, name: &str, d: (f64, f64, f64), holm_p: f64) -> ContrastRow {
@@ -526,24 +475,33 @@ mod tests {
 
     #[test]
     fn figure18_layout_has_the_rows_and_differences() {
-        let contrasts = vec![
-            contrast(
-                "m",
-                &interaction_name("arithmetic", "indexed", 1),
-                (-0.5, -0.625, -0.375),
-                0.0004,
-            ),
-            contrast(
-                "m",
-                &interaction_name("lexical", "direct", 2),
-                (-0.75, -0.875, -0.625),
-                0.2,
-            ),
-            contrast("m", "unrelated", (0.0, 0.0, 0.0), 1.0),
-        ];
-        let ours = our_interactions(&contrasts);
+        let interaction = |name: &str, d, holm_p| ContrastRow {
+            family: Some(INTERACTIONS.into()),
+            ..contrast("m", name, d, holm_p)
+        };
+        let panel = PanelTables {
+            panel: PANEL.into(),
+            contrasts: vec![
+                interaction(
+                    "T1 - T0, character - code, indexed, arithmetic",
+                    (-0.5, -0.625, -0.375),
+                    0.0004,
+                ),
+                interaction(
+                    "T2 - T0, character - code, direct, lexical",
+                    (-0.75, -0.875, -0.625),
+                    0.2,
+                ),
+                contrast("m", "unrelated", (0.0, 0.0, 0.0), 1.0),
+            ],
+            cells: Vec::new(),
+        };
+        let exhibit = Exhibit::named("figure18").expect("a registered exhibit");
+        let declared = &exhibit.spec.sources[0];
+        let ours = (declared.rows_of_tables(&[panel], &environment())).expect("the declared rows");
         assert_eq!(ours.len(), 2);
-        let md = laid_out("figure18", figure18_frame(&ours).unwrap(), "Jev");
+        let frame = figure18_frame(2).unwrap().values(&declared.rows, ours);
+        let md = laid_out("figure18", frame, "Jev");
         for want in [
             "| Model | Domain / evidence | Contrast | Change in character − code gap, pp [95% CI] | Holm p |",
             "| m | Arithmetic / indexed | T1 − T0 | −50.0* [−62.5, −37.5] | 4.0e-4 |",

@@ -39,12 +39,28 @@
 //! each row carrying its value as `subset` (after `where`; `sort` orders the rows of all).
 //! Two filters give a count's exact binomial statistics: `k | clopper_pearson(n, level)` (its
 //! interval, `[low, high]`) and `k | binomial_upper_tail(n, p)` (P(X ≥ k), X ~ Binomial(n, p)).
+//!
+//! `from = "contrasts"` reads each panel's declared unit contrasts (`[[stats.contrasts]]`,
+//! recomputed from its records), one row per contrast row: `model`, `contrast`, `family`,
+//! `units`, `incomplete_units`, `compared_mean`, `reference_mean`, `difference`, `ci_low`,
+//! `ci_high`, `sign_p`, `sign_p_holm`, plus `panel` and the panel's `fields`; `from = "cells"`
+//! its declared cells (`[[stats.cells]]`): `model`, `cell`, `arm`, `n`, `correct`,
+//! `native_correct`, `both`, `scr`, `scr_upper_zero`, `panel`, the `fields`. Both take
+//! `derive`, `where` (over the built row) and `sort` as a metrics set does (rows otherwise in
+//! panel order, then the run's order).
+//!
+//! ```toml
+//! [[sources]]
+//! rows = "letter_digit"
+//! from = "contrasts"
+//! where = "contrast.startswith('letter - digit')"
+//! ```
 
 use std::collections::BTreeMap;
 
 use anyhow::Context;
 use c2s_records::Trajectory;
-use c2s_stats::MetricRow;
+use c2s_stats::{CellRow, ContrastRow, MetricRow};
 use minijinja::value::{Value, ViaDeserialize};
 use minijinja::Environment;
 use serde::Deserialize;
@@ -110,6 +126,18 @@ pub struct PanelRecords {
     pub trajectories: Vec<Trajectory>,
 }
 
+/// One panel's declared unit contrasts and cells, every model's, as a contrasts or cells row
+/// set reads them.
+#[derive(Debug, Clone, Default)]
+pub struct PanelTables {
+    /// The panel's config stem.
+    pub panel: String,
+    /// Its declared contrasts' rows, recomputed from its records.
+    pub contrasts: Vec<ContrastRow>,
+    /// Its declared cells' rows.
+    pub cells: Vec<CellRow>,
+}
+
 /// The records a declared row set is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -118,6 +146,10 @@ pub enum Records {
     Metrics,
     /// The run's trajectories, every arm's.
     Trajectories,
+    /// The run's declared unit contrasts (`[[stats.contrasts]]`).
+    Contrasts,
+    /// The run's declared cells (`[[stats.cells]]`).
+    Cells,
 }
 
 /// The groups of metric rows a metrics row set is made of.
@@ -181,6 +213,17 @@ impl SourceSpec {
                     && self.metrics.is_empty(),
                 "source `{name}`: `groups`, `comparisons`, `by_length` and `metrics` are for metrics"
             ),
+            Records::Contrasts | Records::Cells => anyhow::ensure!(
+                self.groups.is_none()
+                    && self.comparisons.is_empty()
+                    && !self.by_length
+                    && self.metrics.is_empty()
+                    && self.group_by.is_empty()
+                    && self.sums.is_empty()
+                    && self.subsets.is_empty(),
+                "source `{name}`: contrasts and cells take only `panels`, `fields`, `derive`, \
+                 `where` and `sort`"
+            ),
         }
         Ok(())
     }
@@ -200,6 +243,18 @@ impl SourceSpec {
         let loaded = (selected.iter())
             .map(|run| run.load())
             .collect::<anyhow::Result<Vec<_>>>()?;
+        if matches!(self.from, Records::Contrasts | Records::Cells) {
+            let mut tables = Vec::new();
+            for (run, loaded) in selected.iter().zip(&loaded) {
+                let (contrasts, cells) = loaded.contrast_tables()?;
+                tables.push(PanelTables {
+                    panel: run.panel.to_string(),
+                    contrasts,
+                    cells,
+                });
+            }
+            return self.rows_of_tables(&tables, env);
+        }
         let records = |ids: Option<&std::collections::BTreeSet<String>>| {
             let mut panels = Vec::new();
             for (run, loaded) in selected.iter().zip(&loaded) {
@@ -209,7 +264,7 @@ impl SourceSpec {
                     panel: run.panel.to_string(),
                     metric_rows: match self.from {
                         Records::Metrics => loaded.metric_rows()?,
-                        Records::Trajectories => Vec::new(),
+                        _ => Vec::new(),
                     },
                     trajectories: loaded.trajectories.clone(),
                 });
@@ -259,10 +314,56 @@ impl SourceSpec {
             .map(|e| compile(env, e))
             .transpose()
             .with_context(context)?;
-        let mut rows = match self.from {
+        let rows = match self.from {
             Records::Metrics => self.metric_rows(panels)?,
             Records::Trajectories => self.trajectory_rows(panels, keep.as_ref(), env)?,
+            Records::Contrasts | Records::Cells => {
+                anyhow::bail!("source `{}`: its rows are read from tables", self.rows)
+            }
         };
+        self.finished(rows, env)
+    }
+
+    /// The rows of a contrasts or cells set from panels' tables already read.
+    pub fn rows_of_tables(
+        &self,
+        panels: &[PanelTables],
+        env: &Environment<'static>,
+    ) -> anyhow::Result<Vec<Value>> {
+        let mut rows = Vec::new();
+        for run in panels {
+            let records: Vec<Value> = match self.from {
+                Records::Contrasts => run.contrasts.iter().map(Value::from_serialize).collect(),
+                Records::Cells => run.cells.iter().map(Value::from_serialize).collect(),
+                _ => anyhow::bail!("source `{}`: its rows are not read from tables", self.rows),
+            };
+            let fields = self.panel_fields(&run.panel);
+            for record in records {
+                let mut row = Vec::new();
+                for key in record.try_iter()? {
+                    row.push((key.to_string(), record.get_item(&key)?));
+                }
+                row.push(("panel".to_string(), Value::from(run.panel.as_str())));
+                row.extend(fields.iter().cloned());
+                rows.push(Value::from_iter(row));
+            }
+        }
+        self.finished(rows, env)
+    }
+
+    /// Built rows with their `derive` fields, kept where `where` is true (but trajectories,
+    /// kept before grouping), ordered by `sort`.
+    fn finished(
+        &self,
+        mut rows: Vec<Value>,
+        env: &Environment<'static>,
+    ) -> anyhow::Result<Vec<Value>> {
+        let context = || format!("source `{}`", self.rows);
+        let keep = (self.keep.as_deref())
+            .filter(|_| self.from != Records::Trajectories)
+            .map(|e| compile(env, e))
+            .transpose()
+            .with_context(context)?;
         if !self.derive.is_empty() {
             let derived = compiled(env, &self.derive).with_context(context)?;
             for row in &mut rows {
@@ -278,7 +379,7 @@ impl SourceSpec {
                 *row = Value::from_iter(fields);
             }
         }
-        if let (Records::Metrics, Some(keep)) = (self.from, &keep) {
+        if let Some(keep) = &keep {
             let mut kept = Vec::with_capacity(rows.len());
             for row in rows {
                 if keep.eval(&row).with_context(context)?.is_true() {

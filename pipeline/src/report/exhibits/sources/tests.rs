@@ -176,3 +176,75 @@ fn the_metric_filters_print_as_the_reports_do() {
         "– – –"
     );
 }
+
+#[test]
+fn contrast_and_cell_rows_carry_their_fields_their_panel_and_its_fields() {
+    use super::PanelTables;
+    use c2s_stats::{CellRow, ContrastEstimate, ContrastRow};
+    let contrast = |model: &str, name: &str, difference: f64| ContrastRow {
+        model: model.into(),
+        contrast: name.into(),
+        family: Some("f".into()),
+        estimate: ContrastEstimate {
+            units: 12,
+            incomplete_units: 0,
+            compared_mean: None,
+            reference_mean: None,
+            difference: Some(difference),
+            ci_low: None,
+            ci_high: None,
+            sign_p: None,
+        },
+        sign_p_holm: Some(0.01),
+    };
+    let panel = PanelTables {
+        panel: "p".into(),
+        contrasts: vec![
+            contrast("m", "x", 0.5),
+            contrast("a", "x", -0.25),
+            contrast("a", "y", 0.0),
+        ],
+        cells: vec![CellRow {
+            model: "m".into(),
+            cell: "c".into(),
+            arm: "Native".into(),
+            n: 4,
+            correct: 3,
+            native_correct: None,
+            both: None,
+            scr: None,
+            scr_upper_zero: None,
+        }],
+    };
+    let source = spec(
+        "rows = 'ours'\nfrom = 'contrasts'\nwhere = \"contrast == 'x'\"\nsort = ['model']\n\
+         derive = [['gain', 'difference * 2']]\nfields = { p = { side = 'left' } }",
+    );
+    source
+        .validate(&panels())
+        .expect("a valid contrasts source");
+    let got = source
+        .rows_of_tables(std::slice::from_ref(&panel), &environment())
+        .expect("rows");
+    assert_eq!(got.len(), 2);
+    assert_eq!(field(&got[0], "model").as_str(), Some("a"));
+    assert_eq!(field(&got[0], "family").as_str(), Some("f"));
+    assert_eq!(field(&got[0], "units").as_i64(), Some(12));
+    assert_eq!(f64::try_from(field(&got[0], "gain")).ok(), Some(-0.5));
+    assert_eq!(
+        f64::try_from(field(&got[1], "sign_p_holm")).ok(),
+        Some(0.01)
+    );
+    assert_eq!(field(&got[1], "panel").as_str(), Some("p"));
+    assert_eq!(field(&got[1], "side").as_str(), Some("left"));
+    let cells = spec("rows = 'cells'\nfrom = 'cells'");
+    let got = cells
+        .rows_of_tables(&[panel], &environment())
+        .expect("rows");
+    assert_eq!(got.len(), 1);
+    assert_eq!(field(&got[0], "correct").as_i64(), Some(3));
+    assert!(field(&got[0], "scr").is_none());
+    let with_sums = spec("rows = 'ours'\nfrom = 'contrasts'\nsums = [['n', '1']]");
+    assert!(with_sums.validate(&panels()).is_err());
+    assert!(cells.rows_of(&[], &environment()).is_err());
+}
