@@ -12,11 +12,11 @@
 //!   specs under `exhibits/` (embedded at build time by `build.rs`);
 //! - [`text`]: the coverage and dialogue summaries as console text.
 //!
-//! Sections: run header (run, model identity, configuration from `manifest.json` when
-//! present), paired correctness over all lengths, Native EM and SCR by length (figure and one
-//! table per comparison), confidence (table, reliability diagrams, coverage–precision
-//! curves), the independence reference, unit contrasts, the Holm families beside the paper's
-//! sizes ([`holm`]), per-arm trajectory counts, and the methods.
+//! The report's sections: run header (run, model identity, configuration from `manifest.json` when
+//! present), paired correctness over all lengths, Native EM and SCR by length (figure and one table
+//! per comparison), confidence (table, reliability diagrams, coverage–precision curves), the
+//! independence reference, unit contrasts, the Holm families beside the paper's sizes ([`holm`]),
+//! per-arm trajectory counts, and the methods.
 //!
 //! A candidate-coverage run gets its own report ([`coverage`]).
 //!

@@ -3,11 +3,11 @@
 //!
 //! An exhibit is data first: `exhibits/NAME.toml` ([`registry`]) names its panels
 //! (`config/panels/*.toml`, each run once per model), lays out its document (`[document]`,
-//! rendered by [`engine`]) and states what the paper's printed tables (`exhibits/NAME.tsv`,
-//! read by [`paper`]) must satisfy (`[[checks]]`, [`checks`]). The code of an exhibit, found by
+//! rendered by `engine`) and states what the paper's printed tables (`exhibits/NAME.tsv`,
+//! read by `paper`) must satisfy (`[[checks]]`, [`checks`]). The code of an exhibit, found by
 //! its name in [`CODE`], only computes: it reads its panels' runs (every model's together, so
 //! populations and Holm families span the models) and returns its row sets as a
-//! [`engine::Frame`]:
+//! `engine::Frame`:
 //!
 //! ```text
 //! exhibits/tableD9.toml ──panels──▶ runs ──padded::document──▶ Frame { ours }
@@ -16,7 +16,7 @@
 //! ```
 //!
 //! The modules hold one exhibit's computation, or several exhibits read from one panel (Tables
-//! C1–C5 and Figures 8–9 in [`dialogue`]); docs/exhibits.md has the exhibit table, generated from
+//! C1–C5 and Figures 8–9 in `dialogue`); docs/exhibits.md has the exhibit table, generated from
 //! the specs.
 
 mod binding;
@@ -67,7 +67,7 @@ use c2s_stats::{CellRow, ContrastRow, MetricRow, StatsConfig};
 use super::doc::Doc;
 use super::tables::UNDEFINED;
 
-/// The code of an exhibit: its row sets ([`engine::Frame`]) from its panels' runs, given the
+/// The code of an exhibit: its row sets (`engine::Frame`) from its panels' runs, given the
 /// paper model the differences are taken against.
 pub type Compute = fn(&[PanelRun], &str) -> anyhow::Result<engine::Frame>;
 
