@@ -11,7 +11,7 @@ use crate::yes;
 pub use c2s_records::{GenerationEndpoint, MistralRsMode};
 
 /// `[model] engine`: what computes the model's answers. Matched in one place, where the
-/// engine is built (`pipeline/src/run/engine.rs`); everything else asks the questions below.
+/// engine is built (`run/src/engine.rs`); everything else asks the questions below.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {

@@ -521,7 +521,7 @@ fn coverage_report_matches_the_summary() {
         "## Missing decisions",
     ] {
         assert!(md.contains(section), "{section} in report.md");
-        // HTML escapes the apostrophe (report/doc.rs).
+        // HTML escapes the apostrophe (report/src/doc.rs).
         let heading = section
             .trim_start_matches('#')
             .trim()

@@ -1,0 +1,250 @@
+//! The declared row sets' rules: what a spec may say, how metric rows become rows, how
+//! trajectories are kept, grouped and summed, and the metric filters.
+
+use c2s_stats::MetricRow;
+use minijinja::value::Value;
+
+use super::{PanelRecords, SourceSpec};
+use crate::exhibits::engine::environment;
+use crate::exhibits::testing::{paired_rows, trajectory};
+
+fn spec(toml_text: &str) -> SourceSpec {
+    toml::from_str(toml_text).expect("a source spec")
+}
+
+fn panels() -> Vec<String> {
+    vec!["p".into(), "q".into()]
+}
+
+fn rows(source: &SourceSpec, panels: &[PanelRecords]) -> Vec<Value> {
+    source.rows_of(panels, &environment()).expect("rows")
+}
+
+fn field(row: &Value, name: &str) -> Value {
+    row.get_attr(name).expect("a field")
+}
+
+#[test]
+fn a_spec_says_only_what_its_records_have() {
+    let metrics_without_groups = spec("rows = 'ours'\nfrom = 'metrics'");
+    let err = metrics_without_groups.validate(&panels()).unwrap_err();
+    assert!(format!("{err}").contains("`groups`"), "{err}");
+    let trajectories_with_metrics = spec("rows = 'ours'\nfrom = 'trajectories'\nmetrics = ['scr']");
+    let err = trajectories_with_metrics.validate(&panels()).unwrap_err();
+    assert!(format!("{err}").contains("are for metrics"), "{err}");
+    let metrics_with_sums =
+        spec("rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\nsums = [['n', '1']]");
+    assert!(metrics_with_sums.validate(&panels()).is_err());
+    let foreign_panel = spec("rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\npanels = ['r']");
+    let err = foreign_panel.validate(&panels()).unwrap_err();
+    assert!(format!("{err}").contains("`r` is not among"), "{err}");
+    let unknown_key = toml::from_str::<SourceSpec>("rows = 'ours'\nfrom = 'metrics'\ngroup = 'x'");
+    assert!(unknown_key.is_err());
+    assert!(toml::from_str::<SourceSpec>("rows = 'ours'\nfrom = 'requests'").is_err());
+}
+
+#[test]
+fn a_metrics_row_is_a_group_with_its_metrics_and_its_panels_fields() {
+    let mut metric_rows = paired_rows("m", "arithmetic", [2, 3, 0, 3], (0.1, 0.7));
+    metric_rows.extend(paired_rows("a", "lexical", [1, 1, 1, 1], (0.2, 0.9)));
+    let source = spec(
+        "rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\nmetrics = ['both', 'scr', 'gain_rate']\n\
+         fields = { p = { interface = 'code' } }\nsort = ['domain != \"math\"']",
+    );
+    let panel = PanelRecords {
+        panel: "p".into(),
+        metric_rows,
+        trajectories: Vec::new(),
+    };
+    let got = rows(&source, &[panel]);
+    assert_eq!(got.len(), 2);
+    // Sorted math first, then the lexical group; without `sort` the model order (a, m).
+    assert_eq!(field(&got[0], "model").as_str(), Some("m"));
+    assert_eq!(field(&got[0], "domain").as_str(), Some("math"));
+    assert_eq!(field(&got[0], "bank_domain").as_str(), Some("arithmetic"));
+    assert_eq!(field(&got[0], "panel").as_str(), Some("p"));
+    assert_eq!(field(&got[0], "interface").as_str(), Some("code"));
+    let both = field(&got[0], "both");
+    assert_eq!(field(&both, "numerator").as_i64(), Some(2));
+    assert!(
+        field(&got[0], "gain_rate").is_none(),
+        "a metric the run lacks is none"
+    );
+    assert!(
+        got[0].get_attr("length").unwrap().is_undefined(),
+        "all lengths"
+    );
+}
+
+#[test]
+fn by_length_rows_and_comparisons() {
+    let mut metric_rows = Vec::new();
+    for length in [Some(3), Some(5), None] {
+        let mut row = MetricRow::empty(0, "m", "lexical", length, "A vs B", "both");
+        row.numerator = Some(1);
+        metric_rows.push(row);
+    }
+    metric_rows.push(MetricRow::empty(0, "m", "lexical", None, "A vs C", "both"));
+    let panel = PanelRecords {
+        panel: "q".into(),
+        metric_rows,
+        trajectories: Vec::new(),
+    };
+    let source = spec(
+        "rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\nby_length = true\n\
+         comparisons = ['A vs B']\nmetrics = ['both']",
+    );
+    let got = rows(&source, std::slice::from_ref(&panel));
+    let lengths: Vec<i64> = (got.iter())
+        .map(|r| field(r, "length").as_i64().unwrap())
+        .collect();
+    assert_eq!(lengths, [3, 5]);
+    let kept = spec(
+        "rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\nwhere = \"comparison == 'A vs C'\"",
+    );
+    assert_eq!(rows(&kept, &[panel]).len(), 1);
+}
+
+#[test]
+fn trajectories_are_kept_grouped_and_summed() {
+    let mut ts = Vec::new();
+    for (item, arm, correct, calls) in [
+        ("i1", "Serial/Full/code", true, 3),
+        ("i2", "Serial/Full/code", false, 4),
+        ("i1", "Serial/UnionFill/code", true, 1),
+        ("i1", "Native/code", true, 1),
+    ] {
+        let mut t = trajectory(item, "arithmetic", 3, arm, correct);
+        t.calls = calls;
+        ts.push(t);
+    }
+    let source = spec(
+        "rows = 'ours'\nfrom = 'trajectories'\nwhere = \"arm != 'Native/code'\"\n\
+         group_by = [['arm', 'arm'], ['domain', 'domain | domain']]\n\
+         sums = [['correct', 'correct'], ['calls', 'calls'], ['half', 'calls / 2']]",
+    );
+    let panel = PanelRecords {
+        panel: "p".into(),
+        metric_rows: Vec::new(),
+        trajectories: ts,
+    };
+    let got = rows(&source, &[panel]);
+    assert_eq!(got.len(), 2, "Native left out, one group per arm");
+    let full = &got[0];
+    assert_eq!(field(full, "arm").as_str(), Some("Serial/Full/code"));
+    assert_eq!(field(full, "domain").as_str(), Some("math"));
+    assert_eq!(field(full, "n").as_i64(), Some(2));
+    assert_eq!(
+        field(full, "correct").as_i64(),
+        Some(1),
+        "a Boolean counts 1"
+    );
+    assert_eq!(field(full, "calls").as_i64(), Some(7));
+    assert_eq!(f64::try_from(field(full, "half")).unwrap(), 3.5);
+    let bad = spec("rows = 'ours'\nfrom = 'trajectories'\nsums = [['x', 'output']]");
+    let panel = PanelRecords {
+        panel: "p".into(),
+        metric_rows: Vec::new(),
+        trajectories: vec![trajectory("i9", "lexical", 2, "Native/code", true)],
+    };
+    let err = bad.rows_of(&[panel], &environment()).unwrap_err();
+    assert!(format!("{err:#}").contains("item i9"), "{err:#}");
+}
+
+#[test]
+fn the_metric_filters_print_as_the_reports_do() {
+    let env = environment();
+    let mut scr = MetricRow::empty(0, "m", "lexical", None, "A vs B", "scr");
+    (scr.value, scr.numerator, scr.denominator) = (Some(0.4), Some(2), Some(5));
+    (scr.ci_low, scr.ci_high) = (Some(0.1), Some(0.7));
+    let mut dropped = MetricRow::empty(0, "m", "lexical", None, "A vs B", "x");
+    dropped.value = Some(3.0);
+    let context = minijinja::context! { scr => Value::from_serialize(&scr), dropped => Value::from_serialize(&dropped), missing => () };
+    let render = |t: &str| env.render_str(t, &context).unwrap();
+    assert_eq!(render("{{ scr | estimate }}"), "40.0 [10.0, 70.0]");
+    assert_eq!(
+        render("{{ scr | estimate(dropped) }}"),
+        "40.0 [10.0, 70.0]‡"
+    );
+    assert_eq!(
+        render("{{ scr | ratio }}/{{ scr | numerator }}/{{ scr | denominator }}"),
+        "2/5/2/5"
+    );
+    assert_eq!(render("{{ scr | value | pct }}"), "40.0");
+    assert_eq!(
+        render("{{ missing | estimate }} {{ missing | ratio }} {{ missing | numerator }}"),
+        "– – –"
+    );
+}
+
+#[test]
+fn contrast_and_cell_rows_carry_their_fields_their_panel_and_its_fields() {
+    use super::PanelTables;
+    use c2s_stats::{CellRow, ContrastEstimate, ContrastRow};
+    let contrast = |model: &str, name: &str, difference: f64| ContrastRow {
+        model: model.into(),
+        contrast: name.into(),
+        family: Some("f".into()),
+        estimate: ContrastEstimate {
+            units: 12,
+            incomplete_units: 0,
+            compared_mean: None,
+            reference_mean: None,
+            difference: Some(difference),
+            ci_low: None,
+            ci_high: None,
+            sign_p: None,
+        },
+        sign_p_holm: Some(0.01),
+    };
+    let panel = PanelTables {
+        panel: "p".into(),
+        contrasts: vec![
+            contrast("m", "x", 0.5),
+            contrast("a", "x", -0.25),
+            contrast("a", "y", 0.0),
+        ],
+        cells: vec![CellRow {
+            model: "m".into(),
+            cell: "c".into(),
+            arm: "Native".into(),
+            n: 4,
+            correct: 3,
+            native_correct: None,
+            both: None,
+            scr: None,
+            scr_upper_zero: None,
+        }],
+    };
+    let source = spec(
+        "rows = 'ours'\nfrom = 'contrasts'\nwhere = \"contrast == 'x'\"\nsort = ['model']\n\
+         derive = [['gain', 'difference * 2']]\nfields = { p = { side = 'left' } }",
+    );
+    source
+        .validate(&panels())
+        .expect("a valid contrasts source");
+    let got = source
+        .rows_of_tables(std::slice::from_ref(&panel), &environment())
+        .expect("rows");
+    assert_eq!(got.len(), 2);
+    assert_eq!(field(&got[0], "model").as_str(), Some("a"));
+    assert_eq!(field(&got[0], "family").as_str(), Some("f"));
+    assert_eq!(field(&got[0], "units").as_i64(), Some(12));
+    assert_eq!(f64::try_from(field(&got[0], "gain")).ok(), Some(-0.5));
+    assert_eq!(
+        f64::try_from(field(&got[1], "sign_p_holm")).ok(),
+        Some(0.01)
+    );
+    assert_eq!(field(&got[1], "panel").as_str(), Some("p"));
+    assert_eq!(field(&got[1], "side").as_str(), Some("left"));
+    let cells = spec("rows = 'cells'\nfrom = 'cells'");
+    let got = cells
+        .rows_of_tables(&[panel], &environment())
+        .expect("rows");
+    assert_eq!(got.len(), 1);
+    assert_eq!(field(&got[0], "correct").as_i64(), Some(3));
+    assert!(field(&got[0], "scr").is_none());
+    let with_sums = spec("rows = 'ours'\nfrom = 'contrasts'\nsums = [['n', '1']]");
+    assert!(with_sums.validate(&panels()).is_err());
+    assert!(cells.rows_of(&[], &environment()).is_err());
+}

@@ -1,0 +1,254 @@
+//! Figure 11's numbers (D.5) on the support-union panel (`config/panels/support-union.toml`,
+//! that of Tables D5 and D6): per model and domain, the EM of Native and Full Serial (the
+//! pairing `Native/code vs Serial/Full/code`) and of the position union (the Serial EM of
+//! `Native/code vs Serial/UnionFill/code`), and the Union − Full gain on the pairing
+//! `Serial/Full/code vs Serial/UnionFill/code`: (recovered − lost) / items with a paired item
+//! bootstrap within length, its asterisk the exact McNemar p, Holm-corrected in the family
+//! "D.5 Full/Union". The paper's bars are derived from Table D5's printed counts.
+
+use std::collections::BTreeMap;
+
+use c2s_records::PairedOutcome;
+use c2s_stats::{paired_em_difference, MetricRow, StatsConfig};
+use minijinja::Value;
+use serde::Serialize;
+
+use super::engine::Frame;
+use super::item_intervals::Interval;
+use super::support::{FULL_ARM, UNION_ARM};
+use super::{paper_domain, run_of, PanelRun};
+use crate::tables::{Group, MetricIndex};
+
+/// The Native arm whose EM is the figure's Native bar (paired with Full Serial).
+pub const NATIVE_ARM: &str = "Native/code";
+
+/// The figure's domains, in its panel order ((a, c) arithmetic, (b, d) lexical).
+pub const DOMAINS: [&str; 2] = ["math", "lexical"];
+
+/// Table D5's printed rows in the figure's panel order (arithmetic, then lexical), from whose
+/// counts the spec derives the paper's bars.
+fn paper_counts() -> anyhow::Result<Vec<Value>> {
+    let mut printed = super::paper::records("tableD5")?;
+    printed.sort_by_key(|p| {
+        let domain = p.get_attr("domain").ok();
+        DOMAINS
+            .iter()
+            .position(|d| domain.as_ref().and_then(Value::as_str) == Some(*d))
+    });
+    Ok(printed)
+}
+
+/// One (model, domain) of ours.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OurBars {
+    /// The model label of the run's records.
+    pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
+    pub domain: String,
+    /// Items of the Full/Union pairing; `None` without its joint table.
+    pub items: Option<u64>,
+    /// Native EM (of its pairing with Full Serial).
+    pub native: Option<MetricRow>,
+    /// Full Serial EM.
+    pub full: Option<MetricRow>,
+    /// Union (UnionFill Serial) EM.
+    pub union: Option<MetricRow>,
+    /// Union − Full with its paired interval.
+    pub gain: Option<Interval>,
+    /// The Full/Union exact McNemar p, Holm-corrected (its denominator the family's tests).
+    pub holm: Option<MetricRow>,
+}
+
+/// One item of the Full/Union pairing: (length, item id, Union correct, Full correct).
+type PairedItem<'a> = (u32, &'a str, bool, bool);
+
+/// The paired Union − Full EM difference per (model, bank domain), bootstrapped within length.
+pub fn union_gains(
+    outcomes: &[PairedOutcome],
+    stats: &StatsConfig,
+) -> anyhow::Result<BTreeMap<(String, String), Interval>> {
+    let mut items: BTreeMap<(String, String), Vec<PairedItem<'_>>> = BTreeMap::new();
+    for o in outcomes
+        .iter()
+        .filter(|o| o.native_arm == FULL_ARM && o.serial_arm == UNION_ARM)
+    {
+        let length = u32::try_from(o.length)?;
+        items
+            .entry((o.model.clone(), o.domain.as_str().to_string()))
+            .or_default()
+            // First the Union arm (the pairing's Serial side), then Full (its Native side).
+            .push((
+                length,
+                o.item_id.as_str(),
+                o.serial_correct,
+                o.native_correct,
+            ));
+    }
+    let mut gains = BTreeMap::new();
+    for (key, group) in items {
+        let e = paired_em_difference(group, &stats.bootstrap(), stats.level)?;
+        gains.extend(super::item_intervals::triple(&e).map(|gain| (key, gain)));
+    }
+    Ok(gains)
+}
+
+/// Our bars from the run's metric rows and the paired gains ([`union_gains`]).
+pub fn our_bars(rows: &[MetricRow], gains: &BTreeMap<(String, String), Interval>) -> Vec<OurBars> {
+    let index = MetricIndex::new(rows);
+    let mut out: Vec<OurBars> = index
+        .paired_groups()
+        .into_iter()
+        .filter(|g| g.comparison == format!("{FULL_ARM} vs {UNION_ARM}"))
+        .map(|g| {
+            let em = |serial: &str, metric: &str| {
+                let paired = Group {
+                    comparison: format!("{NATIVE_ARM} vs {serial}"),
+                    ..g.clone()
+                };
+                index.get(&paired, None, metric).cloned()
+            };
+            OurBars {
+                model: g.model.clone(),
+                domain: paper_domain(&g.domain).to_string(),
+                items: index.get(&g, None, "both").and_then(|r| r.denominator),
+                native: em(FULL_ARM, "native_em"),
+                full: em(FULL_ARM, "serial_em"),
+                union: em(UNION_ARM, "serial_em"),
+                gain: gains.get(&(g.model.clone(), g.domain.clone())).copied(),
+                holm: index.get(&g, None, "mcnemar_p_holm").cloned(),
+            }
+        })
+        .collect();
+    out.sort_by_key(|r| DOMAINS.iter().position(|d| *d == r.domain));
+    out
+}
+
+/// Figure 11's rows: ours, Table D5's counts (`paper_bars`), our Holm family's size.
+pub fn frame(ours: &[OurBars]) -> anyhow::Result<Frame> {
+    let holm_tests = (ours.iter())
+        .filter_map(|r| r.holm.as_ref()?.denominator)
+        .max();
+    Ok((Frame::new().rows("ours", ours))
+        .rows("paper_bars", &paper_counts()?)
+        .var("holm_tests", holm_tests))
+}
+
+/// Read the support-union panel's run and compute the numbers.
+pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
+    let run = run_of(runs, "support-union")?.load()?;
+    let gains = union_gains(&run.outcomes, &run.stats)?;
+    frame(&our_bars(&run.metric_rows()?, &gains))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exhibits::testing::{laid_out, paired_rows};
+    use c2s_records::Domain;
+    use c2s_stats::{holm, mcnemar_exact};
+
+    /// The figure's six asterisks: the exact McNemar tests of Table D5's discordant counts
+    /// all stay below 0.05 after Holm.
+    #[test]
+    fn the_papers_asterisks_follow_from_table_d5() {
+        let p: Vec<f64> = (super::super::paper::records("tableD5").unwrap().iter())
+            .map(|r| {
+                let count = |c: &str| u64::try_from(r.get_attr(c).unwrap()).unwrap();
+                mcnemar_exact(count("lost"), count("recovered"))
+            })
+            .collect();
+        assert_eq!(p.len(), 6);
+        let adjusted = holm(&p).expect("valid p-values");
+        assert!(
+            adjusted.iter().all(|p| *p < super::super::HOLM_ALPHA),
+            "{adjusted:?}"
+        );
+    }
+
+    fn outcome(id: usize, length: usize, full: bool, union: bool) -> PairedOutcome {
+        PairedOutcome {
+            item_id: format!("i{id}"),
+            domain: Domain::Lexical,
+            length,
+            model: "m".into(),
+            native_arm: FULL_ARM.into(),
+            serial_arm: UNION_ARM.into(),
+            native_correct: full,
+            serial_correct: union,
+            pattern: None,
+        }
+    }
+
+    /// The gain is Union − Full on the same items: (recovered − lost) / items.
+    #[test]
+    fn the_gain_is_union_minus_full_on_the_same_items() {
+        let outcomes: Vec<PairedOutcome> = (0..8)
+            .map(|i| outcome(i, 3 + i % 2, i < 2, i < 5))
+            .collect();
+        let stats = StatsConfig {
+            bootstrap_draws: 200,
+            ..StatsConfig::default()
+        };
+        let gains = union_gains(&outcomes, &stats).expect("gains");
+        let (v, lo, hi) = gains[&("m".to_string(), "lexical".to_string())];
+        assert!((v - 3.0 / 8.0).abs() < 1e-12);
+        assert!(lo.is_some_and(|lo| lo <= v) && hi.is_some_and(|hi| hi >= v));
+    }
+
+    #[test]
+    fn the_layout_has_the_figures_bars_and_differences() {
+        let comparison = |rows: Vec<MetricRow>, native: &str, serial: &str| -> Vec<MetricRow> {
+            rows.into_iter()
+                .map(|r| MetricRow {
+                    comparison: format!("{native} vs {serial}"),
+                    ..r
+                })
+                .collect()
+        };
+        let mut rows = comparison(
+            paired_rows("m", "lexical", [1, 5, 1, 1], (0.0, 1.0)),
+            NATIVE_ARM,
+            FULL_ARM,
+        );
+        rows.extend(comparison(
+            paired_rows("m", "lexical", [4, 2, 0, 2], (0.0, 1.0)),
+            NATIVE_ARM,
+            UNION_ARM,
+        ));
+        rows.extend(comparison(
+            paired_rows("m", "lexical", [2, 0, 2, 4], (0.0, 1.0)),
+            FULL_ARM,
+            UNION_ARM,
+        ));
+        rows.push(MetricRow {
+            value: Some(0.01),
+            denominator: Some(2),
+            ..MetricRow::empty(
+                0,
+                "m",
+                "lexical",
+                None,
+                &format!("{FULL_ARM} vs {UNION_ARM}"),
+                "mcnemar_p_holm",
+            )
+        });
+        let gains = BTreeMap::from([(
+            ("m".to_string(), "lexical".to_string()),
+            (0.25, Some(0.0), Some(0.5)),
+        )]);
+        let ours = our_bars(&rows, &gains);
+        assert_eq!(ours.len(), 1);
+        assert_eq!(ours[0].full.as_ref().and_then(|r| r.value), Some(0.25));
+        assert_eq!(ours[0].union.as_ref().and_then(|r| r.value), Some(0.5));
+        let md = laid_out("figure11", frame(&ours).unwrap(), "Qwen3.5-27B");
+        for want in [
+            "| Model | Domain | Items | Native | Full Serial | Position union | Union − Full, pp [95% CI] | Holm p |",
+            "| m | lexical | 8 | 75.0 | 25.0 | 50.0 | 25.0 [0.0, 50.0] | 0.010 * |",
+            "| Jev | math | 384 | not printed | 28.1 | 76.0 | 47.9 | * |",
+            "| Qwen3.5-27B | lexical | 384 | not printed | 34.1 | 49.0 | 14.8 | * |",
+            "| m | lexical | Qwen3.5-27B / lexical | −9.1 | +1.0 | +10.2 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}
