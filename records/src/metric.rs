@@ -3,6 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::arm::ArmSpec;
+use crate::item::Domain;
+
+mod name;
+
+pub use name::{AsMetric, Metric, MetricNameError, ScoreKind, ScoreStat};
+
 /// One row of the `metrics/` dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricRow {
@@ -10,14 +17,15 @@ pub struct MetricRow {
     pub snapshot: u64,
     /// Model name; empty in a `snapshot_error` row.
     pub model: String,
-    /// Domain name ([`crate::Domain::as_str`]); empty in a `snapshot_error` row.
-    pub domain: String,
+    /// The domain; `None` in a `snapshot_error` row (an empty string in the Parquet column).
+    pub domain: Option<Domain>,
     /// `None` = all lengths.
     pub length: Option<u32>,
-    /// E.g. `Native/code vs Serial/Full/code`; an arm label for single-arm metrics.
+    /// E.g. `Native/code vs Serial/Full/code` ([`comparison_label`]); an arm label for
+    /// single-arm metrics; the message in a `snapshot_error` row.
     pub comparison: String,
-    /// snake_case metric name.
-    pub metric: String,
+    /// The metric (its snake_case name in JSON and Parquet).
+    pub metric: Metric,
     /// Point value; `None` when undefined (e.g. an empty denominator).
     pub value: Option<f64>,
     /// Count numerator, when the metric is a ratio or a count.
@@ -33,22 +41,27 @@ pub struct MetricRow {
 }
 
 impl MetricRow {
+    /// The domain's name; empty in a `snapshot_error` row (the Parquet column's value).
+    pub fn domain_str(&self) -> &'static str {
+        self.domain.map_or("", Domain::as_str)
+    }
+
     /// A row of `metric` with no value, counts or interval yet.
     pub fn empty(
         snapshot: u64,
         model: &str,
-        domain: &str,
+        domain: Option<Domain>,
         length: Option<u32>,
         comparison: &str,
-        metric: &str,
+        metric: Metric,
     ) -> MetricRow {
         MetricRow {
             snapshot,
             model: model.to_string(),
-            domain: domain.to_string(),
+            domain,
             length,
             comparison: comparison.to_string(),
-            metric: metric.to_string(),
+            metric,
             value: None,
             numerator: None,
             denominator: None,
@@ -99,7 +112,12 @@ impl FamilyScope {
     }
 }
 
-/// The comparison label of a Native/Serial pairing.
+/// The comparison label of a Native/Serial pairing, from the two arms' labels.
 pub fn comparison_label(native_arm: &str, serial_arm: &str) -> String {
     format!("{native_arm} vs {serial_arm}")
+}
+
+/// The comparison label of the pairing of two specs (`Native/code vs Serial/Full/code`).
+pub fn comparison_of(native: &ArmSpec, serial: &ArmSpec) -> String {
+    comparison_label(&native.label(), &serial.label())
 }

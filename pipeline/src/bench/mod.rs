@@ -535,7 +535,7 @@ fn compare_runs(a: &Path, b: &Path) -> anyhow::Result<Agreement> {
     let outputs = |dir: &Path| -> anyhow::Result<HashMap<(String, String), String>> {
         Ok(read_trajectory_records(&dir.join("trajectories"))?
             .into_iter()
-            .map(|t| ((t.item_id.clone(), t.arm.clone()), t.output.clone()))
+            .map(|t| ((t.item_id.clone(), t.arm.to_string()), t.output.clone()))
             .collect())
     };
     let (ta, tb) = (outputs(a)?, outputs(b)?);

@@ -465,7 +465,7 @@ fn model_items(m: &Manifest) -> Vec<(String, String)> {
 fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
     let cfg = input.cfg;
     let models: BTreeSet<&str> = input.rows.iter().map(|r| r.model.as_str()).collect();
-    let domains: BTreeSet<&str> = input.rows.iter().map(|r| r.domain.as_str()).collect();
+    let domains: BTreeSet<&str> = input.rows.iter().map(|r| r.domain_str()).collect();
     doc.h(2, "Run");
     let mut run = vec![
         ("Run".to_string(), run_name.to_string()),

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use c2s_records::Trajectory;
+use c2s_records::{AsMetric, Metric};
 use c2s_stats::{MetricRow, ScoreKind, CI_CLOPPER_PEARSON};
 
 use super::doc::Table;
@@ -33,7 +34,7 @@ impl Group {
     }
 }
 
-type Key<'a> = (&'a str, &'a str, &'a str, Option<u32>, &'a str);
+type Key<'a> = (&'a str, &'a str, &'a str, Option<u32>, Metric);
 
 /// Metric rows by (model, domain, comparison, length, metric).
 pub struct MetricIndex<'a> {
@@ -50,10 +51,10 @@ impl<'a> MetricIndex<'a> {
                     (
                         (
                             r.model.as_str(),
-                            r.domain.as_str(),
+                            r.domain_str(),
                             r.comparison.as_str(),
                             r.length,
-                            r.metric.as_str(),
+                            r.metric,
                         ),
                         r,
                     )
@@ -62,8 +63,15 @@ impl<'a> MetricIndex<'a> {
         }
     }
 
-    /// The row of `metric` for `g` at `length` (`None`: the all-lengths row), if any.
-    pub fn get(&self, g: &Group, length: Option<u32>, metric: &str) -> Option<&'a MetricRow> {
+    /// The row of `metric` (a [`Metric`] or its name) for `g` at `length` (`None`: the
+    /// all-lengths row), if any.
+    pub fn get(
+        &self,
+        g: &Group,
+        length: Option<u32>,
+        metric: impl AsMetric,
+    ) -> Option<&'a MetricRow> {
+        let metric = metric.as_metric()?;
         self.rows
             .get(&(
                 g.model.as_str(),
@@ -76,12 +84,12 @@ impl<'a> MetricIndex<'a> {
     }
 
     /// The point value of that row; `None` when the row is missing or its value undefined.
-    pub fn value(&self, g: &Group, length: Option<u32>, metric: &str) -> Option<f64> {
+    pub fn value(&self, g: &Group, length: Option<u32>, metric: impl AsMetric) -> Option<f64> {
         self.get(g, length, metric).and_then(|r| r.value)
     }
 
     /// Groups that have `metric` (on any length).
-    fn groups_with(&self, metric: &str) -> Vec<Group> {
+    fn groups_with(&self, metric: Metric) -> Vec<Group> {
         let set: BTreeSet<Group> = self
             .rows
             .keys()
@@ -97,21 +105,24 @@ impl<'a> MetricIndex<'a> {
 
     /// Paired (Native vs Serial) groups.
     pub fn paired_groups(&self) -> Vec<Group> {
-        self.groups_with("both")
+        self.groups_with(Metric::Both)
     }
 
     /// Arms with confidence metrics.
     pub fn calibration_groups(&self) -> Vec<Group> {
-        self.groups_with("prevalence")
+        self.groups_with(Metric::Prevalence)
     }
 
     /// Arms with an independence reference.
     pub fn independence_groups(&self) -> Vec<Group> {
-        self.groups_with("independence_reference")
+        self.groups_with(Metric::IndependenceReference)
     }
 
     /// The lengths (ascending) at which `g` has `metric`.
-    pub fn lengths(&self, g: &Group, metric: &str) -> Vec<u32> {
+    pub fn lengths(&self, g: &Group, metric: impl AsMetric) -> Vec<u32> {
+        let Some(metric) = metric.as_metric() else {
+            return Vec::new();
+        };
         self.rows
             .keys()
             .filter(|k| k.0 == g.model && k.1 == g.domain && k.2 == g.comparison && k.4 == metric)
@@ -630,10 +641,10 @@ mod tests {
         MetricRow {
             snapshot: 0,
             model: "m".into(),
-            domain: "lexical".into(),
+            domain: Some(c2s_records::Domain::Lexical),
             length,
             comparison: "Native/code vs Serial/Full/code".into(),
-            metric: metric.into(),
+            metric: Metric::parse(metric).unwrap(),
             value,
             numerator: None,
             denominator: None,

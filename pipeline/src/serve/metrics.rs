@@ -175,7 +175,7 @@ pub fn snapshot_gauges(f: &mut Families, rows: &[MetricRow]) {
     let labels = |r: &MetricRow| -> Labels {
         vec![
             ("model", r.model.clone()),
-            ("domain", r.domain.clone()),
+            ("domain", r.domain_str().to_string()),
             ("comparison", r.comparison.clone()),
         ]
     };

@@ -96,10 +96,10 @@ mod tests {
             ..MetricRow::empty(
                 0,
                 "m",
-                "arithmetic",
+                Some(c2s_records::Domain::Arithmetic),
                 None,
                 "Native/code vs Serial/Full/code",
-                "gain_rate",
+                c2s_records::Metric::GainRate,
             )
         });
         let ours = our_rows(&rows, "code");
