@@ -42,8 +42,8 @@ pub use item::{
     LETTERS, NO_YES,
 };
 pub use metric::{
-    comparison_label, comparison_of, AsMetric, FamilyScope, Metric, MetricNameError, MetricRow,
-    ScoreKind, ScoreStat,
+    comparison_arms, comparison_label, comparison_of, AsMetric, FamilyScope, Metric,
+    MetricNameError, MetricRow, ScoreKind, ScoreStat, COMPARISON_SEPARATOR,
 };
 pub use plan::{
     parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, PlanSource, SuppliedPlan,

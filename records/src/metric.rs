@@ -114,8 +114,17 @@ impl FamilyScope {
 
 /// The comparison label of a Native/Serial pairing, from the two arms' labels.
 pub fn comparison_label(native_arm: &str, serial_arm: &str) -> String {
-    format!("{native_arm} vs {serial_arm}")
+    format!("{native_arm}{COMPARISON_SEPARATOR}{serial_arm}")
 }
+
+/// The two arm labels of a comparison label ([`comparison_label`]'s inverse); `None` for a
+/// label without ` vs ` (a single arm's rows).
+pub fn comparison_arms(comparison: &str) -> Option<(&str, &str)> {
+    comparison.split_once(COMPARISON_SEPARATOR)
+}
+
+/// What joins the two arm labels of a comparison label.
+pub const COMPARISON_SEPARATOR: &str = " vs ";
 
 /// The comparison label of the pairing of two specs (`Native/code vs Serial/Full/code`).
 pub fn comparison_of(native: &ArmSpec, serial: &ArmSpec) -> String {

@@ -361,7 +361,7 @@ fn trajectory(
         domain: Domain::Lexical,
         length,
         model: "m".into(),
-        arm: c2s_records::LabeledArm::parse(arm).unwrap(),
+        arm: c2s_records::LabeledArm::parse(arm).unwrap_or_else(|e| panic!("{e}")),
         support: Some(c2s_records::Support::FULL),
         output: String::new(),
         correct,
