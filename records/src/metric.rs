@@ -17,7 +17,9 @@ pub struct MetricRow {
     pub snapshot: u64,
     /// Model name; empty in a `snapshot_error` row.
     pub model: String,
-    /// The domain; `None` in a `snapshot_error` row (an empty string in the Parquet column).
+    /// The domain; `None` in a `snapshot_error` row (an empty string in JSON and in the
+    /// Parquet column, as before the domain was typed).
+    #[serde(with = "domain_or_empty")]
     pub domain: Option<Domain>,
     /// `None` = all lengths.
     pub length: Option<u32>,
@@ -129,4 +131,55 @@ pub const COMPARISON_SEPARATOR: &str = " vs ";
 /// The comparison label of the pairing of two specs (`Native/code vs Serial/Full/code`).
 pub fn comparison_of(native: &ArmSpec, serial: &ArmSpec) -> String {
     comparison_label(&native.label(), &serial.label())
+}
+
+/// The serde form of a metric row's domain: its name, or the empty string where there is none.
+mod domain_or_empty {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::item::Domain;
+
+    pub fn serialize<S: Serializer>(domain: &Option<Domain>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(domain.map_or("", Domain::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Domain>, D::Error> {
+        let name = String::deserialize(d)?;
+        if name.is_empty() {
+            return Ok(None);
+        }
+        Domain::parse(&name)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not a domain")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON form is the strings written before the row was typed.
+    #[test]
+    fn json_form_keeps_the_strings() {
+        let error = MetricRow::empty(2, "", None, None, "boom", Metric::SnapshotError);
+        let json = serde_json::to_value(&error).unwrap();
+        assert_eq!(json["domain"], "");
+        assert_eq!(json["metric"], "snapshot_error");
+        let row = MetricRow::empty(
+            2,
+            "m",
+            Some(Domain::SymbolicDigits),
+            Some(3),
+            "Native/code vs Serial/Full/code",
+            Metric::PositionAccuracy(2),
+        );
+        let json = serde_json::to_value(&row).unwrap();
+        assert_eq!(json["domain"], Domain::SymbolicDigits.as_str());
+        assert_eq!(json["metric"], "position_accuracy_2");
+        for r in [error, row] {
+            let back: MetricRow =
+                serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+            assert_eq!(back, r);
+        }
+    }
 }
