@@ -33,11 +33,11 @@ use timely::dataflow::operators::Concat;
 use timely::dataflow::StreamVec;
 use timely::scheduling::SyncActivator;
 
-use c2s_records::{Domain, PairedOutcome, Trajectory};
+use c2s_records::{Domain, Metric, PairedOutcome, Trajectory};
 use c2s_stats::{comparison_label, JointTable, MetricRow, StatsConfig, StatsCounts, StatsKey};
 
 /// `metric` of the row that reports a failed snapshot (its message is in `comparison`).
-pub const SNAPSHOT_ERROR: &str = "snapshot_error";
+pub const SNAPSHOT_ERROR: Metric = Metric::SnapshotError;
 
 /// When snapshots are taken.
 #[derive(Debug, Clone, Copy)]
@@ -104,7 +104,7 @@ pub struct StatsSeed {
 
 /// The row of one problem of a failed snapshot.
 fn error_row(snapshot: u64, message: &str) -> MetricRow {
-    MetricRow::empty(snapshot, "", "", None, message, SNAPSHOT_ERROR)
+    MetricRow::empty(snapshot, "", None, None, message, SNAPSHOT_ERROR)
 }
 
 /// Stage 1: the counted keys of outcomes and trajectories (seeded records skipped), as
@@ -179,7 +179,7 @@ pub fn stats_keys<'s>(
                         let mut keys: BTreeMap<StatsKey, isize> = BTreeMap::new();
                         for t in data.drain(..) {
                             if !skip.is_empty()
-                                && skip.contains(&(t.item_id.clone(), t.arm.clone()))
+                                && skip.contains(&(t.item_id.clone(), t.arm.to_string()))
                             {
                                 continue;
                             }
@@ -561,8 +561,8 @@ mod tests {
             domain: Domain::Lexical,
             length: 3,
             model: "m".into(),
-            arm: "TeacherForced/Full/code".into(),
-            support: "Full".into(),
+            arm: c2s_records::LabeledArm::parse("TeacherForced/Full/code").unwrap(),
+            support: Some(c2s_records::Support::FULL),
             output: String::new(),
             correct,
             valid: true,
@@ -733,7 +733,7 @@ mod tests {
             trajectory_keys: Arc::new(
                 trajectories[..20]
                     .iter()
-                    .map(|t| (t.item_id.clone(), t.arm.clone()))
+                    .map(|t| (t.item_id.clone(), t.arm.to_string()))
                     .collect(),
             ),
         };

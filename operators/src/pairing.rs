@@ -101,7 +101,7 @@ pub fn pair<'s>(
                                 }
                             }
                         }
-                        arms.insert(t.arm, summary);
+                        arms.insert(t.arm.to_string(), summary);
                     }
                 });
                 // Times the frontier has passed can receive nothing more.

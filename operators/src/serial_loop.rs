@@ -173,7 +173,7 @@ fn start_task(
     let plan = plan.or_else(|| task.supplied_plan.as_ref().map(|p| p.plan.clone()));
     let started = Controller::new(&task.item, task.spec, plan, cfg).and_then(|mut c| {
         if let Some(p) = &task.supplied_plan {
-            c.set_plan_origin(p.origin.as_str());
+            c.set_plan_origin(p.origin);
         }
         let first = c.start()?;
         Ok((c, first))

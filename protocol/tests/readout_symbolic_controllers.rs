@@ -237,7 +237,7 @@ fn incorrect_copy_copies_a_supplied_wrong_target() {
         spec.evidence = evidence;
         spec.copy_control = control;
         let mut c = Controller::new(&item, spec, Some("489".into()), &cfg()).unwrap();
-        c.set_plan_origin("observed");
+        c.set_plan_origin(c2s_records::PlanOrigin::Observed);
         let (t, reqs) = run(c, |r| {
             let s = state_of(r);
             assert_eq!(s["copy_target"], "489");
@@ -257,7 +257,7 @@ fn incorrect_copy_copies_a_supplied_wrong_target() {
             Some(2),
             "489 differs from 585 at two positions"
         );
-        assert_eq!(t.plan_origin.as_deref(), Some("observed"));
+        assert_eq!(t.plan_origin.map(|o| o.as_str()), Some("observed"));
         assert!(t.arm.starts_with("IncorrectCopy/Full/code/"), "{}", t.arm);
     }
     let spec = ArmSpec::new(Arm::IncorrectCopy);
@@ -289,7 +289,7 @@ fn incorrect_copy_copies_a_supplied_wrong_target() {
         },
     );
     assert_eq!(
-        (t.plan_differences, t.plan_origin.as_deref()),
+        (t.plan_differences, t.plan_origin.map(|o| o.as_str())),
         (Some(0), Some("gold"))
     );
 }
@@ -367,7 +367,7 @@ fn twelve_character_controllers_cross_alphabet_and_query_count() {
         assert_eq!(t.fills as usize, 12 - queried.len());
         assert!(t.correct, "{}", t.arm);
         assert_eq!(t.base_id.as_deref(), Some("tc-01"));
-        assert_eq!(t.placement.as_deref(), Some("early"));
+        assert_eq!(t.placement.map(|p| p.as_str()), Some("early"));
     }
 }
 

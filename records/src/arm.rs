@@ -3,8 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod label;
 mod spec_check;
 
+pub use label::{LabelError, LabeledArm};
 pub use spec_check::{validate_spec, SpecError};
 
 /// The interface or control an item is run under.
@@ -633,8 +635,8 @@ impl ArmSpec {
         self
     }
 
-    /// A short stable label, e.g. `Serial/UnionFill/ScoredCode/V1`, used as the `arm` column
-    /// key and in request ids.
+    /// A short stable label, e.g. `Serial/UnionFill/code`, used as the `arm` column key and in
+    /// request ids; [`ArmSpec::from_label`] reads it back.
     pub fn label(&self) -> String {
         let mut s = self.arm.as_str().to_string();
         if self.arm == Arm::PrefixIntervention && self.readout == InterventionReadout::Whole {
@@ -644,39 +646,23 @@ impl ArmSpec {
             s.push_str(self.support.name());
         }
         s.push('/');
-        s.push_str(match self.contract {
-            Contract::ScoredCode => "code",
-            Contract::GeneratedCode => "gencode",
-            Contract::GeneratedCharacter => "char",
-            Contract::GeneratedString => "string",
-        });
+        s.push_str(label::contract_name(self.contract));
         s.push_str(match self.variant {
             PromptVariant::V1 => "",
             PromptVariant::V2 => "/v2",
             PromptVariant::V3 => "/v3",
         });
         if let Some(t) = self.template {
-            s.push_str(match t {
-                Template::T0 => "/T0",
-                Template::T1 => "/T1",
-                Template::T2 => "/T2",
-            });
+            s.push('/');
+            s.push_str(label::template_name(t));
         }
         if self.arm.is_copy() {
-            s.push_str(match self.evidence {
-                Evidence::Raw => "/raw",
-                Evidence::Indexed => "/indexed",
-                Evidence::Direct => "/direct",
-                Evidence::Padded => "/padded",
-                Evidence::PaddedTokens => "/padded-tokens",
-            });
+            s.push('/');
+            s.push_str(label::evidence_part(self.evidence));
             // A readout (template) asks one position: no independent/serial schedule.
             if self.template.is_none() {
-                s.push_str(match self.copy_control {
-                    CopyControl::Independent => "/independent",
-                    CopyControl::Serial => "/serial",
-                    CopyControl::Batch => "/batch",
-                });
+                s.push('/');
+                s.push_str(label::copy_control_part(self.copy_control));
             }
         }
         if self.names != OptionNames::Opaque {

@@ -263,6 +263,13 @@ impl Operation {
         }
     }
 
+    /// The operation named `name` ([`Operation::as_str`]).
+    pub fn parse(name: &str) -> Option<Operation> {
+        [Operation::Copy, Operation::Reverse]
+            .into_iter()
+            .find(|o| o.as_str() == name)
+    }
+
     /// The answer of the operation on `source`.
     pub fn apply(self, source: &str) -> String {
         match self {
@@ -293,6 +300,13 @@ impl Placement {
             Placement::Early => "early",
             Placement::Late => "late",
         }
+    }
+
+    /// The placement named `name` ([`Placement::as_str`]).
+    pub fn parse(name: &str) -> Option<Placement> {
+        [Placement::Early, Placement::Late]
+            .into_iter()
+            .find(|p| p.as_str() == name)
     }
 }
 

@@ -19,8 +19,8 @@ pub mod validate;
 
 pub use arm::{
     validate_spec, Arm, ArmSpec, Contract, CopyControl, Draft, Evidence, FillRule,
-    InterventionReadout, LocalAlphabet, OptionNames, OptionOrder, PromptVariant, QueryPositions,
-    RequestLayout, SpecError, Support, SupportSet, Template,
+    InterventionReadout, LabelError, LabeledArm, LocalAlphabet, OptionNames, OptionOrder,
+    PromptVariant, QueryPositions, RequestLayout, SpecError, Support, SupportSet, Template,
 };
 pub use coverage::{
     parse_case, CandidateSets, CaseParseError, CoverageCase, CoverageCatalogue, CoverageLabel,
@@ -41,8 +41,13 @@ pub use item::{
     Placement, SemanticMeta, Structure, SymbolicMeta, SymbolicPanel, BINARY, DIGITS, ETAOIN,
     LETTERS, NO_YES,
 };
-pub use metric::{comparison_label, FamilyScope, MetricRow};
-pub use plan::{parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, SuppliedPlan};
+pub use metric::{
+    comparison_arms, comparison_label, comparison_of, AsMetric, FamilyScope, Metric,
+    MetricNameError, MetricRow, ScoreKind, ScoreStat, COMPARISON_SEPARATOR,
+};
+pub use plan::{
+    parse_plan_file, write_plan_file, PlanFileError, PlanOrigin, PlanSource, SuppliedPlan,
+};
 pub use request::{
     Answer, Decoding, FinishReason, OptionLogprobs, Outage, Request, RequestOption, Response,
     BUDGET_CHARACTER, BUDGET_DIALOGUE, BUDGET_STRING,

@@ -3,6 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::arm::ArmSpec;
+use crate::item::Domain;
+
+mod name;
+
+pub use name::{AsMetric, Metric, MetricNameError, ScoreKind, ScoreStat};
+
 /// One row of the `metrics/` dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricRow {
@@ -10,14 +17,17 @@ pub struct MetricRow {
     pub snapshot: u64,
     /// Model name; empty in a `snapshot_error` row.
     pub model: String,
-    /// Domain name ([`crate::Domain::as_str`]); empty in a `snapshot_error` row.
-    pub domain: String,
+    /// The domain; `None` in a `snapshot_error` row (an empty string in JSON and in the
+    /// Parquet column, as before the domain was typed).
+    #[serde(with = "domain_or_empty")]
+    pub domain: Option<Domain>,
     /// `None` = all lengths.
     pub length: Option<u32>,
-    /// E.g. `Native/code vs Serial/Full/code`; an arm label for single-arm metrics.
+    /// E.g. `Native/code vs Serial/Full/code` ([`comparison_label`]); an arm label for
+    /// single-arm metrics; the message in a `snapshot_error` row.
     pub comparison: String,
-    /// snake_case metric name.
-    pub metric: String,
+    /// The metric (its snake_case name in JSON and Parquet).
+    pub metric: Metric,
     /// Point value; `None` when undefined (e.g. an empty denominator).
     pub value: Option<f64>,
     /// Count numerator, when the metric is a ratio or a count.
@@ -33,22 +43,27 @@ pub struct MetricRow {
 }
 
 impl MetricRow {
+    /// The domain's name; empty in a `snapshot_error` row (the Parquet column's value).
+    pub fn domain_str(&self) -> &'static str {
+        self.domain.map_or("", Domain::as_str)
+    }
+
     /// A row of `metric` with no value, counts or interval yet.
     pub fn empty(
         snapshot: u64,
         model: &str,
-        domain: &str,
+        domain: Option<Domain>,
         length: Option<u32>,
         comparison: &str,
-        metric: &str,
+        metric: Metric,
     ) -> MetricRow {
         MetricRow {
             snapshot,
             model: model.to_string(),
-            domain: domain.to_string(),
+            domain,
             length,
             comparison: comparison.to_string(),
-            metric: metric.to_string(),
+            metric,
             value: None,
             numerator: None,
             denominator: None,
@@ -99,7 +114,72 @@ impl FamilyScope {
     }
 }
 
-/// The comparison label of a Native/Serial pairing.
+/// The comparison label of a Native/Serial pairing, from the two arms' labels.
 pub fn comparison_label(native_arm: &str, serial_arm: &str) -> String {
-    format!("{native_arm} vs {serial_arm}")
+    format!("{native_arm}{COMPARISON_SEPARATOR}{serial_arm}")
+}
+
+/// The two arm labels of a comparison label ([`comparison_label`]'s inverse); `None` for a
+/// label without ` vs ` (a single arm's rows).
+pub fn comparison_arms(comparison: &str) -> Option<(&str, &str)> {
+    comparison.split_once(COMPARISON_SEPARATOR)
+}
+
+/// What joins the two arm labels of a comparison label.
+pub const COMPARISON_SEPARATOR: &str = " vs ";
+
+/// The comparison label of the pairing of two specs (`Native/code vs Serial/Full/code`).
+pub fn comparison_of(native: &ArmSpec, serial: &ArmSpec) -> String {
+    comparison_label(&native.label(), &serial.label())
+}
+
+/// The serde form of a metric row's domain: its name, or the empty string where there is none.
+mod domain_or_empty {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::item::Domain;
+
+    pub fn serialize<S: Serializer>(domain: &Option<Domain>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(domain.map_or("", Domain::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Domain>, D::Error> {
+        let name = String::deserialize(d)?;
+        if name.is_empty() {
+            return Ok(None);
+        }
+        Domain::parse(&name)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not a domain")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON form is the strings written before the row was typed.
+    #[test]
+    fn json_form_keeps_the_strings() {
+        let error = MetricRow::empty(2, "", None, None, "boom", Metric::SnapshotError);
+        let json = serde_json::to_value(&error).unwrap();
+        assert_eq!(json["domain"], "");
+        assert_eq!(json["metric"], "snapshot_error");
+        let row = MetricRow::empty(
+            2,
+            "m",
+            Some(Domain::SymbolicDigits),
+            Some(3),
+            "Native/code vs Serial/Full/code",
+            Metric::PositionAccuracy(2),
+        );
+        let json = serde_json::to_value(&row).unwrap();
+        assert_eq!(json["domain"], Domain::SymbolicDigits.as_str());
+        assert_eq!(json["metric"], "position_accuracy_2");
+        for r in [error, row] {
+            let back: MetricRow =
+                serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+            assert_eq!(back, r);
+        }
+    }
 }

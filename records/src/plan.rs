@@ -31,6 +31,69 @@ impl PlanOrigin {
     }
 }
 
+/// Where a trajectory's copied plan came from: the trajectories' `plan_origin`. A supplied
+/// plan declares its [`PlanOrigin`]; the other copy arms copy the gold target or the model's
+/// own Native choice. (A separate enum from [`PlanOrigin`], so that a plan file cannot declare
+/// `gold` or `self`.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanSource {
+    /// GoldCopy: the gold target.
+    Gold,
+    /// SelfPlanSpell: the model's own Native choice.
+    #[serde(rename = "self")]
+    OwnChoice,
+    /// IncorrectCopy before its plan's origin is known.
+    Supplied,
+    /// A supplied plan that a model selected.
+    Observed,
+    /// A supplied plan that was constructed.
+    Constructed,
+}
+
+impl PlanSource {
+    /// Every source, in declaration order.
+    pub const ALL: [PlanSource; 5] = [
+        PlanSource::Gold,
+        PlanSource::OwnChoice,
+        PlanSource::Supplied,
+        PlanSource::Observed,
+        PlanSource::Constructed,
+    ];
+
+    /// `gold`, `self`, `supplied`, `observed` or `constructed`: the serde form and the
+    /// `plan_origin` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanSource::Gold => "gold",
+            PlanSource::OwnChoice => "self",
+            PlanSource::Supplied => "supplied",
+            PlanSource::Observed => "observed",
+            PlanSource::Constructed => "constructed",
+        }
+    }
+
+    /// The source named `name` ([`PlanSource::as_str`]).
+    pub fn parse(name: &str) -> Option<PlanSource> {
+        PlanSource::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+impl From<PlanOrigin> for PlanSource {
+    fn from(o: PlanOrigin) -> PlanSource {
+        match o {
+            PlanOrigin::Observed => PlanSource::Observed,
+            PlanOrigin::Constructed => PlanSource::Constructed,
+        }
+    }
+}
+
+impl std::fmt::Display for PlanSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One supplied plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

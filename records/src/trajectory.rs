@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::item::Domain;
+use crate::arm::{LabeledArm, Support};
+use crate::item::{Domain, Operation, Placement};
+use crate::plan::PlanSource;
 
 /// Marks a position whose answer was outside the support, or an aborted position.
 /// `#` is in no alphabet of the protocol (digits, lowercase letters, the 11 punctuation
@@ -203,10 +205,12 @@ pub struct Trajectory {
     pub length: usize,
     /// Model name (its full identity is in the run's manifest).
     pub model: String,
-    /// Arm label (`ArmSpec::label`).
-    pub arm: String,
-    /// Support name (Full, UnionFill, …); `-` for whole-answer arms.
-    pub support: String,
+    /// The arm: its canonical spec and label (`ArmSpec::label`); the serde form is the label.
+    pub arm: LabeledArm,
+    /// Local support (Full, UnionFill, …); `None` for whole-answer arms (serde form: the
+    /// support's name, `-` for `None`).
+    #[serde(with = "support_or_dash")]
+    pub support: Option<Support>,
     /// The completed string (INVALID markers included; without END).
     pub output: String,
     /// Strict closed-set exact match with the target.
@@ -222,7 +226,7 @@ pub struct Trajectory {
     /// `constructed`; D.12: "Records retain difference counts and distinguish observed from
     /// constructed plans").
     #[serde(default)]
-    pub plan_origin: Option<String>,
+    pub plan_origin: Option<PlanSource>,
     /// Copy arms: positions at which the plan differs from the gold target (0 for a correct
     /// plan).
     #[serde(default)]
@@ -234,10 +238,10 @@ pub struct Trajectory {
     pub base_id: Option<String>,
     /// Symbolic items: `copy` or `reverse` ([`crate::Operation::as_str`]).
     #[serde(default)]
-    pub operation: Option<String>,
+    pub operation: Option<Operation>,
     /// Symbolic items: `early` or `late` ([`crate::Placement::as_str`]).
     #[serde(default)]
-    pub placement: Option<String>,
+    pub placement: Option<Placement>,
     /// Symbolic items: the target repeats a symbol.
     #[serde(default)]
     pub repeated: Option<bool>,
@@ -297,4 +301,26 @@ pub struct PairedOutcome {
     /// ("Natural strata are domain/length. … Semantic bases use gold pattern", A.6).
     #[serde(default)]
     pub pattern: Option<String>,
+}
+
+/// The serde form of a trajectory's support: its name, or `-` where there is none.
+mod support_or_dash {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::arm::Support;
+
+    pub fn serialize<S: Serializer>(support: &Option<Support>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(support.map_or("-", Support::name))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Support>, D::Error> {
+        let name = String::deserialize(d)?;
+        if name == "-" {
+            return Ok(None);
+        }
+        Support::parse(&name)
+            .filter(|s| s.name() == name)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not a support")))
+    }
 }

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use c2s_config::PaperFamilyEntry;
+use c2s_records::Metric;
 use c2s_stats::{families_in_force, holm_cell, ContrastRow, HolmFamily, HolmGroup, MetricRow};
 
 use super::doc::{Doc, Table};
@@ -66,10 +67,10 @@ pub fn mcnemar_families(families: &[HolmFamily], rows: &[MetricRow]) -> Vec<Fami
     let declared = families_in_force(families);
     let holm: BTreeMap<(&str, &str, &str), Option<f64>> = rows
         .iter()
-        .filter(|r| r.length.is_none() && r.metric == "mcnemar_p_holm")
+        .filter(|r| r.length.is_none() && r.metric == Metric::McnemarPHolm)
         .map(|r| {
             (
-                (r.model.as_str(), r.domain.as_str(), r.comparison.as_str()),
+                (r.model.as_str(), r.domain_str(), r.comparison.as_str()),
                 r.value,
             )
         })
@@ -78,18 +79,18 @@ pub fn mcnemar_families(families: &[HolmFamily], rows: &[MetricRow]) -> Vec<Fami
     let mut cells: BTreeMap<Cell<'_>, Vec<FamilyTest>> = BTreeMap::new();
     for r in rows
         .iter()
-        .filter(|r| r.length.is_none() && r.metric == "mcnemar_p")
+        .filter(|r| r.length.is_none() && r.metric == Metric::McnemarP)
     {
-        let Some(cell) = holm_cell(&declared, &r.comparison, &r.model, r.domain.as_str()) else {
+        let Some(cell) = holm_cell(&declared, &r.comparison, &r.model, r.domain_str()) else {
             continue;
         };
         cells.entry(cell).or_default().push(FamilyTest {
             model: r.model.clone(),
-            domain: r.domain.clone(),
+            domain: r.domain_str().to_string(),
             test: r.comparison.clone(),
             p: r.value,
             p_holm: holm
-                .get(&(r.model.as_str(), r.domain.as_str(), r.comparison.as_str()))
+                .get(&(r.model.as_str(), r.domain_str(), r.comparison.as_str()))
                 .copied()
                 .flatten(),
         });
@@ -238,7 +239,14 @@ mod tests {
     fn row(model: &str, domain: &str, comparison: &str, metric: &str, p: f64) -> MetricRow {
         MetricRow {
             value: Some(p),
-            ..MetricRow::empty(0, model, domain, None, comparison, metric)
+            ..MetricRow::empty(
+                0,
+                model,
+                c2s_records::Domain::parse(domain),
+                None,
+                comparison,
+                c2s_records::Metric::parse(metric).unwrap(),
+            )
         }
     }
 

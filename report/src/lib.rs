@@ -38,7 +38,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use c2s_records::Trajectory;
+use c2s_records::{Metric, Trajectory};
 use c2s_sinks::Manifest;
 use c2s_stats::{calibration_report, FamilyScope, MetricRow, ScoreKind, StatsConfig};
 use serde_json::Value;
@@ -317,11 +317,11 @@ pub fn by_length_figure(
 ) -> ByLengthFigure {
     let lengths: Vec<u32> = groups
         .iter()
-        .flat_map(|g| index.lengths(g, "both"))
+        .flat_map(|g| index.lengths(g, Metric::Both))
         .collect::<BTreeSet<u32>>()
         .into_iter()
         .collect();
-    let series = |g: &Group, metric: &str, label: String| Series {
+    let series = |g: &Group, metric: Metric, label: String| Series {
         label,
         points: lengths
             .iter()
@@ -340,11 +340,11 @@ pub fn by_length_figure(
     let native = groups
         .iter()
         .filter(|g| seen.insert(g.native_arm().to_string()))
-        .map(|g| series(g, "native_em", format!("{} EM", g.native_arm())))
+        .map(|g| series(g, Metric::NativeEm, format!("{} EM", g.native_arm())))
         .collect();
     let scr = groups
         .iter()
-        .map(|g| series(g, "scr", format!("SCR {}", g.comparison)))
+        .map(|g| series(g, Metric::Scr, format!("SCR {}", g.comparison)))
         .collect();
     ByLengthFigure {
         title: format!("{model} · {domain}"),
@@ -481,7 +481,7 @@ fn model_items(m: &Manifest) -> Vec<(String, String)> {
 fn header(doc: &mut Doc, input: &ReportInput<'_>, run_name: &str) {
     let cfg = input.cfg;
     let models: BTreeSet<&str> = input.rows.iter().map(|r| r.model.as_str()).collect();
-    let domains: BTreeSet<&str> = input.rows.iter().map(|r| r.domain.as_str()).collect();
+    let domains: BTreeSet<&str> = input.rows.iter().map(|r| r.domain_str()).collect();
     doc.h(2, "Run");
     let mut run = vec![
         ("Run".to_string(), run_name.to_string()),

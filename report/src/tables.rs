@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use c2s_records::Trajectory;
+use c2s_records::{AsMetric, Metric, ScoreStat};
 use c2s_stats::{MetricRow, ScoreKind, CI_CLOPPER_PEARSON};
 
 use super::doc::Table;
@@ -27,13 +28,11 @@ pub struct Group {
 impl Group {
     /// The Native arm of a paired comparison (`A vs B` → `A`).
     pub fn native_arm(&self) -> &str {
-        self.comparison
-            .split_once(" vs ")
-            .map_or(self.comparison.as_str(), |(a, _)| a)
+        c2s_records::comparison_arms(&self.comparison).map_or(self.comparison.as_str(), |(a, _)| a)
     }
 }
 
-type Key<'a> = (&'a str, &'a str, &'a str, Option<u32>, &'a str);
+type Key<'a> = (&'a str, &'a str, &'a str, Option<u32>, Metric);
 
 /// Metric rows by (model, domain, comparison, length, metric).
 pub struct MetricIndex<'a> {
@@ -50,10 +49,10 @@ impl<'a> MetricIndex<'a> {
                     (
                         (
                             r.model.as_str(),
-                            r.domain.as_str(),
+                            r.domain_str(),
                             r.comparison.as_str(),
                             r.length,
-                            r.metric.as_str(),
+                            r.metric,
                         ),
                         r,
                     )
@@ -62,8 +61,15 @@ impl<'a> MetricIndex<'a> {
         }
     }
 
-    /// The row of `metric` for `g` at `length` (`None`: the all-lengths row), if any.
-    pub fn get(&self, g: &Group, length: Option<u32>, metric: &str) -> Option<&'a MetricRow> {
+    /// The row of `metric` (a [`Metric`] or its name) for `g` at `length` (`None`: the
+    /// all-lengths row), if any.
+    pub fn get(
+        &self,
+        g: &Group,
+        length: Option<u32>,
+        metric: impl AsMetric,
+    ) -> Option<&'a MetricRow> {
+        let metric = metric.as_metric()?;
         self.rows
             .get(&(
                 g.model.as_str(),
@@ -76,12 +82,12 @@ impl<'a> MetricIndex<'a> {
     }
 
     /// The point value of that row; `None` when the row is missing or its value undefined.
-    pub fn value(&self, g: &Group, length: Option<u32>, metric: &str) -> Option<f64> {
+    pub fn value(&self, g: &Group, length: Option<u32>, metric: impl AsMetric) -> Option<f64> {
         self.get(g, length, metric).and_then(|r| r.value)
     }
 
     /// Groups that have `metric` (on any length).
-    fn groups_with(&self, metric: &str) -> Vec<Group> {
+    fn groups_with(&self, metric: Metric) -> Vec<Group> {
         let set: BTreeSet<Group> = self
             .rows
             .keys()
@@ -97,21 +103,24 @@ impl<'a> MetricIndex<'a> {
 
     /// Paired (Native vs Serial) groups.
     pub fn paired_groups(&self) -> Vec<Group> {
-        self.groups_with("both")
+        self.groups_with(Metric::Both)
     }
 
     /// Arms with confidence metrics.
     pub fn calibration_groups(&self) -> Vec<Group> {
-        self.groups_with("prevalence")
+        self.groups_with(Metric::Prevalence)
     }
 
     /// Arms with an independence reference.
     pub fn independence_groups(&self) -> Vec<Group> {
-        self.groups_with("independence_reference")
+        self.groups_with(Metric::IndependenceReference)
     }
 
     /// The lengths (ascending) at which `g` has `metric`.
-    pub fn lengths(&self, g: &Group, metric: &str) -> Vec<u32> {
+    pub fn lengths(&self, g: &Group, metric: impl AsMetric) -> Vec<u32> {
+        let Some(metric) = metric.as_metric() else {
+            return Vec::new();
+        };
         self.rows
             .keys()
             .filter(|k| k.0 == g.model && k.1 == g.domain && k.2 == g.comparison && k.4 == metric)
@@ -201,15 +210,15 @@ pub(crate) fn ratio(row: Option<&MetricRow>) -> String {
 
 fn n_items(index: &MetricIndex<'_>, g: &Group, length: Option<u32>) -> String {
     index
-        .get(g, length, "both")
+        .get(g, length, Metric::Both)
         .and_then(|r| r.denominator)
         .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string())
 }
 
 pub(crate) fn scr_cell(index: &MetricIndex<'_>, g: &Group, length: Option<u32>) -> String {
     estimate(
-        index.get(g, length, "scr"),
-        index.value(g, length, "scr_bootstrap_dropped"),
+        index.get(g, length, Metric::Scr),
+        index.value(g, length, Metric::ScrBootstrapDropped),
     )
 }
 
@@ -249,8 +258,8 @@ pub fn paired_summary(index: &MetricIndex<'_>, groups: &[Group], level: f64) -> 
         .iter()
         .map(|g| {
             let bounds = match (
-                index.value(g, None, "scr_lower_bound"),
-                index.value(g, None, "scr_upper_bound"),
+                index.value(g, None, Metric::ScrLowerBound),
+                index.value(g, None, Metric::ScrUpperBound),
             ) {
                 (Some(lo), Some(hi)) => format!("[{}, {}]", pct(Some(lo)), pct(Some(hi))),
                 _ => UNDEFINED.to_string(),
@@ -260,22 +269,22 @@ pub fn paired_summary(index: &MetricIndex<'_>, groups: &[Group], level: f64) -> 
                 g.domain.clone(),
                 g.comparison.clone(),
                 n_items(index, g, None),
-                count(index.get(g, None, "both")),
-                count(index.get(g, None, "native_only")),
-                count(index.get(g, None, "serial_only")),
-                count(index.get(g, None, "neither")),
-                estimate(index.get(g, None, "native_em"), None),
-                estimate(index.get(g, None, "serial_em"), None),
-                ratio(index.get(g, None, "scr")),
+                count(index.get(g, None, Metric::Both)),
+                count(index.get(g, None, Metric::NativeOnly)),
+                count(index.get(g, None, Metric::SerialOnly)),
+                count(index.get(g, None, Metric::Neither)),
+                estimate(index.get(g, None, Metric::NativeEm), None),
+                estimate(index.get(g, None, Metric::SerialEm), None),
+                ratio(index.get(g, None, Metric::Scr)),
                 scr_cell(index, g, None),
                 bounds,
                 estimate(
-                    index.get(g, None, "gain_rate"),
-                    index.value(g, None, "gain_rate_bootstrap_dropped"),
+                    index.get(g, None, Metric::GainRate),
+                    index.value(g, None, Metric::GainRateBootstrapDropped),
                 ),
-                estimate(index.get(g, None, "loss_mass"), None),
-                p_value(index.value(g, None, "mcnemar_p")),
-                p_value(index.value(g, None, "mcnemar_p_holm")),
+                estimate(index.get(g, None, Metric::LossMass), None),
+                p_value(index.value(g, None, Metric::McnemarP)),
+                p_value(index.value(g, None, Metric::McnemarPHolm)),
             ]
         })
         .collect();
@@ -310,36 +319,40 @@ pub fn per_length(index: &MetricIndex<'_>, g: &Group, level: f64) -> Table {
         "SCR [CI]",
     ];
     let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut lengths: Vec<Option<u32>> = index.lengths(g, "both").into_iter().map(Some).collect();
+    let mut lengths: Vec<Option<u32>> = index
+        .lengths(g, Metric::Both)
+        .into_iter()
+        .map(Some)
+        .collect();
     lengths.push(None);
     for l in lengths {
         rows.push(vec![
             l.map_or_else(|| "all".to_string(), |l| l.to_string()),
             n_items(index, g, l),
-            estimate(index.get(g, l, "native_em"), None),
-            estimate(index.get(g, l, "serial_em"), None),
-            count(index.get(g, l, "both")),
-            count(index.get(g, l, "native_only")),
-            count(index.get(g, l, "serial_only")),
-            count(index.get(g, l, "neither")),
-            ratio(index.get(g, l, "scr")),
+            estimate(index.get(g, l, Metric::NativeEm), None),
+            estimate(index.get(g, l, Metric::SerialEm), None),
+            count(index.get(g, l, Metric::Both)),
+            count(index.get(g, l, Metric::NativeOnly)),
+            count(index.get(g, l, Metric::SerialOnly)),
+            count(index.get(g, l, Metric::Neither)),
+            ratio(index.get(g, l, Metric::Scr)),
             scr_cell(index, g, l),
         ]);
     }
-    if index.get(g, None, "native_em_equal_length").is_some() {
+    if index.get(g, None, Metric::NativeEmEqualLength).is_some() {
         rows.push(vec![
             "equal-length".to_string(),
             UNDEFINED.to_string(),
-            estimate(index.get(g, None, "native_em_equal_length"), None),
-            estimate(index.get(g, None, "serial_em_equal_length"), None),
+            estimate(index.get(g, None, Metric::NativeEmEqualLength), None),
+            estimate(index.get(g, None, Metric::SerialEmEqualLength), None),
             UNDEFINED.to_string(),
             UNDEFINED.to_string(),
             UNDEFINED.to_string(),
             UNDEFINED.to_string(),
             UNDEFINED.to_string(),
             estimate(
-                index.get(g, None, "scr_equal_length"),
-                index.value(g, None, "scr_equal_length_bootstrap_dropped"),
+                index.get(g, None, Metric::ScrEqualLength),
+                index.value(g, None, Metric::ScrEqualLengthBootstrapDropped),
             ),
         ]);
     }
@@ -365,22 +378,21 @@ pub fn calibration(index: &MetricIndex<'_>, arms: &[Group]) -> Table {
     ];
     let mut rows = Vec::new();
     for g in arms {
-        let prevalence = index.get(g, None, "prevalence");
+        let prevalence = index.get(g, None, Metric::Prevalence);
         let n = prevalence
             .and_then(|r| r.denominator)
             .map_or_else(|| UNDEFINED.to_string(), |n| n.to_string());
         let correct = count(prevalence);
         for kind in ScoreKind::ALL {
-            let s = kind.as_str();
             rows.push(vec![
                 g.comparison.clone(),
                 score_label(kind).to_string(),
                 n.clone(),
                 correct.clone(),
-                dec3(index.value(g, None, &format!("brier_{s}"))),
-                dec3(index.value(g, None, &format!("ece_{s}"))),
-                dec3(index.value(g, None, &format!("auroc_{s}"))),
-                dec3(index.value(g, None, &format!("ap_{s}"))),
+                dec3(index.value(g, None, Metric::Score(ScoreStat::Brier, kind))),
+                dec3(index.value(g, None, Metric::Score(ScoreStat::Ece, kind))),
+                dec3(index.value(g, None, Metric::Score(ScoreStat::Auroc, kind))),
+                dec3(index.value(g, None, Metric::Score(ScoreStat::Ap, kind))),
             ]);
         }
         rows.push(vec![
@@ -391,10 +403,10 @@ pub fn calibration(index: &MetricIndex<'_>, arms: &[Group]) -> Table {
             ),
             n.clone(),
             correct.clone(),
-            dec3(index.value(g, None, "brier_prevalence")),
+            dec3(index.value(g, None, Metric::BrierPrevalence)),
             UNDEFINED.to_string(),
             UNDEFINED.to_string(),
-            dec3(index.value(g, None, "ap_prevalence")),
+            dec3(index.value(g, None, Metric::ApPrevalence)),
         ]);
         rows.push(vec![
             g.comparison.clone(),
@@ -403,8 +415,8 @@ pub fn calibration(index: &MetricIndex<'_>, arms: &[Group]) -> Table {
             correct,
             UNDEFINED.to_string(),
             UNDEFINED.to_string(),
-            dec3(index.value(g, None, "auroc_negative_length")),
-            dec3(index.value(g, None, "ap_negative_length")),
+            dec3(index.value(g, None, Metric::AurocNegativeLength)),
+            dec3(index.value(g, None, Metric::ApNegativeLength)),
         ]);
     }
     Table {
@@ -440,16 +452,16 @@ pub fn independence(index: &MetricIndex<'_>, g: &Group, level: f64) -> Table {
         "EM − reference, pp [CI]",
     ];
     let rows = index
-        .lengths(g, "independence_reference")
+        .lengths(g, Metric::IndependenceReference)
         .into_iter()
         .map(|l| {
             let l = Some(l);
             vec![
                 l.map_or_else(String::new, |l| l.to_string()),
-                count(index.get(g, l, "items")),
-                estimate(index.get(g, l, "string_em"), None),
-                estimate(index.get(g, l, "independence_reference"), None),
-                estimate_pp(index.get(g, l, "em_minus_reference")),
+                count(index.get(g, l, Metric::Items)),
+                estimate(index.get(g, l, Metric::StringEm), None),
+                estimate(index.get(g, l, Metric::IndependenceReference), None),
+                estimate_pp(index.get(g, l, Metric::EmMinusReference)),
             ]
         })
         .collect();
@@ -630,10 +642,10 @@ mod tests {
         MetricRow {
             snapshot: 0,
             model: "m".into(),
-            domain: "lexical".into(),
+            domain: Some(c2s_records::Domain::Lexical),
             length,
             comparison: "Native/code vs Serial/Full/code".into(),
-            metric: metric.into(),
+            metric: Metric::parse(metric).unwrap(),
             value,
             numerator: None,
             denominator: None,

@@ -80,7 +80,7 @@ bootstrap_draws = 999
         println!(
             "{} {} {}: SCR {} ({}/{})",
             r.model,
-            r.domain,
+            r.domain_str(),
             r.comparison,
             r.value.map_or("-".into(), |v| format!("{v:.3}")),
             r.numerator.unwrap_or(0),

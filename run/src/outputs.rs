@@ -104,7 +104,7 @@ impl ResumeState {
         let trajectory_keys: Arc<BTreeSet<(String, String)>> = Arc::new(
             trajectories
                 .iter()
-                .map(|t| (t.item_id.clone(), t.arm.clone()))
+                .map(|t| (t.item_id.clone(), t.arm.to_string()))
                 .collect(),
         );
         let outcome_keys: Arc<BTreeSet<(String, String)>> = Arc::new(
@@ -605,7 +605,7 @@ pub fn trajectory_sink(
 ) -> anyhow::Result<DatasetSink<Trajectory, TrajectoryRow>> {
     let done = resume.trajectory_keys.clone();
     open(run_dir, worker, cfg, move |t: Trajectory| {
-        (!done.contains(&(t.item_id.clone(), t.arm.clone()))).then(|| TrajectoryRow::from(&t))
+        (!done.contains(&(t.item_id.clone(), t.arm.to_string()))).then(|| TrajectoryRow::from(&t))
     })
 }
 

@@ -47,7 +47,7 @@ fn main() -> anyhow::Result<()> {
         };
         println!(
             "{:<10} {:<40} {:<22} {}{interval}",
-            r.domain,
+            r.domain_str(),
             r.comparison,
             r.metric,
             r.value.map_or("-".into(), |v| format!("{v:.3}")),

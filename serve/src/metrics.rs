@@ -12,6 +12,7 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use c2s_records::Metric;
 use c2s_stats::MetricRow;
 
 /// The `Content-Type` of the exposition.
@@ -143,9 +144,9 @@ impl Collector for Families {
 /// undefined value (an empty denominator) has no sample.
 pub fn snapshot_gauges(f: &mut Families, rows: &[MetricRow]) {
     type Family = (&'static str, &'static str, &'static str, &'static str);
-    const FAMILIES: [(&str, Family); 3] = [
+    const FAMILIES: [(Metric, Family); 3] = [
         (
-            "scr",
+            Metric::Scr,
             (
                 "c2s_scr_ratio",
                 "Sequence Composition Rate (both correct / Native correct), all lengths, latest snapshot",
@@ -154,7 +155,7 @@ pub fn snapshot_gauges(f: &mut Families, rows: &[MetricRow]) {
             ),
         ),
         (
-            "native_em",
+            Metric::NativeEm,
             (
                 "c2s_native_em_ratio",
                 "Native exact match, all lengths, latest snapshot",
@@ -163,7 +164,7 @@ pub fn snapshot_gauges(f: &mut Families, rows: &[MetricRow]) {
             ),
         ),
         (
-            "serial_em",
+            Metric::SerialEm,
             (
                 "c2s_serial_em_ratio",
                 "Serial exact match, all lengths, latest snapshot",
@@ -175,11 +176,11 @@ pub fn snapshot_gauges(f: &mut Families, rows: &[MetricRow]) {
     let labels = |r: &MetricRow| -> Labels {
         vec![
             ("model", r.model.clone()),
-            ("domain", r.domain.clone()),
+            ("domain", r.domain_str().to_string()),
             ("comparison", r.comparison.clone()),
         ]
     };
-    let all_lengths = |metric: &'static str| {
+    let all_lengths = |metric: Metric| {
         rows.iter()
             .filter(move |r| r.length.is_none() && r.metric == metric)
     };
@@ -204,7 +205,7 @@ pub fn snapshot_gauges(f: &mut Families, rows: &[MetricRow]) {
     f.gauge(
         "c2s_paired_items",
         "Items paired per model, domain and comparison in the latest snapshot",
-        all_lengths("both")
+        all_lengths(Metric::Both)
             .filter_map(|r| r.denominator.map(|d| (labels(r), Num::Int(d))))
             .collect(),
     );

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use c2s_records::Metric;
 use c2s_stats::MetricRow;
 
 use c2s_report::doc::Table;
@@ -51,9 +52,9 @@ pub fn headline(rows: &[MetricRow]) -> Value {
                     "model": g.model,
                     "domain": g.domain,
                     "comparison": g.comparison,
-                    "scr": value(index.get(g, None, "scr")),
-                    "native_em": value(index.get(g, None, "native_em")),
-                    "serial_em": value(index.get(g, None, "serial_em")),
+                    "scr": value(index.get(g, None, Metric::Scr)),
+                    "native_em": value(index.get(g, None, Metric::NativeEm)),
+                    "serial_em": value(index.get(g, None, Metric::SerialEm)),
                 })
             })
             .collect(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
-use c2s_records::MetricRow;
+use c2s_records::{Domain, Metric, MetricRow};
 
 use crate::columns::{self as col, field, next, Cols};
 use crate::error::RowError;
@@ -78,15 +78,17 @@ impl Row for MetricsRow {
 
     fn to_batch(rows: &[Self]) -> Result<RecordBatch, ArrowError> {
         let m = || rows.iter().map(|r| &r.metric);
+        let names: Vec<std::borrow::Cow<'static, str>> = m().map(|r| r.metric.name()).collect();
         RecordBatch::try_new(
             Self::schema(),
             vec![
                 col::u64s(m().map(|r| r.snapshot)),
                 col::utf8(m().map(|r| r.model.as_str())),
-                col::utf8(m().map(|r| r.domain.as_str())),
+                // A `snapshot_error` row has no domain: the empty string.
+                col::utf8(m().map(|r| r.domain.map_or("", Domain::as_str))),
                 col::opt_u32s(m().map(|r| r.length)),
                 col::utf8(m().map(|r| r.comparison.as_str())),
-                col::utf8(m().map(|r| r.metric.as_str())),
+                col::utf8(names.iter().map(|n| n.as_ref())),
                 col::opt_f64s(m().map(|r| r.value)),
                 col::opt_u64s(m().map(|r| r.numerator)),
                 col::opt_u64s(m().map(|r| r.denominator)),
@@ -113,24 +115,38 @@ impl Row for MetricsRow {
         let mut ci_high = c.opt_f64("ci_high")?.into_iter();
         let mut ci_method = c.opt_utf8("ci_method")?.into_iter();
         let mut written_at_ms = c.u64("written_at_ms")?.into_iter();
-        Ok((0..c.len())
-            .map(|_| MetricsRow {
-                metric: MetricRow {
-                    snapshot: next(&mut snapshot),
-                    model: next(&mut model),
-                    domain: next(&mut domain),
-                    length: next(&mut length),
-                    comparison: next(&mut comparison),
-                    metric: next(&mut metric),
-                    value: next(&mut value),
-                    numerator: next(&mut numerator),
-                    denominator: next(&mut denominator),
-                    ci_low: next(&mut ci_low),
-                    ci_high: next(&mut ci_high),
-                    ci_method: next(&mut ci_method),
-                },
-                written_at_ms: next(&mut written_at_ms),
+        (0..c.len())
+            .map(|_| {
+                let domain_name: String = next(&mut domain);
+                let domain =
+                    match domain_name.as_str() {
+                        "" => None,
+                        d => Some(Domain::parse(d).ok_or_else(|| {
+                            RowError::new("domain", format!("unknown domain `{d}`"))
+                        })?),
+                    };
+                let metric_name: String = next(&mut metric);
+                let metric = Metric::parse(&metric_name).map_err(|_| {
+                    RowError::new("metric", format!("unknown metric `{metric_name}`"))
+                })?;
+                Ok(MetricsRow {
+                    metric: MetricRow {
+                        snapshot: next(&mut snapshot),
+                        model: next(&mut model),
+                        domain,
+                        length: next(&mut length),
+                        comparison: next(&mut comparison),
+                        metric,
+                        value: next(&mut value),
+                        numerator: next(&mut numerator),
+                        denominator: next(&mut denominator),
+                        ci_low: next(&mut ci_low),
+                        ci_high: next(&mut ci_high),
+                        ci_method: next(&mut ci_method),
+                    },
+                    written_at_ms: next(&mut written_at_ms),
+                })
             })
-            .collect())
+            .collect()
     }
 }

@@ -5,7 +5,10 @@ use std::sync::Arc;
 use arrow::datatypes::{DataType, Schema, SchemaRef};
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
-use c2s_records::{Confidence, Domain, StepRecord, StopOutcome, Trajectory};
+use c2s_records::{
+    Confidence, Domain, LabeledArm, Operation, Placement, PlanSource, StepRecord, StopOutcome,
+    Support, Trajectory,
+};
 
 use crate::codes::{membership_str, parse_membership, parse_stop_category, stop_category_str};
 use crate::columns::{self as col, field, list_field, next, Cols};
@@ -114,8 +117,8 @@ impl From<&Trajectory> for TrajectoryRow {
             domain: t.domain.as_str().to_string(),
             length: saturating_u32(t.length),
             model: t.model.clone(),
-            arm: t.arm.clone(),
-            support: t.support.clone(),
+            arm: t.arm.to_string(),
+            support: t.support.map_or("-", Support::name).to_string(),
             output: t.output.clone(),
             correct: t.correct,
             valid: t.valid,
@@ -125,11 +128,11 @@ impl From<&Trajectory> for TrajectoryRow {
             completion_tokens: t.completion_tokens,
             fidelity: t.fidelity,
             plan: t.plan.clone(),
-            plan_origin: t.plan_origin.clone(),
+            plan_origin: t.plan_origin.map(|o| o.as_str().to_string()),
             plan_differences: t.plan_differences,
             base_id: t.base_id.clone(),
-            operation: t.operation.clone(),
-            placement: t.placement.clone(),
+            operation: t.operation.map(|o| o.as_str().to_string()),
+            placement: t.placement.map(|p| p.as_str().to_string()),
             repeated: t.repeated,
             pattern: t.pattern.clone(),
             membership: membership_str(t.membership).to_string(),
@@ -217,18 +220,49 @@ impl TrajectoryRow {
             domain,
             length: self.length as usize,
             model: self.model.clone(),
-            arm: self.arm.clone(),
-            support: self.support.clone(),
+            arm: LabeledArm::parse(&self.arm).map_err(|e| RowError::new("arm", e.to_string()))?,
+            support: match self.support.as_str() {
+                "-" => None,
+                s => {
+                    Some(Support::parse(s).filter(|x| x.name() == s).ok_or_else(|| {
+                        RowError::new("support", format!("unknown support `{s}`"))
+                    })?)
+                }
+            },
             output: self.output.clone(),
             correct: self.correct,
             valid: self.valid,
             fidelity: self.fidelity,
             plan: self.plan.clone(),
-            plan_origin: self.plan_origin.clone(),
+            plan_origin: self
+                .plan_origin
+                .as_deref()
+                .map(|o| {
+                    PlanSource::parse(o).ok_or_else(|| {
+                        RowError::new("plan_origin", format!("unknown plan origin `{o}`"))
+                    })
+                })
+                .transpose()?,
             plan_differences: self.plan_differences,
             base_id: self.base_id.clone(),
-            operation: self.operation.clone(),
-            placement: self.placement.clone(),
+            operation: self
+                .operation
+                .as_deref()
+                .map(|o| {
+                    Operation::parse(o).ok_or_else(|| {
+                        RowError::new("operation", format!("unknown operation `{o}`"))
+                    })
+                })
+                .transpose()?,
+            placement: self
+                .placement
+                .as_deref()
+                .map(|p| {
+                    Placement::parse(p).ok_or_else(|| {
+                        RowError::new("placement", format!("unknown placement `{p}`"))
+                    })
+                })
+                .transpose()?,
             repeated: self.repeated,
             pattern: self.pattern.clone(),
             membership,

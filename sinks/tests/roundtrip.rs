@@ -436,3 +436,68 @@ fn raw_scores_round_trip_and_older_parts_read_them_as_null() {
     let (_, resumed) = response_from_row(&older[0]).unwrap();
     assert!(matches!(resumed.answer, Answer::Scored { raw: None, .. }));
 }
+
+/// The typed columns are strings only here: a value read back that names no arm, support,
+/// plan origin, operation or placement is an error naming the column and the value.
+#[test]
+fn a_bad_typed_string_is_an_error_naming_its_column() {
+    let t = trajectory("ar-001", "Serial/UnionCall/code", false, true);
+    let row = TrajectoryRow::from(&t);
+    assert_eq!(row.support, "UnionCall");
+    assert_eq!(row.plan_origin.as_deref(), Some("observed"));
+    assert_eq!(row.operation.as_deref(), Some("reverse"));
+    assert_eq!(row.placement.as_deref(), Some("late"));
+    let bad = |edit: fn(&mut TrajectoryRow), column: &str, value: &str| {
+        let mut r = row.clone();
+        edit(&mut r);
+        let e = r.to_trajectory().expect_err("a bad value");
+        assert_eq!(e.column, column, "{e}");
+        assert!(e.message.contains(value), "{e}");
+    };
+    bad(|r| r.arm = "Serial/Bogus/code".into(), "arm", "Bogus");
+    bad(|r| r.support = "full".into(), "support", "full");
+    bad(
+        |r| r.plan_origin = Some("stolen".into()),
+        "plan_origin",
+        "stolen",
+    );
+    bad(
+        |r| r.operation = Some("rotate".into()),
+        "operation",
+        "rotate",
+    );
+    bad(
+        |r| r.placement = Some("middle".into()),
+        "placement",
+        "middle",
+    );
+    let mut whole = trajectory("ar-001", "Native/code", false, true);
+    whole.support = None;
+    let row = TrajectoryRow::from(&whole);
+    assert_eq!(row.support, "-");
+    assert_eq!(row.to_trajectory().expect("decode"), whole);
+}
+
+/// A `snapshot_error` row has no domain (the empty string in the column); a metric name that
+/// is no metric is an error naming the column and the value.
+#[test]
+fn metric_rows_read_their_domain_and_metric_typed() {
+    use arrow::array::{ArrayRef, StringArray};
+    use arrow::record_batch::RecordBatch;
+    use c2s_records::{Metric, MetricRow};
+    let error = MetricRow::empty(4, "", None, None, "boom", Metric::SnapshotError);
+    let rows = MetricsRow::stamp(vec![error, metric(4, None, "position_accuracy_3")], 1);
+    let back = round_trip(&rows);
+    assert_eq!(back[0].metric.domain, None);
+    assert_eq!(back[1].metric.metric, Metric::PositionAccuracy(3));
+    let batch = MetricsRow::to_batch(&rows).expect("batch");
+    let column = |name: &str| batch.schema().index_of(name).expect("column");
+    for (name, value) in [("metric", "bogus_metric"), ("domain", "astrology")] {
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        columns[column(name)] = std::sync::Arc::new(StringArray::from(vec![value, value]));
+        let bad = RecordBatch::try_new(batch.schema(), columns).expect("batch");
+        let e = MetricsRow::from_batch(&bad).expect_err("a bad value");
+        assert_eq!(e.column, name, "{e}");
+        assert!(e.message.contains(value), "{e}");
+    }
+}

@@ -14,18 +14,19 @@ use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Instant;
 
-use c2s_records::{Domain, PairedOutcome};
+use c2s_records::{Arm, ArmSpec, Domain, PairedOutcome, Support};
 use c2s_stats::{
     bootstrap_joint, paired_metrics, BootstrapConfig, JointCell, JointTable, StatsConfig,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-const SERIAL_ARMS: [&str; 4] = [
-    "Serial/Full/code",
-    "Serial/UnionCall/code",
-    "Serial/TrieCall/code",
-    "Serial/TrieFill/code",
+/// The compared arms: Serial under four supports.
+const SERIAL_SUPPORTS: [Support; 4] = [
+    Support::FULL,
+    Support::UNION_CALL,
+    Support::TRIE_CALL,
+    Support::TRIE_FILL,
 ];
 
 fn outcomes() -> Vec<PairedOutcome> {
@@ -35,15 +36,15 @@ fn outcomes() -> Vec<PairedOutcome> {
         for length in 3..=8usize {
             for i in 0..64 {
                 let native = rng.random_bool(0.95);
-                for (a, arm) in SERIAL_ARMS.iter().enumerate() {
+                for (a, support) in SERIAL_SUPPORTS.into_iter().enumerate() {
                     let p = 0.2 + 0.2 * a as f64 - 0.02 * length as f64;
                     v.push(PairedOutcome {
                         item_id: format!("{}-{length}-{i:02}", domain.as_str()),
                         domain,
                         length,
                         model: "bench-model".into(),
-                        native_arm: "Native/code".into(),
-                        serial_arm: arm.to_string(),
+                        native_arm: ArmSpec::new(Arm::Native).label(),
+                        serial_arm: ArmSpec::new(Arm::Serial).with_support(support).label(),
                         native_correct: native,
                         serial_correct: rng.random_bool(p.clamp(0.0, 1.0)),
                         pattern: None,
@@ -99,9 +100,10 @@ fn main() {
     );
 
     // One group alone: 384 items over 6 lengths, one thread.
+    let full = ArmSpec::new(Arm::Serial).label();
     let group: Vec<(u32, &str, JointCell)> = v
         .iter()
-        .filter(|o| o.domain == Domain::Arithmetic && o.serial_arm == SERIAL_ARMS[0])
+        .filter(|o| o.domain == Domain::Arithmetic && o.serial_arm == full)
         .map(|o| {
             (
                 o.length as u32,

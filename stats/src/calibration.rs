@@ -5,7 +5,7 @@
 //! Samples are `(score, correct)` pairs. One-class samples (all correct or all wrong) leave
 //! AUROC and AP undefined (`None`); an empty sample leaves everything undefined.
 
-use c2s_records::{Confidence, Trajectory};
+use c2s_records::Trajectory;
 use serde::{Deserialize, Serialize};
 
 use crate::error::StatsError;
@@ -13,43 +13,7 @@ use crate::error::StatsError;
 /// Number of reliability bins.
 pub const ECE_BINS: usize = 10;
 
-/// Which confidence composite scores a completed string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ScoreKind {
-    /// Product of the chosen probabilities.
-    Product,
-    /// exp(mean log chosen probability).
-    GeometricMean,
-    /// Smallest per-step top-choice probability.
-    MinTop,
-}
-
-impl ScoreKind {
-    /// The three composites, in the order of [`ConfidenceKey::scores`].
-    pub const ALL: [ScoreKind; 3] = [
-        ScoreKind::Product,
-        ScoreKind::GeometricMean,
-        ScoreKind::MinTop,
-    ];
-
-    /// This composite's value in a string's `Confidence` record.
-    pub fn of(self, c: &Confidence) -> f64 {
-        match self {
-            ScoreKind::Product => c.product,
-            ScoreKind::GeometricMean => c.geometric_mean,
-            ScoreKind::MinTop => c.min_top,
-        }
-    }
-
-    /// snake_case name, as in `Confidence`'s fields.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ScoreKind::Product => "product",
-            ScoreKind::GeometricMean => "geometric_mean",
-            ScoreKind::MinTop => "min_top",
-        }
-    }
-}
+pub use c2s_records::ScoreKind;
 
 /// A distinct score with how many wrong and correct strings hold it: the count form every
 /// confidence metric is computed from (a snapshot's cost grows with the number of distinct

@@ -271,11 +271,11 @@ impl Selector {
             && self
                 .placement
                 .as_deref()
-                .is_none_or(|p| t.placement.as_deref() == Some(p))
+                .is_none_or(|p| t.placement.map(|x| x.as_str()) == Some(p))
             && self
                 .operation
                 .as_deref()
-                .is_none_or(|o| t.operation.as_deref() == Some(o))
+                .is_none_or(|o| t.operation.map(|x| x.as_str()) == Some(o))
     }
 }
 
@@ -402,7 +402,7 @@ fn strata(trajectories: &[&Trajectory]) -> BTreeMap<String, String> {
             Some(false) => "distinct".into(),
             None => "-".into(),
         });
-        e[2].insert(t.placement.clone().unwrap_or_else(|| "-".into()));
+        e[2].insert(t.placement.map_or("-", |p| p.as_str()).to_string());
         e[3].insert(t.pattern.clone().unwrap_or_else(|| "-".into()));
     }
     parts
@@ -554,6 +554,7 @@ pub fn contrast_tables(
 mod tests {
     use super::*;
     use c2s_records::Domain;
+    use c2s_records::{LabeledArm, Support};
 
     fn unit(name: &str, c: u64, nc: u64, r: u64, nr: u64) -> UnitCounts {
         UnitCounts {
@@ -590,8 +591,8 @@ mod tests {
             domain,
             length: 3,
             model: "m".into(),
-            arm: "Serial/Full/code".into(),
-            support: "Full".into(),
+            arm: LabeledArm::parse("Serial/Full/code").unwrap(),
+            support: Some(Support::FULL),
             output: String::new(),
             correct: false,
             valid: true,
@@ -642,7 +643,7 @@ mod tests {
     #[test]
     fn a_difference_of_differences_is_reported_whole() {
         let arm = |t: &Trajectory, arm: &str, correct: bool| Trajectory {
-            arm: arm.into(),
+            arm: LabeledArm::parse(arm).unwrap(),
             correct,
             ..t.clone()
         };
@@ -655,10 +656,14 @@ mod tests {
                 ..semantic("f", Domain::Lexical, "000")
             };
             // aligned right, the others wrong: a DiD of 1 in every unit.
-            ts.push(arm(&base, "aligned", true));
-            ts.push(arm(&base, "conflicting", false));
-            ts.push(arm(&base, "opaque", false));
-            ts.push(arm(&base, "remapped", false));
+            ts.push(arm(&base, "Serial/Full/code/names-readable_aligned", true));
+            ts.push(arm(
+                &base,
+                "Serial/Full/code/names-readable_conflicting",
+                false,
+            ));
+            ts.push(arm(&base, "Serial/Full/code", false));
+            ts.push(arm(&base, "Serial/Full/code/names-opaque_remapped", false));
         }
         let sel = |a: &str| Selector {
             arm: a.into(),
@@ -668,8 +673,14 @@ mod tests {
         };
         let spec = |did: bool| ContrastSpec {
             name: "extra conflict loss".into(),
-            compared: vec![sel("aligned"), sel("remapped")],
-            reference: vec![sel("conflicting"), sel("opaque")],
+            compared: vec![
+                sel("Serial/Full/code/names-readable_aligned"),
+                sel("Serial/Full/code/names-opaque_remapped"),
+            ],
+            reference: vec![
+                sel("Serial/Full/code/names-readable_conflicting"),
+                sel("Serial/Full/code"),
+            ],
             family: None,
             difference_of_differences: did,
             endpoint: Endpoint::Correct,
@@ -697,19 +708,19 @@ mod tests {
             };
             // Indexed copies its (wrong) plan faithfully; raw neither copies nor solves.
             ts.push(Trajectory {
-                arm: "indexed".into(),
+                arm: LabeledArm::parse("GoldCopy/Full/code/indexed/serial").unwrap(),
                 correct: false,
                 fidelity: Some(true),
                 ..base.clone()
             });
             ts.push(Trajectory {
-                arm: "raw".into(),
+                arm: LabeledArm::parse("GoldCopy/Full/code/raw/serial").unwrap(),
                 correct: false,
                 fidelity: Some(false),
                 ..base.clone()
             });
             ts.push(Trajectory {
-                arm: "native".into(),
+                arm: LabeledArm::parse("Native/code").unwrap(),
                 correct: true,
                 fidelity: None,
                 ..base
@@ -723,7 +734,7 @@ mod tests {
         };
         let spec = |endpoint: Endpoint, reference: &str| ContrastSpec {
             name: "indexed - raw".into(),
-            compared: vec![sel("indexed")],
+            compared: vec![sel("GoldCopy/Full/code/indexed/serial")],
             reference: vec![sel(reference)],
             family: None,
             difference_of_differences: false,
@@ -732,9 +743,9 @@ mod tests {
         let (rows, _) = contrast_tables(
             &ts,
             &[
-                spec(Endpoint::Fidelity, "raw"),
-                spec(Endpoint::Correct, "raw"),
-                spec(Endpoint::Fidelity, "native"),
+                spec(Endpoint::Fidelity, "GoldCopy/Full/code/raw/serial"),
+                spec(Endpoint::Correct, "GoldCopy/Full/code/raw/serial"),
+                spec(Endpoint::Fidelity, "Native/code"),
             ],
             &[],
             99,

@@ -114,7 +114,7 @@ impl StatsKey {
             keys.push(StatsKey::Confidence {
                 model: t.model.clone(),
                 domain: t.domain,
-                arm: t.arm.clone(),
+                arm: t.arm.to_string(),
                 key,
             });
         }

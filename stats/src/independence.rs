@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::{Domain, Trajectory};
+use c2s_records::{Arm, Domain, LabeledArm, Trajectory};
 use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{bootstrap, BootstrapConfig, Estimate, StratifiedSample};
@@ -63,12 +63,9 @@ impl IndependenceReference {
     }
 }
 
-/// Whether an arm label (`ArmSpec::label`) names an arm the reference is defined for.
-pub fn is_reference_arm(label: &str) -> bool {
-    matches!(
-        label.split('/').next(),
-        Some("Independent" | "TeacherForced")
-    )
+/// Whether the reference is defined for a trajectory's arm (Independent, TeacherForced).
+pub fn is_reference_arm(arm: &LabeledArm) -> bool {
+    matches!(arm.kind(), Arm::Independent | Arm::TeacherForced)
 }
 
 /// One model/domain/arm/length group.
@@ -90,7 +87,7 @@ impl LocalGroup {
         LocalGroup {
             model: t.model.clone(),
             domain: t.domain,
-            arm: t.arm.clone(),
+            arm: t.arm.to_string(),
             length: t.length,
         }
     }
@@ -368,10 +365,11 @@ mod tests {
 
     #[test]
     fn reference_arms() {
-        assert!(is_reference_arm("Independent/Full/code"));
-        assert!(is_reference_arm("TeacherForced/UnionFill/code"));
-        assert!(!is_reference_arm("Serial/Full/code"));
-        assert!(!is_reference_arm("Native/code"));
+        let arm = |l: &str| LabeledArm::parse(l).unwrap();
+        assert!(is_reference_arm(&arm("Independent/Full/code")));
+        assert!(is_reference_arm(&arm("TeacherForced/UnionFill/code")));
+        assert!(!is_reference_arm(&arm("Serial/Full/code")));
+        assert!(!is_reference_arm(&arm("Native/code")));
     }
 
     /// D.10's Native-correct population: only members enter the point values, and every draw

@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c2s_records::{Domain, PairedOutcome, Trajectory};
+use c2s_records::{Domain, Metric, PairedOutcome, ScoreStat, Trajectory};
 use serde::{Deserialize, Serialize};
 
 use crate::bootstrap::{
@@ -181,69 +181,27 @@ impl StatsConfig {
 
 /// Metric names in output order; rows are sorted by (model, domain, comparison, length with
 /// all-lengths last, this order).
-pub const METRIC_ORDER: &[&str] = &[
-    "both",
-    "native_only",
-    "serial_only",
-    "neither",
-    "native_em",
-    "serial_em",
-    "scr",
-    "scr_bootstrap_dropped",
-    "gain_rate",
-    "gain_rate_bootstrap_dropped",
-    "loss_mass",
-    "scr_lower_bound",
-    "scr_upper_bound",
-    "native_em_equal_length",
-    "serial_em_equal_length",
-    "scr_equal_length",
-    "scr_equal_length_bootstrap_dropped",
-    "mcnemar_p",
-    "mcnemar_p_holm",
-    "items",
-    "string_em",
-    "independence_reference",
-    "em_minus_reference",
-    "prevalence",
-    "brier_prevalence",
-    "ap_prevalence",
-    "auroc_negative_length",
-    "ap_negative_length",
-];
-
-fn metric_rank(metric: &str) -> (usize, &str, u64) {
-    match METRIC_ORDER.iter().position(|m| *m == metric) {
-        Some(i) => (i, "", 0),
-        // Position accuracies and score-specific metrics follow, by name, with a numeric
-        // suffix in numeric order (position_accuracy_2 before position_accuracy_10).
-        None => match metric.rsplit_once('_') {
-            Some((stem, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                (METRIC_ORDER.len(), stem, n.parse().unwrap_or(u64::MAX))
-            }
-            _ => (METRIC_ORDER.len(), metric, 0),
-        },
-    }
-}
+pub const METRIC_ORDER: &[Metric] = Metric::ORDER;
 
 /// Sorts rows into the documented deterministic order.
 pub fn sort_rows(rows: &mut [MetricRow]) {
     rows.sort_by(|a, b| {
+        // The domain by its name (the order of the string column).
         (
             &a.model,
-            &a.domain,
+            a.domain.map_or("", Domain::as_str),
             &a.comparison,
             a.length.is_none(),
             a.length,
-            metric_rank(&a.metric),
+            a.metric.rank(),
         )
             .cmp(&(
                 &b.model,
-                &b.domain,
+                b.domain.map_or("", Domain::as_str),
                 &b.comparison,
                 b.length.is_none(),
                 b.length,
-                metric_rank(&b.metric),
+                b.metric.rank(),
             ))
     });
 }
@@ -252,24 +210,24 @@ pub fn sort_rows(rows: &mut [MetricRow]) {
 struct Cell<'a> {
     snapshot: u64,
     model: &'a str,
-    domain: &'a str,
+    domain: Domain,
     comparison: &'a str,
     length: Option<u32>,
 }
 
 impl Cell<'_> {
-    fn row(&self, metric: &str) -> MetricRow {
+    fn row(&self, metric: Metric) -> MetricRow {
         MetricRow::empty(
             self.snapshot,
             self.model,
-            self.domain,
+            Some(self.domain),
             self.length,
             self.comparison,
             metric,
         )
     }
 
-    fn count(&self, metric: &str, k: u64, n: u64) -> MetricRow {
+    fn count(&self, metric: Metric, k: u64, n: u64) -> MetricRow {
         MetricRow {
             value: Some(k as f64),
             numerator: Some(k),
@@ -278,7 +236,7 @@ impl Cell<'_> {
         }
     }
 
-    fn point(&self, metric: &str, value: Option<f64>) -> MetricRow {
+    fn point(&self, metric: Metric, value: Option<f64>) -> MetricRow {
         MetricRow {
             value,
             ..self.row(metric)
@@ -286,7 +244,7 @@ impl Cell<'_> {
     }
 
     /// A bootstrapped estimate; the interval is kept only when the point is defined.
-    fn estimate(&self, metric: &str, ratio: Option<Ratio>, e: &Estimate) -> MetricRow {
+    fn estimate(&self, metric: Metric, ratio: Option<Ratio>, e: &Estimate) -> MetricRow {
         let interval = e.value.and(e.interval);
         MetricRow {
             value: e.value,
@@ -299,17 +257,19 @@ impl Cell<'_> {
         }
     }
 
-    fn dropped(&self, metric: &str, e: &Estimate) -> MetricRow {
+    fn dropped(&self, metric: Metric, e: &Estimate) -> MetricRow {
         let draws = u64::from(e.defined_draws) + u64::from(e.dropped_draws);
         self.count(metric, u64::from(e.dropped_draws), draws)
     }
 
     /// A conditional rate whose draws may be dropped: the estimate, plus the dropped-draw row
     /// when the point is defined.
-    fn conditional(&self, rows: &mut Vec<MetricRow>, metric: &str, r: Ratio, e: &Estimate) {
+    fn conditional(&self, rows: &mut Vec<MetricRow>, metric: Metric, r: Ratio, e: &Estimate) {
         rows.push(self.estimate(metric, Some(r), e));
         if e.value.is_some() {
-            rows.push(self.dropped(&format!("{metric}_bootstrap_dropped"), e));
+            if let Some(dropped) = metric.bootstrap_dropped() {
+                rows.push(self.dropped(dropped, e));
+            }
         }
     }
 }
@@ -324,15 +284,15 @@ fn joint_rows(
     let n = t.n();
     for c in JointCell::ALL {
         let name = match c {
-            JointCell::Both => "both",
-            JointCell::NativeOnly => "native_only",
-            JointCell::SerialOnly => "serial_only",
-            JointCell::Neither => "neither",
+            JointCell::Both => Metric::Both,
+            JointCell::NativeOnly => Metric::NativeOnly,
+            JointCell::SerialOnly => Metric::SerialOnly,
+            JointCell::Neither => Metric::Neither,
         };
         rows.push(cell.count(name, t.count(c), n));
     }
-    rows.push(cell.estimate("native_em", Some(t.native_em()), &est.native_em));
-    rows.push(cell.estimate("serial_em", Some(t.serial_em()), &est.serial_em));
+    rows.push(cell.estimate(Metric::NativeEm, Some(t.native_em()), &est.native_em));
+    rows.push(cell.estimate(Metric::SerialEm, Some(t.serial_em()), &est.serial_em));
     let scr = t.scr();
     if scr.denominator > 0 && scr.numerator == 0 {
         // Zero-success cell: exact two-sided binomial interval instead of the degenerate
@@ -345,16 +305,16 @@ fn joint_rows(
             ci_low: ci.map(|i| i.low),
             ci_high: ci.map(|i| i.high),
             ci_method: ci.map(|_| CI_CLOPPER_PEARSON.to_string()),
-            ..cell.row("scr")
+            ..cell.row(Metric::Scr)
         });
     } else {
-        cell.conditional(rows, "scr", scr, &est.scr);
+        cell.conditional(rows, Metric::Scr, scr, &est.scr);
     }
-    cell.conditional(rows, "gain_rate", t.gain_rate(), &est.gain_rate);
-    rows.push(cell.estimate("loss_mass", Some(t.loss_mass()), &est.loss_mass));
+    cell.conditional(rows, Metric::GainRate, t.gain_rate(), &est.gain_rate);
+    rows.push(cell.estimate(Metric::LossMass, Some(t.loss_mass()), &est.loss_mass));
     let bounds = t.scr_bounds();
-    rows.push(cell.point("scr_lower_bound", bounds.map(|b| b.lower)));
-    rows.push(cell.point("scr_upper_bound", bounds.map(|b| b.upper)));
+    rows.push(cell.point(Metric::ScrLowerBound, bounds.map(|b| b.lower)));
+    rows.push(cell.point(Metric::ScrUpperBound, bounds.map(|b| b.upper)));
     Ok(())
 }
 
@@ -445,11 +405,10 @@ pub fn paired_metrics_counts(
                 scr: b.all.scr,
             };
         }
-        let domain_str = domain.as_str();
         let mut cell = Cell {
             snapshot,
             model,
-            domain: domain_str,
+            domain,
             comparison,
             length: None,
         };
@@ -461,11 +420,11 @@ pub fn paired_metrics_counts(
         joint_rows(&cell, &b.all, cfg.level, &mut rows)?;
         let eq = &b.equal_length;
         if equal_length {
-            rows.push(cell.estimate("native_em_equal_length", None, &eq.native_em));
-            rows.push(cell.estimate("serial_em_equal_length", None, &eq.serial_em));
-            rows.push(cell.estimate("scr_equal_length", None, &eq.scr));
+            rows.push(cell.estimate(Metric::NativeEmEqualLength, None, &eq.native_em));
+            rows.push(cell.estimate(Metric::SerialEmEqualLength, None, &eq.serial_em));
+            rows.push(cell.estimate(Metric::ScrEqualLength, None, &eq.scr));
             if eq.scr.value.is_some() {
-                rows.push(cell.dropped("scr_equal_length_bootstrap_dropped", &eq.scr));
+                rows.push(cell.dropped(Metric::ScrEqualLengthBootstrapDropped, &eq.scr));
             }
         }
         let m = McNemar::of(&b.all.table);
@@ -473,7 +432,7 @@ pub fn paired_metrics_counts(
             value: Some(m.p_value),
             numerator: Some(m.native_only),
             denominator: Some(m.discordant()),
-            ..cell.row("mcnemar_p")
+            ..cell.row(Metric::McnemarP)
         });
         tests.push(Test {
             model: model.to_string(),
@@ -498,7 +457,7 @@ pub fn paired_metrics_counts(
         for (&i, adjusted) in members.iter().zip(holm(&p)?) {
             let base = &rows[tests[i].row];
             rows.push(MetricRow {
-                metric: "mcnemar_p_holm".to_string(),
+                metric: Metric::McnemarPHolm,
                 value: Some(adjusted),
                 numerator: None,
                 denominator: Some(members.len() as u64),
@@ -563,12 +522,12 @@ fn independence_rows(
         let cell = Cell {
             snapshot,
             model: &g.model,
-            domain: g.domain.as_str(),
+            domain: g.domain,
             comparison: &g.arm,
             length: Some(length),
         };
         let n = e.point.items;
-        rows.push(cell.count("items", n, n));
+        rows.push(cell.count(Metric::Items, n, n));
         for (t, (&k, &c)) in e
             .point
             .position_correct
@@ -580,16 +539,16 @@ fn independence_rows(
                 value: Some(c),
                 numerator: Some(k),
                 denominator: Some(n),
-                ..cell.row(&format!("position_accuracy_{}", t + 1))
+                ..cell.row(Metric::PositionAccuracy(t as u32 + 1))
             });
         }
         rows.push(cell.estimate(
-            "string_em",
+            Metric::StringEm,
             Some(Ratio::new(e.point.string_correct, n)),
             &e.string_em,
         ));
-        rows.push(cell.estimate("independence_reference", None, &e.reference));
-        rows.push(cell.estimate("em_minus_reference", None, &e.difference));
+        rows.push(cell.estimate(Metric::IndependenceReference, None, &e.reference));
+        rows.push(cell.estimate(Metric::EmMinusReference, None, &e.difference));
     }
     sort_rows(&mut rows);
     Ok(rows)
@@ -608,7 +567,7 @@ pub fn calibration_metrics(
     for t in trajectories {
         if let Some(k) = ConfidenceKey::of(t) {
             *groups
-                .entry((t.model.clone(), t.domain, t.arm.clone()))
+                .entry((t.model.clone(), t.domain, t.arm.to_string()))
                 .or_default()
                 .entry(k)
                 .or_default() += 1;
@@ -636,30 +595,38 @@ pub fn calibration_metrics_counts(
         let cell = Cell {
             snapshot,
             model,
-            domain: domain.as_str(),
+            domain: *domain,
             comparison: arm,
             length: None,
         };
         let mut baselines_done = false;
         for kind in ScoreKind::ALL {
             let r = calibration_report_counts(counts, kind)?;
-            let s = kind.as_str();
-            rows.push(cell.point(&format!("brier_{s}"), r.brier));
-            rows.push(cell.point(&format!("ece_{s}"), r.reliability.ece));
-            rows.push(cell.point(&format!("auroc_{s}"), r.ranking.auroc));
-            rows.push(cell.point(&format!("ap_{s}"), r.ranking.average_precision));
+            rows.push(cell.point(Metric::Score(ScoreStat::Brier, kind), r.brier));
+            rows.push(cell.point(Metric::Score(ScoreStat::Ece, kind), r.reliability.ece));
+            rows.push(cell.point(Metric::Score(ScoreStat::Auroc, kind), r.ranking.auroc));
+            rows.push(cell.point(
+                Metric::Score(ScoreStat::Ap, kind),
+                r.ranking.average_precision,
+            ));
             if !baselines_done {
                 baselines_done = true;
-                rows.push(cell.point("auroc_negative_length", r.negative_length.auroc));
-                rows.push(cell.point("ap_negative_length", r.negative_length.average_precision));
+                rows.push(cell.point(Metric::AurocNegativeLength, r.negative_length.auroc));
+                rows.push(cell.point(
+                    Metric::ApNegativeLength,
+                    r.negative_length.average_precision,
+                ));
                 rows.push(MetricRow {
                     value: r.prevalence.map(|p| p.prevalence),
                     numerator: Some(r.positives),
                     denominator: Some(r.n),
-                    ..cell.row("prevalence")
+                    ..cell.row(Metric::Prevalence)
                 });
-                rows.push(cell.point("brier_prevalence", r.prevalence.map(|p| p.brier)));
-                rows.push(cell.point("ap_prevalence", r.prevalence.map(|p| p.average_precision)));
+                rows.push(cell.point(Metric::BrierPrevalence, r.prevalence.map(|p| p.brier)));
+                rows.push(cell.point(
+                    Metric::ApPrevalence,
+                    r.prevalence.map(|p| p.average_precision),
+                ));
             }
         }
     }
@@ -676,30 +643,29 @@ mod tests {
         let cell = |length: Option<u32>| Cell {
             snapshot: 0,
             model: "m",
-            domain: "lexical",
+            domain: Domain::Lexical,
             comparison: "Independent/Full/code",
             length,
         };
         let mut rows = vec![
-            cell(None).row("scr"),
-            cell(Some(12)).row("position_accuracy_10"),
-            cell(Some(12)).row("string_em"),
-            cell(Some(12)).row("position_accuracy_2"),
-            cell(Some(3)).row("native_em"),
-            cell(Some(3)).row("both"),
+            cell(None).row(Metric::Scr),
+            cell(Some(12)).row(Metric::PositionAccuracy(10)),
+            cell(Some(12)).row(Metric::StringEm),
+            cell(Some(12)).row(Metric::PositionAccuracy(2)),
+            cell(Some(3)).row(Metric::NativeEm),
+            cell(Some(3)).row(Metric::Both),
         ];
         sort_rows(&mut rows);
-        let order: Vec<(Option<u32>, &str)> =
-            rows.iter().map(|r| (r.length, r.metric.as_str())).collect();
+        let order: Vec<(Option<u32>, Metric)> = rows.iter().map(|r| (r.length, r.metric)).collect();
         assert_eq!(
             order,
             [
-                (Some(3), "both"),
-                (Some(3), "native_em"),
-                (Some(12), "string_em"),
-                (Some(12), "position_accuracy_2"),
-                (Some(12), "position_accuracy_10"),
-                (None, "scr"),
+                (Some(3), Metric::Both),
+                (Some(3), Metric::NativeEm),
+                (Some(12), Metric::StringEm),
+                (Some(12), Metric::PositionAccuracy(2)),
+                (Some(12), Metric::PositionAccuracy(10)),
+                (None, Metric::Scr),
             ]
         );
     }

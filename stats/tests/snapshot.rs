@@ -71,7 +71,7 @@ fn find<'a>(
     let found: Vec<&MetricRow> = rows
         .iter()
         .filter(|r| {
-            r.domain == domain
+            r.domain_str() == domain
                 && r.comparison == comparison
                 && r.length == length
                 && r.metric == metric
@@ -146,7 +146,8 @@ fn rows_cover_counts_rates_and_tests() {
     assert_eq!((mc.numerator, mc.denominator), (Some(15), Some(21)));
     // No McNemar on per-length rows; no equal-length rows per length.
     assert!(!rows.iter().any(|r| r.length.is_some()
-        && (r.metric.starts_with("mcnemar") || r.metric.ends_with("equal_length"))));
+        && (r.metric.to_string().starts_with("mcnemar")
+            || r.metric.to_string().ends_with("equal_length"))));
 }
 
 #[test]
@@ -167,7 +168,7 @@ fn zero_success_scr_uses_clopper_pearson() {
     assert!((exact.high - (1.0 - 0.025f64.powf(1.0 / 48.0))).abs() < 1e-12);
     let l5 = find(&rows, "lexical", &full, Some(5), "scr");
     assert_eq!(l5.ci_method.as_deref(), Some(CI_CLOPPER_PEARSON));
-    assert!(!rows.iter().any(|r| r.domain == "lexical"
+    assert!(!rows.iter().any(|r| r.domain_str() == "lexical"
         && r.comparison == full
         && r.metric == "scr_bootstrap_dropped"));
 }
@@ -360,8 +361,8 @@ fn trajectory(
         domain: Domain::Lexical,
         length,
         model: "m".into(),
-        arm: arm.into(),
-        support: "Full".into(),
+        arm: c2s_records::LabeledArm::parse(arm).unwrap_or_else(|e| panic!("{e}")),
+        support: Some(c2s_records::Support::FULL),
         output: String::new(),
         correct,
         valid: true,

@@ -392,7 +392,13 @@ fn worker_counts_do_not_change_outcomes_or_metrics() {
                 let m = m.metric;
                 format!(
                     "{}|{}|{:?}|{}|{:?}|{:?}|{:?}",
-                    m.domain, m.comparison, m.length, m.metric, m.value, m.ci_low, m.ci_high
+                    m.domain_str(),
+                    m.comparison,
+                    m.length,
+                    m.metric,
+                    m.value,
+                    m.ci_low,
+                    m.ci_high
                 )
             })
             .collect();

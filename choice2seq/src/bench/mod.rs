@@ -535,7 +535,7 @@ fn compare_runs(a: &Path, b: &Path) -> anyhow::Result<Agreement> {
     let outputs = |dir: &Path| -> anyhow::Result<HashMap<(String, String), String>> {
         Ok(read_trajectory_records(&dir.join("trajectories"))?
             .into_iter()
-            .map(|t| ((t.item_id.clone(), t.arm.clone()), t.output.clone()))
+            .map(|t| ((t.item_id.clone(), t.arm.to_string()), t.output.clone()))
             .collect())
     };
     let (ta, tb) = (outputs(a)?, outputs(b)?);
@@ -558,6 +558,23 @@ fn scored_probabilities(run_dir: &Path) -> anyhow::Result<HashMap<String, Vec<f6
     )
 }
 
+/// The reference arm of the synthetic comparisons.
+fn synthetic_native() -> c2s_records::ArmSpec {
+    c2s_records::ArmSpec::new(c2s_records::Arm::Native)
+}
+
+/// The compared arm of synthetic comparison `c` (0..4): Serial under one of four supports.
+fn synthetic_serial(c: usize) -> c2s_records::ArmSpec {
+    use c2s_records::Support;
+    let supports = [
+        Support::FULL,
+        Support::FULL_FILL,
+        Support::UNION_FILL,
+        Support::TRIE_FILL,
+    ];
+    c2s_records::ArmSpec::new(c2s_records::Arm::Serial).with_support(supports[c % supports.len()])
+}
+
 /// A synthetic outcome: item `i` of a panel (64 items per length, lengths 3..8).
 fn synthetic_outcome(
     i: u64,
@@ -570,8 +587,8 @@ fn synthetic_outcome(
         domain,
         length: 3 + (i as usize / 64) % 6,
         model: "bench".into(),
-        native_arm: "Native/code".into(),
-        serial_arm: format!("Serial/arm{comparison}/code"),
+        native_arm: synthetic_native().label(),
+        serial_arm: synthetic_serial(comparison).label(),
         native_correct: h % 10 < 8,
         serial_correct: (h >> 8) % 10 < 3,
         pattern: None,
@@ -602,7 +619,10 @@ fn synthetic_counts(n: u64) -> anyhow::Result<c2s_stats::StatsCounts> {
                     let key = c2s_stats::StatsKey::Paired {
                         model: "bench".into(),
                         domain,
-                        comparison: format!("Native/code vs Serial/arm{c}/code"),
+                        comparison: c2s_records::comparison_of(
+                            &synthetic_native(),
+                            &synthetic_serial(c),
+                        ),
                         length,
                         pattern: None,
                         cell: cell as u8,

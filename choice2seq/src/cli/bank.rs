@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Subcommand;
 
 use c2s_banks::bank::{bank_stats, build_banks, read_bank, write_banks, Sources, DEFAULT_SEED};
-use c2s_records::ItemPolicy;
+use c2s_records::{Arm, ArmSpec, ItemPolicy, LabeledArm};
 
 #[derive(Debug, Subcommand)]
 pub enum BankCommand {
@@ -99,8 +99,8 @@ pub enum BankCommand {
         #[arg(long)]
         observed_run: Option<PathBuf>,
         /// Arm label of the observed selections in that run.
-        #[arg(long, default_value = "Native/code")]
-        observed_arm: String,
+        #[arg(long, default_value_t = LabeledArm::new(ArmSpec::new(Arm::Native)))]
+        observed_arm: LabeledArm,
         /// Seed of the constructed candidates (and of which observed errors fill a quota).
         #[arg(long, default_value_t = 20261008)]
         seed: u64,
@@ -218,7 +218,7 @@ pub fn run(cmd: BankCommand) -> anyhow::Result<ExitCode> {
             &panel,
             &banks,
             observed_run.as_deref(),
-            &observed_arm,
+            observed_arm.label(),
             seed,
             mix.into(),
             &out,

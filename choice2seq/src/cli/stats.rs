@@ -72,7 +72,7 @@ pub fn execute(args: StatsArgs) -> anyhow::Result<ExitCode> {
         println!(
             "{}{:<10} {:<40} {:>6} {:<26} {:>9} {:>9} {:>9} {:>12}",
             model_col(&r.model),
-            r.domain,
+            r.domain_str(),
             r.comparison,
             r.length
                 .map(|l| l.to_string())

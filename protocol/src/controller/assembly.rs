@@ -2,8 +2,8 @@
 //! record, and the finished trajectory built from the steps.
 
 use c2s_records::{
-    Arm, ArmSpec, Item, Membership, Request, Response, ResponseClass, StepRecord, Trajectory,
-    INVALID_MARKER,
+    Arm, ArmSpec, Item, LabeledArm, Membership, Request, Response, ResponseClass, StepRecord,
+    Trajectory, INVALID_MARKER,
 };
 
 use crate::outcome::{confidence, membership, position_correct, recombination, Lexicon};
@@ -88,12 +88,8 @@ pub(super) fn assemble(
         domain: item.domain,
         length: item.length,
         model: model.to_string(),
-        arm: spec.label(),
-        support: if spec.arm.is_whole_answer() {
-            "-".into()
-        } else {
-            spec.support.name().into()
-        },
+        arm: LabeledArm::new(*spec),
+        support: (!spec.arm.is_whole_answer()).then_some(spec.support),
         // SerialStop's output is its content track (the characters before END).
         membership: if aborted && spec.arm != Arm::SerialStop {
             Membership::Malformed
@@ -115,14 +111,8 @@ pub(super) fn assemble(
             .as_ref()
             .map(|m| m.base_id.clone())
             .or_else(|| item.semantic.as_ref().map(|m| m.fact_id.clone())),
-        operation: item
-            .symbolic
-            .as_ref()
-            .map(|m| m.operation.as_str().to_string()),
-        placement: item
-            .symbolic
-            .as_ref()
-            .map(|m| m.placement.as_str().to_string()),
+        operation: item.symbolic.as_ref().map(|m| m.operation),
+        placement: item.symbolic.as_ref().map(|m| m.placement),
         repeated: item.symbolic.as_ref().map(|m| m.repeated),
         pattern: item.semantic.as_ref().map(|m| m.pattern.clone()),
         stop,

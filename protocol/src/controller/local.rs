@@ -7,8 +7,9 @@ mod batch_readout;
 use std::collections::BTreeMap;
 
 use c2s_records::{
-    position_union, Answer, Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, Item, Request,
-    RequestOption, Response, ResponseClass, StepRecord, SupportSet, Trajectory, INVALID_MARKER,
+    position_union, Answer, Arm, ArmSpec, Contract, CopyControl, Evidence, FillRule, Item,
+    PlanOrigin, PlanSource, Request, RequestOption, Response, ResponseClass, StepRecord,
+    SupportSet, Trajectory, INVALID_MARKER,
 };
 
 use crate::intervention::{draft_prefix, intervention_position};
@@ -35,7 +36,7 @@ pub struct LocalController {
     /// `copy_target` of copy arms.
     plan: Option<Vec<char>>,
     /// Where the plan came from (recorded in the trajectory).
-    plan_origin: Option<String>,
+    plan_origin: Option<PlanSource>,
     /// Steps depend on earlier answers (the model's own prefix).
     sequential: bool,
     /// The one preselected position of a readout arm ([`query_position`]) or of the prefix
@@ -121,9 +122,9 @@ impl LocalController {
             }
         }
         let plan_origin = match spec.arm {
-            Arm::GoldCopy => Some("gold".to_string()),
-            Arm::SelfPlanSpell => Some("self".to_string()),
-            Arm::IncorrectCopy => Some("supplied".to_string()),
+            Arm::GoldCopy => Some(PlanSource::Gold),
+            Arm::SelfPlanSpell => Some(PlanSource::OwnChoice),
+            Arm::IncorrectCopy => Some(PlanSource::Supplied),
             _ => None,
         };
         let intervention = (spec.arm == Arm::PrefixIntervention)
@@ -556,14 +557,14 @@ impl LocalController {
         if let Some(p) = self.readout_position {
             self.score_readout(&mut t, p);
         }
-        t.plan_origin = self.plan_origin.clone();
+        t.plan_origin = self.plan_origin;
         t
     }
 
-    /// Record where a supplied plan came from (`observed`, `constructed`, …).
-    pub fn set_plan_origin(&mut self, origin: &str) {
+    /// Record where a supplied plan came from (`observed`, `constructed`).
+    pub fn set_plan_origin(&mut self, origin: PlanOrigin) {
         if self.plan.is_some() {
-            self.plan_origin = Some(origin.to_string());
+            self.plan_origin = Some(origin.into());
         }
     }
 }

@@ -150,7 +150,7 @@ impl Controller {
     }
 
     /// Record where a supplied copy plan came from (copy arms; no effect elsewhere).
-    pub fn set_plan_origin(&mut self, origin: &str) {
+    pub fn set_plan_origin(&mut self, origin: c2s_records::PlanOrigin) {
         if let Controller::Local(c) = self {
             c.set_plan_origin(origin);
         }

@@ -272,7 +272,7 @@ mod tests {
         }
         // Another arm, or no confidence: not in the population.
         let mut native = trajectory(9, "lexical", 3, 0.5, true);
-        native.arm = "Native/code".into();
+        native.arm = c2s_records::LabeledArm::parse("Native/code").unwrap();
         ts.push(native);
         let mut blind = trajectory(8, "lexical", 3, 0.5, true);
         blind.confidence = None;

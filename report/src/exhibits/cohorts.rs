@@ -19,10 +19,10 @@ mod tests {
             ..MetricRow::empty(
                 0,
                 "m",
-                "lexical",
+                Some(c2s_records::Domain::Lexical),
                 None,
                 "Native/code vs Serial/Full/code",
-                metric,
+                c2s_records::Metric::parse(metric).unwrap(),
             )
         }
     }

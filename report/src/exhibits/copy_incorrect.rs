@@ -110,7 +110,7 @@ pub fn target_group(t: &Trajectory) -> String {
             None => "differences not recorded".to_string(),
         }
     } else {
-        match t.plan_origin.as_deref() {
+        match t.plan_origin.map(|o| o.as_str()) {
             Some("observed") => GROUPS[2].to_string(),
             Some("constructed") => GROUPS[3].to_string(),
             Some(origin) => origin.to_string(),
@@ -304,7 +304,7 @@ mod tests {
     fn copy(item: &str, arm: &str, domain: &str, faithful: bool, plan: (&str, u32)) -> Trajectory {
         let mut t = trajectory(item, domain, 3, arm, false);
         t.fidelity = Some(faithful);
-        t.plan_origin = Some(plan.0.to_string());
+        t.plan_origin = c2s_records::PlanSource::parse(plan.0);
         t.plan_differences = Some(plan.1);
         t
     }
@@ -359,7 +359,14 @@ mod tests {
             .into_iter()
             .chain([MetricRow {
                 value: Some(0.0016),
-                ..MetricRow::empty(0, "m", "arithmetic", None, "", "mcnemar_p_holm")
+                ..MetricRow::empty(
+                    0,
+                    "m",
+                    Some(c2s_records::Domain::Arithmetic),
+                    None,
+                    "",
+                    c2s_records::Metric::McnemarPHolm,
+                )
             }])
             .map(|r| MetricRow {
                 comparison: TARGET_TESTS[0].1.into(),

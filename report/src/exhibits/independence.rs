@@ -206,7 +206,14 @@ mod tests {
             denominator: Some(4),
             ci_low: Some(ci.0),
             ci_high: Some(ci.1),
-            ..MetricRow::empty(0, "m", "lexical", Some(3), comparison, metric)
+            ..MetricRow::empty(
+                0,
+                "m",
+                Some(c2s_records::Domain::Lexical),
+                Some(3),
+                comparison,
+                c2s_records::Metric::parse(metric).unwrap(),
+            )
         }
     }
 

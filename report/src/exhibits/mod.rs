@@ -520,10 +520,10 @@ pub(crate) mod testing {
             ..MetricRow::empty(
                 0,
                 model,
-                domain,
+                c2s_records::Domain::parse(domain),
                 None,
                 "Native/code vs Serial/Full/code",
-                metric,
+                c2s_records::Metric::parse(metric).unwrap(),
             )
         };
         let mut rows: Vec<MetricRow> = ["both", "native_only", "serial_only", "neither"]

@@ -68,10 +68,10 @@ mod tests {
                 ..MetricRow::empty(
                     0,
                     "m",
-                    "lexical",
+                    Some(c2s_records::Domain::Lexical),
                     None,
                     "Native/code vs Serial/Full/code",
-                    "mcnemar_p_holm",
+                    c2s_records::Metric::McnemarPHolm,
                 )
             }])
             .collect();

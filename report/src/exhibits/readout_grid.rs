@@ -449,10 +449,10 @@ mod tests {
             ..MetricRow::empty(
                 0,
                 "m",
-                "arithmetic",
+                Some(c2s_records::Domain::Arithmetic),
                 None,
                 &setting_comparison(0, "indexed", 0),
-                "mcnemar_p_holm",
+                c2s_records::Metric::McnemarPHolm,
             )
         };
         let frame = figure17_frame(&our_grid(&[holm], &settings)).unwrap();

@@ -215,7 +215,7 @@ mod tests {
     #[test]
     fn a_compared_model_without_the_domains_panel_says_so() {
         let rows = comparison(
-            paired_rows("m", "semantic", [2, 2, 2, 2], (0.1, 0.9)),
+            paired_rows("m", "semantic_binary", [2, 2, 2, 2], (0.1, 0.9)),
             "Serial/TrieFill/code",
         );
         let mut ours = our_panels(&rows, Parents::All);
@@ -223,18 +223,24 @@ mod tests {
         let md = laid_out("figure12", frame(&ours, "StartLux").unwrap(), "StartLux");
         for want in [
             "## This run minus the paper (Jev, Qwen3.5-27B)",
-            "| m | semantic | all | Jev: no such panel | – | – | – | – |",
-            "| m | semantic | qwen-192 | Qwen3.5-27B: no such panel | – | – | – | – |",
+            "| m | semantic_binary | all | Jev: no such panel | – | – | – | – |",
+            "| m | semantic_binary | qwen-192 | Qwen3.5-27B: no such panel | – | – | – | – |",
         ] {
             assert!(md.contains(want), "missing {want:?} in\n{md}");
         }
-        assert!(!md.contains("| m | semantic | all | Qwen3.5-27B"), "{md}");
-        let md = laid_out("figure12", frame(&ours, "Jev").unwrap(), "Jev");
         assert!(
-            md.contains("| m | semantic | all | Jev: no such panel |"),
+            !md.contains("| m | semantic_binary | all | Qwen3.5-27B"),
             "{md}"
         );
-        assert!(!md.contains("| m | semantic | qwen-192 | Jev"), "{md}");
+        let md = laid_out("figure12", frame(&ours, "Jev").unwrap(), "Jev");
+        assert!(
+            md.contains("| m | semantic_binary | all | Jev: no such panel |"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("| m | semantic_binary | qwen-192 | Jev"),
+            "{md}"
+        );
     }
 
     /// D.6: "Qwen uses 192 selected by item hash before outcomes (16 per domain/length)". The

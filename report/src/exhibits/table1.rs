@@ -70,10 +70,10 @@ mod tests {
             ..MetricRow::empty(
                 0,
                 "m",
-                domain,
+                c2s_records::Domain::parse(domain),
                 None,
                 "Native/code vs Serial/Full/code",
-                metric,
+                c2s_records::Metric::parse(metric).unwrap(),
             )
         }
     }

@@ -44,8 +44,8 @@ mod tests {
     #[test]
     fn the_layout_has_the_papers_columns_rows_and_differences() {
         let ours = [
-            cell("PrefixContinue", "arithmetic", 8, 4, 8, 44),
-            cell("PrefixContinue", "lexical", 8, 0, 1, 44),
+            cell("PrefixContinue/string/max32", "arithmetic", 8, 4, 8, 44),
+            cell("PrefixContinue/string/max32", "lexical", 8, 0, 1, 44),
             cell("Native/string", "arithmetic", 8, 6, 8, 8),
             cell("Native/string", "lexical", 8, 2, 8, 8),
         ];

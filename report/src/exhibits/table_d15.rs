@@ -21,10 +21,10 @@ mod tests {
             ..MetricRow::empty(
                 0,
                 "m",
-                "arithmetic",
+                Some(c2s_records::Domain::Arithmetic),
                 None,
                 "Native/code vs Serial/Full/code",
-                "gain_rate",
+                c2s_records::Metric::GainRate,
             )
         });
         // SCR 2/5 = 40.0; Serial EM 3/8 = 37.5; ∆ +2.5; gain 1/3.

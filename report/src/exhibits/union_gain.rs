@@ -226,10 +226,10 @@ mod tests {
             ..MetricRow::empty(
                 0,
                 "m",
-                "lexical",
+                Some(c2s_records::Domain::Lexical),
                 None,
                 &format!("{FULL_ARM} vs {UNION_ARM}"),
-                "mcnemar_p_holm",
+                c2s_records::Metric::McnemarPHolm,
             )
         });
         let gains = BTreeMap::from([(

@@ -29,7 +29,7 @@ pub fn request(item: &str, step: u32, contract: Contract, decoding: Decoding) ->
     let mut r = Request {
         request_id: String::new(),
         item_id: item.to_string(),
-        arm: "Serial/UnionCall/code".to_string(),
+        arm: "Serial/UnionCall/code".into(),
         step,
         system: if step.is_multiple_of(2) {
             Some("Answer with one code.".to_string())
@@ -133,8 +133,8 @@ pub fn trajectory(item: &str, arm: &str, stop: bool, confidence: bool) -> Trajec
         },
         length: 3,
         model: "qwen3-0.6b".to_string(),
-        arm: arm.to_string(),
-        support: "UnionCall".to_string(),
+        arm: c2s_records::LabeledArm::parse(arm).unwrap_or_else(|e| panic!("{e}")),
+        support: Some(c2s_records::Support::UNION_CALL),
         output: "5#7".to_string(),
         correct: false,
         valid: false,
@@ -143,12 +143,12 @@ pub fn trajectory(item: &str, arm: &str, stop: bool, confidence: bool) -> Trajec
         plan_origin: if stop {
             None
         } else {
-            Some("observed".to_string())
+            Some(c2s_records::PlanSource::Observed)
         },
         plan_differences: if stop { None } else { Some(2) },
         base_id: (!stop).then(|| "cr-L3-01".to_string()),
-        operation: (!stop).then(|| "reverse".to_string()),
-        placement: (!stop).then(|| "late".to_string()),
+        operation: (!stop).then_some(c2s_records::Operation::Reverse),
+        placement: (!stop).then_some(c2s_records::Placement::Late),
         repeated: (!stop).then_some(true),
         pattern: (!stop).then(|| "101".to_string()),
         membership: Membership::Malformed,
@@ -201,10 +201,10 @@ pub fn metric(snapshot: u64, length: Option<u32>, metric: &str) -> MetricRow {
     MetricRow {
         snapshot,
         model: "qwen3-0.6b".to_string(),
-        domain: "arithmetic".to_string(),
+        domain: Some(Domain::Arithmetic),
         length,
         comparison: "Native/code vs Serial/Full/code".to_string(),
-        metric: metric.to_string(),
+        metric: c2s_records::Metric::parse(metric).unwrap_or_else(|e| panic!("{e}")),
         value: length.map(|l| f64::from(l) / 10.0),
         numerator: length.map(u64::from),
         denominator: Some(10),

@@ -1,12 +1,15 @@
 //! The declared row sets' rules: what a spec may say, how metric rows become rows, how
 //! trajectories are kept, grouped and summed, and the metric filters.
 
+use c2s_records::{Domain, Metric};
 use c2s_stats::MetricRow;
 use minijinja::value::Value;
 
 use super::{PanelRecords, SourceSpec};
 use crate::exhibits::engine::environment;
 use crate::exhibits::testing::{paired_rows, trajectory};
+
+const LEXICAL: Option<Domain> = Some(Domain::Lexical);
 
 fn spec(toml_text: &str) -> SourceSpec {
     toml::from_str(toml_text).expect("a source spec")
@@ -80,11 +83,18 @@ fn a_metrics_row_is_a_group_with_its_metrics_and_its_panels_fields() {
 fn by_length_rows_and_comparisons() {
     let mut metric_rows = Vec::new();
     for length in [Some(3), Some(5), None] {
-        let mut row = MetricRow::empty(0, "m", "lexical", length, "A vs B", "both");
+        let mut row = MetricRow::empty(0, "m", LEXICAL, length, "A vs B", Metric::Both);
         row.numerator = Some(1);
         metric_rows.push(row);
     }
-    metric_rows.push(MetricRow::empty(0, "m", "lexical", None, "A vs C", "both"));
+    metric_rows.push(MetricRow::empty(
+        0,
+        "m",
+        LEXICAL,
+        None,
+        "A vs C",
+        Metric::Both,
+    ));
     let panel = PanelRecords {
         panel: "q".into(),
         metric_rows,
@@ -154,10 +164,11 @@ fn trajectories_are_kept_grouped_and_summed() {
 #[test]
 fn the_metric_filters_print_as_the_reports_do() {
     let env = environment();
-    let mut scr = MetricRow::empty(0, "m", "lexical", None, "A vs B", "scr");
+    let mut scr = MetricRow::empty(0, "m", LEXICAL, None, "A vs B", Metric::Scr);
     (scr.value, scr.numerator, scr.denominator) = (Some(0.4), Some(2), Some(5));
     (scr.ci_low, scr.ci_high) = (Some(0.1), Some(0.7));
-    let mut dropped = MetricRow::empty(0, "m", "lexical", None, "A vs B", "x");
+    let mut dropped =
+        MetricRow::empty(0, "m", LEXICAL, None, "A vs B", Metric::ScrBootstrapDropped);
     dropped.value = Some(3.0);
     let context = minijinja::context! { scr => Value::from_serialize(&scr), dropped => Value::from_serialize(&dropped), missing => () };
     let render = |t: &str| env.render_str(t, &context).unwrap();
