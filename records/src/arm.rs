@@ -362,6 +362,18 @@ pub enum CopyControl {
     Batch,
 }
 
+impl CopyControl {
+    /// The controller as the paper prints it (Figure 15): `Independent`, `Serial`, `Batch`
+    /// (the arm label's part is lowercase).
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyControl::Independent => "Independent",
+            CopyControl::Serial => "Serial",
+            CopyControl::Batch => "Batch",
+        }
+    }
+}
+
 /// Displayed option order: the frozen reference order or a seeded permutation of it (O1, O2…).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
@@ -720,6 +732,17 @@ mod tests {
             assert_eq!(Support::parse(name).unwrap().name(), name);
         }
         assert!(Support::parse("Bogus").is_none());
+    }
+
+    #[test]
+    fn copy_controls_have_printed_names() {
+        let names = [
+            CopyControl::Independent,
+            CopyControl::Serial,
+            CopyControl::Batch,
+        ]
+        .map(CopyControl::name);
+        assert_eq!(names, ["Independent", "Serial", "Batch"]);
     }
 
     #[test]

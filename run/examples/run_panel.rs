@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use c2s_records::{Arm, Support};
 
 fn main() -> anyhow::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -23,6 +24,7 @@ fn main() -> anyhow::Result<()> {
     };
     // Four dev items of each domain under the paper's primary pairing: Native (select one of
     // eight codes) against Serial over the full alphabet (construct character by character).
+    let (native, serial, full) = (Arm::Native, Arm::Serial, Support::FULL);
     let config = format!(
         r#"
 [run]
@@ -42,11 +44,11 @@ path = "data/banks/lexical-dev.jsonl"
 limit = 4
 
 [[arms]]
-arm = "Native"
+arm = "{native}"
 
 [[arms]]
-arm = "Serial"
-support = "Full"
+arm = "{serial}"
+support = "{full}"
 
 [stats]
 bootstrap_draws = 999

@@ -105,6 +105,9 @@ pub fn model_identity(
     cfg: &RunConfig,
     template_time: c2s_model::TemplateTime,
 ) -> anyhow::Result<ModelIdentity> {
+    // Only a served model's tokenizer renders templates here.
+    #[cfg(not(feature = "openai"))]
+    let _ = template_time;
     let engine = match cfg.model.engine {
         c2s_config::EngineKind::Simulated => {
             return Ok(

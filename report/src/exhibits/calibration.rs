@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::Trajectory;
+use c2s_records::{Arm, ArmSpec, Trajectory};
 use c2s_stats::{
     calibration_intervals, BinInterval, BootstrapConfig, CalibrationIntervals, ScoreIntervals,
     ScoredItem,
@@ -22,8 +22,10 @@ use super::engine::Frame;
 use super::item_intervals::{triple, Interval};
 use super::{run_of, PanelRun};
 
-/// The arm whose completed strings the original population holds.
-pub const SERIAL_ARM: &str = "Serial/Full/code";
+/// The arm whose completed strings the original population holds (`Serial/Full/code`).
+pub fn serial_arm() -> ArmSpec {
+    ArmSpec::new(Arm::Serial)
+}
 
 /// The paper's score labels, in [`c2s_stats::ScoreKind::ALL`]'s order.
 pub const SCORE_LABELS: [&str; 3] = ["Product", "Geom.", "Minimum"];
@@ -65,7 +67,8 @@ fn scored_items(
     trajectories: &[Trajectory],
 ) -> anyhow::Result<BTreeMap<(String, String), Vec<ScoredItem>>> {
     let mut groups: BTreeMap<(String, String), Vec<ScoredItem>> = BTreeMap::new();
-    for t in trajectories.iter().filter(|t| t.arm == SERIAL_ARM) {
+    let serial_arm = serial_arm();
+    for t in trajectories.iter().filter(|t| *t.arm.spec() == serial_arm) {
         let Some(c) = &t.confidence else { continue };
         groups
             .entry((t.model.clone(), t.domain.as_str().to_string()))
@@ -246,7 +249,7 @@ mod tests {
         correct: bool,
     ) -> Trajectory {
         let id = format!("{domain}-{item}");
-        let mut t = testing::trajectory(&id, domain, length, SERIAL_ARM, correct);
+        let mut t = testing::trajectory(&id, domain, length, &serial_arm().label(), correct);
         t.confidence = Some(c2s_records::Confidence {
             product: score,
             geometric_mean: score.sqrt(),

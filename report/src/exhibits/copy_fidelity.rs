@@ -15,7 +15,7 @@
 //! helps Qwen3.5-27B" holds for raw Batch 48 against Independent 13 (math) and 9 (lexical),
 //! where label order gives 28 against 26 and 8 against 8.
 
-use c2s_records::Trajectory;
+use c2s_records::{CopyControl, Trajectory};
 use c2s_stats::ContrastRow;
 use serde::{Serialize, Serializer};
 
@@ -24,8 +24,12 @@ use super::paper::PaperTable;
 use super::table1::domain_rank;
 use super::{paper_domain, run_of, Count, PanelRun};
 
-/// The copy controllers of Figure 15, in its order, as printed.
-pub const CONTROLLERS: [&str; 3] = ["Independent", "Serial", "Batch"];
+/// The copy controllers of Figure 15, in its order (printed by [`CopyControl::name`]).
+pub const CONTROLLERS: [CopyControl; 3] = [
+    CopyControl::Independent,
+    CopyControl::Serial,
+    CopyControl::Batch,
+];
 
 /// The prefix of the gold-target arms (`…/EVIDENCE/CONTROL`).
 pub(super) const GOLD_COPY: &str = "GoldCopy/Full/code/";
@@ -115,7 +119,7 @@ pub fn printed_copies(rows: &[PaperCopyRow]) -> Vec<FidelityRow> {
             (CONTROLLERS.iter().zip(counts)).map(move |(controller, (raw, indexed))| FidelityRow {
                 model: model.to_string(),
                 domain: domain.to_string(),
-                label: controller.to_string(),
+                label: controller.name().to_string(),
                 raw: [*raw, *parents],
                 indexed: [*indexed, *parents],
             })

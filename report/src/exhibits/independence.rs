@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use c2s_records::{PairedOutcome, Trajectory};
+use c2s_records::{Arm, ArmSpec, PairedOutcome, Trajectory};
 use c2s_stats::{
     independence_metrics_within, is_reference_arm, LocalGroup, MetricRow, PopulationCounts,
     StatsConfig,
@@ -19,17 +19,20 @@ use c2s_stats::{
 use serde::Serialize;
 
 use super::engine::Frame;
-use super::whole_answer::pairs_with;
+use super::whole_answer::{kind_of, pairs_with};
 use super::PanelRun;
 use crate::tables::{count, estimate, estimate_pp, MetricIndex};
 
-/// The Native arm whose correct selections define D.10's Native-correct population.
-const NATIVE_ARM: &str = "Native/code";
+/// The Native arm whose correct selections define D.10's Native-correct population
+/// (`Native/code`).
+fn native_arm() -> ArmSpec {
+    ArmSpec::new(Arm::Native)
+}
 
 /// The panels in the figure's order and the reference arm each plots.
-const PANELS: [(&str, &str); 2] = [
-    ("independent-384", "Independent"),
-    ("teacher-forced", "TeacherForced"),
+const PANELS: [(&str, Arm); 2] = [
+    ("independent-384", Arm::Independent),
+    ("teacher-forced", Arm::TeacherForced),
 ];
 
 /// D.10's two populations: (as the figure names it, the pairing's metric that is Serial's
@@ -86,10 +89,10 @@ pub fn frame(panels: &[PanelRows<'_>], level: f64) -> Frame {
         let native_correct = MetricIndex::new(&panel.native_correct);
         let (mut tables, mut rows) = (Vec::new(), Vec::new());
         for g in (pairings.independence_groups().into_iter())
-            .filter(|g| g.comparison.split('/').next() == Some(arm))
+            .filter(|g| kind_of(&g.comparison) == Some(arm))
         {
             let serial = pairings.paired_groups().into_iter().find(|p| {
-                p.model == g.model && p.domain == g.domain && pairs_with(&p.comparison, "Serial/")
+                p.model == g.model && p.domain == g.domain && pairs_with(&p.comparison, Arm::Serial)
             });
             for ((population, serial_metric), index) in
                 POPULATIONS.into_iter().zip([&pairings, &native_correct])
@@ -133,16 +136,17 @@ pub fn frame(panels: &[PanelRows<'_>], level: f64) -> Frame {
 }
 
 /// The independence rows of a panel's reference arms on D.10's Native-correct population:
-/// each reference trajectory's item is a member when the same model's [`NATIVE_ARM`] selected
+/// each reference trajectory's item is a member when the same model's [`native_arm`] selected
 /// it correctly. Items without a Native selection are left out.
 pub fn native_correct_rows(
     outcomes: &[PairedOutcome],
     trajectories: &[Trajectory],
     stats: &StatsConfig,
 ) -> anyhow::Result<Vec<MetricRow>> {
+    let native_arm = native_arm().label();
     let native: BTreeMap<(&str, &str, &str), bool> = outcomes
         .iter()
-        .filter(|o| o.native_arm == NATIVE_ARM)
+        .filter(|o| o.native_arm == native_arm)
         .map(|o| {
             let key = (o.model.as_str(), o.domain.as_str(), o.item_id.as_str());
             (key, o.native_correct)
@@ -283,7 +287,7 @@ mod tests {
             domain: Domain::Lexical,
             length: 2,
             model: "m".into(),
-            native_arm: NATIVE_ARM.into(),
+            native_arm: native_arm().label(),
             serial_arm: "Serial/Full/code".into(),
             native_correct: correct,
             serial_correct: false,

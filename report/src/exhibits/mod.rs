@@ -2,66 +2,57 @@
 //! (`choice2seq reproduce EXHIBIT`).
 //!
 //! An exhibit is data first: `exhibits/NAME.toml` ([`registry`]) names its panels
-//! (`config/panels/*.toml`, each run once per model), declares the row sets it reads from
-//! their runs (`[[sources]]`, [`sources`]: a population's groups of metric rows with the
-//! metrics each carries, or sums over trajectories), lays out its document (`[document]`,
-//! rendered by [`engine`]) and states what the paper's printed tables (`exhibits/NAME.tsv`,
-//! read by [`paper`]) must satisfy (`[[checks]]`, [`checks`]). Every model's runs of a panel
-//! are read together, so populations and Holm families span the models. Where an exhibit
-//! computes what a declaration cannot say (a bootstrap over a population with rules, unit
-//! contrasts, a reshaped paper table), its code, found by its name in [`CODE`], adds row sets
-//! and values to the same [`engine::Frame`]:
+//! (`config/panels/*.toml`, each run once per model), declares the row sets it reads from their
+//! runs (`[[sources]]`, [`sources`]: a population's groups of metric rows with the metrics each
+//! carries, sums over trajectories, unit contrasts or cells), lays out its document (`[document]`,
+//! rendered by [`engine`]) and states what the paper's printed tables (`exhibits/NAME.tsv`, read by
+//! [`paper`]) must satisfy (`[[checks]]`, [`checks`]). Every model's runs of a panel are read
+//! together, so populations and Holm families span the models. Where an exhibit computes what a
+//! declaration cannot say (a bootstrap over a population with rules, unit contrasts built here, a
+//! reshaped paper table), its code, found by its name in [`CODE`], adds row sets and values to the
+//! same [`engine::Frame`]:
 //!
 //! ```text
-//! exhibits/tableD9.toml ──panels──▶ runs ──[[sources]]─────────▶ Frame { ours,
-//!                      │                └──padded::document──▶          differences }
-//!                      └─[document]──────────────────────────▶ engine::layout ──▶ Doc (.md, .html)
-//! exhibits/tableD9.tsv ──────────────────────────────────────▶ `paper` rows ──┘
+//! exhibits/figure18.toml ──panels──▶ runs ──[[sources]]──────────────▶ Frame { ours,
+//!                       │                └──readout_grid::figure18──▶         marks, tests }
+//!                       └─[document]─────────────────────────────────▶ engine::layout ──▶ Doc
+//! exhibits/figure18.tsv ─────────────────────────────────────────────▶ `paper` rows ──┘
 //! ```
 //!
 //! The modules hold one exhibit's computation, or several exhibits read from one panel (Tables
 //! C1–C5 and Figures 8–9 in [`dialogue`]); docs/exhibits.md has the exhibit table, generated from
 //! the specs.
 
-pub mod binding;
-pub mod branch_factors;
-pub mod by_length;
-pub mod calibration;
+mod binding;
+mod branch_factors;
+mod calibration;
 pub mod checks;
-pub mod cohorts;
-pub mod contracts;
-pub mod copy_fidelity;
-pub mod copy_incorrect;
-pub mod dialogue;
-pub mod engine;
-pub mod fresh_plan;
-pub mod independence;
-pub mod item_intervals;
-pub mod matched_contracts;
-pub mod native_control;
-pub mod nested_binding;
-pub mod padded;
-pub mod paper;
-pub mod projection;
-pub mod prompt_variants;
-pub mod readout_grid;
+mod contracts;
+mod copy_fidelity;
+mod copy_incorrect;
+mod dialogue;
+mod engine;
+mod independence;
+mod item_intervals;
+mod native_control;
+mod paper;
+mod projection;
+mod prompt_variants;
+mod readout_grid;
 pub mod registry;
-pub mod repeats;
-pub mod robustness;
-pub mod semantic;
-pub mod sources;
-pub mod support;
-pub mod support_controllers;
+mod repeats;
+mod robustness;
+mod semantic;
+mod sources;
+mod support;
+mod support_controllers;
 pub mod table1;
-pub mod table3;
-pub mod table_d1;
-pub mod table_d15;
-pub mod table_d16;
-pub mod table_d17;
-pub mod table_d7;
-pub mod twelve_character;
-pub mod union_gain;
-pub mod whole_answer;
+mod table_d1;
+mod table_d17;
+mod table_d7;
+mod twelve_character;
+mod union_gain;
+mod whole_answer;
 
 use std::path::{Path, PathBuf};
 
@@ -94,12 +85,9 @@ pub const CODE: &[(&str, Compute)] = &[
     ("tableE2", |_, _| contracts::table_e2()),
     ("tableE3", |_, _| contracts::table_e3()),
     ("tableD8", twelve_character::document),
-    ("tableD9", padded::document),
-    ("tableD10", nested_binding::document),
     ("tableD12", |runs, _| calibration::document(runs)),
     ("tableD14", |runs, _| calibration::document(runs)),
     ("tableD17", table_d17::document),
-    ("figure7", |runs, _| matched_contracts::document(runs)),
     ("figure5", binding::figure5),
     ("figure6", binding::figure6),
     ("figure8", dialogue::prior),
@@ -191,10 +179,10 @@ impl Exhibit {
             None => engine::Frame::new(),
         };
         let env = engine::environment();
+        let context = || format!("exhibits/{}.toml", self.spec.name);
         for source in &self.spec.sources {
-            let rows = (source.rows(runs, &env))
-                .with_context(|| format!("exhibits/{}.toml", self.spec.name))?;
-            frame = frame.values(&source.rows, rows);
+            let rows = source.rows(runs, &env).with_context(context)?;
+            frame = source.add_to(frame, rows, &env).with_context(context)?;
         }
         engine::layout(&self.spec.name, &self.spec.document, frame, against)
     }
@@ -443,6 +431,9 @@ pub fn compared_models<'a>(printed: &[&'a str], against: &str) -> Vec<&'a str> {
     models
 }
 
+#[cfg(test)]
+mod declared;
+
 /// Metric rows of small simulated runs, for the exhibits' layout tests.
 #[cfg(test)]
 pub(crate) mod testing {
@@ -462,14 +453,30 @@ pub(crate) mod testing {
     pub fn declared(
         name: &str,
         panels: &[super::sources::PanelRecords],
+        frame: super::engine::Frame,
+        against: &str,
+    ) -> String {
+        declared_with_tables(name, panels, &[], frame, against)
+    }
+
+    /// [`declared`], its contrasts and cells sets read from `tables`.
+    pub fn declared_with_tables(
+        name: &str,
+        panels: &[super::sources::PanelRecords],
+        tables: &[super::sources::PanelTables],
         mut frame: super::engine::Frame,
         against: &str,
     ) -> String {
+        use super::sources::Records;
         let exhibit = super::Exhibit::named(name).expect("a registered exhibit");
         let env = super::engine::environment();
         for source in &exhibit.spec.sources {
-            let rows = source.rows_of(panels, &env).expect("the declared rows");
-            frame = frame.values(&source.rows, rows);
+            let rows = match source.from {
+                Records::Contrasts | Records::Cells => source.rows_of_tables(tables, &env),
+                _ => source.rows_of(panels, &env),
+            };
+            let rows = rows.expect("the declared rows");
+            frame = source.add_to(frame, rows, &env).expect("the set");
         }
         super::engine::layout(name, &exhibit.spec.document, frame, against)
             .expect("the layout")

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::{StepRecord, Trajectory};
+use c2s_records::{Arm, ArmSpec, StepRecord, Trajectory};
 use c2s_stats::{
     mean_scores, position_scores, project, stratified_mean, PositionScores, StatsConfig,
 };
@@ -15,23 +15,29 @@ use minijinja::Value;
 use super::engine::Frame;
 use super::{paper_domain, run_of, PanelRun};
 
-/// The query arm compared with Native.
-pub const QUERY_ARM: &str = "Independent/Full/code";
-/// The Native arm whose first step's candidate probabilities are projected.
-pub const NATIVE_ARM: &str = "Native/code";
+/// The query arm compared with Native: `Independent/Full/code`.
+pub fn query_arm() -> ArmSpec {
+    ArmSpec::new(Arm::Independent)
+}
+
+/// The Native arm whose first step's candidate probabilities are projected: `Native/code`.
+pub fn native_arm() -> ArmSpec {
+    ArmSpec::new(Arm::Native)
+}
 
 /// Per (model, domain): each item's (length, mean position scores).
 pub fn item_scores(
     trajectories: &[Trajectory],
 ) -> BTreeMap<(String, String), Vec<(u32, PositionScores)>> {
+    let (native_arm, query_arm) = (native_arm(), query_arm());
     let mut native: BTreeMap<(&str, &str), &StepRecord> = BTreeMap::new();
-    for t in trajectories.iter().filter(|t| t.arm == NATIVE_ARM) {
+    for t in trajectories.iter().filter(|t| *t.arm.spec() == native_arm) {
         if let Some(step) = t.steps.first() {
             native.insert((t.model.as_str(), t.item_id.as_str()), step);
         }
     }
     let mut out: BTreeMap<(String, String), Vec<(u32, PositionScores)>> = BTreeMap::new();
-    for t in trajectories.iter().filter(|t| t.arm == QUERY_ARM) {
+    for t in trajectories.iter().filter(|t| *t.arm.spec() == query_arm) {
         let Some(n) = native.get(&(t.model.as_str(), t.item_id.as_str())) else {
             continue;
         };

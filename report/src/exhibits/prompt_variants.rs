@@ -9,19 +9,33 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::Trajectory;
+use c2s_records::{
+    comparison_arms, comparison_of, Arm, ArmSpec, Contract, PromptVariant, Trajectory,
+};
 use c2s_stats::{ContrastRow, MetricRow, StatsConfig, TemplateOutcomes};
 use serde::Serialize;
 
 use super::engine::Frame;
 use super::item_intervals::triple;
 use super::item_intervals::Interval;
-use super::whole_answer::capitalized;
+use super::whole_answer::{capitalized, kind_of};
 use super::{paper_domain, run_of, PanelRun};
 use crate::tables::MetricIndex;
 
 /// The three templates; v1 arms carry no suffix, v2 and v3 end in `/v2`, `/v3`.
 pub const VARIANTS: [&str; 3] = ["v1", "v2", "v3"];
+
+/// The prompt variant of each of [`VARIANTS`].
+const PROMPT_VARIANTS: [PromptVariant; 3] =
+    [PromptVariant::V1, PromptVariant::V2, PromptVariant::V3];
+
+/// The panel's Full Serial arm with generated characters under `variant`
+/// (`Serial/Full/char`, `Serial/Full/char/v2`, …).
+fn serial_char(variant: PromptVariant) -> ArmSpec {
+    let mut spec = ArmSpec::new(Arm::Serial).with_contract(Contract::GeneratedCharacter);
+    spec.variant = variant;
+    spec
+}
 
 /// The template of an arm label (`Serial/Full/char/v2` → 1); v1 labels carry no suffix.
 fn variant_of(arm: &str) -> usize {
@@ -58,21 +72,26 @@ pub fn d3_rows(rows: &[MetricRow], contrasts: &[ContrastRow]) -> Vec<OurD3Row> {
     let groups = index.paired_groups();
     let mut out = Vec::new();
     for g in &groups {
-        let Some((native, serial)) = g.comparison.split_once(" vs ") else {
+        let Some((native, serial)) = comparison_arms(&g.comparison) else {
             continue;
         };
-        if !(native.starts_with("Native/") && serial.starts_with("Serial/")) {
+        if !(kind_of(native) == Some(Arm::Native) && kind_of(serial) == Some(Arm::Serial)) {
             continue;
         }
-        let v = VARIANTS[variant_of(serial)];
+        let variant = variant_of(serial);
+        let v = VARIANTS[variant];
         let change = (contrasts.iter())
             .filter(|_| v != "v1")
             .find(|c| c.model == g.model && c.contrast == format!("{v} - v1, Serial, {}", g.domain))
             .and_then(|c| {
                 (c.estimate.difference).map(|d| (d, c.estimate.ci_low, c.estimate.ci_high))
             });
-        let test = format!("Serial/Full/char vs Serial/Full/char/{v}");
+        let test = comparison_of(
+            &serial_char(PromptVariant::V1),
+            &serial_char(PROMPT_VARIANTS[variant]),
+        );
         let holm_p = (groups.iter())
+            .filter(|_| variant > 0)
             .find(|t| t.model == g.model && t.domain == g.domain && t.comparison == test)
             .and_then(|t| index.value(t, None, "mcnemar_p_holm"));
         out.push(OurD3Row {
@@ -102,9 +121,9 @@ pub fn template_outcomes(
     type Parents = BTreeMap<(String, String, String), (u32, [(bool, bool); 3])>;
     let mut parents = Parents::new();
     for t in trajectories {
-        let native = match t.arm.split('/').next() {
-            Some("Native") => true,
-            Some("Serial") => false,
+        let native = match t.arm.kind() {
+            Arm::Native => true,
+            Arm::Serial => false,
             _ => continue,
         };
         let key = (t.model.clone(), t.domain.as_str().into(), t.item_id.clone());

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::Trajectory;
+use c2s_records::{Arm, Trajectory};
 use c2s_stats::MetricRow;
 use serde::Serialize;
 
@@ -74,7 +74,7 @@ pub fn our_rows(rows: &[MetricRow], trajectories: &[Trajectory]) -> Vec<OurRow> 
     type Choices = [Option<(String, Option<f64>)>; REPEATS];
     let mut choices: BTreeMap<(String, String, String), Choices> = BTreeMap::new();
     for t in trajectories {
-        if t.arm.split('/').next() != Some("Native") {
+        if t.arm.kind() != Arm::Native {
             continue;
         }
         let k = repeat_of(&t.arm);

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::Trajectory;
+use c2s_records::{comparison_label, Arm, ArmSpec, Trajectory};
 use c2s_stats::{MetricRow, StatsConfig};
 use serde::{Deserialize, Serialize};
 
@@ -60,14 +60,19 @@ pub const SETTINGS: [Setting; 7] = [
 /// The panels Figure 10 reads, each with its own reference pairing.
 pub const PANELS: [&str; 3] = ["prompt-variants", "option-orders", "repeats"];
 
-/// The Serial arm of a setting.
-fn serial_arm(suffix: &str) -> String {
-    format!("Serial/Full/code{suffix}")
+/// The arm of kind `arm` (Full support, scored codes) with a setting's label suffix.
+fn setting_arm(arm: Arm, suffix: &str) -> String {
+    format!("{}{suffix}", ArmSpec::new(arm).label())
 }
 
-/// The paired comparison of a setting.
+/// The Serial arm of a setting (`Serial/Full/code{suffix}`).
+fn serial_arm(suffix: &str) -> String {
+    setting_arm(Arm::Serial, suffix)
+}
+
+/// The paired comparison of a setting (`Native/code{suffix} vs Serial/Full/code{suffix}`).
 fn pairing(suffix: &str) -> String {
-    format!("Native/code{suffix} vs {}", serial_arm(suffix))
+    comparison_label(&setting_arm(Arm::Native, suffix), &serial_arm(suffix))
 }
 
 /// One (model, domain) panel of Figure 10 as printed: retained / Native correct per setting,

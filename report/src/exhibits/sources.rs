@@ -55,6 +55,12 @@
 //! from = "contrasts"
 //! where = "contrast.startswith('letter - digit')"
 //! ```
+//!
+//! `index_by = "expression"` (any kind) also offers the set to every template as a var named
+//! after it: a map from the expression's value over each finished row to the row (two rows
+//! with one value are an error naming it), so a cell can look up another set's row, e.g.
+//! Table D9's contrast of its row, `differences[key]` where the contrasts set `differences`
+//! derives `key` and has `index_by = "key"`.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +71,7 @@ use minijinja::value::{Value, ViaDeserialize};
 use minijinja::Environment;
 use serde::Deserialize;
 
+use super::engine::Frame;
 use super::{paper_domain, PanelRun};
 use crate::tables::{self, Group, MetricIndex};
 
@@ -113,6 +120,9 @@ pub struct SourceSpec {
     /// each row carrying its subset's value as `subset`.
     #[serde(default)]
     pub subsets: Vec<(String, String)>,
+    /// An expression over a built row: the set is also every template's var of its name, a
+    /// map from this value of each row to the row.
+    pub index_by: Option<String>,
 }
 
 /// One panel's records, every model's, as a declared row set reads them.
@@ -195,36 +205,34 @@ impl SourceSpec {
                 "source `{name}`: `{panel}` is not among the exhibit's panels"
             );
         }
-        match self.from {
-            Records::Metrics => {
-                anyhow::ensure!(
-                    self.groups.is_some(),
-                    "source `{name}`: `groups` (paired, calibration or independence) is required"
-                );
-                anyhow::ensure!(
-                    self.group_by.is_empty() && self.sums.is_empty(),
-                    "source `{name}`: `group_by` and `sums` are for trajectories"
-                );
-            }
-            Records::Trajectories => anyhow::ensure!(
-                self.groups.is_none()
-                    && self.comparisons.is_empty()
-                    && !self.by_length
-                    && self.metrics.is_empty(),
-                "source `{name}`: `groups`, `comparisons`, `by_length` and `metrics` are for metrics"
+        anyhow::ensure!(
+            self.from != Records::Metrics || self.groups.is_some(),
+            "source `{name}`: `groups` (paired, calibration or independence) is required"
+        );
+        // The keys only some kinds of records take: whether given, whether this kind takes them.
+        let (metrics, tables) = (Records::Metrics, [Records::Contrasts, Records::Cells]);
+        let rules = [
+            (
+                self.groups.is_some() || !self.comparisons.is_empty(),
+                metrics,
             ),
-            Records::Contrasts | Records::Cells => anyhow::ensure!(
-                self.groups.is_none()
-                    && self.comparisons.is_empty()
-                    && !self.by_length
-                    && self.metrics.is_empty()
-                    && self.group_by.is_empty()
-                    && self.sums.is_empty()
-                    && self.subsets.is_empty(),
-                "source `{name}`: contrasts and cells take only `panels`, `fields`, `derive`, \
-                 `where` and `sort`"
+            (self.by_length || !self.metrics.is_empty(), metrics),
+            (
+                !self.group_by.is_empty() || !self.sums.is_empty(),
+                Records::Trajectories,
             ),
+        ];
+        for (given, kind) in rules {
+            anyhow::ensure!(
+                !given || self.from == kind,
+                "source `{name}`: `groups`, `comparisons`, `by_length` and `metrics` are for \
+                 metrics, `group_by` and `sums` for trajectories, `subsets` for either"
+            );
         }
+        anyhow::ensure!(
+            self.subsets.is_empty() || !tables.contains(&self.from),
+            "source `{name}`: contrasts and cells take no `subsets`"
+        );
         Ok(())
     }
 
@@ -241,27 +249,29 @@ impl SourceSpec {
                 .collect::<anyhow::Result<_>>()?,
         };
         let loaded = (selected.iter())
-            .map(|run| run.load())
+            .map(|run| Ok((run.panel.to_string(), run.load()?)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         if matches!(self.from, Records::Contrasts | Records::Cells) {
-            let mut tables = Vec::new();
-            for (run, loaded) in selected.iter().zip(&loaded) {
-                let (contrasts, cells) = loaded.contrast_tables()?;
-                tables.push(PanelTables {
-                    panel: run.panel.to_string(),
-                    contrasts,
-                    cells,
-                });
-            }
+            let tables = (loaded.iter())
+                .map(|(panel, loaded)| {
+                    let (contrasts, cells) = loaded.contrast_tables()?;
+                    let panel = panel.clone();
+                    anyhow::Ok(PanelTables {
+                        panel,
+                        contrasts,
+                        cells,
+                    })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
             return self.rows_of_tables(&tables, env);
         }
         let records = |ids: Option<&std::collections::BTreeSet<String>>| {
             let mut panels = Vec::new();
-            for (run, loaded) in selected.iter().zip(&loaded) {
+            for (panel, loaded) in &loaded {
                 let subset = ids.map(|ids| loaded.restricted(ids));
                 let loaded = subset.as_ref().unwrap_or(loaded);
                 panels.push(PanelRecords {
-                    panel: run.panel.to_string(),
+                    panel: panel.clone(),
                     metric_rows: match self.from {
                         Records::Metrics => loaded.metric_rows()?,
                         _ => Vec::new(),
@@ -282,6 +292,32 @@ impl SourceSpec {
         self.rows_of_subsets(&subsets, env)
     }
 
+    /// `frame` with this set's `rows` and, with `index_by`, the var of the same name: a map
+    /// from each row's key to the row (two rows with one key are an error naming it).
+    pub fn add_to(
+        &self,
+        frame: Frame,
+        rows: Vec<Value>,
+        env: &Environment<'static>,
+    ) -> anyhow::Result<Frame> {
+        let Some(index_by) = &self.index_by else {
+            return Ok(frame.values(&self.rows, rows));
+        };
+        let key = self.compile(env, index_by)?;
+        let mut index = BTreeMap::new();
+        for row in &rows {
+            let k = self.eval(&key, row, "index_by")?;
+            anyhow::ensure!(
+                index.insert(k.clone(), row.clone()).is_none(),
+                "source `{}`: two rows have the key {k:?} (`index_by`)",
+                self.rows
+            );
+        }
+        Ok(frame
+            .var(&self.rows, Value::from_iter(index))
+            .values(&self.rows, rows))
+    }
+
     /// The rows of this set from each subset's panels' records already read (`[value,
     /// panels]`), each row carrying its subset's value as `subset`, ordered by `sort` over all.
     pub fn rows_of_subsets(
@@ -292,12 +328,8 @@ impl SourceSpec {
         let mut rows = Vec::new();
         for (subset, panels) in subsets {
             for row in self.rows_of(panels, env)? {
-                let mut fields = Vec::new();
-                for key in row.try_iter()? {
-                    fields.push((key.to_string(), row.get_item(&key)?));
-                }
-                fields.push(("subset".to_string(), Value::from(subset.as_str())));
-                rows.push(Value::from_iter(fields));
+                let subset = ("subset".to_string(), Value::from(subset.as_str()));
+                rows.push(with_fields(&row, [subset])?);
             }
         }
         self.sorted(rows, env)
@@ -309,14 +341,9 @@ impl SourceSpec {
         panels: &[PanelRecords],
         env: &Environment<'static>,
     ) -> anyhow::Result<Vec<Value>> {
-        let context = || format!("source `{}`", self.rows);
-        let keep = (self.keep.as_deref())
-            .map(|e| compile(env, e))
-            .transpose()
-            .with_context(context)?;
         let rows = match self.from {
             Records::Metrics => self.metric_rows(panels)?,
-            Records::Trajectories => self.trajectory_rows(panels, keep.as_ref(), env)?,
+            Records::Trajectories => self.trajectory_rows(panels, env)?,
             Records::Contrasts | Records::Cells => {
                 anyhow::bail!("source `{}`: its rows are read from tables", self.rows)
             }
@@ -337,15 +364,8 @@ impl SourceSpec {
                 Records::Cells => run.cells.iter().map(Value::from_serialize).collect(),
                 _ => anyhow::bail!("source `{}`: its rows are not read from tables", self.rows),
             };
-            let fields = self.panel_fields(&run.panel);
             for record in records {
-                let mut row = Vec::new();
-                for key in record.try_iter()? {
-                    row.push((key.to_string(), record.get_item(&key)?));
-                }
-                row.push(("panel".to_string(), Value::from(run.panel.as_str())));
-                row.extend(fields.iter().cloned());
-                rows.push(Value::from_iter(row));
+                rows.push(with_fields(&record, self.panel_fields(&run.panel))?);
             }
         }
         self.finished(rows, env)
@@ -358,69 +378,86 @@ impl SourceSpec {
         mut rows: Vec<Value>,
         env: &Environment<'static>,
     ) -> anyhow::Result<Vec<Value>> {
-        let context = || format!("source `{}`", self.rows);
-        let keep = (self.keep.as_deref())
-            .filter(|_| self.from != Records::Trajectories)
-            .map(|e| compile(env, e))
-            .transpose()
-            .with_context(context)?;
-        if !self.derive.is_empty() {
-            let derived = compiled(env, &self.derive).with_context(context)?;
-            for row in &mut rows {
-                let mut fields: BTreeMap<String, Value> = BTreeMap::new();
-                for key in row.try_iter()? {
-                    fields.insert(key.to_string(), row.get_item(&key)?);
-                }
-                for (name, e) in &derived {
-                    let value = (e.eval(&fields))
-                        .with_context(|| format!("source `{}`: derive `{name}`", self.rows))?;
-                    fields.insert(name.to_string(), value);
-                }
-                *row = Value::from_iter(fields);
+        let derived = self.compiled(env, &self.derive)?;
+        for row in rows.iter_mut().filter(|_| !derived.is_empty()) {
+            let mut fields: BTreeMap<String, Value> = fields(row)?.into_iter().collect();
+            for (name, e) in &derived {
+                let value = self.eval(e, &fields, &format!("derive `{name}`"))?;
+                fields.insert(name.to_string(), value);
             }
+            *row = Value::from_iter(fields);
         }
-        if let Some(keep) = &keep {
-            let mut kept = Vec::with_capacity(rows.len());
-            for row in rows {
-                if keep.eval(&row).with_context(context)?.is_true() {
-                    kept.push(row);
+        if let Some(keep) = self.keep.as_deref() {
+            if self.from != Records::Trajectories {
+                let keep = self.compile(env, keep)?;
+                let mut kept = Vec::with_capacity(rows.len());
+                for row in rows {
+                    if self.eval(&keep, &row, "where")?.is_true() {
+                        kept.push(row);
+                    }
                 }
+                rows = kept;
             }
-            rows = kept;
         }
         self.sorted(rows, env)
     }
 
     /// `rows` ordered by `sort` (stable).
-    fn sorted(
-        &self,
-        mut rows: Vec<Value>,
-        env: &Environment<'static>,
-    ) -> anyhow::Result<Vec<Value>> {
-        let context = || format!("source `{}`", self.rows);
-        if !self.sort.is_empty() {
-            let keys = (self.sort.iter())
-                .map(|e| compile(env, e))
-                .collect::<anyhow::Result<Vec<_>>>()
-                .with_context(context)?;
-            let mut keyed = Vec::with_capacity(rows.len());
-            for row in rows {
-                let key = (keys.iter())
-                    .map(|k| k.eval(&row))
-                    .collect::<Result<Vec<_>, _>>()
-                    .with_context(context)?;
-                keyed.push((key, row));
-            }
-            keyed.sort_by(|a, b| a.0.cmp(&b.0));
-            rows = keyed.into_iter().map(|(_, row)| row).collect();
+    fn sorted(&self, rows: Vec<Value>, env: &Environment<'static>) -> anyhow::Result<Vec<Value>> {
+        if self.sort.is_empty() {
+            return Ok(rows);
         }
-        Ok(rows)
+        let keys = (self.sort.iter())
+            .map(|e| self.compile(env, e))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mut keyed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let key = (keys.iter())
+                .map(|k| self.eval(k, &row, "sort"))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            keyed.push((key, row));
+        }
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(keyed.into_iter().map(|(_, row)| row).collect())
     }
 
-    /// The panel's constant fields.
+    fn compile<'env, 'source>(
+        &self,
+        env: &'env Environment<'static>,
+        expression: &'source str,
+    ) -> anyhow::Result<minijinja::Expression<'env, 'source>> {
+        (env.compile_expression(expression))
+            .map_err(|e| anyhow::anyhow!("source `{}`: {expression:?}: {e:#}", self.rows))
+    }
+
+    /// `[name, expression]` pairs, compiled.
+    fn compiled<'env, 'source>(
+        &self,
+        env: &'env Environment<'static>,
+        named: &'source [(String, String)],
+    ) -> anyhow::Result<Vec<(&'source str, minijinja::Expression<'env, 'source>)>> {
+        (named.iter())
+            .map(|(name, e)| Ok((name.as_str(), self.compile(env, e)?)))
+            .collect()
+    }
+
+    /// `e`'s value over `names`, an error naming the source and `what` (`where`, …).
+    fn eval(
+        &self,
+        e: &minijinja::Expression<'_, '_>,
+        names: &impl serde::Serialize,
+        what: &str,
+    ) -> anyhow::Result<Value> {
+        (e.eval(names)).with_context(|| format!("source `{}`: {what}", self.rows))
+    }
+
+    /// The panel's name (`panel`) and constant fields.
     fn panel_fields(&self, panel: &str) -> Vec<(String, Value)> {
-        (self.fields.get(panel).into_iter().flatten())
-            .map(|(k, v)| (k.clone(), Value::from_serialize(v)))
+        let constants = self.fields.get(panel).into_iter().flatten();
+        let constants = constants.map(|(k, v)| (k.clone(), Value::from_serialize(v)));
+        [("panel".to_string(), Value::from(panel))]
+            .into_iter()
+            .chain(constants)
             .collect()
     }
 
@@ -445,12 +482,13 @@ impl SourceSpec {
                         ("domain".into(), Value::from(paper_domain(&g.domain))),
                         ("bank_domain".into(), Value::from(g.domain.as_str())),
                         ("comparison".into(), Value::from(g.comparison.as_str())),
-                        ("panel".into(), Value::from(run.panel.as_str())),
                     ];
+                    let mut fields = self.panel_fields(&run.panel).into_iter();
+                    row.extend(fields.next());
                     if let Some(length) = length {
                         row.push(("length".into(), Value::from(length)));
                     }
-                    row.extend(self.panel_fields(&run.panel));
+                    row.extend(fields);
                     for metric in &self.metrics {
                         let found = index.get(&g, length, metric);
                         row.push((metric.clone(), Value::from_serialize(found)));
@@ -465,21 +503,20 @@ impl SourceSpec {
     fn trajectory_rows(
         &self,
         panels: &[PanelRecords],
-        keep: Option<&minijinja::Expression<'_, '_>>,
         env: &Environment<'static>,
     ) -> anyhow::Result<Vec<Value>> {
-        let (keys, sums) = (compiled(env, &self.group_by)?, compiled(env, &self.sums)?);
+        let (keys, sums) = (
+            self.compiled(env, &self.group_by)?,
+            self.compiled(env, &self.sums)?,
+        );
+        let keep = (self.keep.as_deref())
+            .map(|e| self.compile(env, e))
+            .transpose()?;
         let mut groups: BTreeMap<Vec<Value>, (u64, Vec<Sum>)> = BTreeMap::new();
         for run in panels {
             let fields = self.panel_fields(&run.panel);
             for t in &run.trajectories {
-                let mut record = BTreeMap::new();
-                let value = Value::from_serialize(t);
-                for key in value.try_iter()? {
-                    record.insert(key.to_string(), value.get_item(&key)?);
-                }
-                record.insert("panel".into(), Value::from(run.panel.as_str()));
-                record.extend(fields.iter().cloned());
+                let record = with_fields(&Value::from_serialize(t), fields.iter().cloned())?;
                 let at = |what: &str| {
                     let (source, item, arm) = (&self.rows, &t.item_id, &t.arm);
                     format!("source `{source}`: {what}, item {item} ({arm})")
@@ -487,7 +524,7 @@ impl SourceSpec {
                 let of = |what: &str, e: &minijinja::Expression<'_, '_>| {
                     e.eval(&record).with_context(|| at(what))
                 };
-                if let Some(keep) = keep {
+                if let Some(keep) = &keep {
                     if !of("where", keep)?.is_true() {
                         continue;
                     }
@@ -518,6 +555,23 @@ impl SourceSpec {
     }
 }
 
+/// A row's fields, in order.
+fn fields(row: &Value) -> anyhow::Result<Vec<(String, Value)>> {
+    (row.try_iter()?)
+        .map(|key| Ok((key.to_string(), row.get_item(&key)?)))
+        .collect()
+}
+
+/// `row` with the fields `extra` after its own (one of the same name replacing its value).
+fn with_fields(
+    row: &Value,
+    extra: impl IntoIterator<Item = (String, Value)>,
+) -> anyhow::Result<Value> {
+    let mut all = fields(row)?;
+    all.extend(extra);
+    Ok(Value::from_iter(all))
+}
+
 /// A running sum: whole while every term is (a Boolean counts 1), else a float.
 #[derive(Debug, Clone, Copy)]
 enum Sum {
@@ -538,17 +592,10 @@ impl Sum {
             (None, _) => {
                 let x = f64::try_from(term.clone())
                     .map_err(|_| anyhow::anyhow!("{term} is not a number"))?;
-                Sum::Float(self.as_f64() + x)
+                Sum::Float(f64::try_from(self.value()).unwrap_or_default() + x)
             }
         };
         Ok(())
-    }
-
-    fn as_f64(self) -> f64 {
-        match self {
-            Sum::Int(s) => s as f64,
-            Sum::Float(s) => s,
-        }
     }
 
     fn value(self) -> Value {
@@ -557,24 +604,6 @@ impl Sum {
             Sum::Float(s) => Value::from(s),
         }
     }
-}
-
-/// `[name, expression]` pairs, compiled.
-fn compiled<'env, 'source>(
-    env: &'env Environment<'static>,
-    named: &'source [(String, String)],
-) -> anyhow::Result<Vec<(&'source str, minijinja::Expression<'env, 'source>)>> {
-    (named.iter())
-        .map(|(name, e)| Ok((name.as_str(), compile(env, e)?)))
-        .collect()
-}
-
-fn compile<'env, 'source>(
-    env: &'env Environment<'static>,
-    expression: &'source str,
-) -> anyhow::Result<minijinja::Expression<'env, 'source>> {
-    env.compile_expression(expression)
-        .map_err(|e| anyhow::anyhow!("{expression:?}: {e:#}"))
 }
 
 /// The filters of a metrics row's metrics (each a metric row, or none), as every report

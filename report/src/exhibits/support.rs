@@ -4,10 +4,19 @@
 //! positions and candidate membership summed over the two arms' trajectories. Both tables'
 //! rows are declared in their specs (exhibits/tableD5.toml, tableD6.toml: `[[sources]]`).
 
-/// Serial under Full support: every position queried over the full option set.
-pub const FULL_ARM: &str = "Serial/Full/code";
-/// Serial under the position union, singleton unions filled without a call.
-pub const UNION_ARM: &str = "Serial/UnionFill/code";
+use c2s_records::{Arm, ArmSpec, Support};
+
+/// Serial under Full support, every position queried over the full option set
+/// (`Serial/Full/code`).
+pub fn full_arm() -> ArmSpec {
+    ArmSpec::new(Arm::Serial)
+}
+
+/// Serial under the position union, singleton unions filled without a call
+/// (`Serial/UnionFill/code`).
+pub fn union_arm() -> ArmSpec {
+    ArmSpec::new(Arm::Serial).with_support(Support::UNION_FILL)
+}
 
 #[cfg(test)]
 mod tests {
@@ -24,7 +33,7 @@ mod tests {
         let rows: Vec<MetricRow> = paired_rows("m", "lexical", [2, 1, 3, 10], (0.0, 1.0))
             .into_iter()
             .map(|r| MetricRow {
-                comparison: format!("{FULL_ARM} vs {UNION_ARM}"),
+                comparison: c2s_records::comparison_of(&full_arm(), &union_arm()),
                 ..r
             })
             .collect();
@@ -48,13 +57,13 @@ mod tests {
                         true => Membership::Gold,
                         false => Membership::Malformed,
                     },
-                    ..trajectory(&item, "arithmetic", 5, FULL_ARM, i < 2)
+                    ..trajectory(&item, "arithmetic", 5, &full_arm().label(), i < 2)
                 };
                 let union = Trajectory {
                     calls: 2,
                     fills: 3 + u32::from(i % 2 == 0),
                     membership: Membership::OtherCandidate,
-                    ..trajectory(&item, "arithmetic", 5, UNION_ARM, false)
+                    ..trajectory(&item, "arithmetic", 5, &union_arm().label(), false)
                 };
                 [full, union]
             })

@@ -5,6 +5,7 @@
 //! item and on the qwen-192 subset ([`super::QWEN_192`], statistics recomputed), each set beside
 //! the paper's panels on the same parents ([`Parents`]).
 
+use c2s_records::{comparison_arms, Arm, ArmSpec, Support};
 use c2s_stats::MetricRow;
 use minijinja::{context, Value};
 use serde::Serialize;
@@ -14,11 +15,11 @@ use super::{compared_models, panel_ids, paper, paper_domain, run_of, PanelRun, Q
 use crate::tables::MetricIndex;
 
 /// Figure 12's bars, in its order: (label, support of the Serial arm).
-pub const BARS: [(&str, &str); 4] = [
-    ("Trie / fill", "TrieFill"),
-    ("Trie / call", "TrieCall"),
-    ("Union / call", "UnionCall"),
-    ("Full Serial", "Full"),
+pub const BARS: [(&str, Support); 4] = [
+    ("Trie / fill", Support::TRIE_FILL),
+    ("Trie / call", Support::TRIE_CALL),
+    ("Union / call", Support::UNION_CALL),
+    ("Full Serial", Support::FULL),
 ];
 
 /// The parents a row of ours is on, set beside the paper's rows on the same parents (D.6);
@@ -62,9 +63,10 @@ pub struct OurPanel {
 }
 
 /// The Serial support of a `Native/… vs Serial/SUPPORT/…` comparison.
-fn serial_support(comparison: &str) -> Option<&str> {
-    let (_, serial) = comparison.split_once(" vs ")?;
-    serial.strip_prefix("Serial/")?.split('/').next()
+fn serial_support(comparison: &str) -> Option<Support> {
+    let (_, serial) = comparison_arms(comparison)?;
+    let spec = ArmSpec::from_label(serial).ok()?;
+    (spec.arm == Arm::Serial).then_some(spec.support)
 }
 
 /// Our panels from the support run's metric rows on `parents`.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::Decoding;
+use c2s_records::{Arm, Decoding};
 use c2s_sinks::RequestRow;
 use serde::Serialize;
 
@@ -14,12 +14,18 @@ use super::engine::Frame;
 use super::{paper_domain, run_of, PanelRun};
 use crate::tables::UNDEFINED;
 
-/// Table D17's interfaces, in its order, with the arm each is run as.
-pub const INTERFACES: [(&str, &str); 3] = [
-    ("Position", "Serial"),
-    ("PrefixContinue", "PrefixContinue"),
-    ("WholeGenerate", "WholeGenerate"),
-];
+/// Table D17's interfaces, in its order, as the arm each is run as ([`interface_name`] prints
+/// them).
+pub const INTERFACES: [Arm; 3] = [Arm::Serial, Arm::PrefixContinue, Arm::WholeGenerate];
+
+/// An interface as Table D17 prints it: Serial's generated character is `Position`, the other
+/// interfaces are their arms' names.
+pub fn interface_name(arm: Arm) -> &'static str {
+    match arm {
+        Arm::Serial => "Position",
+        other => other.as_str(),
+    }
+}
 
 /// One of our rows: a model's tallies of one task and interface.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -28,7 +34,7 @@ pub struct Budget {
     pub model: String,
     /// The task as printed (`lexical`, `math`).
     pub task: String,
-    /// One of [`INTERFACES`]' printed names.
+    /// One of [`INTERFACES`]' printed names ([`interface_name`]).
     pub interface: &'static str,
     /// Successful requests (no error) counted.
     pub requests: u64,
@@ -46,7 +52,7 @@ pub fn budgets(requests: &[RequestRow], domain_of: &BTreeMap<String, String>) ->
     let mut out: BTreeMap<(String, String, usize), Budget> = BTreeMap::new();
     for r in requests.iter().filter(|r| r.error.is_none()) {
         let kind = r.arm.split('/').next().unwrap_or(&r.arm);
-        let Some(rank) = INTERFACES.iter().position(|(_, arm)| *arm == kind) else {
+        let Some(rank) = INTERFACES.iter().position(|arm| arm.as_str() == kind) else {
             continue;
         };
         let Some(Decoding::Greedy { max_new_tokens }) =
@@ -61,7 +67,7 @@ pub fn budgets(requests: &[RequestRow], domain_of: &BTreeMap<String, String>) ->
         let b = (out.entry((r.model.clone(), task.clone(), rank))).or_insert_with(|| Budget {
             model: r.model.clone(),
             task,
-            interface: INTERFACES[rank].0,
+            interface: interface_name(INTERFACES[rank]),
             ..Budget::default()
         });
         b.requests += 1;

@@ -8,19 +8,21 @@
 
 use std::collections::BTreeMap;
 
-use c2s_records::PairedOutcome;
+use c2s_records::{comparison_of, Arm, ArmSpec, PairedOutcome};
 use c2s_stats::{paired_em_difference, MetricRow, StatsConfig};
 use minijinja::Value;
 use serde::Serialize;
 
 use super::engine::Frame;
 use super::item_intervals::Interval;
-use super::support::{FULL_ARM, UNION_ARM};
+use super::support::{full_arm, union_arm};
 use super::{paper_domain, run_of, PanelRun};
 use crate::tables::{Group, MetricIndex};
 
-/// The Native arm whose EM is the figure's Native bar (paired with Full Serial).
-pub const NATIVE_ARM: &str = "Native/code";
+/// The Native arm whose EM is the figure's Native bar, paired with Full Serial (`Native/code`).
+pub fn native_arm() -> ArmSpec {
+    ArmSpec::new(Arm::Native)
+}
 
 /// The figure's domains, in its panel order ((a, c) arithmetic, (b, d) lexical).
 pub const DOMAINS: [&str; 2] = ["math", "lexical"];
@@ -67,10 +69,11 @@ pub fn union_gains(
     outcomes: &[PairedOutcome],
     stats: &StatsConfig,
 ) -> anyhow::Result<BTreeMap<(String, String), Interval>> {
+    let (full, union) = (full_arm().label(), union_arm().label());
     let mut items: BTreeMap<(String, String), Vec<PairedItem<'_>>> = BTreeMap::new();
     for o in outcomes
         .iter()
-        .filter(|o| o.native_arm == FULL_ARM && o.serial_arm == UNION_ARM)
+        .filter(|o| o.native_arm == full && o.serial_arm == union)
     {
         let length = u32::try_from(o.length)?;
         items
@@ -95,14 +98,16 @@ pub fn union_gains(
 /// Our bars from the run's metric rows and the paired gains ([`union_gains`]).
 pub fn our_bars(rows: &[MetricRow], gains: &BTreeMap<(String, String), Interval>) -> Vec<OurBars> {
     let index = MetricIndex::new(rows);
+    let (native, full, union) = (native_arm(), full_arm(), union_arm());
+    let full_vs_union = comparison_of(&full, &union);
     let mut out: Vec<OurBars> = index
         .paired_groups()
         .into_iter()
-        .filter(|g| g.comparison == format!("{FULL_ARM} vs {UNION_ARM}"))
+        .filter(|g| g.comparison == full_vs_union)
         .map(|g| {
-            let em = |serial: &str, metric: &str| {
+            let em = |serial: &ArmSpec, metric: &str| {
                 let paired = Group {
-                    comparison: format!("{NATIVE_ARM} vs {serial}"),
+                    comparison: comparison_of(&native, serial),
                     ..g.clone()
                 };
                 index.get(&paired, None, metric).cloned()
@@ -111,9 +116,9 @@ pub fn our_bars(rows: &[MetricRow], gains: &BTreeMap<(String, String), Interval>
                 model: g.model.clone(),
                 domain: paper_domain(&g.domain).to_string(),
                 items: index.get(&g, None, "both").and_then(|r| r.denominator),
-                native: em(FULL_ARM, "native_em"),
-                full: em(FULL_ARM, "serial_em"),
-                union: em(UNION_ARM, "serial_em"),
+                native: em(&full, "native_em"),
+                full: em(&full, "serial_em"),
+                union: em(&union, "serial_em"),
                 gain: gains.get(&(g.model.clone(), g.domain.clone())).copied(),
                 holm: index.get(&g, None, "mcnemar_p_holm").cloned(),
             }
@@ -171,8 +176,8 @@ mod tests {
             domain: Domain::Lexical,
             length,
             model: "m".into(),
-            native_arm: FULL_ARM.into(),
-            serial_arm: UNION_ARM.into(),
+            native_arm: full_arm().label(),
+            serial_arm: union_arm().label(),
             native_correct: full,
             serial_correct: union,
             pattern: None,
@@ -197,28 +202,29 @@ mod tests {
 
     #[test]
     fn the_layout_has_the_figures_bars_and_differences() {
-        let comparison = |rows: Vec<MetricRow>, native: &str, serial: &str| -> Vec<MetricRow> {
-            rows.into_iter()
-                .map(|r| MetricRow {
-                    comparison: format!("{native} vs {serial}"),
-                    ..r
-                })
-                .collect()
-        };
+        let comparison =
+            |rows: Vec<MetricRow>, native: ArmSpec, serial: ArmSpec| -> Vec<MetricRow> {
+                rows.into_iter()
+                    .map(|r| MetricRow {
+                        comparison: comparison_of(&native, &serial),
+                        ..r
+                    })
+                    .collect()
+            };
         let mut rows = comparison(
             paired_rows("m", "lexical", [1, 5, 1, 1], (0.0, 1.0)),
-            NATIVE_ARM,
-            FULL_ARM,
+            native_arm(),
+            full_arm(),
         );
         rows.extend(comparison(
             paired_rows("m", "lexical", [4, 2, 0, 2], (0.0, 1.0)),
-            NATIVE_ARM,
-            UNION_ARM,
+            native_arm(),
+            union_arm(),
         ));
         rows.extend(comparison(
             paired_rows("m", "lexical", [2, 0, 2, 4], (0.0, 1.0)),
-            FULL_ARM,
-            UNION_ARM,
+            full_arm(),
+            union_arm(),
         ));
         rows.push(MetricRow {
             value: Some(0.01),
@@ -228,7 +234,7 @@ mod tests {
                 "m",
                 Some(c2s_records::Domain::Lexical),
                 None,
-                &format!("{FULL_ARM} vs {UNION_ARM}"),
+                &comparison_of(&full_arm(), &union_arm()),
                 c2s_records::Metric::McnemarPHolm,
             )
         });

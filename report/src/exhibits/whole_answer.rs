@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use c2s_records::{comparison_arms, Arm, ArmSpec};
 use c2s_stats::MetricRow;
 use serde::Serialize;
 
@@ -24,9 +25,15 @@ pub struct NoteEntry {
     pub serial_em: Option<f64>,
 }
 
-/// Whether a pairing's second arm starts with `prefix` (`Serial/`, `WholeGenerate/`).
-pub(super) fn pairs_with(comparison: &str, prefix: &str) -> bool {
-    (comparison.split_once(" vs ")).is_some_and(|(_, s)| s.starts_with(prefix))
+/// The kind of an arm label (`Serial/Full/code` → Serial); `None` for a string that is not
+/// an arm label.
+pub(super) fn kind_of(label: &str) -> Option<Arm> {
+    ArmSpec::from_label(label).ok().map(|spec| spec.arm)
+}
+
+/// Whether a pairing's second arm is of `kind` (Serial, WholeGenerate).
+pub(super) fn pairs_with(comparison: &str, kind: Arm) -> bool {
+    comparison_arms(comparison).is_some_and(|(_, s)| kind_of(s) == Some(kind))
 }
 
 /// A bank's domain as Tables B1 and D4 print it (`Arithmetic`, `Lexical`).
@@ -44,9 +51,9 @@ pub fn notes(rows: &[MetricRow]) -> Frame {
     let index = MetricIndex::new(rows);
     let groups = index.paired_groups();
     let mut by_model: BTreeMap<&str, Vec<NoteEntry>> = BTreeMap::new();
-    for g in (groups.iter()).filter(|g| pairs_with(&g.comparison, "WholeGenerate/")) {
+    for g in (groups.iter()).filter(|g| pairs_with(&g.comparison, Arm::WholeGenerate)) {
         let serial = (groups.iter()).find(|s| {
-            s.model == g.model && s.domain == g.domain && pairs_with(&s.comparison, "Serial/")
+            s.model == g.model && s.domain == g.domain && pairs_with(&s.comparison, Arm::Serial)
         });
         by_model.entry(&g.model).or_default().push(NoteEntry {
             domain: capitalized(&g.domain),

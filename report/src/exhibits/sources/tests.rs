@@ -259,3 +259,38 @@ fn contrast_and_cell_rows_carry_their_fields_their_panel_and_its_fields() {
     assert!(with_sums.validate(&panels()).is_err());
     assert!(cells.rows_of(&[], &environment()).is_err());
 }
+
+#[test]
+fn index_by_offers_the_set_as_a_map_from_each_rows_key() {
+    use crate::exhibits::engine::Frame;
+    let env = environment();
+    let row = |model: &str, contrast: &str| {
+        Value::from_iter([
+            ("model", Value::from(model)),
+            ("contrast", Value::from(contrast)),
+        ])
+    };
+    let source =
+        spec("rows = 'differences'\nfrom = 'contrasts'\nindex_by = \"model ~ ' ' ~ contrast\"");
+    source
+        .validate(&panels())
+        .expect("index_by is for every kind");
+    let rows = vec![row("m", "x"), row("a", "x")];
+    let frame = (source.add_to(Frame::new(), rows.clone(), &env)).expect("an index");
+    let doc = toml::from_str(
+        "title = 'T'\n[[sections]]\nrows = 'differences'\n\
+         columns = [['Model', \"{{ model }}\"], ['Found', \"{{ differences[model ~ ' x'].model }}\"]]",
+    )
+    .unwrap();
+    let md = crate::exhibits::engine::layout("none", &doc, frame, "Q")
+        .unwrap()
+        .markdown();
+    assert!(md.contains("| m | m |") && md.contains("| a | a |"), "{md}");
+    let twice = vec![row("m", "x"), row("m", "x")];
+    let err = source.add_to(Frame::new(), twice, &env).unwrap_err();
+    assert!(format!("{err:#}").contains("\"m x\""), "{err:#}");
+    let unindexed = spec("rows = 'differences'\nfrom = 'contrasts'");
+    let frame = unindexed.add_to(Frame::new(), rows, &env).unwrap();
+    let doc = toml::from_str("title = '{{ differences }}'").unwrap();
+    assert!(crate::exhibits::engine::layout("none", &doc, frame, "Q").is_err());
+}
