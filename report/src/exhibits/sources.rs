@@ -233,6 +233,21 @@ impl SourceSpec {
             self.subsets.is_empty() || !tables.contains(&self.from),
             "source `{name}`: contrasts and cells take no `subsets`"
         );
+        // A misspelt metric or arm would only print `–` or leave the table empty.
+        for metric in &self.metrics {
+            c2s_records::Metric::parse(metric)
+                .with_context(|| format!("source `{name}`: `metrics`"))?;
+        }
+        for comparison in &self.comparisons {
+            let arms = match c2s_records::comparison_arms(comparison) {
+                Some((native, local)) => vec![native, local],
+                None => vec![comparison.as_str()],
+            };
+            for arm in arms {
+                c2s_records::ArmSpec::from_label(arm)
+                    .with_context(|| format!("source `{name}`: `comparisons` {comparison:?}"))?;
+            }
+        }
         Ok(())
     }
 
@@ -307,6 +322,11 @@ impl SourceSpec {
         let mut index = BTreeMap::new();
         for row in &rows {
             let k = self.eval(&key, row, "index_by")?;
+            anyhow::ensure!(
+                !k.is_undefined() && !k.is_none(),
+                "source `{}`: a row has no key (`index_by` {index_by:?})",
+                self.rows
+            );
             anyhow::ensure!(
                 index.insert(k.clone(), row.clone()).is_none(),
                 "source `{}`: two rows have the key {k:?} (`index_by`)",
@@ -587,7 +607,9 @@ impl Sum {
             _ => None,
         };
         *self = match (whole, *self) {
-            (Some(x), Sum::Int(s)) => Sum::Int(s + x),
+            (Some(x), Sum::Int(s)) => s
+                .checked_add(x)
+                .map_or(Sum::Float(s as f64 + x as f64), Sum::Int),
             (Some(x), Sum::Float(s)) => Sum::Float(s + x as f64),
             (None, _) => {
                 let x = f64::try_from(term.clone())

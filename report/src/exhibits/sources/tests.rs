@@ -32,6 +32,25 @@ fn a_spec_says_only_what_its_records_have() {
     let metrics_without_groups = spec("rows = 'ours'\nfrom = 'metrics'");
     let err = metrics_without_groups.validate(&panels()).unwrap_err();
     assert!(format!("{err}").contains("`groups`"), "{err}");
+    // A misspelt metric or arm is an error, not a column of `–` or an empty table.
+    let misspelt =
+        spec("rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\nmetrics = ['scr', 'sccr']");
+    let err = format!("{:#}", misspelt.validate(&panels()).unwrap_err());
+    assert!(err.contains("`metrics`") && err.contains("sccr"), "{err}");
+    let unknown_arm = spec(
+        "rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\n\
+         comparisons = ['Native/code vs Serial/Ful/code']",
+    );
+    let err = format!("{:#}", unknown_arm.validate(&panels()).unwrap_err());
+    assert!(
+        err.contains("`comparisons`") && err.contains("Ful"),
+        "{err}"
+    );
+    let known = spec(
+        "rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\nmetrics = ['position_accuracy_3']\n\
+         comparisons = ['Native/code vs Serial/UnionFill/code', 'Serial/Full/code']",
+    );
+    known.validate(&panels()).unwrap();
     let trajectories_with_metrics = spec("rows = 'ours'\nfrom = 'trajectories'\nmetrics = ['scr']");
     let err = trajectories_with_metrics.validate(&panels()).unwrap_err();
     assert!(format!("{err}").contains("are for metrics"), "{err}");
@@ -289,6 +308,11 @@ fn index_by_offers_the_set_as_a_map_from_each_rows_key() {
     let twice = vec![row("m", "x"), row("m", "x")];
     let err = source.add_to(Frame::new(), twice, &env).unwrap_err();
     assert!(format!("{err:#}").contains("\"m x\""), "{err:#}");
+    let keyless = spec("rows = 'differences'\nfrom = 'contrasts'\nindex_by = 'missing'");
+    let err = keyless
+        .add_to(Frame::new(), vec![row("m", "x")], &env)
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("has no key"), "{err:#}");
     let unindexed = spec("rows = 'differences'\nfrom = 'contrasts'");
     let frame = unindexed.add_to(Frame::new(), rows, &env).unwrap();
     let doc = toml::from_str("title = '{{ differences }}'").unwrap();
