@@ -204,7 +204,7 @@ pub fn execute(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
                 }
                 run_dirs.push(run_dir);
             }
-            let run = PanelRun { panel, run_dirs };
+            let run = PanelRun::new(panel, run_dirs);
             ready.push(run.clone());
             panel_runs.push(run);
         }

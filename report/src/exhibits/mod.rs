@@ -55,6 +55,7 @@ mod union_gain;
 mod whole_answer;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
 use c2s_records::{PairedOutcome, Trajectory};
@@ -197,13 +198,33 @@ pub struct PanelRun {
     pub panel: &'static str,
     /// The panel's run directory for each model, in `--model` order.
     pub run_dirs: Vec<PathBuf>,
+    /// The records once read, shared by the clones (every exhibit of `reproduce all` that
+    /// reads the panel, an exhibit's declared sources and its code).
+    loaded: Arc<OnceLock<LoadedRun>>,
 }
 
 impl PanelRun {
+    /// The panel `panel`'s runs in `run_dirs`, one per model, not read yet.
+    pub fn new(panel: &'static str, run_dirs: Vec<PathBuf>) -> PanelRun {
+        PanelRun {
+            panel,
+            run_dirs,
+            loaded: Arc::default(),
+        }
+    }
+
     /// The records of every model's run and the statistics settings of the first (the same
     /// panel config, so the same settings; a difference is reported), read once: an exhibit
     /// computes its metric rows, contrasts and its own tables from this.
     pub fn load(&self) -> anyhow::Result<LoadedRun> {
+        if let Some(loaded) = self.loaded.get() {
+            return Ok(loaded.clone());
+        }
+        let loaded = self.read()?;
+        Ok(self.loaded.get_or_init(|| loaded).clone())
+    }
+
+    fn read(&self) -> anyhow::Result<LoadedRun> {
         let stats = c2s_rundir::runs_stats_config(&self.run_dirs)?;
         // Several models' runs are read as `report` reads them (with its check that they pair
         // the same items).
@@ -216,6 +237,7 @@ impl PanelRun {
             stats,
             outcomes,
             trajectories,
+            derived: Arc::default(),
         })
     }
 }
@@ -235,7 +257,7 @@ pub fn panel_ids(path: &str) -> anyhow::Result<std::collections::BTreeSet<String
 }
 
 /// One panel's records in memory, every model's together.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct LoadedRun {
     /// The run directories read, one per model.
     pub run_dirs: Vec<PathBuf>,
@@ -245,6 +267,15 @@ pub struct LoadedRun {
     pub outcomes: Vec<PairedOutcome>,
     /// The trajectories of every run, every arm.
     pub trajectories: Vec<Trajectory>,
+    /// What is recomputed from the records (bootstraps included), once, shared by the clones.
+    derived: Arc<Derived>,
+}
+
+/// A loaded run's statistics, computed on first use.
+#[derive(Debug, Default)]
+struct Derived {
+    metric_rows: OnceLock<Vec<MetricRow>>,
+    contrast_tables: OnceLock<(Vec<ContrastRow>, Vec<CellRow>)>,
 }
 
 impl LoadedRun {
@@ -260,8 +291,12 @@ impl LoadedRun {
 
     /// The run's metric rows, recomputed with its statistics settings.
     pub fn metric_rows(&self) -> anyhow::Result<Vec<MetricRow>> {
-        c2s_rundir::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
-            .with_context(|| format!("metrics of {}", self.display()))
+        if let Some(rows) = self.derived.metric_rows.get() {
+            return Ok(rows.clone());
+        }
+        let rows = c2s_rundir::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
+            .with_context(|| format!("metrics of {}", self.display()))?;
+        Ok(self.derived.metric_rows.get_or_init(|| rows).clone())
     }
 
     /// The run on the items `ids` holds only: the same records, fewer items (statistics
@@ -278,13 +313,18 @@ impl LoadedRun {
                 .filter(|t| ids.contains(&t.item_id))
                 .cloned()
                 .collect(),
+            derived: Arc::default(),
         }
     }
 
     /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`).
     pub fn contrast_tables(&self) -> anyhow::Result<(Vec<ContrastRow>, Vec<CellRow>)> {
-        c2s_rundir::tables_of(&self.run_dirs, &self.trajectories, &self.stats)
-            .with_context(|| format!("contrasts of {}", self.display()))
+        if let Some(tables) = self.derived.contrast_tables.get() {
+            return Ok(tables.clone());
+        }
+        let tables = c2s_rundir::tables_of(&self.run_dirs, &self.trajectories, &self.stats)
+            .with_context(|| format!("contrasts of {}", self.display()))?;
+        Ok(self.derived.contrast_tables.get_or_init(|| tables).clone())
     }
 }
 

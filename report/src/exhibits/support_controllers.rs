@@ -268,6 +268,7 @@ mod tests {
                 testing::trajectory(&listed, "arithmetic", 3, "Serial/Full/code", true),
                 testing::trajectory("unlisted", "arithmetic", 3, "Serial/Full/code", true),
             ],
+            derived: Default::default(),
         };
         let subset = run.restricted(&ids);
         assert_eq!(subset.trajectories.len(), 1);
