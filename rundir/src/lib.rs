@@ -9,6 +9,8 @@
 //! directories through it.
 //!
 //! - [`paired`]: item runs' outcomes and trajectories, and their recomputed metrics;
+//! - [`loaded`]: several models' runs of one panel read once, their metric rows and contrast
+//!   tables recomputed once and shared ([`LoadedRun`]);
 //! - [`coverage`], [`dialogue`]: candidate-coverage and dialogue runs;
 //! - [`contrasts`]: the declared unit contrasts' tables;
 //! - [`plans`]: the panels' items and observed selections;
@@ -20,6 +22,7 @@
 pub mod contrasts;
 pub mod coverage;
 pub mod dialogue;
+pub mod loaded;
 pub mod paired;
 pub mod plans;
 pub mod recorded;
@@ -33,6 +36,7 @@ pub use coverage::{
 pub use dialogue::{
     complete_runs, is_dialogue_run, latest_attempts, read_all_field_turns, run_dialogue_options,
 };
+pub use loaded::LoadedRun;
 pub use paired::{
     read_run, read_runs, recompute_runs, run_stats_config, runs_stats_config, snapshot_of,
     stats_config_of,

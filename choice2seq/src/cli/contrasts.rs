@@ -8,8 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use c2s_rundir::contrasts::tables_of;
-use c2s_rundir::paired::{read_runs, runs_stats_config};
+use c2s_rundir::LoadedRun;
 
 /// The arguments of `choice2seq contrasts`.
 #[derive(Debug, Args)]
@@ -26,15 +25,10 @@ fn fmt(x: Option<f64>) -> String {
 /// Print the declared contrasts and cells of the run directories (a table, or JSON with
 /// `--json`), under the first run's `[stats]` settings unless `--draws`/`--seed` override them.
 pub fn execute(args: ContrastsArgs) -> anyhow::Result<ExitCode> {
-    let mut cfg = runs_stats_config(&args.dirs.run_dirs)?;
-    if let Some(d) = args.dirs.draws {
-        cfg.bootstrap_draws = d;
-    }
-    if let Some(s) = args.dirs.seed {
-        cfg.seed = s;
-    }
-    let (_, trajectories) = read_runs(&args.dirs.run_dirs)?;
-    let (rows, cells) = tables_of(&args.dirs.run_dirs, &trajectories, &cfg)?;
+    // Every directory must hold records, one as several (a mistyped path is refused).
+    let run = LoadedRun::read_nonempty(&args.dirs.run_dirs)?
+        .with_resampling(args.dirs.draws, args.dirs.seed);
+    let (rows, cells) = run.contrast_tables()?;
     if args.dirs.json {
         println!(
             "{}",

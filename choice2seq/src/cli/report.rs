@@ -15,7 +15,7 @@ use clap::Args;
 use c2s_report::coverage::{write_coverage_report, CoverageReportInput};
 use c2s_report::{write_report, ReportInput, ReportOutput};
 use c2s_rundir::coverage::{is_coverage_run, summary_of};
-use c2s_rundir::paired::{read_runs, runs_stats_config, snapshot_of};
+use c2s_rundir::LoadedRun;
 use c2s_sinks::{read_manifest, read_rejects};
 
 #[derive(Debug, Args)]
@@ -138,29 +138,22 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<ExitCode> {
         return coverage_report(&args);
     }
     let run_dir = &args.run_dirs[0];
-    let mut cfg = runs_stats_config(&args.run_dirs)?;
-    if let Some(d) = args.draws {
-        cfg.bootstrap_draws = d;
-    }
-    if let Some(s) = args.seed {
-        cfg.seed = s;
-    }
-    let (outcomes, trajectories) = read_runs(&args.run_dirs)?;
-    let rows = snapshot_of(&outcomes, &trajectories, &cfg, 0)?;
-    let outcomes = outcomes.len();
+    // Every directory must hold records, one as several (a mistyped path is refused).
+    let run = LoadedRun::read_nonempty(&args.run_dirs)?.with_resampling(args.draws, args.seed);
+    let rows = run.metric_rows()?;
     let manifest = read_manifest(run_dir)
         .with_context(|| format!("reading {}/manifest.json", run_dir.display()))?;
     let out = args.out.clone().unwrap_or_else(|| run_dir.join("report"));
-    let (contrasts, cells) = c2s_rundir::tables_of(&args.run_dirs, &trajectories, &cfg)?;
+    let (contrasts, cells) = run.contrast_tables()?;
     let written = write_report(
         &ReportInput {
             run_dir,
             other_runs: &args.run_dirs[1..],
             manifest: manifest.as_ref(),
-            cfg: &cfg,
+            cfg: &run.stats,
             rows: &rows,
-            trajectories: &trajectories,
-            outcomes,
+            trajectories: &run.trajectories,
+            outcomes: run.outcomes.len(),
             contrasts: &contrasts,
             cells: &cells,
         },

@@ -49,12 +49,6 @@ pub fn run(name: &str, checks: &[CheckSpec]) -> anyhow::Result<()> {
     env.add_function("approx", |x: f64, y: f64, tolerance: f64| {
         (x - y).abs() <= tolerance
     });
-    // Another printed table's rows, for an identity between two tables.
-    env.add_function("table", |name: String| {
-        super::paper::records(&name).map(Value::from).map_err(|e| {
-            minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, format!("{e:#}"))
-        })
-    });
     for check in checks {
         let table = match check.table.split_once(':') {
             None if check.table == "paper" => name,

@@ -9,31 +9,45 @@
 //! group's indexed − raw gain) a paired whole-item interval, items resampled within length
 //! (the caption: "Intervals use 95% item bootstrap"; D.12: "Whole-parent bootstrap preserves
 //! target/evidence pairs", the panel's `[stats]`). The printed counts are read in the
-//! annotations' order, as Figure 15's ([`super::copy_fidelity`] gives the evidence).
+//! annotations' order, as Figure 15's (exhibits/figure15.toml gives the evidence); the tests
+//! the paper's counts imply are declared in exhibits/figure16.toml.
 
 use std::collections::BTreeMap;
 
 use c2s_records::Trajectory;
 use c2s_stats::{MetricRow, StatsConfig};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
-use super::copy_fidelity::{
-    copy_arm, count_pair, count_pairs, faithful, printed_difference, sorted, DifferenceRow,
-    GOLD_COPY, INCORRECT_COPY,
-};
 use super::engine::Frame;
 use super::item_intervals::Interval;
-use super::paper::PaperTable;
 use super::table1::domain_rank;
 use super::{item_intervals, paper_domain, run_of, Count, PanelRun};
 use crate::tables::MetricIndex;
 
-/// Figure 16 (a, b) as printed: model, domain and fidelity of 48 to the correct target (raw,
-/// indexed) and the wrong target (raw, indexed).
-pub type PaperTargetRow = (String, String, [u64; 4], u64);
+/// The prefix of the gold-target arms (`…/EVIDENCE/CONTROL`).
+const GOLD_COPY: &str = "GoldCopy/Full/code/";
+/// The prefix of the wrong-target arms (`…/EVIDENCE/serial`).
+const INCORRECT_COPY: &str = "IncorrectCopy/Full/code/";
 
-/// Figure 16 (a, b) as printed, read in annotation order (see the module note).
-pub static PAPER_FIGURE16: PaperTable<PaperTargetRow> = PaperTable::new("figure16");
+/// The copy arm of a trajectory: (evidence, control) of `PREFIX/EVIDENCE/CONTROL`.
+fn copy_arm<'a>(arm: &'a str, prefix: &str) -> Option<(&'a str, &'a str)> {
+    arm.strip_prefix(prefix)?.split_once('/')
+}
+
+/// Whether a copy trajectory reproduced its supplied target.
+fn faithful(t: &Trajectory) -> bool {
+    t.fidelity == Some(true)
+}
+
+/// A count as the engine's `[k, n]` pair.
+fn count_pair<S: Serializer>(count: &Count, s: S) -> Result<S::Ok, S::Error> {
+    [count.k, count.n].serialize(s)
+}
+
+/// Counts as the engine's `[k, n]` pairs.
+fn count_pairs<S: Serializer>(counts: &[Count], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(counts.iter().map(|c| [c.k, c.n]))
+}
 
 /// The groups of incorrect targets as printed, in order: arithmetic by differences from gold,
 /// lexical by origin (`observed`: an observing run's wrong selection; `constructed` for the bank).
@@ -73,6 +87,21 @@ pub struct TargetRow {
     /// Gold-correct outputs of the two wrong-target arms together.
     #[serde(skip)]
     pub wrong_gold_em: Count,
+}
+
+/// A paired test of one model and domain, with its interval and Holm p.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DifferenceRow {
+    /// The model label of the run's records.
+    pub model: String,
+    /// The domain as the paper prints it (`math`, `lexical`).
+    pub domain: String,
+    /// The test as the figure prints it ([`TARGET_TESTS`]).
+    pub label: &'static str,
+    /// Compared minus reference as a fraction, with its 95% interval; `None` when undefined.
+    pub difference: Option<(f64, Option<f64>, Option<f64>)>,
+    /// The Holm-corrected p of the test; `None` where none was run.
+    pub holm_p: Option<f64>,
 }
 
 /// A Figure 16 (c, d) row of ours: a group's raw and indexed fidelity counts with each rate's
@@ -250,26 +279,14 @@ pub fn target_tests(
             holm_p: index.value(&g, None, "mcnemar_p_holm"),
         });
     }
-    Ok(sorted(tests, &TARGET_TESTS))
+    tests.sort_by_cached_key(|r| {
+        let rank = TARGET_TESTS.iter().position(|(label, _)| *label == r.label);
+        (r.model.clone(), domain_rank(&r.domain), rank)
+    });
+    Ok(tests)
 }
 
-/// The paper's tests derived from its printed counts: wrong target indexed − raw, and indexed
-/// wrong − correct target.
-pub fn printed_tests() -> anyhow::Result<Vec<DifferenceRow>> {
-    let rows = PAPER_FIGURE16.rows()?.iter();
-    let tests = rows.flat_map(
-        |(model, domain, [_, correct_indexed, wrong_raw, wrong_indexed], parents)| {
-            [(0, wrong_raw), (1, correct_indexed)].map(|(rank, reference)| {
-                let label = TARGET_TESTS[rank].0;
-                printed_difference(model, domain, label, *wrong_indexed, *reference, *parents)
-            })
-        },
-    );
-    Ok(tests.collect())
-}
-
-/// Figure 16's rows: ours, the tests derived from the paper's printed counts, and the
-/// wrong-target arms' gold EM (`[k, n]`) over every row.
+/// Figure 16's rows of ours and the wrong-target arms' gold EM (`[k, n]`) over every row.
 pub fn figure16_frame(
     targets: &[TargetRow],
     groups: &[GroupRow],
@@ -281,7 +298,6 @@ pub fn figure16_frame(
     Ok(
         (Frame::new().rows("targets", targets).rows("groups", groups))
             .rows("tests", tests)
-            .rows("paper_tests", &printed_tests()?)
             .var("wrong_gold_em", gold),
     )
 }
@@ -297,7 +313,7 @@ pub fn figure16(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exhibits::testing::{laid_out, paired_rows, trajectory};
+    use crate::exhibits::testing::{declared, paired_rows, trajectory};
 
     /// A copy trajectory of model `m` for `item` on `arm`: faithful or not, with its plan's
     /// origin and differences from gold.
@@ -307,12 +323,6 @@ mod tests {
         t.plan_origin = c2s_records::PlanSource::parse(plan.0);
         t.plan_differences = Some(plan.1);
         t
-    }
-
-    /// Each printed row gives two derived tests.
-    #[test]
-    fn each_printed_row_gives_two_tests() {
-        assert_eq!(printed_tests().unwrap().len(), 12);
     }
 
     /// Correct- and wrong-target arms fill (a, b); wrong targets are grouped by differences
@@ -376,7 +386,13 @@ mod tests {
         let tests = target_tests(&rows, &ts, &stats).unwrap();
         assert_eq!(tests.len(), 1);
         let frame = figure16_frame(&targets, &groups, &tests).unwrap();
-        let md = laid_out("figure16", frame, "StartLux");
+        // The paper's tests are its declared source's: two per printed row.
+        let md = declared("figure16", &[], frame, "StartLux");
+        for test in [TARGET_TESTS[0].0, TARGET_TESTS[1].0] {
+            let printed = (md.lines())
+                .filter(|l| !l.starts_with("| m |") && l.contains(&format!("| {test} |")));
+            assert_eq!(printed.count(), 6, "{test} of each of the six printed rows");
+        }
         for want in [
             "| Model | Domain | Correct target / raw | Correct target / indexed | Wrong target / raw \
              | Wrong target / indexed |",

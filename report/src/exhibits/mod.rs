@@ -13,10 +13,9 @@
 //! same [`engine::Frame`]:
 //!
 //! ```text
-//! exhibits/figure18.toml ──panels──▶ runs ──[[sources]]──────────────▶ Frame { ours,
-//!                       │                └──readout_grid::figure18──▶         marks, tests }
-//!                       └─[document]─────────────────────────────────▶ engine::layout ──▶ Doc
-//! exhibits/figure18.tsv ─────────────────────────────────────────────▶ `paper` rows ──┘
+//! exhibits/figure17.toml ─panels─▶ runs ─readout_grid::figure17───▶ Frame { ours,
+//!   │   └─[[sources]]: exhibits/figure17.tsv, a row per template ─▶         printed }
+//!   └─[document]──────────────────────────────────────────────────▶ engine::layout ──▶ Doc
 //! ```
 //!
 //! The modules hold one exhibit's computation, or several exhibits read from one panel (Tables
@@ -28,7 +27,6 @@ mod branch_factors;
 mod calibration;
 pub mod checks;
 mod contracts;
-mod copy_fidelity;
 mod copy_incorrect;
 mod dialogue;
 mod engine;
@@ -58,8 +56,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
-use c2s_records::{PairedOutcome, Trajectory};
-use c2s_stats::{CellRow, ContrastRow, MetricRow, StatsConfig};
+pub use c2s_rundir::LoadedRun;
 
 use super::doc::Doc;
 use super::tables::UNDEFINED;
@@ -96,10 +93,8 @@ pub const CODE: &[(&str, Compute)] = &[
     ("figure10", robustness::figure10),
     ("figure11", union_gain::document),
     ("figure13", branch_factors::document),
-    ("figure15", copy_fidelity::figure15),
     ("figure16", copy_incorrect::figure16),
     ("figure17", readout_grid::figure17),
-    ("figure18", readout_grid::figure18),
     ("figure19", |runs, _| calibration::figure19(runs)),
     ("figure21", |runs, _| calibration::figure21(runs)),
     ("figure12", support_controllers::document),
@@ -220,25 +215,8 @@ impl PanelRun {
         if let Some(loaded) = self.loaded.get() {
             return Ok(loaded.clone());
         }
-        let loaded = self.read()?;
+        let loaded = LoadedRun::read(&self.run_dirs)?;
         Ok(self.loaded.get_or_init(|| loaded).clone())
-    }
-
-    fn read(&self) -> anyhow::Result<LoadedRun> {
-        let stats = c2s_rundir::runs_stats_config(&self.run_dirs)?;
-        // Several models' runs are read as `report` reads them (with its check that they pair
-        // the same items).
-        let (outcomes, trajectories) = match self.run_dirs.as_slice() {
-            [one] => c2s_rundir::read_run(one)?,
-            several => c2s_rundir::read_runs(several)?,
-        };
-        Ok(LoadedRun {
-            run_dirs: self.run_dirs.clone(),
-            stats,
-            outcomes,
-            trajectories,
-            derived: Arc::default(),
-        })
     }
 }
 
@@ -254,78 +232,6 @@ pub fn panel_ids(path: &str) -> anyhow::Result<std::collections::BTreeSet<String
     let ids = c2s_config::read_id_list(&text)
         .map_err(|(line, message)| anyhow::anyhow!("{path}:{line}: {message}"))?;
     Ok(ids.into_iter().collect())
-}
-
-/// One panel's records in memory, every model's together.
-#[derive(Debug, Clone)]
-pub struct LoadedRun {
-    /// The run directories read, one per model.
-    pub run_dirs: Vec<PathBuf>,
-    /// The statistics settings of the first run (the panel config's).
-    pub stats: StatsConfig,
-    /// The paired Native/Serial outcomes of every run.
-    pub outcomes: Vec<PairedOutcome>,
-    /// The trajectories of every run, every arm.
-    pub trajectories: Vec<Trajectory>,
-    /// What is recomputed from the records (bootstraps included), once, shared by the clones.
-    derived: Arc<Derived>,
-}
-
-/// A loaded run's statistics, computed on first use.
-#[derive(Debug, Default)]
-struct Derived {
-    metric_rows: OnceLock<Vec<MetricRow>>,
-    contrast_tables: OnceLock<(Vec<ContrastRow>, Vec<CellRow>)>,
-}
-
-impl LoadedRun {
-    /// The run directories, for messages.
-    pub fn display(&self) -> String {
-        let dirs: Vec<String> = self
-            .run_dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect();
-        dirs.join(", ")
-    }
-
-    /// The run's metric rows, recomputed with its statistics settings.
-    pub fn metric_rows(&self) -> anyhow::Result<Vec<MetricRow>> {
-        if let Some(rows) = self.derived.metric_rows.get() {
-            return Ok(rows.clone());
-        }
-        let rows = c2s_rundir::snapshot_of(&self.outcomes, &self.trajectories, &self.stats, 0)
-            .with_context(|| format!("metrics of {}", self.display()))?;
-        Ok(self.derived.metric_rows.get_or_init(|| rows).clone())
-    }
-
-    /// The run on the items `ids` holds only: the same records, fewer items (statistics
-    /// recomputed from them by [`LoadedRun::metric_rows`]).
-    pub fn restricted(&self, ids: &std::collections::BTreeSet<String>) -> LoadedRun {
-        LoadedRun {
-            run_dirs: self.run_dirs.clone(),
-            stats: self.stats.clone(),
-            outcomes: (self.outcomes.iter())
-                .filter(|o| ids.contains(&o.item_id))
-                .cloned()
-                .collect(),
-            trajectories: (self.trajectories.iter())
-                .filter(|t| ids.contains(&t.item_id))
-                .cloned()
-                .collect(),
-            derived: Arc::default(),
-        }
-    }
-
-    /// The run's declared unit contrasts and cells (`[[stats.contrasts]]`, `[[stats.cells]]`).
-    pub fn contrast_tables(&self) -> anyhow::Result<(Vec<ContrastRow>, Vec<CellRow>)> {
-        if let Some(tables) = self.derived.contrast_tables.get() {
-            return Ok(tables.clone());
-        }
-        let tables = c2s_rundir::tables_of(&self.run_dirs, &self.trajectories, &self.stats)
-            .with_context(|| format!("contrasts of {}", self.display()))?;
-        Ok(self.derived.contrast_tables.get_or_init(|| tables).clone())
-    }
 }
 
 /// The level the paper's asterisks mark: "asterisks mark Holm p < 0.05 after correction".
@@ -513,6 +419,7 @@ pub(crate) mod testing {
         for source in &exhibit.spec.sources {
             let rows = match source.from {
                 Records::Contrasts | Records::Cells => source.rows_of_tables(tables, &env),
+                Records::Paper => source.rows(&[], &env),
                 _ => source.rows_of(panels, &env),
             };
             let rows = rows.expect("the declared rows");

@@ -9,19 +9,18 @@
 //! McNemar p of the panel's pairing `gencode vs char`, Holm-adjusted in its family `D.13
 //! settings` (the paper's 72 tests with two models).
 //!
-//! Figure 18 prints no number, only asterisks; beside them we print the change Figure 17's
-//! cells imply ([`implied_change`]). Ours are the panel's declared contrasts `Tk - T0,
-//! character - code, EVIDENCE, DOMAIN` (orders averaged within parent), Holm-adjusted in `D.13
-//! template interactions` (sixteen tests with two models), read as the spec's declared rows.
+//! Figure 18 needs no code: exhibits/figure18.toml declares its rows (the panel's contrasts
+//! `Tk - T0, character - code, EVIDENCE, DOMAIN`, orders averaged within parent, Holm-adjusted
+//! in `D.13 template interactions`: sixteen tests with two models) and, beside the figure's
+//! asterisks, the change Figure 17's printed cells imply; it prints through [`marked_interval`].
 
 use std::collections::BTreeSet;
 
 use c2s_records::Endpoint;
 use c2s_stats::{ContrastRow, ContrastSpec, MetricRow, Selector};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::engine::Frame;
-use super::paper::PaperTable;
 use super::{holm_significant, run_of, signed1, PanelRun};
 use crate::tables::{Group, MetricIndex, UNDEFINED};
 
@@ -36,8 +35,6 @@ pub const EVIDENCE: [&str; 2] = ["indexed", "direct"];
 pub const TEMPLATES: [&str; 3] = ["T0", "T1", "T2"];
 /// Option orders O0–O2.
 pub const ORDERS: usize = 3;
-/// The Holm family of the panel's template interactions (Figure 18).
-pub const INTERACTIONS: &str = "D.13 template interactions";
 
 /// The arm of one setting: `GoldCopy/Full/CONTRACT/T?/EVIDENCE`, with `/O1` or `/O2` for the
 /// permuted option orders.
@@ -105,53 +102,6 @@ pub fn setting_contrasts() -> Vec<ContrastSpec> {
         }
     }
     out
-}
-
-/// A printed cell of Figure 17: character − code (pp) and its asterisk.
-pub type PaperCell = (f64, bool);
-
-/// One panel of Figure 17 as printed: rows T0, T1, T2; columns O0, O1, O2.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct PaperPanel {
-    /// The paper model (Qwen3-8B: panels a–d; Qwen3.5-27B: e–h).
-    pub model: String,
-    /// The panel's letter, `a` to `h`.
-    pub letter: char,
-    /// A bank domain of [`DOMAINS`].
-    pub domain: String,
-    /// An evidence level of [`EVIDENCE`].
-    pub evidence: String,
-    /// Character − code (pp) with its asterisk, rows T0–T2 by columns O0–O2.
-    pub grid: [[PaperCell; ORDERS]; 3],
-}
-
-/// Figure 17's eight panels, transcribed from the text row by row.
-pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure17");
-
-/// A printed mark of Figure 18: the change `Tk − T0` of a model, domain and evidence, starred
-/// or not (the figure prints no value).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-pub struct PaperMark {
-    /// The paper model.
-    pub model: String,
-    /// A bank domain of [`DOMAINS`].
-    pub domain: String,
-    /// An evidence level of [`EVIDENCE`].
-    pub evidence: String,
-    /// k of `Tk − T0`.
-    pub template: usize,
-    /// Whether the change carries the figure's asterisk.
-    pub starred: bool,
-}
-
-/// Figure 18's sixteen marks, bottom to top of each panel.
-pub static PAPER_MARKS: PaperTable<PaperMark> = PaperTable::new("figure18");
-
-/// The change `Tk − T0` of the character − code gap that Figure 17's printed cells imply: the
-/// mean over orders of row Tk minus that of row T0, in percentage points.
-pub fn implied_change(panel: &PaperPanel, template: usize) -> f64 {
-    let mean = |t: usize| panel.grid[t].iter().map(|c| c.0).sum::<f64>() / ORDERS as f64;
-    mean(template) - mean(0)
 }
 
 /// A fraction in percentage points with one decimal, a value that rounds to zero as `0.0`
@@ -259,65 +209,15 @@ pub fn our_grid(rows: &[MetricRow], settings: &[ContrastRow]) -> Vec<GridRow> {
     out
 }
 
-/// A template row of a printed Figure 17 panel.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PrintedGridRow<'a> {
-    /// The panel as printed.
-    #[serde(flatten)]
-    pub panel: &'a PaperPanel,
-    /// The template's index in [`TEMPLATES`].
-    pub template: usize,
-    /// The printed cells at option orders O0, O1, O2.
-    pub cells: [PaperCell; ORDERS],
-}
-
-/// Figure 17's rows: ours (`ours`), the paper's grids row by row (`printed`) and the Holm
-/// family sizes of this run (`family_sizes`).
-pub fn figure17_frame(ours: &[GridRow]) -> anyhow::Result<Frame> {
-    let printed: Vec<PrintedGridRow> = (PAPER.rows()?.iter())
-        .flat_map(|p| {
-            (0..TEMPLATES.len()).map(move |template| PrintedGridRow {
-                panel: p,
-                template,
-                cells: p.grid[template],
-            })
-        })
-        .collect();
+/// Figure 17's rows of ours (`ours`) and the Holm family sizes of this run (`family_sizes`);
+/// the paper's grids are declared in exhibits/figure17.toml.
+pub fn figure17_frame(ours: &[GridRow]) -> Frame {
     let family_sizes: BTreeSet<u64> = (ours.iter())
         .flat_map(|r| r.cells.iter().filter_map(|c| c.family_tests))
         .collect();
-    Ok(Frame::new()
+    Frame::new()
         .rows("ours", ours)
-        .rows("printed", &printed)
-        .var("family_sizes", family_sizes))
-}
-
-/// A printed mark of Figure 18 with the change Figure 17's printed cells imply.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PrintedMark<'a> {
-    /// The mark as printed.
-    #[serde(flatten)]
-    pub mark: &'a PaperMark,
-    /// The change implied by Figure 17's cells ([`implied_change`]), percentage points.
-    pub implied: Option<f64>,
-}
-
-/// Figure 18's rows besides ours (declared in its spec): the paper's marks with their implied
-/// changes (`marks`) and the number of our tests (`tests`).
-pub fn figure18_frame(tests: usize) -> anyhow::Result<Frame> {
-    let panels = PAPER.rows()?;
-    let marks: Vec<PrintedMark> = (PAPER_MARKS.rows()?.iter())
-        .map(|mark| PrintedMark {
-            implied: (panels.iter())
-                .find(|p| {
-                    (&p.model, &p.domain, &p.evidence)
-                        == (&mark.model, &mark.domain, &mark.evidence)
-                })
-                .map(|p| implied_change(p, mark.template)),
-            mark,
-        })
-        .collect();
-    Ok(Frame::new().rows("marks", &marks).var("tests", tests))
+        .var("family_sizes", family_sizes)
 }
 
 /// Figure 17's numbers from the `readout-grid` panel: the 72 setting contrasts built here and
@@ -325,27 +225,13 @@ pub fn figure18_frame(tests: usize) -> anyhow::Result<Frame> {
 pub fn figure17(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, PANEL)?.load()?;
     let settings = super::binding::built_contrasts(&run, &setting_contrasts())?;
-    figure17_frame(&our_grid(&run.metric_rows()?, &settings))
+    Ok(figure17_frame(&our_grid(&run.metric_rows()?, &settings)))
 }
-
-/// Figure 18's marks and the number of the `readout-grid` panel's template-interaction tests
-/// (its contrasts of the family [`INTERACTIONS`] with a Holm p); its rows are declared.
-pub fn figure18(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
-    let run = run_of(runs, PANEL)?.load()?;
-    let (contrasts, _) = run.contrast_tables()?;
-    let tests = (contrasts.iter())
-        .filter(|c| c.family.as_deref() == Some(INTERACTIONS) && c.sign_p_holm.is_some())
-        .count();
-    figure18_frame(tests)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exhibits::engine::environment;
     use crate::exhibits::sources::PanelTables;
-    use crate::exhibits::testing::laid_out;
-    use crate::exhibits::Exhibit;
+    use crate::exhibits::testing::{declared, declared_with_tables};
     use c2s_stats::ContrastEstimate;
 
     fn contrast(model: &str, name: &str, d: (f64, f64, f64), holm_p: f64) -> ContrastRow {
@@ -369,33 +255,30 @@ mod tests {
 
     /// Every printed cell is a whole number of the 48 parents of a domain (to the printed
     /// rounding); Figure 17's caption holds under the rows-as-templates reading (a check
-    /// cannot name its `T0/O0` columns one row at a time; Figure 18's identities are checks).
+    /// would name its nine `Tk/Oj` cells one by one; Figure 18's identities are checks).
     #[test]
     fn the_papers_cells_satisfy_the_captions() {
-        let printed = PAPER.rows().unwrap();
-        for p in printed {
-            for (v, starred) in p.grid.iter().flatten() {
-                let k = v * 48.0 / 100.0;
-                assert!(
-                    (k - k.round()).abs() < 0.03,
-                    "{} ({}) {v}",
-                    p.model,
-                    p.letter
-                );
-                // (e–h): "Qwen3.5-27B's corrected differences favor codes".
-                if p.model == "Qwen3.5-27B" && *starred {
-                    assert!(*v < 0.0);
+        let mut qwen3_starred = Vec::new();
+        for p in crate::exhibits::paper::records("figure17").unwrap() {
+            let model = p.get_attr("model").unwrap().to_string();
+            for t in TEMPLATES {
+                for o in 0..ORDERS {
+                    let cell = |suffix: &str| p.get_attr(&format!("{t}/O{o}{suffix}")).unwrap();
+                    let v = f64::try_from(cell("")).unwrap();
+                    let k = v * 48.0 / 100.0;
+                    assert!((k - k.round()).abs() < 0.03, "{model} {t}/O{o} {v}");
+                    if cell("*").is_true() {
+                        // (e–h): "Qwen3.5-27B's corrected differences favor codes".
+                        assert!(model != "Qwen3.5-27B" || v < 0.0, "{model} {t}/O{o} {v}");
+                        if model == "Qwen3-8B" {
+                            qwen3_starred.push(v);
+                        }
+                    }
                 }
             }
         }
         // (a–d): "corrected code and character advantages in different settings".
-        let qwen3 = printed.iter().filter(|p| p.model == "Qwen3-8B");
-        let starred: Vec<f64> = qwen3
-            .flat_map(|p| p.grid.iter().flatten())
-            .filter(|c| c.1)
-            .map(|c| c.0)
-            .collect();
-        assert!(starred.iter().any(|v| *v > 0.0) && starred.iter().any(|v| *v < 0.0));
+        assert!(qwen3_starred.iter().any(|v| *v > 0.0) && qwen3_starred.iter().any(|v| *v < 0.0));
     }
 
     #[test]
@@ -455,8 +338,8 @@ mod tests {
                 c2s_records::Metric::McnemarPHolm,
             )
         };
-        let frame = figure17_frame(&our_grid(&[holm], &settings)).unwrap();
-        let md = laid_out("figure17", frame, "Qwen3-8B");
+        let frame = figure17_frame(&our_grid(&[holm], &settings));
+        let md = declared("figure17", &[], frame, "Qwen3-8B");
         for want in [
             "| Model | Domain | Evidence | Template | O0 | O1 | O2 |",
             "| m | Arithmetic | Indexed | T0 | 75.0* [62.5, 87.5] | 50.0 [37.5, 62.5] | – |",
@@ -476,7 +359,7 @@ mod tests {
     #[test]
     fn figure18_layout_has_the_rows_and_differences() {
         let interaction = |name: &str, d, holm_p| ContrastRow {
-            family: Some(INTERACTIONS.into()),
+            family: Some("D.13 template interactions".into()),
             ..contrast("m", name, d, holm_p)
         };
         let panel = PanelTables {
@@ -496,12 +379,8 @@ mod tests {
             ],
             cells: Vec::new(),
         };
-        let exhibit = Exhibit::named("figure18").expect("a registered exhibit");
-        let declared = &exhibit.spec.sources[0];
-        let ours = (declared.rows_of_tables(&[panel], &environment())).expect("the declared rows");
-        assert_eq!(ours.len(), 2);
-        let frame = figure18_frame(2).unwrap().values(&declared.rows, ours);
-        let md = laid_out("figure18", frame, "Jev");
+        let md = declared_with_tables("figure18", &[], &[panel], Frame::new(), "Jev");
+        assert!(md.contains("over this run's 2 tests"), "{md}");
         for want in [
             "| Model | Domain / evidence | Contrast | Change in character − code gap, pp [95% CI] | Holm p |",
             "| m | Arithmetic / indexed | T1 − T0 | −50.0* [−62.5, −37.5] | 4.0e-4 |",

@@ -15,11 +15,10 @@ use std::collections::BTreeMap;
 
 use c2s_records::{comparison_label, Arm, ArmSpec, Trajectory};
 use c2s_stats::{MetricRow, StatsConfig};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::engine::Frame;
 use super::item_intervals::Interval;
-use super::paper::PaperTable;
 use super::repeats::counts;
 use super::{item_intervals, paper_domain, run_of, PanelRun};
 use crate::tables::{MetricIndex, UNDEFINED};
@@ -74,23 +73,6 @@ fn serial_arm(suffix: &str) -> String {
 fn pairing(suffix: &str) -> String {
     comparison_label(&setting_arm(Arm::Native, suffix), &serial_arm(suffix))
 }
-
-/// One (model, domain) panel of Figure 10 as printed: retained / Native correct per setting,
-/// in [`SETTINGS`]' order.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PaperPanel {
-    /// The paper model (Jev, StartLux, Qwen3-8B).
-    pub model: String,
-    /// `math` or `lexical`, as printed.
-    pub domain: String,
-    /// Retained / Native correct of each setting, in [`SETTINGS`]' order.
-    pub retained: [(u64, u64); 7],
-}
-
-/// Figure 10's printed counts, panels (a), (c), (e), (g), (i), (k), read Reference first: the
-/// figure prints its labels top to bottom and its counts in the opposite order (the spec's
-/// checks give the evidence: Table D2's Serial 0, 1, 2, the repeats' shared Native correct).
-pub static PAPER: PaperTable<PaperPanel> = PaperTable::new("figure10");
 
 /// Each non-reference setting's paired Serial EM change, by (model, domain as the paper prints
 /// it, index into [`SETTINGS`]) ([`serial_changes`]).
@@ -180,21 +162,6 @@ fn reference_notes(references: &References) -> Vec<String> {
     }
 }
 
-/// One setting of a panel of Figure 10 as printed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PaperSetting {
-    /// The paper model.
-    pub model: &'static str,
-    /// `math` or `lexical`, as printed.
-    pub domain: &'static str,
-    /// An index into [`SETTINGS`].
-    pub setting: usize,
-    /// The setting's pairing, as our rows (exhibits/figure10.toml) name it.
-    pub comparison: String,
-    /// Retained / Native correct.
-    pub retained: (u64, u64),
-}
-
 /// A note on the panels' own references (one per disagreeing model and domain, or one that
 /// they agree).
 #[derive(Serialize)]
@@ -202,22 +169,10 @@ struct ReferenceNote {
     note: String,
 }
 
-/// Figure 10's rows besides ours (declared in exhibits/figure10.toml): the notes on the
-/// panels' own references (`reference_notes`), the paper's counts one setting a row
-/// (`paper_settings`), the settings' labels and the Serial EM changes (`changes`, by
-/// `MODEL|DOMAIN|PAIRING`).
-pub fn frame(references: &References, changes: &Changes) -> anyhow::Result<Frame> {
-    let paper: Vec<PaperSetting> = (PAPER.rows()?.iter())
-        .flat_map(|p| {
-            (p.retained.iter().enumerate()).map(|(setting, &retained)| PaperSetting {
-                model: &p.model,
-                domain: &p.domain,
-                setting,
-                comparison: pairing(SETTINGS[setting].suffix),
-                retained,
-            })
-        })
-        .collect();
+/// Figure 10's rows besides ours and the paper's (declared in exhibits/figure10.toml): the
+/// notes on the panels' own references (`reference_notes`), the settings' labels and the
+/// Serial EM changes (`changes`, by `MODEL|DOMAIN|PAIRING`).
+pub fn frame(references: &References, changes: &Changes) -> Frame {
     let notes: Vec<ReferenceNote> = (reference_notes(references).into_iter())
         .map(|note| ReferenceNote { note })
         .collect();
@@ -228,10 +183,9 @@ pub fn frame(references: &References, changes: &Changes) -> anyhow::Result<Frame
             (format!("{model}|{domain}|{pairing}"), *change)
         })
         .collect();
-    Ok((Frame::new().rows("reference_notes", &notes))
-        .rows("paper_settings", &paper)
+    (Frame::new().rows("reference_notes", &notes))
         .var("settings", labels)
-        .var("changes", changes))
+        .var("changes", changes)
 }
 
 /// Read the three panels' runs: the references and Serial EM changes (our rows are declared in
@@ -243,7 +197,7 @@ pub fn figure10(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
         own.push((panel, run.metric_rows()?));
         changes.extend(serial_changes(panel, &run.trajectories, &run.stats)?);
     }
-    frame(&references(&own), &changes)
+    Ok(frame(&references(&own), &changes))
 }
 
 #[cfg(test)]
@@ -251,6 +205,18 @@ mod tests {
     use super::*;
     use crate::exhibits::sources::PanelRecords;
     use crate::exhibits::testing::{declared, paired_rows, panel_metrics, trajectory};
+
+    /// One (model, domain) panel of Figure 10 as printed: retained / Native correct per
+    /// setting, in [`SETTINGS`]' order.
+    #[derive(Debug, serde::Deserialize, Serialize)]
+    struct PaperPanel {
+        model: String,
+        domain: String,
+        retained: [(u64, u64); 7],
+    }
+
+    static PAPER: crate::exhibits::paper::PaperTable<PaperPanel> =
+        crate::exhibits::paper::PaperTable::new("figure10");
 
     fn setting(label: &str) -> usize {
         SETTINGS
@@ -318,7 +284,7 @@ mod tests {
         let own: Vec<(&str, Vec<MetricRow>)> = (panels.iter())
             .map(|p| (p.panel.as_str(), p.metric_rows.clone()))
             .collect();
-        let frame = frame(&references(&own), changes).unwrap();
+        let frame = frame(&references(&own), changes);
         declared("figure10", panels, frame, against)
     }
 

@@ -56,6 +56,23 @@
 //! where = "contrast.startswith('letter - digit')"
 //! ```
 //!
+//! `from = "paper"` reads a printed table (`table = "NAME"`: `exhibits/NAME.tsv`), one row per
+//! printed row with its columns (as the engine's `paper` sets), for a table the paper prints in
+//! another shape than the exhibit's. Every `derive` expression also sees its row as `row`, for
+//! a column whose name is not a name (`row['T0/O0']`), and `explode = "FIELD"` (any kind, after
+//! `derive`, before `where`) makes a row one row per element of its list FIELD, each with its
+//! element's fields (a map's) after the row's own:
+//!
+//! ```toml
+//! # Figure 15 (a, b): each printed row (a model and domain) one row per controller.
+//! [[sources]]
+//! rows = "paper_copies"
+//! from = "paper"
+//! table = "figure15"
+//! derive = [["controls", "[{'label': 'Serial', 'raw': [serial_raw, parents]}, …]"]]
+//! explode = "controls"
+//! ```
+//!
 //! `index_by = "expression"` (any kind) also offers the set to every template as a var named
 //! after it: a map from the expression's value over each finished row to the row (two rows
 //! with one value are an error naming it), so a cell can look up another set's row, e.g.
@@ -123,6 +140,10 @@ pub struct SourceSpec {
     /// An expression over a built row: the set is also every template's var of its name, a
     /// map from this value of each row to the row.
     pub index_by: Option<String>,
+    /// Paper: the printed table read (`exhibits/NAME.tsv`).
+    pub table: Option<String>,
+    /// A list field of the built rows: each row becomes one row per element.
+    pub explode: Option<String>,
 }
 
 /// One panel's records, every model's, as a declared row set reads them.
@@ -160,6 +181,8 @@ pub enum Records {
     Contrasts,
     /// The run's declared cells (`[[stats.cells]]`).
     Cells,
+    /// A printed table of the paper (`table`).
+    Paper,
 }
 
 /// The groups of metric rows a metrics row set is made of.
@@ -233,6 +256,21 @@ impl SourceSpec {
             self.subsets.is_empty() || !tables.contains(&self.from),
             "source `{name}`: contrasts and cells take no `subsets`"
         );
+        let paper = self.from == Records::Paper;
+        anyhow::ensure!(
+            paper == self.table.is_some(),
+            "source `{name}`: `table` is for paper rows, which need it"
+        );
+        if let Some(table) = &self.table {
+            anyhow::ensure!(
+                super::paper::exists(table),
+                "source `{name}`: no printed table exhibits/{table}.tsv"
+            );
+            anyhow::ensure!(
+                self.subsets.is_empty() && self.fields.is_empty() && self.panels.is_empty(),
+                "source `{name}`: paper rows take no `subsets`, `fields` or `panels`"
+            );
+        }
         // A misspelt metric or arm would only print `–` or leave the table empty.
         for metric in &self.metrics {
             c2s_records::Metric::parse(metric)
@@ -257,6 +295,9 @@ impl SourceSpec {
         runs: &[PanelRun],
         env: &Environment<'static>,
     ) -> anyhow::Result<Vec<Value>> {
+        if let Some(table) = &self.table {
+            return self.finished(super::paper::records(table)?, env);
+        }
         let selected: Vec<&PanelRun> = match self.panels.is_empty() {
             true => runs.iter().collect(),
             false => (self.panels.iter())
@@ -364,7 +405,7 @@ impl SourceSpec {
         let rows = match self.from {
             Records::Metrics => self.metric_rows(panels)?,
             Records::Trajectories => self.trajectory_rows(panels, env)?,
-            Records::Contrasts | Records::Cells => {
+            Records::Contrasts | Records::Cells | Records::Paper => {
                 anyhow::bail!("source `{}`: its rows are read from tables", self.rows)
             }
         };
@@ -391,8 +432,8 @@ impl SourceSpec {
         self.finished(rows, env)
     }
 
-    /// Built rows with their `derive` fields, kept where `where` is true (but trajectories,
-    /// kept before grouping), ordered by `sort`.
+    /// Built rows with their `derive` fields, exploded, kept where `where` is true (but
+    /// trajectories, kept before grouping), ordered by `sort`.
     fn finished(
         &self,
         mut rows: Vec<Value>,
@@ -402,10 +443,14 @@ impl SourceSpec {
         for row in rows.iter_mut().filter(|_| !derived.is_empty()) {
             let mut fields: BTreeMap<String, Value> = fields(row)?.into_iter().collect();
             for (name, e) in &derived {
-                let value = self.eval(e, &fields, &format!("derive `{name}`"))?;
+                let names = minijinja::context! { row => Value::from(fields.clone()), ..Value::from(fields.clone()) };
+                let value = self.eval(e, &names, &format!("derive `{name}`"))?;
                 fields.insert(name.to_string(), value);
             }
             *row = Value::from_iter(fields);
+        }
+        if let Some(field) = &self.explode {
+            rows = self.exploded(rows, field)?;
         }
         if let Some(keep) = self.keep.as_deref() {
             if self.from != Records::Trajectories {
@@ -420,6 +465,28 @@ impl SourceSpec {
             }
         }
         self.sorted(rows, env)
+    }
+
+    /// Each row one row per element of its list `field`, with the element's fields (a map's)
+    /// after the row's own and `field` left out.
+    fn exploded(&self, rows: Vec<Value>, field: &str) -> anyhow::Result<Vec<Value>> {
+        let mut out = Vec::new();
+        for row in rows {
+            let own = fields(&row)?.into_iter().filter(|(name, _)| name != field);
+            let own: Vec<(String, Value)> = own.collect();
+            let list = row.get_attr(field)?;
+            let elements = (list.try_iter()).with_context(|| {
+                format!("source `{}`: `explode` {field:?} is not a list", self.rows)
+            })?;
+            for element in elements {
+                let extra = match element.kind() {
+                    minijinja::value::ValueKind::Map => fields(&element)?,
+                    _ => vec![(field.to_string(), element)],
+                };
+                out.push(Value::from_iter(own.iter().cloned().chain(extra)));
+            }
+        }
+        Ok(out)
     }
 
     /// `rows` ordered by `sort` (stable).

@@ -260,16 +260,15 @@ mod tests {
             .count();
         assert_eq!(math, 96);
         let listed = ids.iter().next().unwrap().clone();
-        let run = crate::exhibits::LoadedRun {
-            run_dirs: vec![],
-            stats: c2s_stats::StatsConfig::default(),
-            outcomes: vec![],
-            trajectories: vec![
+        let run = crate::exhibits::LoadedRun::from_records(
+            vec![],
+            c2s_stats::StatsConfig::default(),
+            vec![],
+            vec![
                 testing::trajectory(&listed, "arithmetic", 3, "Serial/Full/code", true),
                 testing::trajectory("unlisted", "arithmetic", 3, "Serial/Full/code", true),
             ],
-            derived: Default::default(),
-        };
+        );
         let subset = run.restricted(&ids);
         assert_eq!(subset.trajectories.len(), 1);
         assert_eq!(subset.trajectories[0].item_id, listed);

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use c2s_records::{comparison_of, Arm, ArmSpec, PairedOutcome};
 use c2s_stats::{paired_em_difference, MetricRow, StatsConfig};
-use minijinja::Value;
 use serde::Serialize;
 
 use super::engine::Frame;
@@ -26,19 +25,6 @@ pub fn native_arm() -> ArmSpec {
 
 /// The figure's domains, in its panel order ((a, c) arithmetic, (b, d) lexical).
 pub const DOMAINS: [&str; 2] = ["math", "lexical"];
-
-/// Table D5's printed rows in the figure's panel order (arithmetic, then lexical), from whose
-/// counts the spec derives the paper's bars.
-fn paper_counts() -> anyhow::Result<Vec<Value>> {
-    let mut printed = super::paper::records("tableD5")?;
-    printed.sort_by_key(|p| {
-        let domain = p.get_attr("domain").ok();
-        DOMAINS
-            .iter()
-            .position(|d| domain.as_ref().and_then(Value::as_str) == Some(*d))
-    });
-    Ok(printed)
-}
 
 /// One (model, domain) of ours.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -128,27 +114,26 @@ pub fn our_bars(rows: &[MetricRow], gains: &BTreeMap<(String, String), Interval>
     out
 }
 
-/// Figure 11's rows: ours, Table D5's counts (`paper_bars`), our Holm family's size.
-pub fn frame(ours: &[OurBars]) -> anyhow::Result<Frame> {
+/// Figure 11's rows of ours and our Holm family's size (the paper's bars, Table D5's counts,
+/// are declared in exhibits/figure11.toml).
+pub fn frame(ours: &[OurBars]) -> Frame {
     let holm_tests = (ours.iter())
         .filter_map(|r| r.holm.as_ref()?.denominator)
         .max();
-    Ok((Frame::new().rows("ours", ours))
-        .rows("paper_bars", &paper_counts()?)
-        .var("holm_tests", holm_tests))
+    (Frame::new().rows("ours", ours)).var("holm_tests", holm_tests)
 }
 
 /// Read the support-union panel's run and compute the numbers.
 pub fn document(runs: &[PanelRun], _against: &str) -> anyhow::Result<Frame> {
     let run = run_of(runs, "support-union")?.load()?;
     let gains = union_gains(&run.outcomes, &run.stats)?;
-    frame(&our_bars(&run.metric_rows()?, &gains))
+    Ok(frame(&our_bars(&run.metric_rows()?, &gains)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exhibits::testing::{laid_out, paired_rows};
+    use crate::exhibits::testing::{declared, paired_rows};
     use c2s_records::Domain;
     use c2s_stats::{holm, mcnemar_exact};
 
@@ -246,7 +231,7 @@ mod tests {
         assert_eq!(ours.len(), 1);
         assert_eq!(ours[0].full.as_ref().and_then(|r| r.value), Some(0.25));
         assert_eq!(ours[0].union.as_ref().and_then(|r| r.value), Some(0.5));
-        let md = laid_out("figure11", frame(&ours).unwrap(), "Qwen3.5-27B");
+        let md = declared("figure11", &[], frame(&ours), "Qwen3.5-27B");
         for want in [
             "| Model | Domain | Items | Native | Full Serial | Position union | Union − Full, pp [95% CI] | Holm p |",
             "| m | lexical | 8 | 75.0 | 25.0 | 50.0 | 25.0 [0.0, 50.0] | 0.010 * |",

@@ -318,3 +318,61 @@ fn index_by_offers_the_set_as_a_map_from_each_rows_key() {
     let doc = toml::from_str("title = '{{ differences }}'").unwrap();
     assert!(crate::exhibits::engine::layout("none", &doc, frame, "Q").is_err());
 }
+
+/// A printed table read as rows: a row one row per element of a derived list (`explode`), a
+/// column whose name is not a name read through `row`, another table through `table()`.
+#[test]
+fn paper_rows_explode_into_one_row_per_element() {
+    let source = spec(
+        r#"rows = "printed"
+from = "paper"
+table = "figure17"
+derive = [
+    ["cells", "[{'template': 0, 'o0': row['T0/O0'], 'star': row['T0/O0*']}, {'template': 2, 'o0': row['T2/O0']}]"],
+    ["marks", "table('figure18') | selectattr('model', 'eq', model) | list | length"],
+]
+explode = "cells"
+where = "letter == 'a'"
+"#,
+    );
+    source.validate(&panels()).unwrap();
+    let rows = source.rows(&[], &environment()).expect("rows");
+    assert_eq!(rows.len(), 2, "panel (a), two templates: {rows:?}");
+    let (t0, t2) = (&rows[0], &rows[1]);
+    assert_eq!(field(t0, "model").as_str(), Some("Qwen3-8B"));
+    assert_eq!(field(t0, "template"), Value::from(0));
+    assert_eq!(f64::try_from(field(t0, "o0")).unwrap(), 72.9);
+    assert!(field(t0, "star").is_true());
+    assert_eq!(field(t0, "marks"), Value::from(8));
+    assert!(
+        t0.get_attr("cells").unwrap().is_undefined(),
+        "the exploded list is left out"
+    );
+    assert_eq!(field(t2, "template"), Value::from(2));
+    assert_eq!(f64::try_from(field(t2, "o0")).unwrap(), -33.3);
+    assert!(
+        t2.get_attr("star").unwrap().is_undefined(),
+        "an element's own fields only"
+    );
+}
+
+/// A paper set names its table, and only a paper set does; what is not a list cannot explode.
+#[test]
+fn paper_rows_need_their_table_and_explode_needs_a_list() {
+    let untabled = spec("rows = 'p'\nfrom = 'paper'");
+    let err = untabled.validate(&panels()).unwrap_err();
+    assert!(format!("{err}").contains("`table`"), "{err}");
+    let missing = spec("rows = 'p'\nfrom = 'paper'\ntable = 'figure99'");
+    let err = missing.validate(&panels()).unwrap_err();
+    assert!(format!("{err}").contains("exhibits/figure99.tsv"), "{err}");
+    let metrics_with_table =
+        spec("rows = 'p'\nfrom = 'metrics'\ngroups = 'paired'\ntable = 'figure17'");
+    assert!(metrics_with_table.validate(&panels()).is_err());
+    let scalar = spec("rows = 'p'\nfrom = 'paper'\ntable = 'figure18'\nexplode = 'template'");
+    scalar.validate(&panels()).unwrap();
+    let err = scalar.rows(&[], &environment()).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("`explode` \"template\" is not a list"),
+        "{err:#}"
+    );
+}
