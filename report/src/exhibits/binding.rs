@@ -318,17 +318,7 @@ mod tests {
     /// Figure 5 laid out against `against`, its declared sets read from the copy-reverse
     /// panel's `tables`.
     fn figure5_with(frame: Frame, tables: PanelTables, against: &str) -> String {
-        let exhibit = crate::exhibits::Exhibit::named("figure5").expect("figure5");
-        let env = crate::exhibits::engine::environment();
-        let mut frame = frame;
-        for source in &exhibit.spec.sources {
-            let rows = (source.rows_of_tables(std::slice::from_ref(&tables), &env))
-                .expect("the declared rows");
-            frame = frame.values(&source.rows, rows);
-        }
-        crate::exhibits::engine::layout("figure5", &exhibit.spec.document, frame, against)
-            .expect("the layout")
-            .markdown()
+        crate::exhibits::testing::declared_with_tables("figure5", &[], &[tables], frame, against)
     }
 
     fn trajectory(item: &str, domain: Domain, arm: &str, correct: bool) -> Trajectory {

@@ -45,7 +45,7 @@ fn own_table() -> String {
 
 /// Evaluates the checks of the spec `name`; the first that fails is the error.
 pub fn run(name: &str, checks: &[CheckSpec]) -> anyhow::Result<()> {
-    let mut env = super::engine::environment();
+    let mut env = super::filters::environment();
     env.add_function("approx", |x: f64, y: f64, tolerance: f64| {
         (x - y).abs() <= tolerance
     });

@@ -3,13 +3,14 @@
 //!
 //! An exhibit is data first: `exhibits/NAME.toml` ([`registry`]) names its panels
 //! (`config/panels/*.toml`, each run once per model), declares the row sets it reads from their
-//! runs (`[[sources]]`, [`sources`]: a population's groups of metric rows with the metrics each
-//! carries, sums over trajectories, unit contrasts or cells), lays out its document (`[document]`,
-//! rendered by [`engine`]) and states what the paper's printed tables (`exhibits/NAME.tsv`, read by
+//! runs and the paper's tables (`[[sources]]`, [`sources`]: a population's groups of metric rows
+//! with the metrics each carries, sums over trajectories, unit contrasts or cells, a printed
+//! table reshaped), lays out its document (`[document]`, rendered by [`engine`] through
+//! [`filters`]) and states what the paper's printed tables (`exhibits/NAME.tsv`, read by
 //! [`paper`]) must satisfy (`[[checks]]`, [`checks`]). Every model's runs of a panel are read
 //! together, so populations and Holm families span the models. Where an exhibit computes what a
 //! declaration cannot say (a bootstrap over a population with rules, unit contrasts built here, a
-//! reshaped paper table), its code, found by its name in [`CODE`], adds row sets and values to the
+//! paper table pivoted), its code, found by its name in [`CODE`], adds row sets and values to the
 //! same [`engine::Frame`]:
 //!
 //! ```text
@@ -30,6 +31,7 @@ mod contracts;
 mod copy_incorrect;
 mod dialogue;
 mod engine;
+mod filters;
 mod independence;
 mod item_intervals;
 mod native_control;
@@ -174,11 +176,17 @@ impl Exhibit {
             Some(compute) => compute(runs, against)?,
             None => engine::Frame::new(),
         };
-        let env = engine::environment();
+        let env = filters::environment();
         let context = || format!("exhibits/{}.toml", self.spec.name);
         for source in &self.spec.sources {
             let rows = source.rows(runs, &env).with_context(context)?;
             frame = source.add_to(frame, rows, &env).with_context(context)?;
+        }
+        // Our intervals' level, as every header of ours names it (`[{{ ci_level }} CI]`): the
+        // recorded settings of the first panel's first run (a panel's runs share their config).
+        if let Some(dir) = runs.first().and_then(|r| r.run_dirs.first()) {
+            let (stats, _) = c2s_rundir::run_stats_config(dir).with_context(context)?;
+            frame = frame.var("ci_level", filters::ci_level(stats.level));
         }
         engine::layout(&self.spec.name, &self.spec.document, frame, against)
     }
@@ -389,6 +397,7 @@ pub(crate) mod testing {
     /// The exhibit `name`'s document, as its spec lays out `frame`, in Markdown.
     pub fn laid_out(name: &str, frame: super::engine::Frame, against: &str) -> String {
         let exhibit = super::Exhibit::named(name).expect("a registered exhibit");
+        let frame = frame.var("ci_level", super::filters::ci_level(0.95));
         super::engine::layout(name, &exhibit.spec.document, frame, against)
             .expect("the layout")
             .markdown()
@@ -415,7 +424,7 @@ pub(crate) mod testing {
     ) -> String {
         use super::sources::Records;
         let exhibit = super::Exhibit::named(name).expect("a registered exhibit");
-        let env = super::engine::environment();
+        let env = super::filters::environment();
         for source in &exhibit.spec.sources {
             let rows = match source.from {
                 Records::Contrasts | Records::Cells => source.rows_of_tables(tables, &env),
@@ -425,6 +434,7 @@ pub(crate) mod testing {
             let rows = rows.expect("the declared rows");
             frame = source.add_to(frame, rows, &env).expect("the set");
         }
+        let frame = frame.var("ci_level", super::filters::ci_level(0.95));
         super::engine::layout(name, &exhibit.spec.document, frame, against)
             .expect("the layout")
             .markdown()

@@ -1,6 +1,7 @@
-//! Declared row sets: what an exhibit reads from its panels' runs, said in its spec, so that
-//! an exhibit whose rows are the run's metric rows (a population's groups, the metrics each
-//! row carries) or sums over its trajectories needs no code.
+//! Declared row sets: what an exhibit reads from its panels' runs or the paper's printed
+//! tables, said in its spec, so that an exhibit whose rows are the run's metric rows (a
+//! population's groups, the metrics each row carries), sums over its trajectories, its
+//! contrasts or a printed table reshaped needs no code.
 //!
 //! ```toml
 //! # Table 1: one row per paired group (model, domain) of each panel, with eight metrics.
@@ -60,8 +61,10 @@
 //! printed row with its columns (as the engine's `paper` sets), for a table the paper prints in
 //! another shape than the exhibit's. Every `derive` expression also sees its row as `row`, for
 //! a column whose name is not a name (`row['T0/O0']`), and `explode = "FIELD"` (any kind, after
-//! `derive`, before `where`) makes a row one row per element of its list FIELD, each with its
-//! element's fields (a map's) after the row's own:
+//! `derive`, before `where` but a trajectories set's, which keeps trajectories) makes a row one
+//! row per element of its list FIELD (a row without that list is an error): a map element's
+//! fields follow the row's own (replacing one of the same name) and FIELD is left out; any
+//! other element stands as FIELD:
 //!
 //! ```toml
 //! # Figure 15 (a, b): each printed row (a model and domain) one row per controller.
@@ -123,8 +126,9 @@ pub struct SourceSpec {
     /// Trajectories: `[name, expression]` of each sum.
     #[serde(default)]
     pub sums: Vec<(String, String)>,
-    /// `[name, expression]` of fields computed from each built row (a metrics row, or a
-    /// trajectories group with its `n` and sums), in turn, each seeing those before it.
+    /// `[name, expression]` of fields computed from each built row (a metrics, contrast, cell
+    /// or printed row, or a trajectories group with its `n` and sums), in turn, each seeing
+    /// those before it and the row as `row`.
     #[serde(default)]
     pub derive: Vec<(String, String)>,
     /// An expression: the rows (metrics) or trajectories kept.
@@ -197,6 +201,19 @@ pub enum Population {
     Independence,
 }
 
+impl Records {
+    /// The kind as a spec names it (`from = "metrics"`).
+    fn name(self) -> &'static str {
+        match self {
+            Records::Metrics => "metrics",
+            Records::Trajectories => "trajectories",
+            Records::Contrasts => "contrasts",
+            Records::Cells => "cells",
+            Records::Paper => "paper",
+        }
+    }
+}
+
 impl Population {
     /// The groups of `index` of this population.
     fn groups(self, index: &MetricIndex<'_>) -> Vec<Group> {
@@ -232,43 +249,41 @@ impl SourceSpec {
             self.from != Records::Metrics || self.groups.is_some(),
             "source `{name}`: `groups` (paired, calibration or independence) is required"
         );
-        // The keys only some kinds of records take: whether given, whether this kind takes them.
-        let (metrics, tables) = (Records::Metrics, [Records::Contrasts, Records::Cells]);
-        let rules = [
+        // The keys only some kinds of records take: the key, whether given, the kinds taking it.
+        use Records::{Cells, Contrasts, Metrics, Paper, Trajectories};
+        let runs = [Metrics, Trajectories, Contrasts, Cells];
+        let keys: [(&str, bool, &[Records]); 10] = [
+            ("groups", self.groups.is_some(), &[Metrics]),
+            ("comparisons", !self.comparisons.is_empty(), &[Metrics]),
+            ("by_length", self.by_length, &[Metrics]),
+            ("metrics", !self.metrics.is_empty(), &[Metrics]),
+            ("group_by", !self.group_by.is_empty(), &[Trajectories]),
+            ("sums", !self.sums.is_empty(), &[Trajectories]),
             (
-                self.groups.is_some() || !self.comparisons.is_empty(),
-                metrics,
+                "subsets",
+                !self.subsets.is_empty(),
+                &[Metrics, Trajectories],
             ),
-            (self.by_length || !self.metrics.is_empty(), metrics),
-            (
-                !self.group_by.is_empty() || !self.sums.is_empty(),
-                Records::Trajectories,
-            ),
+            ("fields", !self.fields.is_empty(), &runs),
+            ("panels", !self.panels.is_empty(), &runs),
+            ("table", self.table.is_some(), &[Paper]),
         ];
-        for (given, kind) in rules {
+        for (key, given, kinds) in keys {
+            let takers: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
             anyhow::ensure!(
-                !given || self.from == kind,
-                "source `{name}`: `groups`, `comparisons`, `by_length` and `metrics` are for \
-                 metrics, `group_by` and `sums` for trajectories, `subsets` for either"
+                !given || kinds.contains(&self.from),
+                "source `{name}`: `{key}` is for {} rows, not {}",
+                takers.join(" or "),
+                self.from.name()
             );
         }
-        anyhow::ensure!(
-            self.subsets.is_empty() || !tables.contains(&self.from),
-            "source `{name}`: contrasts and cells take no `subsets`"
-        );
-        let paper = self.from == Records::Paper;
-        anyhow::ensure!(
-            paper == self.table.is_some(),
-            "source `{name}`: `table` is for paper rows, which need it"
-        );
-        if let Some(table) = &self.table {
+        if self.from == Paper {
+            let Some(table) = &self.table else {
+                anyhow::bail!("source `{name}`: paper rows need their `table`")
+            };
             anyhow::ensure!(
                 super::paper::exists(table),
                 "source `{name}`: no printed table exhibits/{table}.tsv"
-            );
-            anyhow::ensure!(
-                self.subsets.is_empty() && self.fields.is_empty() && self.panels.is_empty(),
-                "source `{name}`: paper rows take no `subsets`, `fields` or `panels`"
             );
         }
         // A misspelt metric or arm would only print `–` or leave the table empty.
@@ -467,18 +482,21 @@ impl SourceSpec {
         self.sorted(rows, env)
     }
 
-    /// Each row one row per element of its list `field`, with the element's fields (a map's)
-    /// after the row's own and `field` left out.
+    /// Each row one row per element of its list `field`: a map element's fields after the
+    /// row's own and `field` left out, any other element as `field`.
     fn exploded(&self, rows: Vec<Value>, field: &str) -> anyhow::Result<Vec<Value>> {
         let mut out = Vec::new();
         for row in rows {
             let own = fields(&row)?.into_iter().filter(|(name, _)| name != field);
             let own: Vec<(String, Value)> = own.collect();
             let list = row.get_attr(field)?;
-            let elements = (list.try_iter()).with_context(|| {
-                format!("source `{}`: `explode` {field:?} is not a list", self.rows)
-            })?;
-            for element in elements {
+            // A missing field, none or a string would iterate as no rows or as characters.
+            anyhow::ensure!(
+                list.kind() == minijinja::value::ValueKind::Seq,
+                "source `{}`: `explode` {field:?} is not a list in the row {row}",
+                self.rows
+            );
+            for element in list.try_iter()? {
                 let extra = match element.kind() {
                     minijinja::value::ValueKind::Map => fields(&element)?,
                     _ => vec![(field.to_string(), element)],

@@ -6,7 +6,7 @@ use c2s_stats::MetricRow;
 use minijinja::value::Value;
 
 use super::{PanelRecords, SourceSpec};
-use crate::exhibits::engine::environment;
+use crate::exhibits::filters::environment;
 use crate::exhibits::testing::{paired_rows, trajectory};
 
 const LEXICAL: Option<Domain> = Some(Domain::Lexical);
@@ -53,7 +53,10 @@ fn a_spec_says_only_what_its_records_have() {
     known.validate(&panels()).unwrap();
     let trajectories_with_metrics = spec("rows = 'ours'\nfrom = 'trajectories'\nmetrics = ['scr']");
     let err = trajectories_with_metrics.validate(&panels()).unwrap_err();
-    assert!(format!("{err}").contains("are for metrics"), "{err}");
+    assert!(
+        format!("{err}").contains("`metrics` is for metrics rows, not trajectories"),
+        "{err}"
+    );
     let metrics_with_sums =
         spec("rows = 'ours'\nfrom = 'metrics'\ngroups = 'paired'\nsums = [['n', '1']]");
     assert!(metrics_with_sums.validate(&panels()).is_err());
@@ -361,18 +364,44 @@ where = "letter == 'a'"
 fn paper_rows_need_their_table_and_explode_needs_a_list() {
     let untabled = spec("rows = 'p'\nfrom = 'paper'");
     let err = untabled.validate(&panels()).unwrap_err();
-    assert!(format!("{err}").contains("`table`"), "{err}");
+    assert!(format!("{err}").contains("need their `table`"), "{err}");
+    let with_panels = spec("rows = 'p'\nfrom = 'paper'\ntable = 'figure17'\npanels = ['p']");
+    let err = with_panels.validate(&panels()).unwrap_err();
+    let want = "`panels` is for metrics or trajectories or contrasts or cells rows, not paper";
+    assert!(format!("{err}").contains(want), "{err}");
     let missing = spec("rows = 'p'\nfrom = 'paper'\ntable = 'figure99'");
     let err = missing.validate(&panels()).unwrap_err();
     assert!(format!("{err}").contains("exhibits/figure99.tsv"), "{err}");
     let metrics_with_table =
         spec("rows = 'p'\nfrom = 'metrics'\ngroups = 'paired'\ntable = 'figure17'");
-    assert!(metrics_with_table.validate(&panels()).is_err());
-    let scalar = spec("rows = 'p'\nfrom = 'paper'\ntable = 'figure18'\nexplode = 'template'");
-    scalar.validate(&panels()).unwrap();
-    let err = scalar.rows(&[], &environment()).unwrap_err();
+    let err = metrics_with_table.validate(&panels()).unwrap_err();
     assert!(
-        format!("{err:#}").contains("`explode` \"template\" is not a list"),
-        "{err:#}"
+        format!("{err}").contains("`table` is for paper rows, not metrics"),
+        "{err}"
+    );
+    // A number, a string (not its characters), none or a misspelt field: an error, not rows.
+    for (field, derive) in [
+        ("template", ""),
+        ("model", ""),
+        ("nothing", "\nderive = [['nothing', 'none']]"),
+        ("templat", ""),
+    ] {
+        let text =
+            format!("rows = 'p'\nfrom = 'paper'\ntable = 'figure18'\nexplode = '{field}'{derive}");
+        let source = spec(&text);
+        source.validate(&panels()).unwrap();
+        let err = source.rows(&[], &environment()).unwrap_err();
+        let want = format!("`explode` \"{field}\" is not a list");
+        assert!(format!("{err:#}").contains(&want), "{err:#}");
+    }
+    // An element that is not a map stands as the field.
+    let numbers = spec(
+        "rows = 'p'\nfrom = 'paper'\ntable = 'figure18'\nderive = [['k', '[1, 2]']]\nexplode = 'k'",
+    );
+    let rows = numbers.rows(&[], &environment()).expect("rows");
+    assert_eq!(rows.len(), 32, "two rows per printed mark");
+    assert_eq!(
+        (field(&rows[0], "k"), field(&rows[1], "k")),
+        (Value::from(1), Value::from(2))
     );
 }
