@@ -33,8 +33,9 @@
 //! errors). A cell's context is its row's fields, or in a joined section `ours` (our row),
 //! `paper` (the printed row, `none` where `unmatched = "keep"` found none) and `model` (the
 //! paper model); every template also sees `against` (`--against`), `compared` (the paper
-//! models the differences are taken against: [`super::compared_models`]), the code's `vars`
-//! and `table("NAME")`, the rows of the printed table `exhibits/NAME.tsv`. A template prints a number only through the filters of [`super::filters::environment`], one per way
+//! models the differences are taken against: [`super::compared_models`]), the code's `vars`,
+//! `ci_level` (our intervals' level, `95%`: a header of ours is `[{{ ci_level }} CI]`, the
+//! paper's keep its 95%) and `table("NAME")`, the rows of the printed table `exhibits/NAME.tsv`. A template prints a number only through the filters of [`super::filters::environment`], one per way
 //! the paper prints a number (a few cells come from the code already printed: estimates with
 //! the report's † and ‡ marks, formatted by `tables` as every report prints them). A paragraph, note or heading that renders empty is left out, so a
 //! template can make one conditional; a section with `only_if` is laid out only where that
