@@ -652,3 +652,49 @@ mod figure15 {
         );
     }
 }
+
+/// Table B1 (B.1) from `config/panels/whole-answer.toml`: per model and domain the pairing
+/// Native/code vs WholeGenerate/string/max64 gives Joint = both correct, Lost = Native only,
+/// Gained = whole generation only; each model's note gives its domains' items and the Serial
+/// legal-code EM of the Native vs Serial pairing (all declared in exhibits/tableB1.toml).
+mod table_b1 {
+    use c2s_stats::MetricRow;
+
+    use crate::exhibits::engine::Frame;
+    use crate::exhibits::testing::{declared, paired_rows, panel_metrics};
+
+    #[test]
+    fn the_layout_has_the_papers_columns_rows_and_differences() {
+        let whole = |model: &str, domain: &str, joint| {
+            paired_rows(model, domain, joint, (0.0, 1.0))
+                .into_iter()
+                .map(|r| MetricRow {
+                    comparison: "Native/code vs WholeGenerate/string/max64".into(),
+                    ..r
+                })
+        };
+        let mut rows: Vec<MetricRow> = whole("m", "arithmetic", [4, 2, 6, 4]).collect();
+        rows.extend(paired_rows("m", "arithmetic", [0, 6, 0, 10], (0.0, 0.0)));
+        // A second model and domain: each model's note lists its own domains, in order.
+        rows.extend(whole("m2", "lexical", [1, 1, 1, 1]));
+        rows.extend(whole("m2", "arithmetic", [2, 0, 0, 2]));
+        rows.extend(paired_rows("m2", "lexical", [1, 1, 1, 1], (0.0, 1.0)));
+        let md = declared(
+            "tableB1",
+            &[panel_metrics("whole-answer", rows)],
+            Frame::new(),
+            "Qwen3-8B",
+        );
+        for want in [
+            "| Domain | Native | Whole | Joint | Lost | Gained |",
+            "| Arithmetic | 6 | 10 | 4 | 2 | 6 |",
+            "| Arithmetic | 59 | 181 | 41 | 18 | 140 |",
+            "Items per domain: Arithmetic 16. Serial legal-code EM: Arithmetic 0.0%.",
+            "Items per domain: Arithmetic 4, Lexical 4. Serial legal-code EM: Arithmetic –%, \
+             Lexical 50.0%.",
+            "| m | Arithmetic | +22.1 | +15.4 | +7.8 | +1.0 |",
+        ] {
+            assert!(md.contains(want), "missing {want:?} in\n{md}");
+        }
+    }
+}

@@ -19,8 +19,8 @@ use c2s_stats::{
 use serde::Serialize;
 
 use super::engine::Frame;
-use super::whole_answer::{kind_of, pairs_with};
 use super::PanelRun;
+use super::{kind_of, pairs_with};
 use crate::tables::{count, estimate, estimate_pp, MetricIndex};
 
 /// The Native arm whose correct selections define D.10's Native-correct population

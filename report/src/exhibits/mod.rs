@@ -52,7 +52,6 @@ mod table_d17;
 mod table_d7;
 mod twelve_character;
 mod union_gain;
-mod whole_answer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -76,7 +75,6 @@ pub const CODE: &[(&str, Compute)] = &[
     ("tableC3", dialogue::prior),
     ("tableC4", dialogue::matched),
     ("tableC5", dialogue::matched),
-    ("tableB1", |runs, _| whole_answer::document(runs)),
     ("tableD2", repeats::document),
     ("tableD3", |runs, _| prompt_variants::table_d3(runs)),
     ("tableD4", |runs, _| prompt_variants::table_d4(runs)),
@@ -296,6 +294,28 @@ pub fn run_of<'a>(runs: &'a [PanelRun], panel: &str) -> anyhow::Result<&'a Panel
     runs.iter()
         .find(|r| r.panel == panel)
         .with_context(|| format!("the exhibit needs a run of the panel `{panel}`"))
+}
+
+/// The kind of an arm label (`Serial/Full/code` → Serial); `None` for a string that is not
+/// an arm label.
+pub fn kind_of(label: &str) -> Option<c2s_records::Arm> {
+    c2s_records::ArmSpec::from_label(label)
+        .ok()
+        .map(|spec| spec.arm)
+}
+
+/// Whether a pairing's second arm is of `kind` (Serial, WholeGenerate).
+pub fn pairs_with(comparison: &str, kind: c2s_records::Arm) -> bool {
+    c2s_records::comparison_arms(comparison).is_some_and(|(_, s)| kind_of(s) == Some(kind))
+}
+
+/// A bank's domain as Tables B1 and D4 print it (`Arithmetic`, `Lexical`).
+pub fn capitalized(domain: &str) -> String {
+    match paper_domain(domain) {
+        "math" => "Arithmetic".into(),
+        "lexical" => "Lexical".into(),
+        other => other.into(),
+    }
 }
 
 /// The domain as the paper's tables print it.

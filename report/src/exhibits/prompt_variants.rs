@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::engine::Frame;
 use super::item_intervals::triple;
 use super::item_intervals::Interval;
-use super::whole_answer::{capitalized, kind_of};
+use super::{capitalized, kind_of};
 use super::{paper_domain, run_of, PanelRun};
 use crate::tables::MetricIndex;
 
