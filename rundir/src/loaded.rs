@@ -39,17 +39,10 @@ impl LoadedRun {
     /// without records yet reads as empty); several are read as `report` reads them
     /// ([`crate::read_runs`], with its check that they pair the same items).
     pub fn read(run_dirs: &[PathBuf]) -> anyhow::Result<LoadedRun> {
-        let stats = crate::runs_stats_config(run_dirs)?;
-        let (outcomes, trajectories) = match run_dirs {
-            [one] => crate::read_run(one)?,
-            several => crate::read_runs(several)?,
-        };
-        Ok(LoadedRun::from_records(
-            run_dirs.to_vec(),
-            stats,
-            outcomes,
-            trajectories,
-        ))
+        LoadedRun::read_with(run_dirs, || match run_dirs {
+            [one] => crate::read_run(one),
+            several => crate::read_runs(several),
+        })
     }
 
     /// [`LoadedRun::read`], but one directory is read as several are ([`crate::read_runs`]),
@@ -57,8 +50,17 @@ impl LoadedRun {
     /// rather than read as an empty run: the CLI's `report` and `contrasts` read their
     /// arguments so.
     pub fn read_nonempty(run_dirs: &[PathBuf]) -> anyhow::Result<LoadedRun> {
+        LoadedRun::read_with(run_dirs, || crate::read_runs(run_dirs))
+    }
+
+    /// The settings of `run_dirs` (read first, as the commands always have), then the records
+    /// `records` reads.
+    fn read_with(
+        run_dirs: &[PathBuf],
+        records: impl FnOnce() -> anyhow::Result<(Vec<PairedOutcome>, Vec<Trajectory>)>,
+    ) -> anyhow::Result<LoadedRun> {
         let stats = crate::runs_stats_config(run_dirs)?;
-        let (outcomes, trajectories) = crate::read_runs(run_dirs)?;
+        let (outcomes, trajectories) = records()?;
         Ok(LoadedRun::from_records(
             run_dirs.to_vec(),
             stats,

@@ -458,7 +458,9 @@ impl SourceSpec {
         for row in rows.iter_mut().filter(|_| !derived.is_empty()) {
             let mut fields: BTreeMap<String, Value> = fields(row)?.into_iter().collect();
             for (name, e) in &derived {
-                let names = minijinja::context! { row => Value::from(fields.clone()), ..Value::from(fields.clone()) };
+                // The row's fields as names and the row as `row`, as a check sees its row.
+                let current = Value::from(fields.clone());
+                let names = minijinja::context! { row => current.clone(), ..current };
                 let value = self.eval(e, &names, &format!("derive `{name}`"))?;
                 fields.insert(name.to_string(), value);
             }
